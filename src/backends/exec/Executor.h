@@ -1,0 +1,54 @@
+// The CPU executor: runs a tile-level kernel over its whole grid on host buffers, with the GPU's
+// semantics (see Numerics.h). Programs run in parallel over the available cores with oneTBB; each
+// program interprets the kernel on whole tiles; tile.dot runs on Eigen's float GEMM (f32
+// accumulation). Pointers are virtual addresses ((buffer + 1) << 40 | byte offset), so an unmasked
+// access outside every buffer is a UserError at the op's source location, never undefined behaviour.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace tawa::exec {
+
+struct Buffer {
+  std::string name;
+  ir::Scalar dtype = ir::Scalar::F32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;  // elements in their storage format (f16 as its 16 bits, ...)
+
+  Buffer() = default;
+  Buffer(std::string n, ir::Scalar t, std::vector<int64_t> s);
+  int64_t numel() const;
+  double getFloat(int64_t i) const;  // decoded value of element i (floats)
+  int64_t getInt(int64_t i) const;   // (integers)
+  void setFloat(int64_t i, double v);  // rounds to the format
+  void setInt(int64_t i, int64_t v);
+  double get(int64_t i) const;  // either kind, as double
+};
+
+// One kernel argument: a pointer to a buffer, or a scalar.
+struct Arg {
+  enum class Kind { Buffer, Int, Float } kind = Kind::Int;
+  int buffer = -1;
+  int64_t i = 0;
+  double f = 0;
+  static Arg buf(int b) { return Arg{Kind::Buffer, b, 0, 0}; }
+  static Arg integer(int64_t v) { return Arg{Kind::Int, -1, v, 0}; }
+  static Arg real(double v) { return Arg{Kind::Float, -1, 0, v}; }
+};
+
+struct LaunchOptions {
+  std::array<int64_t, 3> grid{1, 1, 1};
+  int threads = 0;  // 0: all cores
+};
+
+// Runs `kernel` (a function of `m`, verified) over the grid. Throws UserError for out-of-bounds
+// accesses, integer division by zero and argument mismatches.
+void launch(const ir::Module& m, const ir::Func& kernel, const std::vector<Arg>& args, std::vector<Buffer>& buffers,
+            const LaunchOptions& opt);
+
+}  // namespace tawa::exec

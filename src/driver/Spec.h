@@ -1,0 +1,57 @@
+// Launch specs: the argument list of a kernel launch, in Triton's AOT signature grammar extended
+// with names and buffer shapes, e.g.
+//   a:*fp16[M,K], b:*fp16[K,N], M:i32=512, K:i32=512, BLOCK_M=64, num_warps=4
+//   name:*dtype[dims]     a pointer to a fresh buffer of that shape; dims are integers or names of
+//                         scalars/constexprs in the spec; an optional ":16" after the dtype is a
+//                         divisibility hint (recorded, as Triton's AOT does)
+//   name:dtype=value      a runtime scalar
+//   NAME=VALUE            a constexpr: integer, float, True/False, a quoted string, or a dtype
+//                         such as tl.float16; num_warps and num_stages are launch options
+// Dtypes accept Triton's names (fp16, bf16, fp32, fp64, fp8e4nv, fp8e5, i1..i64) and the IR's
+// (f16, bf16, f32, f64, f8e4m3, f8e5m2). Errors are UserErrors located at <spec>:1:COL.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/Diagnostic.h"
+#include "ir/Types.h"
+
+namespace tawa::driver {
+
+struct DtypeValue {  // a constexpr that names a dtype (tl.float16)
+  ir::Scalar scalar;
+  bool operator==(const DtypeValue&) const = default;
+};
+using ConstValue = std::variant<int64_t, double, bool, std::string, DtypeValue>;
+
+struct SpecEntry {
+  enum class Kind { Buffer, Scalar, Constexpr };
+  Kind kind = Kind::Constexpr;
+  std::string name;
+  Location loc;                                            // where the entry starts in the spec text
+  ir::Scalar dtype = ir::Scalar::I32;                      // Buffer: element; Scalar: its type
+  std::vector<std::variant<int64_t, std::string>> dims;    // Buffer only
+  int divisibility = 0;                                    // Buffer: the ":16" hint, 0 when absent
+  ConstValue value = int64_t{0};                           // Scalar and Constexpr
+};
+
+struct Spec {
+  std::vector<SpecEntry> entries;
+  const SpecEntry* find(const std::string& name) const;
+  // Integer values of scalars and constexprs (for dims and grid expressions).
+  std::map<std::string, int64_t> intValues() const;
+  // The buffer's shape with names resolved; UserError at the entry if a name is unknown or not an
+  // integer, or a dim is not positive.
+  std::vector<int64_t> shapeOf(const SpecEntry& buffer) const;
+};
+
+Spec parseSpec(const std::string& text);
+// Parses a dtype name in either spelling ("fp16", "f16", "tl.float16", "float16").
+std::optional<ir::Scalar> parseDtypeName(const std::string& s);
+
+}  // namespace tawa::driver

@@ -1,0 +1,293 @@
+#include "ir/IR.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+namespace tawa {
+
+std::string Location::str() const {
+  if (!file) return "<unknown>";
+  if (line <= 0) return *file;
+  return *file + ":" + std::to_string(line) + ":" + std::to_string(col);
+}
+
+std::string UserError::format() const {
+  std::string s = loc.str() + ": error: " + what();
+  if (!hint.empty()) s += "\n  hint: " + hint;
+  return s;
+}
+
+void assertFailed(const char* cond, const char* what, const char* file, int line) {
+  throw InternalError(std::string("internal error: ") + what + " (" + cond + ") at " + file + ":" +
+                      std::to_string(line));
+}
+
+namespace ir {
+
+namespace {
+struct OpInfo {
+  std::string_view name;
+  unsigned traits;
+};
+constexpr OpInfo kOps[] = {
+#define OP(E_, N, T_) {N, T_},
+#include "ir/Ops.def"
+#undef OP
+};
+}  // namespace
+
+std::string_view opName(OpKind k) { return kOps[static_cast<size_t>(k)].name; }
+unsigned opTraits(OpKind k) { return kOps[static_cast<size_t>(k)].traits; }
+bool lookupOpKind(std::string_view name, OpKind* out) {
+  for (size_t i = 0; i < std::size(kOps); ++i)
+    if (kOps[i].name == name) {
+      *out = static_cast<OpKind>(i);
+      return true;
+    }
+  return false;
+}
+
+// ---- types
+
+namespace {
+struct ScalarInfo {
+  Scalar s;
+  std::string_view name;
+  int bits;
+  bool isFloat;
+};
+constexpr std::array<ScalarInfo, 11> kScalars = {{
+    {Scalar::I1, "i1", 1, false},        {Scalar::I8, "i8", 8, false},
+    {Scalar::I16, "i16", 16, false},     {Scalar::I32, "i32", 32, false},
+    {Scalar::I64, "i64", 64, false},     {Scalar::F8E4M3, "f8e4m3", 8, true},
+    {Scalar::F8E5M2, "f8e5m2", 8, true}, {Scalar::F16, "f16", 16, true},
+    {Scalar::BF16, "bf16", 16, true},    {Scalar::F32, "f32", 32, true},
+    {Scalar::F64, "f64", 64, true},
+}};
+const ScalarInfo& info(Scalar s) { return kScalars[static_cast<size_t>(s)]; }
+}  // namespace
+
+std::string_view scalarName(Scalar s) { return info(s).name; }
+std::optional<Scalar> parseScalar(std::string_view name) {
+  for (const auto& i : kScalars)
+    if (i.name == name) return i.s;
+  return std::nullopt;
+}
+bool isFloat(Scalar s) { return info(s).isFloat; }
+bool isInt(Scalar s) { return !info(s).isFloat; }
+int bitWidth(Scalar s) { return info(s).bits; }
+
+Type Type::tileOf(std::vector<int64_t> shape, const Type& elem) {
+  TAWA_ASSERT(elem.isScalar() || elem.isPtr(), "tile elements are scalars or pointers");
+  return Type{TypeKind::Tile, elem.scalar, elem.isPtr(), std::move(shape)};
+}
+
+Type Type::element() const {
+  if (kind != TypeKind::Tile) return *this;
+  return elemIsPtr ? ptrTo(scalar) : scalarOf(scalar);
+}
+
+Type Type::withShape(std::vector<int64_t> s) const {
+  Type e = element();
+  if (s.empty()) return e;
+  return tileOf(std::move(s), e);
+}
+
+Type Type::withElement(const Type& elem) const {
+  if (kind != TypeKind::Tile) return elem;
+  return tileOf(shape, elem);
+}
+
+int64_t Type::numel() const {
+  int64_t n = 1;
+  if (kind == TypeKind::Tile)
+    for (auto d : shape) n *= d;
+  return n;
+}
+
+std::string Type::str() const {
+  switch (kind) {
+    case TypeKind::Scalar:
+      return std::string(scalarName(scalar));
+    case TypeKind::Ptr:
+      return "ptr<" + std::string(scalarName(scalar)) + ">";
+    case TypeKind::Tile:
+    case TypeKind::Desc: {
+      std::string s = kind == TypeKind::Tile ? "tile<" : "tdesc<";
+      for (auto d : shape) s += std::to_string(d) + "x";
+      s += elemIsPtr ? "ptr<" + std::string(scalarName(scalar)) + ">" : std::string(scalarName(scalar));
+      return s + ">";
+    }
+  }
+  return "?";
+}
+
+namespace {
+// Scans an element ("f16" or "ptr<f16>") at the start of `t`.
+std::optional<Type> scanElement(std::string_view& t, std::string* err) {
+  if (t.substr(0, 4) == "ptr<") {
+    auto close = t.find('>');
+    if (close == std::string_view::npos) {
+      *err = "expected '>' to close 'ptr<'";
+      return std::nullopt;
+    }
+    auto s = parseScalar(t.substr(4, close - 4));
+    if (!s) {
+      *err = "unknown scalar type '" + std::string(t.substr(4, close - 4)) + "'";
+      return std::nullopt;
+    }
+    t.remove_prefix(close + 1);
+    return Type::ptrTo(*s);
+  }
+  size_t n = 0;
+  while (n < t.size() && (std::isalnum(static_cast<unsigned char>(t[n])))) ++n;
+  auto s = parseScalar(t.substr(0, n));
+  if (!s) {
+    *err = "unknown type '" + std::string(t.substr(0, n)) + "'";
+    return std::nullopt;
+  }
+  t.remove_prefix(n);
+  return Type::scalarOf(*s);
+}
+}  // namespace
+
+std::optional<Type> parseType(std::string_view text, std::string* err) {
+  std::string dummy;
+  if (!err) err = &dummy;
+  std::string_view t = text;
+  bool tile = t.substr(0, 5) == "tile<", desc = t.substr(0, 6) == "tdesc<";
+  std::optional<Type> result;
+  if (tile || desc) {
+    t.remove_prefix(tile ? 5 : 6);
+    std::vector<int64_t> shape;
+    while (!t.empty() && std::isdigit(static_cast<unsigned char>(t[0]))) {
+      int64_t d = 0;
+      auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), d);
+      if (ec != std::errc() || p == t.data() + t.size() || *p != 'x') {
+        *err = "expected 'x' after a dimension in '" + std::string(text) + "'";
+        return std::nullopt;
+      }
+      if (d <= 0) {
+        *err = "tile dimensions must be positive in '" + std::string(text) + "'";
+        return std::nullopt;
+      }
+      shape.push_back(d);
+      t.remove_prefix(static_cast<size_t>(p - t.data()) + 1);
+    }
+    if (shape.empty()) {
+      *err = "a " + std::string(tile ? "tile" : "tdesc") + " type needs at least one dimension";
+      return std::nullopt;
+    }
+    auto e = scanElement(t, err);
+    if (!e) return std::nullopt;
+    if (t.empty() || t[0] != '>') {
+      *err = "expected '>' to close '" + std::string(text) + "'";
+      return std::nullopt;
+    }
+    t.remove_prefix(1);
+    if (desc && e->isPtr()) {
+      *err = "a tensor descriptor's element must be a scalar";
+      return std::nullopt;
+    }
+    result = desc ? Type::descOf(e->scalar, shape) : Type::tileOf(shape, *e);
+  } else {
+    result = scanElement(t, err);
+    if (!result) return std::nullopt;
+  }
+  if (!t.empty()) {
+    *err = "unexpected '" + std::string(t) + "' after type";
+    return std::nullopt;
+  }
+  return result;
+}
+
+// ---- values, blocks, ops
+
+Value* Block::addArg(Type t, std::string hint) {
+  args_.push_back(std::make_unique<Value>(std::move(t), nullptr, this, static_cast<int>(args_.size())));
+  args_.back()->nameHint = std::move(hint);
+  return args_.back().get();
+}
+
+Op* Block::terminator() const {
+  if (ops_.empty() || !isTerminator(ops_.back()->kind())) return nullptr;
+  return ops_.back().get();
+}
+
+Op* Block::append(std::unique_ptr<Op> op) {
+  op->parent = this;
+  ops_.push_back(std::move(op));
+  return ops_.back().get();
+}
+
+void Block::erase(Op* op) {
+  auto it = std::find_if(ops_.begin(), ops_.end(), [&](auto& p) { return p.get() == op; });
+  TAWA_ASSERT(it != ops_.end(), "erased op belongs to this block");
+  ops_.erase(it);
+}
+
+Value* Op::addResult(Type t, std::string hint) {
+  results_.push_back(std::make_unique<Value>(std::move(t), this, nullptr, static_cast<int>(results_.size())));
+  results_.back()->nameHint = std::move(hint);
+  return results_.back().get();
+}
+
+Block* Op::addRegion() {
+  regions_.push_back(std::make_unique<Block>());
+  regions_.back()->parentOp = this;
+  return regions_.back().get();
+}
+
+int64_t Op::intAttr(const std::string& k) const {
+  auto it = attrs.find(k);
+  TAWA_ASSERT(it != attrs.end() && std::holds_alternative<int64_t>(it->second), "verified op has integer attribute");
+  return std::get<int64_t>(it->second);
+}
+double Op::floatAttr(const std::string& k) const {
+  auto it = attrs.find(k);
+  TAWA_ASSERT(it != attrs.end() && std::holds_alternative<double>(it->second), "verified op has float attribute");
+  return std::get<double>(it->second);
+}
+const std::string& Op::strAttr(const std::string& k) const {
+  auto it = attrs.find(k);
+  TAWA_ASSERT(it != attrs.end() && std::holds_alternative<std::string>(it->second), "verified op has string attribute");
+  return std::get<std::string>(it->second);
+}
+const std::vector<int64_t>& Op::arrayAttr(const std::string& k) const {
+  auto it = attrs.find(k);
+  TAWA_ASSERT(it != attrs.end() && std::holds_alternative<std::vector<int64_t>>(it->second),
+              "verified op has array attribute");
+  return std::get<std::vector<int64_t>>(it->second);
+}
+
+Func* Module::lookup(const std::string& name) const {
+  for (auto& f : funcs)
+    if (f->name == name) return f.get();
+  return nullptr;
+}
+
+Func* Module::addFunc(std::string name, Location loc) {
+  funcs.push_back(std::make_unique<Func>());
+  funcs.back()->name = std::move(name);
+  funcs.back()->loc = std::move(loc);
+  return funcs.back().get();
+}
+
+void replaceAllUsesWith(Block& scope, Value* from, Value* to) {
+  walk(scope, [&](Op* op) {
+    for (auto& v : op->operands)
+      if (v == from) v = to;
+  });
+}
+
+void countUses(const Block& scope, std::map<const Value*, int>& uses) {
+  walk(scope, [&](const Op* op) {
+    for (auto* v : op->operands) ++uses[v];
+  });
+}
+
+}  // namespace ir
+}  // namespace tawa

@@ -1,0 +1,163 @@
+// The tile IR: values in SSA form, ops with attributes and nested single-block regions, functions
+// and modules. Control flow is structured (tile.for / tile.if / tile.while), so every region is one
+// block whose arguments are its induction variable and loop-carried values.
+//
+// Ownership: a Module owns its Funcs, a Func its body Block, a Block its ops and arguments, an Op its
+// results and regions. Values are referenced by raw pointer; they live as long as their definer.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/Diagnostic.h"
+#include "ir/Types.h"
+
+namespace tawa::ir {
+
+enum class OpKind : uint16_t {
+#define OP(E, N, T) E,
+#include "ir/Ops.def"
+#undef OP
+};
+
+enum OpTrait : unsigned { P = 1, E = 2, T = 4 };
+
+std::string_view opName(OpKind k);
+unsigned opTraits(OpKind k);
+bool lookupOpKind(std::string_view name, OpKind* out);
+inline bool isPure(OpKind k) { return opTraits(k) & P; }
+inline bool isElementwise(OpKind k) { return opTraits(k) & E; }
+inline bool isTerminator(OpKind k) { return opTraits(k) & T; }
+
+class Op;
+class Block;
+
+// An SSA value: an op result or a block argument.
+class Value {
+ public:
+  Value(Type t, Op* def, Block* owner, int index) : type_(std::move(t)), def_(def), owner_(owner), index_(index) {}
+  const Type& type() const { return type_; }
+  void setType(Type t) { type_ = std::move(t); }
+  Op* definingOp() const { return def_; }   // null for a block argument
+  Block* ownerBlock() const { return owner_; }  // the block of a block argument
+  int index() const { return index_; }
+  // A readable name from the source (`acc`, `offs_m`); the printer keeps it when unambiguous.
+  std::string nameHint;
+
+ private:
+  Type type_;
+  Op* def_;
+  Block* owner_;
+  int index_;
+};
+
+using AttrValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>>;
+
+class Block {
+ public:
+  Block() = default;
+  Block(const Block&) = delete;
+  Block& operator=(const Block&) = delete;
+
+  Value* addArg(Type t, std::string hint = {});
+  const std::vector<std::unique_ptr<Value>>& args() const { return args_; }
+  Value* arg(size_t i) const { return args_.at(i).get(); }
+
+  std::list<std::unique_ptr<Op>>& ops() { return ops_; }
+  const std::list<std::unique_ptr<Op>>& ops() const { return ops_; }
+  Op* terminator() const;  // the last op, when it is a terminator
+  Op* parentOp = nullptr;  // null for a function body
+
+  Op* append(std::unique_ptr<Op> op);
+  // Removes and destroys `op` (its results must be unused).
+  void erase(Op* op);
+
+ private:
+  std::vector<std::unique_ptr<Value>> args_;
+  std::list<std::unique_ptr<Op>> ops_;
+};
+
+class Op {
+ public:
+  Op(OpKind kind, Location loc) : kind_(kind), loc_(std::move(loc)) {}
+  Op(const Op&) = delete;
+  Op& operator=(const Op&) = delete;
+
+  OpKind kind() const { return kind_; }
+  std::string_view name() const { return opName(kind_); }
+  const Location& loc() const { return loc_; }
+  void setLoc(Location l) { loc_ = std::move(l); }
+
+  std::vector<Value*> operands;
+  Value* operand(size_t i) const { return operands.at(i); }
+  size_t numOperands() const { return operands.size(); }
+
+  Value* addResult(Type t, std::string hint = {});
+  const std::vector<std::unique_ptr<Value>>& results() const { return results_; }
+  Value* result(size_t i = 0) const { return results_.at(i).get(); }
+  size_t numResults() const { return results_.size(); }
+
+  Block* addRegion();
+  const std::vector<std::unique_ptr<Block>>& regions() const { return regions_; }
+  Block* region(size_t i) const { return regions_.at(i).get(); }
+
+  std::map<std::string, AttrValue> attrs;
+  bool hasAttr(const std::string& k) const { return attrs.count(k) != 0; }
+  int64_t intAttr(const std::string& k) const;  // asserts presence and kind
+  double floatAttr(const std::string& k) const;
+  const std::string& strAttr(const std::string& k) const;
+  const std::vector<int64_t>& arrayAttr(const std::string& k) const;
+
+  Block* parent = nullptr;
+
+ private:
+  OpKind kind_;
+  Location loc_;
+  std::vector<std::unique_ptr<Value>> results_;
+  std::vector<std::unique_ptr<Block>> regions_;
+};
+
+class Func {
+ public:
+  std::string name;
+  Location loc;
+  std::vector<Type> resultTypes;
+  std::map<std::string, AttrValue> attrs;  // e.g. num_warps, recorded launch options
+  Block body;
+  Value* arg(size_t i) const { return body.arg(i); }
+  size_t numArgs() const { return body.args().size(); }
+};
+
+class Module {
+ public:
+  std::vector<std::unique_ptr<Func>> funcs;
+  Func* lookup(const std::string& name) const;
+  Func* addFunc(std::string name, Location loc);
+};
+
+// Replaces every use of `from` by `to` inside `scope` (recursively through regions).
+void replaceAllUsesWith(Block& scope, Value* from, Value* to);
+// Counts the uses of each value inside `scope`.
+void countUses(const Block& scope, std::map<const Value*, int>& uses);
+// Visits every op under `b` in program order, parents before children.
+template <class F>
+void walk(Block& b, F&& f) {
+  for (auto& op : b.ops()) {
+    f(op.get());
+    for (auto& r : op->regions()) walk(*r, f);
+  }
+}
+template <class F>
+void walk(const Block& b, F&& f) {
+  for (const auto& op : b.ops()) {
+    f(static_cast<const Op*>(op.get()));
+    for (const auto& r : op->regions()) walk(static_cast<const Block&>(*r), f);
+  }
+}
+
+}  // namespace tawa::ir

@@ -1,0 +1,14 @@
+# lit configuration: golden IR tests (FileCheck) and error tests for the tawa command.
+import os
+import lit.formats
+
+config.name = "tawa"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".tir", ".test", ".py"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tawa_bin, "tests", "lit")
+config.substitutions.append(("%tawa", os.path.join(config.tawa_bin, "tawa")))
+config.substitutions.append(("%src", config.tawa_src))
+config.substitutions.append(("FileCheck", config.filecheck))
+config.substitutions.append(("%not", "python3 " + os.path.join(os.path.dirname(__file__), "not.py")))
