@@ -1,1 +1,155 @@
-// placeholder
+#include "driver/Launch.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+
+#include "driver/Grid.h"
+#include "driver/Npy.h"
+#include "ir/Parser.h"
+#include "ir/Verifier.h"
+#ifdef TAWA_HAVE_FRONTEND
+#include "frontend/Frontend.h"
+#endif
+
+namespace tawa::driver {
+
+namespace {
+Location fileLoc(const std::string& path) { return Location::at(std::make_shared<const std::string>(path), 0, 0); }
+bool endsWith(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+}  // namespace
+
+LoadedKernel loadKernel(const std::string& path, const std::string& name, const Spec& spec) {
+  if (!std::filesystem::exists(path)) throw UserError(fileLoc(path), "no such file");
+  LoadedKernel lk;
+  if (endsWith(path, ".py")) {
+#ifdef TAWA_HAVE_FRONTEND
+    std::string k = name;
+    if (k.empty()) {
+      auto all = frontend::listKernels(path);
+      if (all.empty()) throw UserError(fileLoc(path), "no @triton.jit function in this file");
+      if (all.size() > 1) {
+        std::string list;
+        for (auto& n : all) list += (list.empty() ? "" : ", ") + n;
+        throw UserError(fileLoc(path), "the file has several kernels; choose one with --kernel", "kernels: " + list);
+      }
+      k = all[0];
+    }
+    lk.module = frontend::compileTriton(path, k, spec);
+    lk.kernel = lk.module->lookup(k);
+#else
+    throw UserError(fileLoc(path), "this build of tawa has no Python front end");
+#endif
+  } else if (endsWith(path, ".tir")) {
+    lk.module = ir::parseFile(path);
+    ir::verify(*lk.module);
+    if (lk.module->funcs.empty()) throw UserError(fileLoc(path), "the file defines no function");
+    if (name.empty()) {
+      lk.kernel = lk.module->funcs.front().get();
+    } else {
+      lk.kernel = lk.module->lookup(name);
+      if (!lk.kernel) {
+        std::string list;
+        for (auto& f : lk.module->funcs) list += (list.empty() ? "@" : ", @") + f->name;
+        throw UserError(fileLoc(path), "no function named '" + name + "'", "functions in this file: " + list);
+      }
+    }
+  } else {
+    throw UserError(fileLoc(path), "unknown kind of file: expected a .tir or .py file");
+  }
+  return lk;
+}
+
+Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, uint64_t seed) {
+  Bound b;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int64_t> integer(-64, 64);
+  std::vector<bool> used(spec.entries.size(), false);
+  for (size_t k = 0; k < kernel.numArgs(); ++k) {
+    const ir::Value* p = kernel.arg(k);
+    const std::string& pname = p->nameHint;
+    const SpecEntry* e = spec.find(pname);
+    const ir::Type& t = p->type();
+    if (!e)
+      throw UserError(kernel.loc, "kernel parameter '" + pname + "' (" + t.str() + ") has no entry in the spec",
+                      t.isPtr() ? "add e.g. " + pname + ":*" + std::string(ir::scalarName(t.scalar)) + "[N]"
+                                : "add e.g. " + pname + ":" + t.str() + "=VALUE");
+    used[static_cast<size_t>(e - spec.entries.data())] = true;
+    if (t.isPtr()) {
+      if (e->kind != SpecEntry::Kind::Buffer)
+        throw UserError(e->loc, "'" + pname + "' is a pointer parameter; give it as " + pname + ":*" +
+                                    std::string(ir::scalarName(t.scalar)) + "[dims]");
+      if (e->dtype != t.scalar)
+        throw UserError(e->loc, "buffer '" + pname + "' is " + std::string(ir::scalarName(e->dtype)) + " but the kernel takes " + t.str());
+      exec::Buffer buf(pname, e->dtype, spec.shapeOf(*e));
+      for (int64_t i = 0; i < buf.numel(); ++i) {
+        if (ir::isFloat(buf.dtype)) {
+          double v;
+          do v = real(rng);
+          while (v == 0);
+          buf.setFloat(i, v);
+          if (buf.getFloat(i) == 0) buf.setFloat(i, 0.5);  // fp8 underflow: keep inputs non-zero
+        } else {
+          int64_t v;
+          do v = integer(rng);
+          while (v == 0);
+          buf.setInt(i, buf.dtype == ir::Scalar::I1 ? static_cast<int64_t>(rng() & 1) : v);
+        }
+      }
+      b.args.push_back(exec::Arg::buf(static_cast<int>(b.buffers.size())));
+      b.buffers.push_back(std::move(buf));
+    } else if (t.isScalar()) {
+      if (e->kind == SpecEntry::Kind::Buffer)
+        throw UserError(e->loc, "'" + pname + "' is a scalar parameter (" + t.str() + "), not a pointer");
+      const ConstValue& v = e->value;
+      if (t.elemIsFloat()) {
+        if (auto* d = std::get_if<double>(&v)) b.args.push_back(exec::Arg::real(*d));
+        else if (auto* i = std::get_if<int64_t>(&v)) b.args.push_back(exec::Arg::real(static_cast<double>(*i)));
+        else throw UserError(e->loc, "'" + pname + "' is " + t.str() + " and needs a number");
+      } else {
+        if (auto* i = std::get_if<int64_t>(&v)) b.args.push_back(exec::Arg::integer(*i));
+        else if (auto* bl = std::get_if<bool>(&v)) b.args.push_back(exec::Arg::integer(*bl));
+        else throw UserError(e->loc, "'" + pname + "' is " + t.str() + " and needs an integer");
+      }
+    } else {
+      throw UserError(kernel.loc, "parameter '" + pname + "' has type " + t.str() + ", which a launch cannot pass");
+    }
+  }
+  for (size_t k = 0; k < spec.entries.size(); ++k) {
+    const SpecEntry& e = spec.entries[k];
+    if (!used[k] && e.kind != SpecEntry::Kind::Constexpr)
+      throw UserError(e.loc, "spec entry '" + e.name + "' names no parameter of '@" + kernel.name + "'");
+  }
+  b.grid = evalGrid(grid, spec.intValues());
+  return b;
+}
+
+void loadInto(Bound& b, const std::string& name, const std::string& npyPath) {
+  auto it = std::find_if(b.buffers.begin(), b.buffers.end(), [&](auto& x) { return x.name == name; });
+  if (it == b.buffers.end()) throw UserError(fileLoc(npyPath), "--load names '" + name + "', which is no buffer of the spec");
+  NpyArray a = readNpy(npyPath);
+  if (!npyDescrMatches(a.descr, it->dtype))
+    throw UserError(fileLoc(npyPath), "dtype " + a.descr + " does not match buffer '" + name + "' (" +
+                                          std::string(ir::scalarName(it->dtype)) + ", saved as " + npyDescr(it->dtype) + ")");
+  if (a.shape != it->shape) {
+    auto str = [](const std::vector<int64_t>& s) {
+      std::string r = "[";
+      for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+      return r + "]";
+    };
+    throw UserError(fileLoc(npyPath), "shape " + str(a.shape) + " does not match buffer '" + name + "' " + str(it->shape));
+  }
+  it->data = std::move(a.data);
+}
+
+void saveAll(const Bound& b, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw UserError(fileLoc(dir), "cannot create directory: " + ec.message());
+  for (auto& buf : b.buffers) writeNpy(dir + "/" + buf.name + ".npy", NpyArray{npyDescr(buf.dtype), buf.shape, buf.data});
+}
+
+}  // namespace tawa::driver

@@ -1,1 +1,398 @@
-// placeholder
+#include "driver/Spec.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <limits>
+#include <memory>
+#include <string_view>
+
+namespace tawa::driver {
+
+namespace {
+
+using ir::Scalar;
+
+struct DtypeSpelling {
+  std::string_view name;
+  Scalar s;
+};
+// Triton's names first, then the IR's and NumPy's; "tl." may precede any of them.
+constexpr std::array<DtypeSpelling, 27> kDtypes = {{
+    {"fp16", Scalar::F16},      {"f16", Scalar::F16},         {"float16", Scalar::F16},
+    {"bf16", Scalar::BF16},     {"bfloat16", Scalar::BF16},   {"fp32", Scalar::F32},
+    {"f32", Scalar::F32},       {"float32", Scalar::F32},     {"fp64", Scalar::F64},
+    {"f64", Scalar::F64},       {"float64", Scalar::F64},     {"fp8e4nv", Scalar::F8E4M3},
+    {"f8e4m3", Scalar::F8E4M3}, {"float8e4nv", Scalar::F8E4M3}, {"fp8e5", Scalar::F8E5M2},
+    {"f8e5m2", Scalar::F8E5M2}, {"float8e5", Scalar::F8E5M2}, {"i1", Scalar::I1},
+    {"int1", Scalar::I1},       {"i8", Scalar::I8},           {"int8", Scalar::I8},
+    {"i16", Scalar::I16},       {"int16", Scalar::I16},       {"i32", Scalar::I32},
+    {"int32", Scalar::I32},     {"i64", Scalar::I64},         {"int64", Scalar::I64},
+}};
+
+constexpr std::string_view kDtypeList = "fp16, bf16, fp32, fp64, fp8e4nv, fp8e5, i1, i8, i16, i32, i64";
+
+// Keywords cannot be names in the Python signature the spec mirrors.
+constexpr std::array<std::string_view, 35> kKeywords = {
+    "False", "None",   "True",    "and",      "as",   "assert", "async",  "await", "break",
+    "class", "continue", "def",   "del",      "elif", "else",   "except", "finally", "for",
+    "from",  "global", "if",      "import",   "in",   "is",     "lambda", "nonlocal", "not",
+    "or",    "pass",   "raise",   "return",   "try",  "while",  "with",   "yield"};
+
+bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool isIdentChar(char c) { return isIdentStart(c) || (c >= '0' && c <= '9'); }
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+Location specLoc(size_t pos) {
+  static const auto file = std::make_shared<const std::string>("<spec>");
+  return Location::at(file, 1, static_cast<int>(pos) + 1);
+}
+
+[[noreturn]] void fail(size_t pos, const std::string& msg, const std::string& hint = {}) {
+  throw UserError(specLoc(pos), msg, hint);
+}
+
+// A readable rendering of the character at pos for "unexpected ..." messages.
+std::string charAt(const std::string& t, size_t pos) {
+  if (pos >= t.size()) return "end of spec";
+  return "'" + std::string(1, t[pos]) + "'";
+}
+
+std::string valueKind(const ConstValue& v) {
+  switch (v.index()) {
+    case 0: return "an integer";
+    case 1: return "a float";
+    case 2: return "a bool";
+    case 3: return "a string";
+    default: return "a dtype";
+  }
+}
+
+std::string dtypeStr(Scalar s) { return std::string(ir::scalarName(s)); }
+
+// The value of a dim name, checked to be a positive integer; errors point at `at`.
+int64_t resolveDim(const Spec& spec, const std::string& buffer, const std::string& dim, const Location& at) {
+  const SpecEntry* e = spec.find(dim);
+  if (!e)
+    throw UserError(at, "dimension '" + dim + "' of buffer '" + buffer + "' names no scalar or constexpr in the spec",
+                    "add it, e.g. " + dim + ":i32=128 or " + dim + "=128");
+  if (e->kind == SpecEntry::Kind::Buffer)
+    throw UserError(at, "dimension '" + dim + "' of buffer '" + buffer + "' names a buffer, not an integer");
+  const auto* v = std::get_if<int64_t>(&e->value);
+  if (!v)
+    throw UserError(at, "dimension '" + dim + "' of buffer '" + buffer + "' names " + valueKind(e->value) +
+                            (e->kind == SpecEntry::Kind::Scalar ? " scalar" : " constexpr") + ", not an integer");
+  if (*v <= 0)
+    throw UserError(at, "dimension '" + dim + "' of buffer '" + buffer + "' is " + std::to_string(*v) +
+                            "; dimensions must be positive");
+  return *v;
+}
+
+class SpecParser {
+ public:
+  explicit SpecParser(const std::string& text) : t_(text) {}
+
+  Spec run() {
+    Spec spec;
+    skipSpace();
+    while (pos_ < t_.size()) {
+      entry(spec);
+      skipSpace();
+      if (pos_ >= t_.size()) break;
+      if (t_[pos_] != ',')
+        fail(pos_, "unexpected " + charAt(t_, pos_) + " after entry '" + spec.entries.back().name +
+                       "'; entries are separated by ','");
+      ++pos_;
+      skipSpace();  // a trailing comma is allowed, as in a Python argument list
+    }
+    // Dims may name entries that come later, so they are checked once everything is read.
+    for (const auto& [bufferIdx, dim, pos] : namedDims_)
+      resolveDim(spec, spec.entries[bufferIdx].name, dim, specLoc(pos));
+    return spec;
+  }
+
+ private:
+  const std::string& t_;
+  size_t pos_ = 0;
+  struct NamedDim {
+    size_t buffer;
+    std::string name;
+    size_t pos;
+  };
+  std::vector<NamedDim> namedDims_;
+
+  void skipSpace() {
+    while (pos_ < t_.size() && isSpace(t_[pos_])) ++pos_;
+  }
+  bool atEntryEnd() const { return pos_ >= t_.size() || t_[pos_] == ','; }
+
+  std::string_view scanWhile(bool (*pred)(char)) {
+    size_t start = pos_;
+    while (pos_ < t_.size() && pred(t_[pos_])) ++pos_;
+    return std::string_view(t_).substr(start, pos_ - start);
+  }
+
+  std::string name() {
+    size_t start = pos_;
+    if (pos_ < t_.size() && t_[pos_] == ',') fail(pos_, "empty entry in the spec (two ',' in a row?)");
+    std::string n(scanWhile(isIdentChar));
+    if (n.empty()) fail(start, "expected an entry name, found " + charAt(t_, start));
+    if (isDigit(n[0]))
+      fail(start, "'" + n + "' is not a valid name: names are Python identifiers and cannot start with a digit");
+    if (std::find(kKeywords.begin(), kKeywords.end(), n) != kKeywords.end())
+      fail(start, "'" + n + "' is a Python keyword and cannot name a spec entry");
+    return n;
+  }
+
+  Scalar dtype(const std::string& entryName, const char* after) {
+    size_t start = pos_;
+    std::string tok(scanWhile([](char c) { return isIdentChar(c) || c == '.'; }));
+    if (tok.empty())
+      fail(start, "expected a dtype after '" + std::string(after) + "' in entry '" + entryName + "', found " +
+                      charAt(t_, start));
+    auto s = parseDtypeName(tok);
+    if (!s) fail(start, "unknown dtype '" + tok + "' (expected " + std::string(kDtypeList) + ")");
+    return *s;
+  }
+
+  void entry(Spec& spec) {
+    SpecEntry e;
+    size_t start = pos_;
+    e.name = name();
+    e.loc = specLoc(start);
+    for (const auto& prev : spec.entries)
+      if (prev.name == e.name)
+        fail(start, "duplicate spec entry '" + e.name + "'",
+             "it is first given at column " + std::to_string(prev.loc.col));
+    skipSpace();
+    if (atEntryEnd())
+      fail(start, "entry '" + e.name + "' has neither a type nor a value",
+           "write " + e.name + ":i32=512 for a scalar, " + e.name + "=512 for a constexpr or " + e.name +
+               ":*fp16[M, K] for a buffer");
+    if (t_[pos_] == '=') {
+      ++pos_;
+      e.kind = SpecEntry::Kind::Constexpr;
+      e.value = value(e.name).first;
+    } else if (t_[pos_] == ':') {
+      ++pos_;
+      skipSpace();
+      if (pos_ < t_.size() && t_[pos_] == '*') {
+        ++pos_;
+        skipSpace();
+        buffer(e, spec.entries.size());
+      } else {
+        scalar(e);
+      }
+    } else {
+      fail(pos_, "unexpected " + charAt(t_, pos_) + " after name '" + e.name + "'; expected ':' or '='");
+    }
+    spec.entries.push_back(std::move(e));
+  }
+
+  void buffer(SpecEntry& e, size_t index) {
+    e.kind = SpecEntry::Kind::Buffer;
+    e.dtype = dtype(e.name, "*");
+    skipSpace();
+    if (pos_ < t_.size() && t_[pos_] == ':') {
+      ++pos_;
+      skipSpace();
+      size_t start = pos_;
+      std::string_view digits = scanWhile(isDigit);
+      int div = 0;
+      auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), div);
+      if (digits.empty() || ec != std::errc() || div <= 0 || (pos_ < t_.size() && isIdentChar(t_[pos_])))
+        fail(start, "the divisibility hint of buffer '" + e.name + "' must be a positive integer, e.g. :16");
+      e.divisibility = div;
+      skipSpace();
+    }
+    if (pos_ >= t_.size() || t_[pos_] != '[')
+      fail(pos_, "buffer '" + e.name + "' has no shape",
+           "give its dims in brackets, e.g. " + e.name + ":*" + dtypeStr(e.dtype) + "[M, K]");
+    size_t open = pos_++;
+    skipSpace();
+    if (pos_ < t_.size() && t_[pos_] == ']')
+      fail(open, "buffer '" + e.name + "' has an empty shape; give at least one dimension");
+    while (true) {
+      skipSpace();
+      if (pos_ >= t_.size()) fail(open, "unclosed '[' in the shape of buffer '" + e.name + "'");
+      size_t start = pos_;
+      std::string tok(scanWhile(isIdentChar));
+      if (tok.empty())
+        fail(start, "unexpected " + charAt(t_, start) + " in the shape of buffer '" + e.name +
+                        "'; dimensions are positive integers or names");
+      if (isDigit(tok[0])) {
+        int64_t v = 0;
+        auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+        if (p != tok.data() + tok.size())
+          fail(start, "dimension '" + tok + "' of buffer '" + e.name + "' is neither an integer nor a name");
+        if (ec != std::errc()) fail(start, "dimension " + tok + " of buffer '" + e.name + "' is too large");
+        if (v <= 0) fail(start, "dimension " + tok + " of buffer '" + e.name + "' is 0; dimensions must be positive");
+        e.dims.emplace_back(v);
+      } else {
+        namedDims_.push_back({index, tok, start});
+        e.dims.emplace_back(tok);
+      }
+      skipSpace();
+      if (pos_ < t_.size() && t_[pos_] == ',') {
+        ++pos_;
+        skipSpace();
+        if (pos_ < t_.size() && t_[pos_] == ']') break;
+        continue;
+      }
+      if (pos_ < t_.size() && t_[pos_] == ']') break;
+      if (pos_ >= t_.size()) fail(open, "unclosed '[' in the shape of buffer '" + e.name + "'");
+      fail(pos_, "unexpected " + charAt(t_, pos_) + " in the shape of buffer '" + e.name +
+                     "'; dimensions are positive integers or names separated by ','");
+    }
+    ++pos_;  // ']'
+  }
+
+  void scalar(SpecEntry& e) {
+    e.kind = SpecEntry::Kind::Scalar;
+    e.dtype = dtype(e.name, ":");
+    skipSpace();
+    if (pos_ < t_.size() && t_[pos_] == '[')
+      fail(pos_, "'" + e.name + "' has a shape but no '*'",
+           "buffers are pointers: write " + e.name + ":*" + dtypeStr(e.dtype) + "[...]");
+    if (pos_ < t_.size() && t_[pos_] == ':')
+      fail(pos_, "divisibility hints apply to buffers only, not to scalar '" + e.name + "'");
+    if (pos_ >= t_.size() || t_[pos_] != '=')
+      fail(pos_, "scalar '" + e.name + "' has no value", "give one, e.g. " + e.name + ":" + dtypeStr(e.dtype) + "=" +
+                                                              (ir::isFloat(e.dtype) ? "1.0" : "512"));
+    ++pos_;
+    auto [v, start] = value(e.name);
+    const std::string ty = dtypeStr(e.dtype);
+    if (ir::isFloat(e.dtype)) {
+      if (auto* i = std::get_if<int64_t>(&v))
+        v = static_cast<double>(*i);
+      else if (!std::holds_alternative<double>(v))
+        fail(start, "scalar '" + e.name + "' of type " + ty + " takes a number, not " + valueKind(v));
+    } else {
+      if (auto* b = std::get_if<bool>(&v); b && e.dtype == Scalar::I1) v = int64_t{*b};
+      auto* i = std::get_if<int64_t>(&v);
+      if (!i) fail(start, "scalar '" + e.name + "' of type " + ty + " takes an integer, not " + valueKind(v));
+      int bits = ir::bitWidth(e.dtype);
+      int64_t lo = bits == 1 ? 0 : bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
+      int64_t hi = bits == 1 ? 1 : bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
+      if (*i < lo || *i > hi)
+        fail(start, "value " + std::to_string(*i) + " of scalar '" + e.name + "' does not fit in " + ty + " (range " +
+                        std::to_string(lo) + ".." + std::to_string(hi) + ")");
+    }
+    e.value = v;
+  }
+
+  // A constexpr or scalar value; returns it with the position where it starts.
+  std::pair<ConstValue, size_t> value(const std::string& entryName) {
+    skipSpace();
+    size_t start = pos_;
+    if (atEntryEnd()) fail(start, "entry '" + entryName + "' has '=' but no value");
+    char q = t_[pos_];
+    if (q == '\'' || q == '"') return {quoted(entryName), start};
+    std::string tok(scanWhile([](char c) { return c != ',' && !isSpace(c) && c != '\'' && c != '"'; }));
+    if (tok == "True") return {true, start};
+    if (tok == "False") return {false, start};
+    // Sign handled here because from_chars rejects a leading '+'.
+    std::string_view body(tok);
+    bool neg = false;
+    if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+      neg = body[0] == '-';
+      body.remove_prefix(1);
+    }
+    if (!body.empty() && std::all_of(body.begin(), body.end(), isDigit)) {
+      uint64_t mag = 0;
+      auto [p, ec] = std::from_chars(body.data(), body.data() + body.size(), mag);
+      uint64_t limit = neg ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+      if (ec != std::errc() || mag > limit)
+        fail(start, "integer " + tok + " in the value of '" + entryName + "' is out of the int64 range");
+      return {neg ? static_cast<int64_t>(0 - mag) : static_cast<int64_t>(mag), start};
+    }
+    if (!body.empty() && (isDigit(body[0]) || body[0] == '.')) {
+      double d = 0;
+      auto [p, ec] = std::from_chars(body.data(), body.data() + body.size(), d);
+      if (p == body.data() + body.size() && ec == std::errc()) return {neg ? -d : d, start};
+      if (ec == std::errc::result_out_of_range)
+        fail(start, "float " + tok + " in the value of '" + entryName + "' is out of the double range");
+    }
+    if (!neg && body == tok)
+      if (auto s = parseDtypeName(tok)) return {DtypeValue{*s}, start};
+    fail(start, "cannot read '" + tok + "' as the value of '" + entryName + "'",
+         "values are integers, floats, True/False, quoted strings or dtypes such as tl.float16");
+  }
+
+  std::string quoted(const std::string& entryName) {
+    size_t open = pos_;
+    char q = t_[pos_++];
+    std::string s;
+    while (pos_ < t_.size() && t_[pos_] != q) {
+      char c = t_[pos_++];
+      if (c == '\\' && pos_ < t_.size()) {
+        char n = t_[pos_++];
+        switch (n) {
+          case 'n': s += '\n'; break;
+          case 't': s += '\t'; break;
+          case '\\': case '\'': case '"': s += n; break;
+          default: s += '\\'; s += n; break;  // Python keeps unknown escapes verbatim
+        }
+      } else {
+        s += c;
+      }
+    }
+    if (pos_ >= t_.size()) fail(open, "unterminated string in the value of '" + entryName + "'");
+    ++pos_;
+    return s;
+  }
+};
+
+}  // namespace
+
+Spec parseSpec(const std::string& text) { return SpecParser(text).run(); }
+
+std::optional<ir::Scalar> parseDtypeName(const std::string& s) {
+  std::string_view n(s);
+  if (n.starts_with("tl.")) n.remove_prefix(3);
+  for (const auto& d : kDtypes)
+    if (d.name == n) return d.s;
+  return std::nullopt;
+}
+
+const SpecEntry* Spec::find(const std::string& name) const {
+  for (const auto& e : entries)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::map<std::string, int64_t> Spec::intValues() const {
+  std::map<std::string, int64_t> out;
+  for (const auto& e : entries) {
+    if (e.kind == SpecEntry::Kind::Buffer) continue;
+    if (const auto* i = std::get_if<int64_t>(&e.value))
+      out[e.name] = *i;
+    else if (const auto* b = std::get_if<bool>(&e.value))
+      out[e.name] = *b ? 1 : 0;
+  }
+  return out;
+}
+
+std::vector<int64_t> Spec::shapeOf(const SpecEntry& buffer) const {
+  TAWA_ASSERT(buffer.kind == SpecEntry::Kind::Buffer, "shapeOf takes a buffer entry");
+  std::vector<int64_t> shape;
+  int64_t numel = 1;
+  for (const auto& d : buffer.dims) {
+    int64_t v = 0;
+    if (const auto* i = std::get_if<int64_t>(&d)) {
+      v = *i;
+      if (v <= 0)
+        throw UserError(buffer.loc, "dimension " + std::to_string(v) + " of buffer '" + buffer.name +
+                                        "' is not positive");
+    } else {
+      v = resolveDim(*this, buffer.name, std::get<std::string>(d), buffer.loc);
+    }
+    if (__builtin_mul_overflow(numel, v, &numel))
+      throw UserError(buffer.loc, "buffer '" + buffer.name + "' has more elements than fit in int64");
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+}  // namespace tawa::driver

@@ -76,15 +76,16 @@ class Parser {
   std::string stringLit() {
     skipWs();
     if (peek() != '"') fail("expected a string literal");
+    Location start = here();
     advance();
     std::string out;
     while (true) {
-      if (pos_ >= s_.size() || peek() == '\n') fail("unterminated string literal");
+      if (pos_ >= s_.size() || peek() == '\n') failAt(start, "unterminated string literal");
       char c = peek();
       advance();
       if (c == '"') break;
       if (c == '\\') {
-        if (pos_ >= s_.size()) fail("unterminated string literal");
+        if (pos_ >= s_.size()) failAt(start, "unterminated string literal");
         char e = peek();
         advance();
         out += e == 'n' ? '\n' : e;

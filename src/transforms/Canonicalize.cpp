@@ -1,1 +1,209 @@
-// placeholder
+#include "transforms/Canonicalize.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "ir/Builder.h"
+#include "ir/Elementwise.h"
+#include "ir/Numerics.h"
+
+namespace tawa::transforms {
+
+using namespace ir;
+
+namespace {
+
+class Canonicalizer {
+ public:
+  explicit Canonicalizer(Func& f) : f_(f) {}
+
+  void run() {
+    do {
+      changed_ = false;
+      uses_.clear();
+      countUses(f_.body, uses_);
+      sweep(f_.body);
+    } while (changed_);
+  }
+
+ private:
+  static std::optional<AttrValue> constOf(const Value* v) {
+    const Op* d = v->definingOp();
+    if (!d || d->kind() != OpKind::Constant) return std::nullopt;
+    return d->attrs.at("value");
+  }
+  static bool isIntConst(const Value* v, int64_t want) {
+    auto c = constOf(v);
+    return c && std::holds_alternative<int64_t>(*c) && std::get<int64_t>(*c) == want;
+  }
+  static bool isFloatConst(const Value* v, double want) {
+    auto c = constOf(v);
+    return c && std::holds_alternative<double>(*c) && std::get<double>(*c) == want;
+  }
+
+  void replace(Op* op, Value* from, Value* to) {
+    replaceAllUsesWith(f_.body, from, to);
+    changed_ = true;
+    (void)op;
+  }
+  // Replaces op's single result by a new constant of the same type, then erases op.
+  void foldTo(Op* op, AttrValue v) {
+    Builder b(op->parent, op->loc());
+    b.setInsertionPointBefore(op);
+    Value* c = b.op1(OpKind::Constant, {}, op->result()->type(), {{"value", std::move(v)}});
+    c->nameHint = op->result()->nameHint;
+    replace(op, op->result(), c);
+    op->parent->erase(op);
+  }
+  void forwardTo(Op* op, Value* v) {
+    replace(op, op->result(), v);
+    op->parent->erase(op);
+  }
+
+  void sweep(Block& b) {
+    std::vector<Op*> snapshot;
+    for (auto& op : b.ops()) snapshot.push_back(op.get());
+    for (Op* op : snapshot) {
+      for (auto& r : op->regions()) sweep(*r);
+      visit(op);
+    }
+  }
+
+  bool dead(const Op* op) const {
+    if (!isPure(op->kind())) return false;
+    for (auto& r : op->results())
+      if (uses_.count(r.get())) return false;
+    return true;
+  }
+
+  // Folds an elementwise op whose operands are all constants.
+  std::optional<AttrValue> foldElementwise(const Op* op) {
+    std::vector<AttrValue> cs;
+    for (auto* v : op->operands) {
+      auto c = constOf(v);
+      if (!c) return std::nullopt;
+      cs.push_back(*c);
+    }
+    const Type& in = op->operand(0)->type();
+    bool f = in.elemIsFloat();
+    for (size_t k = 0; k < cs.size(); ++k) {  // a constant means its value rounded to its type
+      Scalar s = op->operand(k)->type().scalar;
+      if (auto* d = std::get_if<double>(&cs[k])) *d = roundFloat(s, *d);
+      else if (auto* i = std::get_if<int64_t>(&cs[k])) *i = wrapInt(s, *i);
+    }
+    auto F = [&](size_t k) { return std::get<double>(cs[k]); };
+    auto I = [&](size_t k) { return std::get<int64_t>(cs[k]); };
+    switch (op->kind()) {
+      case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Max: case OpKind::Min:
+      case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr:
+      case OpKind::Div: case OpKind::FloorDiv: case OpKind::Rem:
+        if (f) return evalFloatBinary(op->kind(), in.scalar, F(0), F(1));
+        if (I(1) == 0 && (op->kind() == OpKind::Div || op->kind() == OpKind::FloorDiv || op->kind() == OpKind::Rem))
+          return std::nullopt;  // the executor reports it, at run time, where it happens
+        return evalIntBinary(op->kind(), in.scalar, I(0), I(1));
+      case OpKind::Neg: case OpKind::Abs: case OpKind::Not: case OpKind::Exp: case OpKind::Exp2:
+      case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt:
+        if (f) return evalFloatUnary(op->kind(), in.scalar, F(0));
+        return evalIntUnary(op->kind(), in.scalar, I(0));
+      case OpKind::Cmp:
+        return static_cast<int64_t>(f ? evalCmp(op->strAttr("pred"), F(0), F(1)) : evalCmp(op->strAttr("pred"), I(0), I(1)));
+      case OpKind::Cast: {
+        Scalar to = op->result()->type().scalar;
+        Elem e = evalCast(in.scalar, to, f ? Elem{F(0), 0} : Elem{0, I(0)});
+        if (isFloat(to)) return e.f;
+        return e.i;
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  void visit(Op* op) {
+    if (dead(op)) {
+      op->parent->erase(op);
+      changed_ = true;
+      return;
+    }
+    switch (op->kind()) {
+      case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Reshape: case OpKind::Permute:
+        // A constant is a splat, so reshaping it gives the same splat of the new shape.
+        if (auto c = constOf(op->operand(0))) foldTo(op, *c);
+        return;
+      case OpKind::Select:
+        if (auto c = constOf(op->operand(0))) forwardTo(op, op->operand(std::get<int64_t>(*c) ? 1 : 2));
+        else if (op->operand(1) == op->operand(2)) forwardTo(op, op->operand(1));
+        return;
+      case OpKind::If:
+        if (auto c = constOf(op->operand(0))) inlineRegion(op, op->region(std::get<int64_t>(*c) ? 0 : 1));
+        return;
+      case OpKind::For: {
+        auto lb = constOf(op->operand(0)), ub = constOf(op->operand(1));
+        if (lb && ub && std::get<int64_t>(*lb) >= std::get<int64_t>(*ub)) {
+          for (size_t k = 0; k < op->numResults(); ++k) replace(op, op->result(k), op->operand(3 + k));
+          op->parent->erase(op);
+        }
+        return;
+      }
+      default:
+        break;
+    }
+    if (!isElementwise(op->kind()) || op->numResults() != 1) return;
+    if (auto v = foldElementwise(op)) {
+      foldTo(op, *v);
+      return;
+    }
+    // Identities. Float x+0.0 is not one (-0.0 + 0.0 is +0.0), x*1.0 and x/1.0 are.
+    bool isF = op->operand(0)->type().elemIsFloat();
+    auto one = [&](const Value* v) { return isF ? isFloatConst(v, 1.0) : isIntConst(v, 1); };
+    auto zero = [&](const Value* v) { return !isF && isIntConst(v, 0); };
+    switch (op->kind()) {
+      case OpKind::Add:
+        if (zero(op->operand(1))) forwardTo(op, op->operand(0));
+        else if (zero(op->operand(0))) forwardTo(op, op->operand(1));
+        return;
+      case OpKind::Sub:
+        if (zero(op->operand(1))) forwardTo(op, op->operand(0));
+        return;
+      case OpKind::Mul:
+        if (one(op->operand(1))) forwardTo(op, op->operand(0));
+        else if (one(op->operand(0))) forwardTo(op, op->operand(1));
+        return;
+      case OpKind::Div:
+      case OpKind::FloorDiv:
+        if (one(op->operand(1))) forwardTo(op, op->operand(0));
+        return;
+      case OpKind::AddPtr:
+        if (isIntConst(op->operand(1), 0)) forwardTo(op, op->operand(0));
+        return;
+      default:
+        return;
+    }
+  }
+
+  // Replaces a tile.if by the ops of one of its regions.
+  void inlineRegion(Op* ifOp, Block* r) {
+    Block* parent = ifOp->parent;
+    auto& ops = parent->ops();
+    auto pos = std::find_if(ops.begin(), ops.end(), [&](auto& p) { return p.get() == ifOp; });
+    Op* yield = r->terminator();
+    std::vector<Value*> yielded = yield->operands;
+    for (auto& op : r->ops())
+      if (op.get() != yield) op->parent = parent;
+    ops.splice(pos, r->ops(), r->ops().begin(), std::prev(r->ops().end()));
+    for (size_t k = 0; k < ifOp->numResults(); ++k) replace(ifOp, ifOp->result(k), yielded[k]);
+    parent->erase(ifOp);
+    changed_ = true;
+  }
+
+  Func& f_;
+  bool changed_ = false;
+  std::map<const Value*, int> uses_;
+};
+
+}  // namespace
+
+void canonicalize(Module& m) {
+  for (auto& f : m.funcs) Canonicalizer(*f).run();
+}
+
+}  // namespace tawa::transforms

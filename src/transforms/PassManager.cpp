@@ -1,1 +1,78 @@
-// placeholder
+#include "transforms/PassManager.h"
+
+#include <ostream>
+
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "transforms/Canonicalize.h"
+
+namespace tawa::transforms {
+
+const std::vector<PassInfo>& registeredPasses() {
+  static const std::vector<PassInfo> passes = {
+      {"canonicalize", "fold constants and constexpr arithmetic, forward identities, remove dead code", canonicalize},
+  };
+  return passes;
+}
+
+void PassManager::add(const std::string& name) {
+  for (auto& p : registeredPasses())
+    if (p.name == name) {
+      passes_.push_back(&p);
+      return;
+    }
+  std::string known;
+  for (auto& p : registeredPasses()) known += (known.empty() ? "" : ", ") + p.name;
+  throw UserError(Location::at(std::make_shared<const std::string>("<passes>"), 1, 1),
+                  "unknown pass '" + name + "'", "known passes: " + known);
+}
+
+void PassManager::addPipeline(const std::string& list) {
+  size_t b = 0;
+  while (b <= list.size()) {
+    size_t e = list.find(',', b);
+    if (e == std::string::npos) e = list.size();
+    std::string name = list.substr(b, e - b);
+    while (!name.empty() && name.front() == ' ') name.erase(name.begin());
+    while (!name.empty() && name.back() == ' ') name.pop_back();
+    if (!name.empty()) add(name);
+    b = e + 1;
+  }
+}
+
+void PassManager::run(ir::Module& m) {
+  timings_.clear();
+  for (const PassInfo* p : passes_) {
+    auto t0 = std::chrono::steady_clock::now();
+    p->run(m);
+    auto t1 = std::chrono::steady_clock::now();
+    timings_.push_back({p->name, std::chrono::duration<double, std::milli>(t1 - t0).count()});
+    if (verifyEach) {
+      try {
+        ir::verify(m);
+      } catch (const UserError& e) {
+        throw InternalError("pass '" + p->name + "' produced invalid IR: " + e.format());
+      }
+    }
+    if (printAfterAll) {
+      *printAfterAll << "// -----// IR Dump After " << p->name << " //----- //\n";
+      ir::print(m, *printAfterAll);
+      *printAfterAll << "\n";
+    }
+  }
+}
+
+void PassManager::printTimings(std::ostream& os) const {
+  double total = 0;
+  for (auto& t : timings_) total += t.ms;
+  os << "===-- pass timing (wall clock) --===\n";
+  char line[160];
+  for (auto& t : timings_) {
+    std::snprintf(line, sizeof line, "  %9.3f ms  %5.1f%%  %s\n", t.ms, total > 0 ? 100 * t.ms / total : 0.0, t.name.c_str());
+    os << line;
+  }
+  std::snprintf(line, sizeof line, "  %9.3f ms  100.0%%  total\n", total);
+  os << line;
+}
+
+}  // namespace tawa::transforms

@@ -5,7 +5,7 @@ import lit.formats
 config.name = "tawa"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".tir", ".test", ".py"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "not.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tawa_bin, "tests", "lit")
 config.substitutions.append(("%tawa", os.path.join(config.tawa_bin, "tawa")))

@@ -1,11 +1,187 @@
+// tawa: the command line. Exit status: 0 ok, 1 user error (a located diagnostic), 2 internal error.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
 #include <iostream>
-#include "ir/Parser.h"
+#include <random>
+#include <thread>
+
+#include "driver/Launch.h"
+#include "driver/Spec.h"
 #include "ir/Printer.h"
-#include "ir/Verifier.h"
+#include "transforms/PassManager.h"
+
+using namespace tawa;
+
+namespace {
+
+const char* kOptExamples = R"(
+Examples:
+  tawa opt examples/matmul_ptr.tir
+  tawa opt examples/softmax.tir --passes canonicalize --print-after-all --time-passes
+  tawa opt kernel.py --kernel matmul_kernel --spec 'a:*fp16[M,K], b:*fp16[K,N], c:*fp16[M,N], M:i32=512, N:i32=512, K:i32=512, BLOCK_M=64'
+)";
+
+const char* kRunExamples = R"(
+SPEC entries (comma separated):
+  name:*dtype[dims]   pointer to a fresh buffer; dims are integers or names of scalars in the spec
+  name:dtype=value    runtime scalar (i32, i64, fp32, ...)
+  NAME=VALUE          constexpr: integer, float, True/False, 'string', or a dtype like tl.float16
+GRID: 1 to 3 comma-separated integer expressions over the spec's names with cdiv, min, max,
+  + - * // % and parentheses. Buffers not loaded are filled with seeded random values.
+
+Examples:
+  tawa run examples/matmul_ptr.tir \
+    --spec 'a:*fp16[M,K], b:*fp16[K,N], c:*fp16[M,N], M:i32=200, N:i32=136, K:i32=100,
+            stride_am:i32=100, stride_ak:i32=1, stride_bk:i32=136, stride_bn:i32=1,
+            stride_cm:i32=136, stride_cn:i32=1' \
+    --grid 'cdiv(M, 64) * cdiv(N, 64)' --save out/
+  tawa run examples/softmax.tir --spec 'out:*fp32[37,100], x:*fp32[37,100], in_stride:i32=100,
+    out_stride:i32=100, n_cols:i32=100' --grid 37 --load x=x.npy
+)";
+
+std::string describe(const exec::Buffer& b) {
+  double sum = 0, asum = 0;
+  for (int64_t i = 0; i < b.numel(); ++i) {
+    double v = b.get(i);
+    sum += v;
+    asum += std::fabs(v);
+  }
+  std::string shape;
+  for (size_t i = 0; i < b.shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(b.shape[i]);
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-10s %-6s [%s]  sum %.6g  mean|x| %.6g", b.name.c_str(),
+                std::string(ir::scalarName(b.dtype)).c_str(), shape.c_str(), sum, b.numel() ? asum / static_cast<double>(b.numel()) : 0.0);
+  return line;
+}
+
+struct Common {
+  std::string file, kernel, spec;
+};
+
+void addCommon(CLI::App* c, Common& o) {
+  c->add_option("FILE", o.file, "kernel file: .tir (tile IR) or .py (Triton)")->required();
+  c->add_option("--kernel,-k", o.kernel, "kernel (function) name; default: the file's first");
+  c->add_option("--spec", o.spec, "launch spec (argument types, shapes, constexprs)");
+}
+
+int cmdOpt(const Common& o, const std::string& passes, bool printAfterAll, bool timePasses, bool noLoc, const std::string& out) {
+  driver::Spec spec = driver::parseSpec(o.spec);
+  auto lk = driver::loadKernel(o.file, o.kernel, spec);
+  transforms::PassManager pm;
+  pm.addPipeline(passes);
+  if (printAfterAll) pm.printAfterAll = &std::cerr;
+  pm.run(*lk.module);
+  ir::PrintOptions po;
+  po.locations = !noLoc;
+  if (out.empty() || out == "-") {
+    ir::print(*lk.module, std::cout, po);
+  } else {
+    std::ofstream f(out);
+    if (!f) throw UserError(Location::at(std::make_shared<const std::string>(out), 0, 0), "cannot write file");
+    ir::print(*lk.module, f, po);
+  }
+  if (timePasses) pm.printTimings(std::cerr);
+  return 0;
+}
+
+int cmdRun(const Common& o, const std::string& grid, const std::vector<std::string>& loads, const std::string& save,
+           uint64_t seed, const std::string& backend, int threads) {
+  if (o.spec.empty()) throw UserError(Location::at(std::make_shared<const std::string>("<spec>"), 1, 1), "tawa run needs --spec");
+  if (grid.empty()) throw UserError(Location::at(std::make_shared<const std::string>("<grid>"), 1, 1), "tawa run needs --grid");
+  if (backend != "exec")
+    throw UserError(Location::at(std::make_shared<const std::string>("--backend"), 0, 0),
+                    "unknown backend '" + backend + "'", "this build has the CPU executor: --backend exec");
+  driver::Spec spec = driver::parseSpec(o.spec);
+  auto lk = driver::loadKernel(o.file, o.kernel, spec);
+  transforms::PassManager pm;
+  pm.add("canonicalize");
+  pm.run(*lk.module);
+  auto bound = driver::bind(*lk.kernel, spec, grid, seed);
+  for (auto& l : loads) {
+    auto eq = l.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UserError(Location::at(std::make_shared<const std::string>("--load"), 0, 0), "expected NAME=FILE.npy, got '" + l + "'");
+    driver::loadInto(bound, l.substr(0, eq), l.substr(eq + 1));
+  }
+  exec::LaunchOptions lo;
+  lo.grid = bound.grid;
+  lo.threads = threads;
+  auto t0 = std::chrono::steady_clock::now();
+  exec::launch(*lk.module, *lk.kernel, bound.args, bound.buffers, lo);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  unsigned cores = threads > 0 ? static_cast<unsigned>(threads) : std::max(1u, std::thread::hardware_concurrency());
+  std::cout << "ran @" << lk.kernel->name << " on the CPU executor (no GPU backend in this build), grid (" << lo.grid[0] << ", "
+            << lo.grid[1] << ", " << lo.grid[2] << ") = " << lo.grid[0] * lo.grid[1] * lo.grid[2] << " programs on " << cores
+            << " thread(s), seed " << seed << ", " << ms << " ms\n";
+  for (auto& b : bound.buffers) std::cout << describe(b) << "\n";
+  if (!save.empty()) {
+    driver::saveAll(bound, save);
+    std::cout << "saved " << bound.buffers.size() << " buffer(s) to " << save << "/\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  CLI::App app{"tawa: a compiler for tile-level GPU kernels (Triton or tile IR) into warp-specialized Hopper code"};
+  app.require_subcommand(1);
+  app.footer("Run 'tawa COMMAND --help' for a command's options and examples.");
+
+  Common common;
+  std::string passes, out;
+  bool printAfterAll = false, timePasses = false, noLoc = false;
+  auto* opt = app.add_subcommand("opt", "parse, verify and transform a kernel; print the resulting IR");
+  addCommon(opt, common);
+  opt->add_option("--passes", passes, "comma-separated pass pipeline (e.g. canonicalize); default: none");
+  opt->add_flag("--print-after-all", printAfterAll, "print the IR after each pass to stderr");
+  opt->add_flag("--time-passes", timePasses, "print per-pass wall-clock time to stderr");
+  opt->add_flag("--no-loc", noLoc, "omit loc(...) source locations from the output");
+  opt->add_option("-o", out, "write the IR to this file instead of stdout");
+  opt->footer(kOptExamples);
+
+  std::string grid, save, backend = "exec";
+  std::vector<std::string> loads;
+  uint64_t seed = 0;
+  int threads = 0;
+  auto* run = app.add_subcommand("run", "run a kernel over its grid on host buffers and report the results");
+  Common runCommon;
+  addCommon(run, runCommon);
+  run->add_option("--grid", grid, "launch grid: 1-3 comma-separated expressions over the spec's names");
+  run->add_option("--load", loads, "NAME=FILE.npy: initialize buffer NAME from a .npy file (repeatable)");
+  run->add_option("--save", save, "write every pointer argument after the run as DIR/NAME.npy");
+  auto* seedOpt = run->add_option("--seed", seed, "seed for the random inputs (default: fresh, printed)");
+  run->add_option("--backend", backend, "exec (CPU executor)")->default_val("exec");
+  run->add_option("--threads", threads, "worker threads for the executor (default: all cores)");
+  run->footer(kRunExamples);
+
   try {
-    auto m = tawa::ir::parseFile(argv[1]);
-    tawa::ir::verify(*m);
-    std::cout << tawa::ir::print(*m);
-  } catch (tawa::UserError& e) { std::cerr << e.format() << "\n"; return 1; }
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 1;
+  }
+  if (seedOpt->count() == 0) seed = std::random_device{}();
+
+  try {
+    if (opt->parsed()) return cmdOpt(common, passes, printAfterAll, timePasses, noLoc, out);
+    if (run->parsed()) return cmdRun(runCommon, grid, loads, save, seed, backend, threads);
+  } catch (const UserError& e) {
+    std::cerr << e.format() << "\n";
+    return 1;
+  } catch (const InternalError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
 }

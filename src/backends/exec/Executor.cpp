@@ -1,1 +1,550 @@
-// placeholder
+#include "backends/exec/Executor.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <Eigen/Core>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <unordered_map>
+
+#include "ir/Elementwise.h"
+#include "ir/Numerics.h"
+
+namespace tawa::exec {
+
+using namespace tawa::ir;
+using ir::Block;
+using ir::Func;
+using ir::Op;
+using ir::OpKind;
+using ir::Scalar;
+using ir::Type;
+using ir::Value;
+
+// ---- buffers
+
+Buffer::Buffer(std::string n, Scalar t, std::vector<int64_t> s) : name(std::move(n)), dtype(t), shape(std::move(s)) {
+  data.assign(static_cast<size_t>(numel() * ir::byteWidth(dtype)), 0);
+}
+int64_t Buffer::numel() const {
+  int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+double Buffer::getFloat(int64_t i) const { return loadFloat(dtype, &data[static_cast<size_t>(i * ir::byteWidth(dtype))]); }
+int64_t Buffer::getInt(int64_t i) const { return loadInt(dtype, &data[static_cast<size_t>(i * ir::byteWidth(dtype))]); }
+void Buffer::setFloat(int64_t i, double v) { storeFloat(dtype, &data[static_cast<size_t>(i * ir::byteWidth(dtype))], v); }
+void Buffer::setInt(int64_t i, int64_t v) { storeInt(dtype, &data[static_cast<size_t>(i * ir::byteWidth(dtype))], v); }
+double Buffer::get(int64_t i) const { return ir::isFloat(dtype) ? getFloat(i) : static_cast<double>(getInt(i)); }
+
+namespace {
+
+constexpr int kAddrShift = 40;
+constexpr int64_t kOffsetMask = (int64_t{1} << kAddrShift) - 1;
+
+// A runtime value: a scalar is a one-element tile. Floats live in `f`, integers, i1 and pointers
+// (virtual addresses) in `i`, a descriptor's base, shape and strides in `d`.
+struct RV {
+  std::vector<double> f;
+  std::vector<int64_t> i;
+  std::vector<int64_t> d;
+};
+
+bool floatElems(const Type& t) { return t.elemIsFloat(); }
+
+// Slot numbering of every value of a function, so that an invocation's environment is a vector.
+struct Plan {
+  std::unordered_map<const Value*, int> slot;
+  void number(const Block& b) {
+    for (auto& a : b.args()) slot.emplace(a.get(), static_cast<int>(slot.size()));
+    for (auto& op : b.ops()) {
+      for (auto& r : op->results()) slot.emplace(r.get(), static_cast<int>(slot.size()));
+      for (auto& reg : op->regions()) number(*reg);
+    }
+  }
+};
+
+class Interp {
+ public:
+  Interp(const ir::Module& m, std::vector<Buffer>& bufs, const std::unordered_map<const Func*, Plan>& plans,
+         std::array<int64_t, 3> pid, std::array<int64_t, 3> grid)
+      : m_(m), bufs_(bufs), plans_(plans), pid_(pid), grid_(grid) {}
+
+  std::vector<RV> call(const Func& f, std::vector<RV> args) {
+    Frame fr{&plans_.at(&f), std::vector<RV>(plans_.at(&f).slot.size())};
+    for (size_t k = 0; k < args.size(); ++k) fr.env[static_cast<size_t>(fr.plan->slot.at(f.arg(k)))] = std::move(args[k]);
+    std::vector<RV> out;
+    runBlock(f.body, fr, out);
+    return out;
+  }
+
+ private:
+  struct Frame {
+    const Plan* plan;
+    std::vector<RV> env;
+    RV& at(const Value* v) { return env[static_cast<size_t>(plan->slot.at(v))]; }
+  };
+
+  [[noreturn]] void fail(const Op& op, const std::string& msg) {
+    throw UserError(op.loc(), msg + " (in '" + std::string(op.name()) + "', program (" + std::to_string(pid_[0]) + ", " +
+                                  std::to_string(pid_[1]) + ", " + std::to_string(pid_[2]) + "))");
+  }
+
+  // Runs a block; the terminator's operand values are returned in `out`.
+  const Op* runBlock(const Block& b, Frame& fr, std::vector<RV>& out) {
+    for (auto& opp : b.ops()) {
+      const Op& op = *opp;
+      if (ir::isTerminator(op.kind())) {
+        out.clear();
+        for (auto* v : op.operands) out.push_back(fr.at(v));
+        return &op;
+      }
+      exec(op, fr);
+    }
+    return nullptr;
+  }
+
+  // ---- element access helpers
+  static std::vector<int64_t> strides(const std::vector<int64_t>& shape) {
+    std::vector<int64_t> s(shape.size(), 1);
+    for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * shape[d + 1];
+    return s;
+  }
+
+  // Resolves a virtual address to (buffer, byte offset); fails with a located error when the
+  // access is outside every buffer or misaligned.
+  std::pair<Buffer*, size_t> resolve(const Op& op, int64_t addr, Scalar elem, const char* what) {
+    int64_t b = (addr >> kAddrShift) - 1, off = addr & kOffsetMask;
+    if (off >= (int64_t{1} << (kAddrShift - 1))) ++b, off -= int64_t{1} << kAddrShift;  // negative offset
+    int esize = ir::byteWidth(elem);
+    if (b < 0 || b >= static_cast<int64_t>(bufs_.size()))
+      fail(op, std::string("out-of-bounds ") + what + ": the address points into no buffer");
+    Buffer& buf = bufs_[static_cast<size_t>(b)];
+    if (off % esize != 0)
+      fail(op, std::string("misaligned ") + what + " of buffer '" + buf.name + "' at byte offset " + std::to_string(off));
+    if (off < 0 || off >= static_cast<int64_t>(buf.data.size()))
+      fail(op, std::string("out-of-bounds ") + what + ": element " + std::to_string(off / esize) + " of buffer '" +
+                   buf.name + "', which holds " + std::to_string(buf.numel()) + " elements");
+    return {&buf, static_cast<size_t>(off)};
+  }
+
+  void readElem(const Op& op, RV& r, size_t k, int64_t addr, Scalar elem, bool isF) {
+    auto [buf, off] = resolve(op, addr, elem, "load");
+    if (isF) r.f[k] = loadFloat(elem, &buf->data[off]);
+    else r.i[k] = loadInt(elem, &buf->data[off]);
+  }
+  void writeElem(const Op& op, const RV& v, size_t k, int64_t addr, Scalar elem, bool isF) {
+    auto [buf, off] = resolve(op, addr, elem, "store");
+    if (isF) storeFloat(elem, &buf->data[off], v.f[k]);
+    else storeInt(elem, &buf->data[off], v.i[k]);
+  }
+
+  static RV sized(const Type& t) {
+    RV r;
+    if (floatElems(t)) r.f.resize(static_cast<size_t>(t.numel()));
+    else r.i.resize(static_cast<size_t>(t.numel()));
+    return r;
+  }
+
+  RV binary(const Op& op, Frame& fr) {
+    const RV &a = fr.at(op.operand(0)), &b = fr.at(op.operand(1));
+    const Type& t = op.operand(0)->type();
+    RV r;
+    if (floatElems(t)) {
+      r.f.resize(a.f.size());
+      for (size_t k = 0; k < a.f.size(); ++k) r.f[k] = evalFloatBinary(op.kind(), t.scalar, a.f[k], b.f[k]);
+    } else {
+      r.i.resize(a.i.size());
+      for (size_t k = 0; k < a.i.size(); ++k) r.i[k] = evalIntBinary(op.kind(), t.scalar, a.i[k], b.i[k]);
+    }
+    return r;
+  }
+  RV unary(const Op& op, Frame& fr) {
+    const RV& a = fr.at(op.operand(0));
+    const Type& t = op.operand(0)->type();
+    RV r;
+    if (floatElems(t)) {
+      r.f.resize(a.f.size());
+      for (size_t k = 0; k < a.f.size(); ++k) r.f[k] = evalFloatUnary(op.kind(), t.scalar, a.f[k]);
+    } else {
+      r.i.resize(a.i.size());
+      for (size_t k = 0; k < a.i.size(); ++k) r.i[k] = evalIntUnary(op.kind(), t.scalar, a.i[k]);
+    }
+    return r;
+  }
+
+  void exec(const Op& op, Frame& fr) {
+    auto set = [&](RV v) { fr.at(op.result()) = std::move(v); };
+    switch (op.kind()) {
+      case OpKind::Return:
+      case OpKind::Yield:
+      case OpKind::Condition:
+        TAWA_ASSERT(false, "terminators are handled by runBlock");
+      case OpKind::Call: {
+        const Func* f = m_.lookup(op.strAttr("callee"));
+        std::vector<RV> args;
+        for (auto* v : op.operands) args.push_back(fr.at(v));
+        auto res = call(*f, std::move(args));
+        for (size_t k = 0; k < op.numResults(); ++k) fr.at(op.result(k)) = std::move(res[k]);
+        return;
+      }
+      case OpKind::ProgramId: set(RV{{}, {pid_[static_cast<size_t>(op.intAttr("axis"))]}, {}}); return;
+      case OpKind::NumPrograms: set(RV{{}, {grid_[static_cast<size_t>(op.intAttr("axis"))]}, {}}); return;
+      case OpKind::Constant: {
+        const Type& t = op.result()->type();
+        RV r;
+        auto& v = op.attrs.at("value");
+        if (floatElems(t)) r.f.assign(static_cast<size_t>(t.numel()), roundFloat(t.scalar, std::get<double>(v)));
+        else r.i.assign(static_cast<size_t>(t.numel()), wrapInt(t.scalar, std::get<int64_t>(v)));
+        set(std::move(r));
+        return;
+      }
+      case OpKind::Arange: {
+        RV r;
+        for (int64_t k = op.intAttr("start"); k < op.intAttr("end"); ++k) r.i.push_back(k);
+        set(std::move(r));
+        return;
+      }
+      case OpKind::Splat: {
+        const RV& a = fr.at(op.operand(0));
+        auto n = static_cast<size_t>(op.result()->type().numel());
+        RV r;
+        if (!a.f.empty()) r.f.assign(n, a.f[0]);
+        else r.i.assign(n, a.i[0]);
+        set(std::move(r));
+        return;
+      }
+      case OpKind::Broadcast: {
+        const Type &at = op.operand(0)->type(), &rt = op.result()->type();
+        const RV& a = fr.at(op.operand(0));
+        auto as = strides(at.shape), rs = strides(rt.shape);
+        RV r = sized(rt);
+        for (int64_t k = 0; k < rt.numel(); ++k) {
+          int64_t src = 0, rem = k;
+          for (int d = 0; d < rt.rank(); ++d) {
+            int64_t idx = rem / rs[d];
+            rem %= rs[d];
+            if (at.shape[d] != 1) src += idx * as[d];
+          }
+          if (!a.f.empty()) r.f[k] = a.f[src];
+          else r.i[k] = a.i[src];
+        }
+        set(std::move(r));
+        return;
+      }
+      case OpKind::ExpandDims:
+      case OpKind::Reshape:
+        set(fr.at(op.operand(0)));  // row-major data is unchanged
+        return;
+      case OpKind::Permute: {
+        const Type &at = op.operand(0)->type(), &rt = op.result()->type();
+        const auto& order = op.arrayAttr("order");
+        const RV& a = fr.at(op.operand(0));
+        auto as = strides(at.shape), rs = strides(rt.shape);
+        RV r = sized(rt);
+        for (int64_t k = 0; k < rt.numel(); ++k) {
+          int64_t src = 0, rem = k;
+          for (int d = 0; d < rt.rank(); ++d) {
+            src += (rem / rs[d]) * as[order[d]];
+            rem %= rs[d];
+          }
+          if (!a.f.empty()) r.f[k] = a.f[src];
+          else r.i[k] = a.i[src];
+        }
+        set(std::move(r));
+        return;
+      }
+      case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Max: case OpKind::Min:
+      case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr:
+        set(binary(op, fr));
+        return;
+      case OpKind::Div:
+      case OpKind::FloorDiv:
+      case OpKind::Rem:
+        if (!floatElems(op.operand(0)->type()))
+          for (auto d : fr.at(op.operand(1)).i)
+            if (d == 0) fail(op, std::string("integer ") + (op.kind() == OpKind::Rem ? "remainder" : "division") + " by zero");
+        set(binary(op, fr));
+        return;
+      case OpKind::Cmp: {
+        const std::string& p = op.strAttr("pred");
+        const RV &a = fr.at(op.operand(0)), &b = fr.at(op.operand(1));
+        RV r;
+        if (floatElems(op.operand(0)->type())) {
+          for (size_t k = 0; k < a.f.size(); ++k) r.i.push_back(evalCmp(p, a.f[k], b.f[k]));
+        } else {
+          for (size_t k = 0; k < a.i.size(); ++k) r.i.push_back(evalCmp(p, a.i[k], b.i[k]));
+        }
+        set(std::move(r));
+        return;
+      }
+      case OpKind::Select: {
+        const RV &c = fr.at(op.operand(0)), &a = fr.at(op.operand(1)), &b = fr.at(op.operand(2));
+        RV r = a;
+        for (size_t k = 0; k < c.i.size(); ++k) {
+          if (c.i[k]) continue;
+          if (!r.f.empty()) r.f[k] = b.f[k];
+          else r.i[k] = b.i[k];
+        }
+        set(std::move(r));
+        return;
+      }
+      case OpKind::Neg: case OpKind::Not: case OpKind::Abs: case OpKind::Exp: case OpKind::Exp2:
+      case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt:
+        set(unary(op, fr));
+        return;
+      case OpKind::Cast: {
+        const Type &st = op.operand(0)->type(), &dt = op.result()->type();
+        const RV& a = fr.at(op.operand(0));
+        RV r = sized(dt);
+        bool sf = floatElems(st), df = floatElems(dt);
+        for (size_t k = 0; k < static_cast<size_t>(dt.numel()); ++k) {
+          Elem e = evalCast(st.scalar, dt.scalar, sf ? Elem{a.f[k], 0} : Elem{0, a.i[k]});
+          if (df) r.f[k] = e.f;
+          else r.i[k] = e.i;
+        }
+        set(std::move(r));
+        return;
+      }
+      case OpKind::AddPtr: {
+        const RV &p = fr.at(op.operand(0)), &o = fr.at(op.operand(1));
+        int64_t es = ir::byteWidth(op.operand(0)->type().scalar);
+        RV r;
+        r.i.resize(p.i.size());
+        for (size_t k = 0; k < p.i.size(); ++k) r.i[k] = p.i[k] + o.i[k] * es;
+        set(std::move(r));
+        return;
+      }
+      case OpKind::Load: {
+        const Type& rt = op.result()->type();
+        const RV& p = fr.at(op.operand(0));
+        const RV* mask = op.numOperands() > 1 ? &fr.at(op.operand(1)) : nullptr;
+        const RV* other = op.numOperands() > 2 ? &fr.at(op.operand(2)) : nullptr;
+        bool isF = floatElems(rt);
+        RV r = sized(rt);  // masked lanes without `other` read 0
+        for (size_t k = 0; k < p.i.size(); ++k) {
+          if (mask && !mask->i[k]) {
+            if (other) {
+              if (isF) r.f[k] = other->f[k];
+              else r.i[k] = other->i[k];
+            }
+            continue;
+          }
+          readElem(op, r, k, p.i[k], rt.scalar, isF);
+        }
+        set(std::move(r));
+        return;
+      }
+      case OpKind::Store: {
+        const RV &p = fr.at(op.operand(0)), &v = fr.at(op.operand(1));
+        const RV* mask = op.numOperands() > 2 ? &fr.at(op.operand(2)) : nullptr;
+        const Type& vt = op.operand(1)->type();
+        for (size_t k = 0; k < p.i.size(); ++k)
+          if (!mask || mask->i[k]) writeElem(op, v, k, p.i[k], vt.scalar, floatElems(vt));
+        return;
+      }
+      case OpKind::MakeDesc: {
+        RV r;
+        for (auto* v : op.operands) r.d.push_back(fr.at(v).i[0]);
+        set(std::move(r));
+        return;
+      }
+      case OpKind::DescLoad:
+      case OpKind::DescStore: {
+        bool store = op.kind() == OpKind::DescStore;
+        const Type& dt = op.operand(0)->type();
+        const RV& d = fr.at(op.operand(0));
+        size_t rank = dt.shape.size();
+        Type tile = Type::tileOf(dt.shape, Type::scalarOf(dt.scalar));
+        bool isF = floatElems(tile);
+        int64_t es = ir::byteWidth(dt.scalar);
+        std::vector<int64_t> off(rank);
+        for (size_t a = 0; a < rank; ++a) off[a] = fr.at(op.operand(1 + store + a)).i[0];
+        auto bs = strides(dt.shape);
+        RV r = sized(tile);
+        const RV* v = store ? &fr.at(op.operand(1)) : nullptr;
+        for (int64_t k = 0; k < tile.numel(); ++k) {
+          int64_t rem = k, elem = 0;
+          bool inside = true;
+          for (size_t a = 0; a < rank; ++a) {
+            int64_t g = off[a] + rem / bs[a];
+            rem %= bs[a];
+            if (g < 0 || g >= d.d[1 + a]) inside = false;
+            elem += g * d.d[1 + rank + a];
+          }
+          if (!inside) continue;  // TMA semantics: zero fill on load, clipped on store
+          int64_t addr = d.d[0] + elem * es;
+          if (store) writeElem(op, *v, static_cast<size_t>(k), addr, dt.scalar, isF);
+          else readElem(op, r, static_cast<size_t>(k), addr, dt.scalar, isF);
+        }
+        if (!store) set(std::move(r));
+        return;
+      }
+      case OpKind::Dot: {
+        using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+        const Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
+        const RV &a = fr.at(op.operand(0)), &b = fr.at(op.operand(1));
+        int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
+        bool tf32 = at.scalar == Scalar::F32 && op.hasAttr("input_precision") && op.strAttr("input_precision") == "tf32";
+        Mat A(M, K), B(K, N), C(M, N);
+        for (int64_t k = 0; k < M * K; ++k) A.data()[k] = static_cast<float>(tf32 ? roundTf32(a.f[k]) : a.f[k]);
+        for (int64_t k = 0; k < K * N; ++k) B.data()[k] = static_cast<float>(tf32 ? roundTf32(b.f[k]) : b.f[k]);
+        if (op.numOperands() == 3) {
+          const RV& c = fr.at(op.operand(2));
+          for (int64_t k = 0; k < M * N; ++k) C.data()[k] = static_cast<float>(c.f[k]);
+        } else {
+          C.setZero();
+        }
+        C.noalias() += A * B;  // f32 accumulation
+        RV r;
+        r.f.resize(static_cast<size_t>(M * N));
+        for (int64_t k = 0; k < M * N; ++k) r.f[k] = roundFloat(rt.scalar, C.data()[k]);
+        set(std::move(r));
+        return;
+      }
+      case OpKind::Reduce: {
+        const Type &at = op.operand(0)->type(), &rt = op.result()->type();
+        const RV& a = fr.at(op.operand(0));
+        int64_t axis = op.intAttr("axis");
+        const std::string& kind = op.strAttr("kind");
+        int64_t n = at.shape[static_cast<size_t>(axis)], inner = 1, outer = 1;
+        for (int64_t d = axis + 1; d < at.rank(); ++d) inner *= at.shape[d];
+        for (int64_t d = 0; d < axis; ++d) outer *= at.shape[d];
+        bool isF = floatElems(at);
+        RV r = sized(rt);
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t in = 0; in < inner; ++in) {
+            size_t base = static_cast<size_t>(o * n * inner + in), dst = static_cast<size_t>(o * inner + in);
+            if (isF) {
+              double acc = a.f[base];
+              for (int64_t k = 1; k < n; ++k) {
+                double x = a.f[base + static_cast<size_t>(k * inner)];
+                if (kind == "sum") acc += x;
+                else if (std::isnan(x) || std::isnan(acc)) acc = std::numeric_limits<double>::quiet_NaN();
+                else acc = kind == "max" ? std::max(acc, x) : std::min(acc, x);
+              }
+              r.f[dst] = roundFloat(at.scalar, acc);
+            } else {
+              int64_t acc = a.i[base];
+              for (int64_t k = 1; k < n; ++k) {
+                int64_t x = a.i[base + static_cast<size_t>(k * inner)];
+                acc = kind == "sum" ? wrapInt(at.scalar, acc + x) : kind == "max" ? std::max(acc, x) : std::min(acc, x);
+              }
+              r.i[dst] = acc;
+            }
+          }
+        set(std::move(r));
+        return;
+      }
+      case OpKind::For: {
+        int64_t lb = fr.at(op.operand(0)).i[0], ub = fr.at(op.operand(1)).i[0], step = fr.at(op.operand(2)).i[0];
+        if (step <= 0) fail(op, "loop step must be positive, got " + std::to_string(step));
+        const Block& body = *op.region(0);
+        std::vector<RV> iter;
+        for (size_t k = 3; k < op.numOperands(); ++k) iter.push_back(fr.at(op.operand(k)));
+        std::vector<RV> out;
+        Scalar ivTy = op.operand(0)->type().scalar;
+        for (int64_t iv = lb; iv < ub; iv += step) {
+          fr.at(body.arg(0)) = RV{{}, {wrapInt(ivTy, iv)}, {}};
+          for (size_t k = 0; k < iter.size(); ++k) fr.at(body.arg(k + 1)) = std::move(iter[k]);
+          runBlock(body, fr, out);
+          iter.swap(out);
+        }
+        for (size_t k = 0; k < iter.size(); ++k) fr.at(op.result(k)) = std::move(iter[k]);
+        return;
+      }
+      case OpKind::If: {
+        std::vector<RV> out;
+        runBlock(*op.region(fr.at(op.operand(0)).i[0] ? 0 : 1), fr, out);
+        for (size_t k = 0; k < out.size(); ++k) fr.at(op.result(k)) = std::move(out[k]);
+        return;
+      }
+      case OpKind::While: {
+        const Block &before = *op.region(0), &after = *op.region(1);
+        std::vector<RV> args, out;
+        for (auto* v : op.operands) args.push_back(fr.at(v));
+        constexpr int64_t kMaxTrips = 100'000'000;
+        for (int64_t trip = 0;; ++trip) {
+          if (trip == kMaxTrips) fail(op, "while loop did not terminate after " + std::to_string(kMaxTrips) + " iterations");
+          for (size_t k = 0; k < args.size(); ++k) fr.at(before.arg(k)) = std::move(args[k]);
+          runBlock(before, fr, out);
+          bool go = out[0].i[0] != 0;
+          out.erase(out.begin());
+          if (!go) {
+            for (size_t k = 0; k < out.size(); ++k) fr.at(op.result(k)) = std::move(out[k]);
+            return;
+          }
+          for (size_t k = 0; k < out.size(); ++k) fr.at(after.arg(k)) = std::move(out[k]);
+          runBlock(after, fr, args);
+        }
+      }
+    }
+    fail(op, "has no executor rule");
+  }
+
+  const ir::Module& m_;
+  std::vector<Buffer>& bufs_;
+  const std::unordered_map<const Func*, Plan>& plans_;
+  std::array<int64_t, 3> pid_, grid_;
+};
+
+}  // namespace
+
+void launch(const ir::Module& m, const Func& kernel, const std::vector<Arg>& args, std::vector<Buffer>& buffers,
+            const LaunchOptions& opt) {
+  if (args.size() != kernel.numArgs())
+    throw UserError(kernel.loc, "kernel '@" + kernel.name + "' takes " + std::to_string(kernel.numArgs()) +
+                                    " arguments, " + std::to_string(args.size()) + " given");
+  std::vector<RV> vals;
+  for (size_t k = 0; k < args.size(); ++k) {
+    const Type& t = kernel.arg(k)->type();
+    const Arg& a = args[k];
+    std::string what = "argument #" + std::to_string(k) + " ('" + kernel.arg(k)->nameHint + "') of '@" + kernel.name + "'";
+    RV v;
+    if (t.isPtr()) {
+      if (a.kind != Arg::Kind::Buffer || a.buffer < 0 || a.buffer >= static_cast<int>(buffers.size()))
+        throw UserError(kernel.loc, what + " is a pointer and needs a buffer");
+      const Buffer& b = buffers[static_cast<size_t>(a.buffer)];
+      if (b.dtype != t.scalar)
+        throw UserError(kernel.loc, what + " points to " + std::string(ir::scalarName(t.scalar)) + " but buffer '" +
+                                        b.name + "' holds " + std::string(ir::scalarName(b.dtype)));
+      v.i.push_back((static_cast<int64_t>(a.buffer) + 1) << kAddrShift);
+    } else if (t.isScalar() && t.elemIsFloat()) {
+      if (a.kind == Arg::Kind::Buffer) throw UserError(kernel.loc, what + " is a scalar, not a pointer");
+      v.f.push_back(roundFloat(t.scalar, a.kind == Arg::Kind::Float ? a.f : static_cast<double>(a.i)));
+    } else if (t.isScalar()) {
+      if (a.kind != Arg::Kind::Int) throw UserError(kernel.loc, what + " needs an integer value");
+      v.i.push_back(wrapInt(t.scalar, a.i));
+    } else {
+      throw UserError(kernel.loc, what + " has type " + t.str() + ", which cannot be passed to a kernel");
+    }
+    vals.push_back(std::move(v));
+  }
+  for (auto& b : buffers)
+    if (static_cast<int64_t>(b.data.size()) >= (int64_t{1} << (kAddrShift - 1)))
+      throw UserError(kernel.loc, "buffer '" + b.name + "' is too large for the executor (512 GiB at most)");
+
+  std::unordered_map<const Func*, Plan> plans;
+  for (auto& f : m.funcs) plans[f.get()].number(f->body);
+
+  auto g = opt.grid;
+  int64_t total = g[0] * g[1] * g[2];
+  auto body = [&](const tbb::blocked_range<int64_t>& r) {
+    for (int64_t p = r.begin(); p != r.end(); ++p) {
+      std::array<int64_t, 3> pid{p % g[0], (p / g[0]) % g[1], p / (g[0] * g[1])};
+      Interp in(m, buffers, plans, pid, g);
+      in.call(kernel, vals);
+    }
+  };
+  if (opt.threads > 0) {
+    tbb::task_arena arena(opt.threads);
+    arena.execute([&] { tbb::parallel_for(tbb::blocked_range<int64_t>(0, total, 1), body); });
+  } else {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, total, 1), body);
+  }
+}
+
+}  // namespace tawa::exec

@@ -1,4 +1,4 @@
-// Scalar numerics with the GPU's semantics, shared by the executor, the .npy reader and the tests.
+// Scalar numerics with the GPU's semantics, shared by the executor, constant folding and the tests.
 // Floats are carried as double (every f8/f16/bf16/f32 value is exact in double) and rounded to their
 // format after each operation: round to nearest even; f16/bf16/f32 overflow to infinity; fp8
 // (e4m3fn, e5m2) conversions saturate to the largest finite value, as PTX's cvt.rn.satfinite does.
@@ -9,26 +9,26 @@
 
 #include "ir/Types.h"
 
-namespace tawa::exec {
+namespace tawa::ir {
 
 // Rounds x to the nearest value of float format s (s must be a float scalar).
-double roundFloat(ir::Scalar s, double x);
+double roundFloat(Scalar s, double x);
 // Rounds to TF32 (10-bit mantissa), as the tensor cores read f32 operands in tf32 mode.
 double roundTf32(double x);
 // Wraps x to the signed range of integer type s (i1 gives 0 or 1).
-int64_t wrapInt(ir::Scalar s, int64_t x);
+int64_t wrapInt(Scalar s, int64_t x);
 
 // Storage encodings: the bit pattern of a value in its format (low byteWidth(s) bytes used).
-uint64_t encodeFloat(ir::Scalar s, double x);  // x is rounded first
-double decodeFloat(ir::Scalar s, uint64_t bits);
+uint64_t encodeFloat(Scalar s, double x);  // x is rounded first
+double decodeFloat(Scalar s, uint64_t bits);
 
 // Float to integer conversion as cvt.rzi.sat: truncate toward zero, saturate, NaN gives 0.
-int64_t floatToInt(ir::Scalar s, double x);
+int64_t floatToInt(Scalar s, double x);
 
 // Reads or writes element i of a buffer stored in format s.
-double loadFloat(ir::Scalar s, const uint8_t* p);
-int64_t loadInt(ir::Scalar s, const uint8_t* p);
-void storeFloat(ir::Scalar s, uint8_t* p, double x);
-void storeInt(ir::Scalar s, uint8_t* p, int64_t x);
+double loadFloat(Scalar s, const uint8_t* p);
+int64_t loadInt(Scalar s, const uint8_t* p);
+void storeFloat(Scalar s, uint8_t* p, double x);
+void storeInt(Scalar s, uint8_t* p, int64_t x);
 
-}  // namespace tawa::exec
+}  // namespace tawa::ir

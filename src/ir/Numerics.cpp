@@ -1,12 +1,11 @@
-#include "backends/exec/Numerics.h"
+#include "ir/Numerics.h"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-namespace tawa::exec {
+namespace tawa::ir {
 
-using ir::Scalar;
 
 namespace {
 
@@ -75,7 +74,7 @@ int64_t wrapInt(Scalar s, int64_t x) {
 int64_t floatToInt(Scalar s, double x) {
   if (std::isnan(x)) return 0;
   if (s == Scalar::I1) return x != 0;
-  int bits = ir::bitWidth(s);
+  int bits = bitWidth(s);
   double hi = std::ldexp(1.0, bits - 1) - 1, lo = -std::ldexp(1.0, bits - 1);
   double t = std::trunc(x);
   if (t >= hi) return bits == 64 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(hi);
@@ -150,13 +149,13 @@ double decodeFloat(Scalar s, uint64_t bits) {
 
 double loadFloat(Scalar s, const uint8_t* p) {
   uint64_t b = 0;
-  std::memcpy(&b, p, static_cast<size_t>(ir::byteWidth(s)));
+  std::memcpy(&b, p, static_cast<size_t>(byteWidth(s)));
   return decodeFloat(s, b);
 }
 
 void storeFloat(Scalar s, uint8_t* p, double x) {
   uint64_t b = encodeFloat(s, x);
-  std::memcpy(p, &b, static_cast<size_t>(ir::byteWidth(s)));
+  std::memcpy(p, &b, static_cast<size_t>(byteWidth(s)));
 }
 
 int64_t loadInt(Scalar s, const uint8_t* p) {
@@ -171,7 +170,7 @@ int64_t loadInt(Scalar s, const uint8_t* p) {
 
 void storeInt(Scalar s, uint8_t* p, int64_t x) {
   x = wrapInt(s, x);
-  std::memcpy(p, &x, static_cast<size_t>(ir::byteWidth(s)));  // little-endian: low bytes first
+  std::memcpy(p, &x, static_cast<size_t>(byteWidth(s)));  // little-endian: low bytes first
 }
 
-}  // namespace tawa::exec
+}  // namespace tawa::ir

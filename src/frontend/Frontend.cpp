@@ -1,0 +1,46 @@
+#include "frontend/Frontend.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "frontend/Lower.h"
+#include "frontend/PyParser.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+
+namespace tawa::frontend {
+
+namespace {
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw UserError(Location::at(std::make_shared<const std::string>(path), 0, 0), "cannot open the Python file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::unique_ptr<ir::Module> compileTriton(const std::string& path, const std::string& kernel, const driver::Spec& spec) {
+  auto file = scanSource(path, readFile(path));
+  auto m = lowerKernel(*file, kernel, spec);
+  try {
+    ir::verify(*m);
+  } catch (const UserError& e) {
+    // The lowering must never produce invalid IR: this is a bug in the front end, not the kernel's.
+    throw InternalError("internal error: the Triton front end produced invalid IR at " + e.loc.str() + ": " +
+                        e.what() + "\n" + ir::print(*m));
+  }
+  return m;
+}
+
+std::vector<std::string> listKernels(const std::string& path) {
+  auto file = scanSource(path, readFile(path));
+  std::vector<std::string> names;
+  for (auto& j : file->jit) names.push_back(j.name);
+  return names;
+}
+
+}  // namespace tawa::frontend

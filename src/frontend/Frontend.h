@@ -1,0 +1,26 @@
+// The Triton front end: reads an ordinary .py file, finds its @triton.jit functions and lowers one
+// kernel, specialized by a launch spec (constexpr values, argument dtypes), to tile IR. No Python
+// runs. Anything outside the supported subset is a UserError at the .py file's line:col naming the
+// construct, with a hint where one is known.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "driver/Spec.h"
+#include "ir/IR.h"
+
+namespace tawa::frontend {
+
+// Compiles `kernel` from the Python file at `path`. The result holds one function named `kernel`
+// (callees are inlined or emitted as further functions) whose parameters are the kernel's
+// non-constexpr parameters, in order, typed by the spec (`*fp16` -> ptr<f16>, `i32` -> i32, ...),
+// each named (nameHint) as in the Python source. Constexpr parameters are bound from the spec's
+// constexpr entries (or their Python defaults). Launch options in the spec (num_warps, num_stages)
+// are recorded as function attributes. Every op carries its .py file:line:col.
+std::unique_ptr<ir::Module> compileTriton(const std::string& path, const std::string& kernel, const driver::Spec& spec);
+
+// The names of all @triton.jit functions in the file (for --kernel defaults and error hints).
+std::vector<std::string> listKernels(const std::string& path);
+
+}  // namespace tawa::frontend

@@ -1,0 +1,803 @@
+#include "frontend/PyParser.h"
+
+#include <functional>
+
+namespace tawa::frontend {
+
+namespace {
+
+// ---- scanning the file
+
+// The dotted name at tokens[i] (`a.b.c`); advances i past it. Empty if tokens[i] is not a name.
+std::string dottedName(const std::vector<Token>& t, size_t& i) {
+  std::string s;
+  if (t[i].kind != Tok::Name) return s;
+  s = t[i++].text;
+  while (t[i].isOp(".") && t[i + 1].kind == Tok::Name) {
+    s += "." + t[i + 1].text;
+    i += 2;
+  }
+  return s;
+}
+
+std::string resolve(const std::map<std::string, std::string>& aliases, const std::string& dotted) {
+  auto dot = dotted.find('.');
+  std::string head = dotted.substr(0, dot);
+  auto it = aliases.find(head);
+  if (it == aliases.end()) return dotted;
+  return it->second + (dot == std::string::npos ? "" : dotted.substr(dot));
+}
+
+void skipToNewline(const std::vector<Token>& t, size_t& i) {
+  while (t[i].kind != Tok::Newline && t[i].kind != Tok::EndOfFile) ++i;
+}
+
+// Records `import triton...`, `from triton... import ...` statements starting at t[i].
+void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std::string>& aliases) {
+  if (t[i].isName("import")) {
+    ++i;
+    while (true) {
+      std::string mod = dottedName(t, i);
+      if (mod.empty()) return;
+      if (t[i].isName("as") && t[i + 1].kind == Tok::Name) {
+        aliases[t[i + 1].text] = mod;
+        i += 2;
+      } else {
+        std::string head = mod.substr(0, mod.find('.'));
+        aliases[head] = head;
+      }
+      if (!t[i].isOp(",")) return;
+      ++i;
+    }
+  }
+  if (t[i].isName("from")) {
+    ++i;
+    std::string mod = dottedName(t, i);
+    if (mod.empty() || !t[i].isName("import")) return;
+    ++i;
+    bool paren = t[i].isOp("(");
+    if (paren) ++i;
+    while (t[i].kind == Tok::Name) {
+      std::string name = t[i++].text;
+      std::string local = name;
+      if (t[i].isName("as") && t[i + 1].kind == Tok::Name) {
+        local = t[i + 1].text;
+        i += 2;
+      }
+      aliases[local] = mod + "." + name;
+      if (!t[i].isOp(",")) break;
+      ++i;
+    }
+  }
+}
+
+// ---- the parser of the jit subset
+
+class Parser {
+ public:
+  Parser(const std::vector<Token>& t, size_t at, std::shared_ptr<const std::string> path)
+      : t_(t), i_(at), path_(std::move(path)) {}
+
+  std::unique_ptr<FunctionDef> function() {
+    auto f = std::make_unique<FunctionDef>();
+    const Token& def = expectName("def");
+    f->pos = posOf(def);
+    const Token& name = peek();
+    if (name.kind != Tok::Name || isKeyword(name.text)) fail(name, "expected the function's name after 'def'");
+    f->name = name.text;
+    ++i_;
+    expectOp("(");
+    while (!peek().isOp(")")) {
+      const Token& p = peek();
+      if (p.isOp("*") || p.isOp("**") || p.isOp("/"))
+        fail(p, std::string("'") + p.text + "' parameters: not supported yet", "spell every parameter out by name");
+      if (p.kind != Tok::Name || isKeyword(p.text)) fail(p, "expected a parameter name");
+      Param param;
+      param.name = p.text;
+      param.pos = posOf(p);
+      ++i_;
+      if (acceptOp(":")) {
+        param.annotation = test();
+        param.isConstexpr = isConstexprAnnotation(*param.annotation);
+      }
+      if (acceptOp("=")) param.defaultValue = test();
+      for (auto& q : f->params)
+        if (q.name == param.name) fail(p, "duplicate parameter '" + param.name + "'");
+      f->params.push_back(std::move(param));
+      if (!acceptOp(",")) break;
+    }
+    expectOp(")");
+    if (acceptOp("->")) test();
+    expectOp(":");
+    f->body = suite();
+    // Skip a docstring.
+    if (!f->body.empty() && f->body.front()->kind == Stmt::Kind::Expr && f->body.front()->value->kind == Expr::Kind::Str)
+      f->body.erase(f->body.begin());
+    numberReads(*f);
+    return f;
+  }
+
+  ExprP exprOnly() {
+    ExprP e = testList();
+    return e;
+  }
+  size_t pos() const { return i_; }
+
+ private:
+  // -- token helpers
+  const Token& peek(size_t k = 0) const { return t_[std::min(i_ + k, t_.size() - 1)]; }
+  Pos posOf(const Token& t) const { return Pos{t.line, t.col}; }
+  Location loc(const Token& t) const { return Location::at(path_, t.line, t.col); }
+  [[noreturn]] void fail(const Token& t, const std::string& msg, const std::string& hint = {}) const {
+    if (t.kind == Tok::Error) throw UserError(loc(t), t.text, hint);
+    throw UserError(loc(t), msg, hint);
+  }
+  std::string describe(const Token& t) const {
+    switch (t.kind) {
+      case Tok::Newline: return "end of line";
+      case Tok::Indent: return "an indented block";
+      case Tok::Dedent: return "the end of the block";
+      case Tok::EndOfFile: return "end of file";
+      case Tok::String: return "a string";
+      case Tok::Int:
+      case Tok::Float: return "'" + t.text + "'";
+      default: return "'" + t.text + "'";
+    }
+  }
+  bool acceptOp(std::string_view op) {
+    if (peek().isOp(op)) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  bool acceptName(std::string_view n) {
+    if (peek().isName(n)) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  const Token& expectOp(std::string_view op) {
+    if (!peek().isOp(op)) fail(peek(), "expected '" + std::string(op) + "' but found " + describe(peek()));
+    return t_[i_++];
+  }
+  const Token& expectName(std::string_view n) {
+    if (!peek().isName(n)) fail(peek(), "expected '" + std::string(n) + "' but found " + describe(peek()));
+    return t_[i_++];
+  }
+  void expectNewline() {
+    if (peek().kind == Tok::EndOfFile || peek().kind == Tok::Dedent) return;
+    if (peek().kind != Tok::Newline) fail(peek(), "expected end of line but found " + describe(peek()));
+    ++i_;
+  }
+
+  static bool isConstexprAnnotation(const Expr& e) {
+    if (e.kind == Expr::Kind::Attribute) return e.name == "constexpr";
+    if (e.kind == Expr::Kind::Name) return e.name == "constexpr";
+    if (e.kind == Expr::Kind::Str) return e.sval == "tl.constexpr" || e.sval == "constexpr";
+    return false;
+  }
+
+  // -- statements
+  Body suite() {
+    Body b;
+    if (peek().kind != Tok::Newline) {  // `if x: y = 1` on one line
+      simpleStatements(b);
+      return b;
+    }
+    ++i_;
+    if (peek().kind != Tok::Indent) fail(peek(), "expected an indented block");
+    ++i_;
+    while (peek().kind != Tok::Dedent && peek().kind != Tok::EndOfFile) statement(b);
+    if (peek().kind == Tok::Dedent) ++i_;
+    return b;
+  }
+
+  void statement(Body& b) {
+    const Token& t = peek();
+    if (t.kind == Tok::Error) fail(t, t.text);
+    if (t.kind == Tok::Indent) fail(t, "unexpected indent");
+    if (t.kind == Tok::Name) {
+      if (t.text == "if") {
+        b.push_back(ifStatement());
+        return;
+      }
+      if (t.text == "for") {
+        ++i_;
+        auto s = std::make_unique<Stmt>(Stmt::Kind::For, posOf(t));
+        s->targets.push_back(targetList());
+        expectName("in");
+        s->value = testList();
+        expectOp(":");
+        s->body = suite();
+        if (peek().isName("else")) fail(peek(), "'for ... else': not supported yet");
+        b.push_back(std::move(s));
+        return;
+      }
+      if (t.text == "while") {
+        ++i_;
+        auto s = std::make_unique<Stmt>(Stmt::Kind::While, posOf(t));
+        s->test = test();
+        expectOp(":");
+        s->body = suite();
+        if (peek().isName("else")) fail(peek(), "'while ... else': not supported yet");
+        b.push_back(std::move(s));
+        return;
+      }
+      static const char* unsupported[] = {"def", "class", "with", "try", "async", "lambda", "global", "nonlocal",
+                                          "del", "import", "from", "raise", "yield", "assert", "break", "continue",
+                                          "await", "except", "finally"};
+      for (const char* u : unsupported)
+        if (t.text == u) {
+          std::string hint;
+          if (t.text == "def") hint = "define the helper at module level with @triton.jit and call it";
+          if (t.text == "assert") hint = "use tl.static_assert for compile-time checks";
+          if (t.text == "break" || t.text == "continue") hint = "use a while loop with a condition, as Triton requires";
+          fail(t, std::string("'") + u + "' statement inside a jit function: not supported yet", hint);
+        }
+      if (t.text == "elif" || t.text == "else") fail(t, "'" + t.text + "' without a matching 'if'");
+    }
+    if (t.isOp("@")) fail(t, "decorators inside a jit function: not supported yet");
+    simpleStatements(b);
+  }
+
+  StmtP ifStatement() {
+    const Token& t = t_[i_++];  // if / elif
+    auto s = std::make_unique<Stmt>(Stmt::Kind::If, posOf(t));
+    s->test = test();
+    expectOp(":");
+    s->body = suite();
+    if (peek().isName("elif")) {
+      s->orelse.push_back(ifStatement());
+    } else if (peek().isName("else")) {
+      ++i_;
+      expectOp(":");
+      s->orelse = suite();
+    }
+    return s;
+  }
+
+  void simpleStatements(Body& b) {
+    while (true) {
+      b.push_back(simpleStatement());
+      if (!acceptOp(";")) break;
+      if (peek().kind == Tok::Newline) break;
+    }
+    expectNewline();
+  }
+
+  StmtP simpleStatement() {
+    const Token& t = peek();
+    if (t.isName("pass")) {
+      ++i_;
+      return std::make_unique<Stmt>(Stmt::Kind::Pass, posOf(t));
+    }
+    if (t.isName("return")) {
+      ++i_;
+      auto s = std::make_unique<Stmt>(Stmt::Kind::Return, posOf(t));
+      if (peek().kind != Tok::Newline && !peek().isOp(";") && peek().kind != Tok::Dedent &&
+          peek().kind != Tok::EndOfFile)
+        s->value = testList();
+      return s;
+    }
+    static const char* unsupported[] = {"global", "nonlocal", "del", "import", "from", "raise", "yield",
+                                        "assert", "break", "continue", "def", "class", "with", "try"};
+    if (t.kind == Tok::Name)
+      for (const char* u : unsupported)
+        if (t.text == u) fail(t, std::string("'") + u + "' statement inside a jit function: not supported yet");
+    ExprP first = testList(true);
+    if (peek().isOp(":")) {  // annotated assignment
+      ++i_;
+      auto s = std::make_unique<Stmt>(Stmt::Kind::AnnAssign, first->pos);
+      checkTarget(*first);
+      if (first->kind != Expr::Kind::Name) fail(t, "annotated assignment needs a plain name as its target");
+      s->targets.push_back(std::move(first));
+      s->annotation = test();
+      if (acceptOp("=")) s->value = testList();
+      return s;
+    }
+    static const char* aug[] = {"+=", "-=", "*=", "/=", "//=", "%=", "**=", "&=", "|=", "^=", "<<=", ">>=", "@="};
+    for (const char* a : aug)
+      if (peek().isOp(a)) {
+        const Token& opTok = t_[i_++];
+        auto s = std::make_unique<Stmt>(Stmt::Kind::AugAssign, posOf(opTok));
+        checkTarget(*first);
+        if (first->kind != Expr::Kind::Name) fail(t, "augmented assignment needs a plain name as its target");
+        s->op = std::string(a).substr(0, std::string(a).size() - 1);
+        s->targets.push_back(std::move(first));
+        s->value = testList();
+        return s;
+      }
+    if (peek().isOp("=")) {
+      auto s = std::make_unique<Stmt>(Stmt::Kind::Assign, first->pos);
+      std::vector<ExprP> chain;
+      chain.push_back(std::move(first));
+      while (acceptOp("=")) chain.push_back(testList(true));
+      s->value = std::move(chain.back());
+      chain.pop_back();
+      for (auto& c : chain) checkTarget(*c);
+      s->targets = std::move(chain);
+      return s;
+    }
+    auto s = std::make_unique<Stmt>(Stmt::Kind::Expr, first->pos);
+    s->value = std::move(first);
+    return s;
+  }
+
+  void checkTarget(const Expr& e) {
+    switch (e.kind) {
+      case Expr::Kind::Name: return;
+      case Expr::Kind::Tuple:
+      case Expr::Kind::List:
+        for (auto& k : e.kids) checkTarget(*k);
+        return;
+      case Expr::Kind::Subscript:
+        throw UserError(Location::at(path_, e.pos.line, e.pos.col),
+                        "assignment to a subscript: not supported yet (tiles are immutable values)",
+                        "build the new tile with tl.where or arithmetic");
+      case Expr::Kind::Attribute:
+        throw UserError(Location::at(path_, e.pos.line, e.pos.col), "assignment to an attribute: not supported yet");
+      default:
+        throw UserError(Location::at(path_, e.pos.line, e.pos.col), "cannot assign to this expression");
+    }
+  }
+
+  ExprP targetList() {
+    // A for-loop target: names separated by commas, possibly parenthesized.
+    ExprP first = orExpr();
+    if (!peek().isOp(",")) {
+      checkTarget(*first);
+      return first;
+    }
+    auto tup = std::make_unique<Expr>(Expr::Kind::Tuple, first->pos);
+    tup->kids.push_back(std::move(first));
+    while (acceptOp(",")) {
+      if (peek().isName("in")) break;
+      tup->kids.push_back(orExpr());
+    }
+    checkTarget(*tup);
+    return tup;
+  }
+
+  // -- expressions
+  // testlist: test (',' test)* [','] -- a bare tuple when there is a comma.
+  ExprP testList(bool allowStar = false) {
+    ExprP first = test();
+    if (!peek().isOp(",")) return first;
+    auto tup = std::make_unique<Expr>(Expr::Kind::Tuple, first->pos);
+    tup->kids.push_back(std::move(first));
+    while (acceptOp(",")) {
+      const Token& n = peek();
+      if (n.kind == Tok::Newline || n.isOp("=") || n.isOp(")") || n.isOp(";") || n.isOp(":") ||
+          n.kind == Tok::EndOfFile || n.kind == Tok::Dedent)
+        break;
+      tup->kids.push_back(test());
+    }
+    return tup;
+  }
+
+  ExprP test() {
+    const Token& t = peek();
+    if (t.isName("lambda")) fail(t, "'lambda' inside a jit function: not supported yet", "define a @triton.jit helper instead");
+    if (t.isName("yield") || t.isName("await")) fail(t, "'" + t.text + "' expression: not supported yet");
+    ExprP e = orTest();
+    if (peek().isName("if")) {
+      const Token& ifTok = t_[i_++];
+      auto x = std::make_unique<Expr>(Expr::Kind::IfExp, posOf(ifTok));
+      ExprP cond = orTest();
+      expectName("else");
+      ExprP other = test();
+      x->kids.push_back(std::move(cond));
+      x->kids.push_back(std::move(e));
+      x->kids.push_back(std::move(other));
+      return x;
+    }
+    if (peek().isOp(":=")) fail(peek(), "assignment expression ':=': not supported yet");
+    return e;
+  }
+
+  ExprP boolChain(const char* op, ExprP (Parser::*sub)()) {
+    ExprP e = (this->*sub)();
+    if (!peek().isName(op)) return e;
+    auto b = std::make_unique<Expr>(Expr::Kind::BoolOp, posOf(peek()));
+    b->name = op;
+    b->kids.push_back(std::move(e));
+    while (acceptName(op)) b->kids.push_back((this->*sub)());
+    return b;
+  }
+  ExprP orTest() { return boolChain("or", &Parser::andTest); }
+  ExprP andTest() { return boolChain("and", &Parser::notTest); }
+  ExprP notTest() {
+    if (peek().isName("not")) {
+      const Token& t = t_[i_++];
+      auto u = std::make_unique<Expr>(Expr::Kind::UnaryOp, posOf(t));
+      u->name = "not";
+      u->kids.push_back(notTest());
+      return u;
+    }
+    return comparison();
+  }
+  ExprP comparison() {
+    ExprP e = orExpr();
+    std::unique_ptr<Expr> c;
+    while (true) {
+      const Token& t = peek();
+      std::string op;
+      if (t.kind == Tok::Op && (t.text == "<" || t.text == ">" || t.text == "==" || t.text == ">=" ||
+                                t.text == "<=" || t.text == "!=")) {
+        op = t.text;
+        ++i_;
+      } else if (t.isName("in")) {
+        op = "in";
+        ++i_;
+      } else if (t.isName("not") && peek(1).isName("in")) {
+        op = "not in";
+        i_ += 2;
+      } else if (t.isName("is")) {
+        ++i_;
+        op = acceptName("not") ? "is not" : "is";
+      } else {
+        break;
+      }
+      if (!c) {
+        c = std::make_unique<Expr>(Expr::Kind::Compare, posOf(t));
+        c->kids.push_back(std::move(e));
+      }
+      c->ops.push_back(op);
+      c->kids.push_back(orExpr());
+    }
+    return c ? std::move(c) : std::move(e);
+  }
+
+  ExprP binary(std::initializer_list<const char*> ops, ExprP (Parser::*sub)()) {
+    ExprP e = (this->*sub)();
+    while (true) {
+      const Token& t = peek();
+      const char* hit = nullptr;
+      if (t.kind == Tok::Op)
+        for (const char* o : ops)
+          if (t.text == o) hit = o;
+      if (!hit) return e;
+      ++i_;
+      auto b = std::make_unique<Expr>(Expr::Kind::BinOp, posOf(t));
+      b->name = hit;
+      b->kids.push_back(std::move(e));
+      b->kids.push_back((this->*sub)());
+      e = std::move(b);
+    }
+  }
+  ExprP orExpr() { return binary({"|"}, &Parser::xorExpr); }
+  ExprP xorExpr() { return binary({"^"}, &Parser::andExpr); }
+  ExprP andExpr() { return binary({"&"}, &Parser::shiftExpr); }
+  ExprP shiftExpr() { return binary({"<<", ">>"}, &Parser::arithExpr); }
+  ExprP arithExpr() { return binary({"+", "-"}, &Parser::term); }
+  ExprP term() { return binary({"*", "/", "//", "%", "@"}, &Parser::factor); }
+  ExprP factor() {
+    const Token& t = peek();
+    if (t.isOp("-") || t.isOp("+") || t.isOp("~")) {
+      ++i_;
+      auto u = std::make_unique<Expr>(Expr::Kind::UnaryOp, posOf(t));
+      u->name = t.text;
+      u->kids.push_back(factor());
+      return u;
+    }
+    return power();
+  }
+  ExprP power() {
+    ExprP e = primary();
+    if (peek().isOp("**")) {
+      const Token& t = t_[i_++];
+      auto b = std::make_unique<Expr>(Expr::Kind::BinOp, posOf(t));
+      b->name = "**";
+      b->kids.push_back(std::move(e));
+      b->kids.push_back(factor());
+      return b;
+    }
+    return e;
+  }
+
+  ExprP primary() {
+    ExprP e = atom();
+    while (true) {
+      const Token& t = peek();
+      if (t.isOp(".")) {
+        ++i_;
+        const Token& n = peek();
+        if (n.kind != Tok::Name) fail(n, "expected an attribute name after '.'");
+        ++i_;
+        auto a = std::make_unique<Expr>(Expr::Kind::Attribute, posOf(n));
+        a->pos = e->pos;
+        a->name = n.text;
+        a->kids.push_back(std::move(e));
+        e = std::move(a);
+      } else if (t.isOp("(")) {
+        ++i_;
+        auto c = std::make_unique<Expr>(Expr::Kind::Call, e->pos);
+        c->kids.push_back(std::move(e));
+        while (!peek().isOp(")")) {
+          const Token& a = peek();
+          if (a.isOp("*") || a.isOp("**"))
+            fail(a, std::string("'") + a.text + "' unpacking in a call: not supported yet");
+          if (a.kind == Tok::Name && peek(1).isOp("=") && !isKeyword(a.text)) {
+            i_ += 2;
+            for (auto& kw : c->keywords)
+              if (kw.first == a.text) fail(a, "keyword argument '" + a.text + "' repeated");
+            c->keywords.emplace_back(a.text, test());
+          } else {
+            if (!c->keywords.empty()) fail(a, "positional argument after keyword arguments");
+            c->kids.push_back(test());
+            if (peek().isName("for")) fail(peek(), "generator expressions: not supported yet");
+          }
+          if (!acceptOp(",")) break;
+        }
+        expectOp(")");
+        e = std::move(c);
+      } else if (t.isOp("[")) {
+        ++i_;
+        auto s = std::make_unique<Expr>(Expr::Kind::Subscript, e->pos);
+        s->kids.push_back(std::move(e));
+        while (!peek().isOp("]")) {
+          s->kids.push_back(subscriptItem());
+          if (!acceptOp(",")) break;
+        }
+        if (s->kids.size() == 1) fail(peek(), "empty subscript");
+        expectOp("]");
+        e = std::move(s);
+      } else {
+        return e;
+      }
+    }
+  }
+
+  ExprP subscriptItem() {
+    const Token& t = peek();
+    ExprP lo;
+    if (!t.isOp(":")) {
+      lo = test();
+      if (!peek().isOp(":")) return lo;
+    }
+    auto sl = std::make_unique<Expr>(Expr::Kind::Slice, posOf(t));
+    expectOp(":");
+    ExprP hi, step;
+    if (!peek().isOp(":") && !peek().isOp(",") && !peek().isOp("]")) hi = test();
+    if (acceptOp(":"))
+      if (!peek().isOp(",") && !peek().isOp("]")) step = test();
+    sl->kids.push_back(std::move(lo));
+    sl->kids.push_back(std::move(hi));
+    sl->kids.push_back(std::move(step));
+    return sl;
+  }
+
+  ExprP atom() {
+    const Token& t = peek();
+    Pos p = posOf(t);
+    switch (t.kind) {
+      case Tok::Error: fail(t, t.text);
+      case Tok::Int: {
+        ++i_;
+        auto e = std::make_unique<Expr>(Expr::Kind::Int, p);
+        e->ival = t.ival;
+        return e;
+      }
+      case Tok::Float: {
+        ++i_;
+        auto e = std::make_unique<Expr>(Expr::Kind::Float, p);
+        e->fval = t.fval;
+        return e;
+      }
+      case Tok::String: {
+        auto e = std::make_unique<Expr>(Expr::Kind::Str, p);
+        while (peek().kind == Tok::String) {
+          const Token& s = t_[i_++];
+          if (s.fstring) fail(s, "f-strings inside a jit function: not supported yet", "use a plain string");
+          if (s.bytes) fail(s, "bytes literals inside a jit function: not supported yet");
+          e->sval += s.text;
+        }
+        return e;
+      }
+      case Tok::Name: {
+        if (t.text == "True" || t.text == "False") {
+          ++i_;
+          auto e = std::make_unique<Expr>(Expr::Kind::Bool, p);
+          e->ival = t.text == "True";
+          return e;
+        }
+        if (t.text == "None") {
+          ++i_;
+          return std::make_unique<Expr>(Expr::Kind::None, p);
+        }
+        if (t.text == "lambda") fail(t, "'lambda' inside a jit function: not supported yet", "define a @triton.jit helper instead");
+        if (isKeyword(t.text)) fail(t, "unexpected keyword '" + t.text + "'");
+        ++i_;
+        auto e = std::make_unique<Expr>(Expr::Kind::Name, p);
+        e->name = t.text;
+        return e;
+      }
+      case Tok::Op: {
+        if (t.text == "(") {
+          ++i_;
+          if (acceptOp(")")) return std::make_unique<Expr>(Expr::Kind::Tuple, p);
+          ExprP first = test();
+          if (peek().isName("for")) fail(peek(), "generator expressions inside a jit function: not supported yet");
+          if (acceptOp(")")) return first;  // parenthesized expression
+          auto tup = std::make_unique<Expr>(Expr::Kind::Tuple, p);
+          tup->kids.push_back(std::move(first));
+          while (acceptOp(",")) {
+            if (peek().isOp(")")) break;
+            tup->kids.push_back(test());
+          }
+          expectOp(")");
+          return tup;
+        }
+        if (t.text == "[") {
+          ++i_;
+          auto l = std::make_unique<Expr>(Expr::Kind::List, p);
+          while (!peek().isOp("]")) {
+            l->kids.push_back(test());
+            if (peek().isName("for"))
+              fail(peek(), "list comprehensions inside a jit function: not supported yet",
+                   "write the list out or use tl.static_range");
+            if (!acceptOp(",")) break;
+          }
+          expectOp("]");
+          return l;
+        }
+        if (t.text == "{") fail(t, "dict and set literals inside a jit function: not supported yet");
+        if (t.text == "...") fail(t, "'...' (Ellipsis): not supported yet");
+        if (t.text == "*") fail(t, "starred expressions: not supported yet");
+        fail(t, "expected an expression but found '" + t.text + "'");
+      }
+      case Tok::Newline:
+      case Tok::Indent:
+      case Tok::Dedent:
+      case Tok::EndOfFile: fail(t, "expected an expression but found " + describe(t));
+    }
+    fail(t, "expected an expression");
+  }
+
+  // -- liveness numbering
+  void numberReads(FunctionDef& f) {
+    int n = 0;
+    std::function<void(Expr*)> ex = [&](Expr* e) {
+      if (!e) return;
+      if (e->kind == Expr::Kind::Name) {
+        e->readIndex = n;
+        f.reads[e->name].push_back(n++);
+      }
+      for (auto& k : e->kids) ex(k.get());
+      for (auto& kw : e->keywords) ex(kw.second.get());
+    };
+    std::function<void(Body&)> body;
+    std::function<void(Stmt&)> st = [&](Stmt& s) {
+      s.readBegin = n;
+      ex(s.test.get());
+      ex(s.value.get());
+      if (s.kind == Stmt::Kind::AugAssign) ex(s.targets[0].get());
+      body(s.body);
+      body(s.orelse);
+      s.readEnd = n;
+    };
+    body = [&](Body& b) {
+      for (auto& s : b) st(*s);
+    };
+    body(f.body);
+    f.numReads = n;
+  }
+
+  const std::vector<Token>& t_;
+  size_t i_;
+  std::shared_ptr<const std::string> path_;
+};
+
+bool isJitDecorator(const std::map<std::string, std::string>& aliases, const std::vector<Token>& t, size_t i) {
+  std::string d = dottedName(t, i);
+  if (d.empty()) return false;
+  std::string r = resolve(aliases, d);
+  return r == "triton.jit" || r == "triton.runtime.jit" || r == "triton.runtime.jit.jit" ||
+         r == "triton.runtime.jit.JITFunction";
+}
+
+}  // namespace
+
+const SourceFile::Jit* SourceFile::find(const std::string& name) const {
+  for (auto& j : jit)
+    if (j.name == name) return &j;
+  return nullptr;
+}
+
+std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::string& text) {
+  auto f = std::make_unique<SourceFile>();
+  f->path = std::make_shared<const std::string>(path);
+  f->tokens = tokenize(text);
+  const auto& t = f->tokens;
+  f->aliases["triton"] = "triton";
+  f->aliases["tl"] = "triton.language";
+  // First pass: imports anywhere at a statement start; second: decorated defs and globals.
+  auto atStatementStart = [&](size_t i) {
+    return i == 0 || t[i - 1].kind == Tok::Newline || t[i - 1].kind == Tok::Indent || t[i - 1].kind == Tok::Dedent;
+  };
+  int depth = 0;  // indentation depth, to tell module-level statements apart
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i].kind == Tok::Indent) ++depth;
+    if (t[i].kind == Tok::Dedent) --depth;
+    if (atStatementStart(i) && (t[i].isName("import") || t[i].isName("from"))) scanImport(t, i, f->aliases);
+  }
+  depth = 0;
+  std::vector<size_t> decorators;
+  for (size_t i = 0; i < t.size() && t[i].kind != Tok::EndOfFile; ++i) {
+    if (t[i].kind == Tok::Indent) ++depth;
+    if (t[i].kind == Tok::Dedent) --depth;
+    if (!atStatementStart(i) || t[i].kind == Tok::Indent || t[i].kind == Tok::Dedent) continue;
+    if (t[i].isOp("@")) {
+      decorators.push_back(i + 1);
+      skipToNewline(t, i);
+      continue;
+    }
+    if (t[i].isName("def") && t[i + 1].kind == Tok::Name) {
+      bool jit = false;
+      for (size_t d : decorators) jit = jit || isJitDecorator(f->aliases, t, d);
+      if (jit && !f->find(t[i + 1].text)) {
+        SourceFile::Jit j;
+        j.name = t[i + 1].text;
+        j.defToken = i;
+        j.pos = Pos{t[i].line, t[i].col};
+        f->jit.push_back(std::move(j));
+      }
+    }
+    if (depth == 0 && t[i].kind == Tok::Name && !isKeyword(t[i].text)) {
+      // NAME = tl.constexpr(...)  or  NAME: tl.constexpr = ...
+      size_t k = i + 1;
+      bool isGlobal = false;
+      if (t[k].isOp("=")) {
+        size_t m = k + 1;
+        std::string callee = dottedName(t, m);
+        isGlobal = !callee.empty() && t[m].isOp("(") && resolve(f->aliases, callee) == "triton.language.constexpr";
+      } else if (t[k].isOp(":")) {
+        size_t m = k + 1;
+        std::string ann = dottedName(t, m);
+        isGlobal = !ann.empty() && resolve(f->aliases, ann) == "triton.language.constexpr" && t[m].isOp("=");
+      }
+      if (isGlobal) f->globals[t[i].text] = i;
+    }
+    decorators.clear();
+  }
+  return f;
+}
+
+const FunctionDef* parseFunction(SourceFile& file, const std::string& name) {
+  for (auto& j : file.jit)
+    if (j.name == name) {
+      if (!j.def) j.def = Parser(file.tokens, j.defToken, file.path).function();
+      return j.def.get();
+    }
+  return nullptr;
+}
+
+ExprP parseGlobalValue(const SourceFile& file, size_t at) {
+  const auto& t = file.tokens;
+  size_t i = at + 1;
+  if (t[i].isOp(":")) {
+    ++i;
+    dottedName(t, i);
+  }
+  ++i;  // '='
+  try {
+    Parser p(t, i, file.path);
+    ExprP e = p.exprOnly();
+    size_t end = p.pos();
+    if (t[end].kind != Tok::Newline && t[end].kind != Tok::EndOfFile) return nullptr;
+    return e;
+  } catch (const UserError&) {
+    return nullptr;
+  }
+}
+
+std::unique_ptr<FunctionDef> parseFunctionText(const std::string& path, const std::string& text) {
+  auto toks = tokenize(text);
+  for (size_t i = 0; i < toks.size(); ++i)
+    if (toks[i].isName("def")) return Parser(toks, i, std::make_shared<const std::string>(path)).function();
+  throw UserError(Location::at(std::make_shared<const std::string>(path), 1, 1), "no function definition found");
+}
+
+}  // namespace tawa::frontend

@@ -1,0 +1,55 @@
+// Reads a .py file: finds its @triton.jit functions and the import aliases of triton, and parses a
+// jit function's body (the Python subset of Ast.h) on demand.
+//
+// Requires: the file's text. Top-level code may be any Python at all: scanning it never fails.
+// Guarantees: scanSource finds every `def` (at any nesting) whose decorator list contains triton.jit
+// (spelled through any alias: `@triton.jit`, `@triton.jit(...)`, `@jit` after `from triton import
+// jit`), including under other decorators such as a multi-line `@triton.autotune(...)`.
+// parseFunction either returns the function's tree or throws a UserError at file:line:col naming
+// the construct that is outside the subset.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/Ast.h"
+#include "frontend/Lexer.h"
+#include "ir/Diagnostic.h"
+
+namespace tawa::frontend {
+
+struct SourceFile {
+  std::shared_ptr<const std::string> path;
+  std::vector<Token> tokens;
+  struct Jit {
+    std::string name;
+    size_t defToken = 0;  // index of the `def` token
+    Pos pos;
+    std::unique_ptr<FunctionDef> def;  // parsed on first use
+  };
+  std::vector<Jit> jit;
+  // Local names bound by imports of triton: "tl" -> "triton.language", "jit" -> "triton.jit".
+  std::map<std::string, std::string> aliases;
+  // Module-level `NAME = tl.constexpr(...)` / `NAME: tl.constexpr = ...`: name -> the statement's
+  // first token (parsed on first use).
+  std::map<std::string, size_t> globals;
+
+  Location loc(Pos p) const { return Location::at(path, p.line, p.col); }
+  const Jit* find(const std::string& name) const;
+};
+
+std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::string& text);
+
+// Parses (once) the jit function `name`; null if the file has no such jit function.
+const FunctionDef* parseFunction(SourceFile& file, const std::string& name);
+
+// Parses the expression of a module-level constexpr assignment starting at token `at`; null when it
+// is not of a form the subset reads.
+ExprP parseGlobalValue(const SourceFile& file, size_t at);
+
+// Parses a standalone statement list (for tests): the text is one function body at column 0.
+std::unique_ptr<FunctionDef> parseFunctionText(const std::string& path, const std::string& text);
+
+}  // namespace tawa::frontend

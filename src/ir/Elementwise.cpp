@@ -1,0 +1,116 @@
+#include "ir/Elementwise.h"
+
+#include <cmath>
+#include <limits>
+
+#include "ir/Numerics.h"
+
+namespace tawa::ir {
+
+namespace {
+int64_t wrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t wrapSub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+int64_t wrapMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+double nanOr(double a, double b, double r) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : r;
+}
+}  // namespace
+
+double evalFloatBinary(OpKind k, Scalar s, double a, double b) {
+  double r = 0;
+  switch (k) {
+    case OpKind::Add: r = a + b; break;
+    case OpKind::Sub: r = a - b; break;
+    case OpKind::Mul: r = a * b; break;
+    case OpKind::Div: r = a / b; break;
+    case OpKind::Rem: r = std::fmod(a, b); break;
+    case OpKind::Max: r = nanOr(a, b, std::max(a, b)); break;  // NaN-propagating, like tl.maximum
+    case OpKind::Min: r = nanOr(a, b, std::min(a, b)); break;
+    default: TAWA_ASSERT(false, "verified float binary op");
+  }
+  return roundFloat(s, r);
+}
+
+int64_t evalIntBinary(OpKind k, Scalar s, int64_t a, int64_t b) {
+  int bits = bitWidth(s);
+  int64_t r = 0;
+  switch (k) {
+    case OpKind::Add: r = wrapAdd(a, b); break;
+    case OpKind::Sub: r = wrapSub(a, b); break;
+    case OpKind::Mul: r = wrapMul(a, b); break;
+    case OpKind::Div:
+    case OpKind::FloorDiv:
+    case OpKind::Rem:
+      TAWA_ASSERT(b != 0, "caller rejects a zero divisor");
+      if (b == -1) {  // avoid INT64_MIN / -1; the result wraps as on the GPU
+        r = k == OpKind::Rem ? 0 : wrapSub(0, a);
+      } else if (k == OpKind::Rem) {
+        r = a % b;  // sign of the dividend, like C
+      } else {
+        r = a / b;  // truncation, like C and Triton's `//`
+        if (k == OpKind::FloorDiv && a % b != 0 && ((a < 0) != (b < 0))) --r;
+      }
+      break;
+    case OpKind::Max: r = std::max(a, b); break;
+    case OpKind::Min: r = std::min(a, b); break;
+    case OpKind::And: r = a & b; break;
+    case OpKind::Or: r = a | b; break;
+    case OpKind::Xor: r = a ^ b; break;
+    // Shift amounts of the width or more saturate, as PTX's shl/shr clamp them.
+    case OpKind::Shl: r = (b < 0 || b >= bits) ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) << b); break;
+    case OpKind::Shr: r = (b < 0 || b >= bits) ? (a < 0 ? -1 : 0) : a >> b; break;
+    default: TAWA_ASSERT(false, "verified integer binary op");
+  }
+  return wrapInt(s, r);
+}
+
+double evalFloatUnary(OpKind k, Scalar s, double a) {
+  double r = 0;
+  switch (k) {
+    case OpKind::Neg: r = -a; break;
+    case OpKind::Abs: r = std::fabs(a); break;
+    case OpKind::Exp: r = std::exp(a); break;
+    case OpKind::Exp2: r = std::exp2(a); break;
+    case OpKind::Log: r = std::log(a); break;
+    case OpKind::Log2: r = std::log2(a); break;
+    case OpKind::Sqrt: r = std::sqrt(a); break;
+    case OpKind::Rsqrt: r = 1.0 / std::sqrt(a); break;
+    default: TAWA_ASSERT(false, "verified float unary op");
+  }
+  return roundFloat(s, r);
+}
+
+int64_t evalIntUnary(OpKind k, Scalar s, int64_t a) {
+  switch (k) {
+    case OpKind::Neg: return wrapInt(s, wrapSub(0, a));
+    case OpKind::Abs: return wrapInt(s, a < 0 ? wrapSub(0, a) : a);
+    case OpKind::Not: return wrapInt(s, ~a);
+    default: TAWA_ASSERT(false, "verified integer unary op");
+  }
+  return 0;
+}
+
+template <class T>
+static bool cmpImpl(const std::string& p, T a, T b) {
+  if (p == "eq") return a == b;
+  if (p == "ne") return a != b;
+  if (p == "lt") return a < b;
+  if (p == "le") return a <= b;
+  if (p == "gt") return a > b;
+  return a >= b;
+}
+bool evalCmp(const std::string& pred, double a, double b) { return cmpImpl(pred, a, b); }
+bool evalCmp(const std::string& pred, int64_t a, int64_t b) { return cmpImpl(pred, a, b); }
+
+Elem evalCast(Scalar from, Scalar to, Elem v) {
+  bool sf = isFloat(from), df = isFloat(to);
+  Elem r;
+  if (to == Scalar::I1) r.i = sf ? v.f != 0 : v.i != 0;
+  else if (sf && df) r.f = roundFloat(to, v.f);
+  else if (sf) r.i = floatToInt(to, v.f);
+  else if (df) r.f = roundFloat(to, static_cast<double>(v.i));
+  else r.i = wrapInt(to, v.i);
+  return r;
+}
+
+}  // namespace tawa::ir

@@ -1,0 +1,31 @@
+// The per-element meaning of the elementwise ops: the executable definition that the CPU executor
+// applies to every element and that constant folding applies to constants, so the two never differ.
+// Float results are rounded to their format and integer results wrapped to their width (Numerics.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/IR.h"
+
+namespace tawa::ir {
+
+// Binary ops: Add, Sub, Mul, Div, FloorDiv, Rem, Max, Min (floats and ints), And, Or, Xor, Shl,
+// Shr (ints). For integer Div/FloorDiv/Rem the caller rejects a zero divisor first.
+double evalFloatBinary(OpKind k, Scalar s, double a, double b);
+int64_t evalIntBinary(OpKind k, Scalar s, int64_t a, int64_t b);
+// Unary ops: Neg, Abs (floats and ints), Not (ints), Exp, Exp2, Log, Log2, Sqrt, Rsqrt (floats).
+double evalFloatUnary(OpKind k, Scalar s, double a);
+int64_t evalIntUnary(OpKind k, Scalar s, int64_t a);
+// tile.cmp with pred "eq" | "ne" | "lt" | "le" | "gt" | "ge" (NaN compares false except "ne").
+bool evalCmp(const std::string& pred, double a, double b);
+bool evalCmp(const std::string& pred, int64_t a, int64_t b);
+
+// tile.cast of one element: `from`/`to` are the element types, the value is in f (floats) or i.
+struct Elem {
+  double f = 0;
+  int64_t i = 0;
+};
+Elem evalCast(Scalar from, Scalar to, Elem v);
+
+}  // namespace tawa::ir

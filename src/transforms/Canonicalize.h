@@ -1,0 +1,18 @@
+// canonicalize: local simplifications that every later pass may assume have run.
+//   requires: verified tile IR.
+//   guarantees: elementwise ops, splats, casts and comparisons whose operands are all constants are
+//     folded into tile.constant (with exactly the executor's per-element semantics, ir/Elementwise.h);
+//     x+0, x-0, x*1, x/1 (and 0+x, 1*x) are forwarded; a tile.if on a constant condition is replaced
+//     by the taken region; a tile.for whose constant trip count is zero is replaced by its initial
+//     values; pure ops whose results are unused are removed. Integer division by a constant zero is
+//     left alone (the executor reports it where it happens). The result verifies.
+//   runs: first, and after any pass that exposes constants.
+#pragma once
+
+#include "ir/IR.h"
+
+namespace tawa::transforms {
+
+void canonicalize(ir::Module& m);
+
+}  // namespace tawa::transforms
