@@ -1,1 +1,66 @@
-int main(){}
+// Executor benchmarks: f16 GEMM 1024^3 through the CPU executor, in the pointer-arithmetic and the
+// tensor-descriptor forms of examples/, reported as GFLOP/s (2*M*N*K per run). Figures go into
+// BENCHMARKS.md; nothing here passes or fails on time.
+#include <benchmark/benchmark.h>
+
+#include "driver/Launch.h"
+#include "driver/Spec.h"
+#include "ir/Parser.h"
+#include "ir/Verifier.h"
+#include "transforms/PassManager.h"
+
+namespace {
+
+using namespace tawa;
+
+void runGemm(benchmark::State& state, const std::string& file, const char* grid, int block) {
+  const int64_t n = state.range(0);
+  std::string s = std::to_string(n);
+  auto spec = driver::parseSpec("a:*fp16[" + s + "," + s + "], b:*fp16[" + s + "," + s + "], c:*fp16[" + s + "," + s +
+                                "], M:i32=" + s + ", N:i32=" + s + ", K:i32=" + s + ", stride_am:i32=" + s +
+                                ", stride_ak:i32=1, stride_bk:i32=" + s + ", stride_bn:i32=1, stride_cm:i32=" + s +
+                                ", stride_cn:i32=1, BLOCK_M=" + std::to_string(block) + ", BLOCK_N=" + std::to_string(block));
+  auto lk = driver::loadKernel(std::string(TAWA_SOURCE_DIR) + "/" + file, "", spec);
+  transforms::PassManager pm;
+  pm.add("canonicalize");
+  pm.run(*lk.module);
+  auto bound = driver::bind(*lk.kernel, spec, grid, 42);
+  exec::LaunchOptions opt;
+  opt.grid = bound.grid;
+  for (auto _ : state) exec::launch(*lk.module, *lk.kernel, bound.args, bound.buffers, opt);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(n * n * n), benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
+}
+
+// 64x64x32 blocks, as in examples/.
+void BM_ExecGemmF16_Ptr64(benchmark::State& state) {
+  runGemm(state, "examples/matmul_ptr.tir", "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)", 64);
+}
+void BM_ExecGemmF16_Desc64(benchmark::State& state) {
+  runGemm(state, "examples/matmul_desc.tir", "cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)", 64);
+}
+// 128x128x64 blocks.
+void BM_ExecGemmF16_Desc128(benchmark::State& state) {
+  runGemm(state, "bench/kernels/matmul_desc_128.tir", "cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)", 128);
+}
+
+BENCHMARK(BM_ExecGemmF16_Ptr64)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3);
+BENCHMARK(BM_ExecGemmF16_Desc64)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3);
+BENCHMARK(BM_ExecGemmF16_Desc128)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3);
+
+// Parsing, verifying and canonicalizing the attention example (the text front end's cost).
+void BM_ParseVerifyCanonicalizeAttention(benchmark::State& state) {
+  for (auto _ : state) {
+    auto m = ir::parseFile(std::string(TAWA_SOURCE_DIR) + "/examples/attention.tir");
+    ir::verify(*m);
+    transforms::PassManager pm;
+    pm.add("canonicalize");
+    pm.run(*m);
+    benchmark::DoNotOptimize(m);
+  }
+}
+BENCHMARK(BM_ParseVerifyCanonicalizeAttention)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -206,7 +206,8 @@ class GridParser {
     if (pos_ < end_ && isDigit(t_[pos_])) {
       while (pos_ < end_ && isIdentChar(t_[pos_])) ++pos_;
       std::string_view tok = std::string_view(t_).substr(start, pos_ - start);
-      if (pos_ < end_ && t_[pos_] == '.') fail(start, "grid sizes are integers; '" + std::string(tok) + ".' is a float");
+      if (pos_ < end_ && t_[pos_] == '.')
+        fail(start, "grid sizes are integers; '" + std::string(tok) + ".' is a float");
       int64_t v = 0;
       auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
       if (p != tok.data() + tok.size()) fail(start, "malformed integer '" + std::string(tok) + "' in grid expression");

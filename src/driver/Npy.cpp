@@ -192,7 +192,8 @@ NpyArray readNpy(const std::string& path) {
     if (h.descr.size() == 3 && h.descr[0] == '>' && canonicalDescr("<" + h.descr.substr(1)))
       fail("npy file is big-endian ('" + h.descr + "'); only little-endian data is supported",
            "convert it with a.astype(a.dtype.newbyteorder('<'))");
-    fail("unsupported npy descr '" + h.descr + "' (expected <f2, <f4, <f8, |b1, |i1, <i2, <i4, <i8, <u2 for bf16 or |u1 for fp8)");
+    fail("unsupported npy descr '" + h.descr +
+         "' (expected <f2, <f4, <f8, |b1, |i1, <i2, <i4, <i8, <u2 for bf16 or |u1 for fp8)");
   }
   // Fortran order only changes the layout when two or more dims exceed 1.
   int spread = 0;
@@ -203,7 +204,8 @@ NpyArray readNpy(const std::string& path) {
   uint64_t itemsize = static_cast<uint64_t>((*canon)[2] - '0');
   uint64_t need = itemsize;
   for (auto d : h.shape)
-    if (__builtin_mul_overflow(need, static_cast<uint64_t>(d), &need)) fail("npy shape " + shapeStr(h.shape) + " is too large");
+    if (__builtin_mul_overflow(need, static_cast<uint64_t>(d), &need))
+      fail("npy shape " + shapeStr(h.shape) + " is too large");
   uint64_t have = bytes.size() - preamble - headerLen;
   if (have != need)
     fail("npy data holds " + std::to_string(have) + " bytes but shape " + shapeStr(h.shape) + " with descr " + h.descr +

@@ -1,8 +1,8 @@
 #include "driver/Spec.h"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string_view>
@@ -18,26 +18,31 @@ struct DtypeSpelling {
   Scalar s;
 };
 // Triton's names first, then the IR's and NumPy's; "tl." may precede any of them.
-constexpr std::array<DtypeSpelling, 27> kDtypes = {{
-    {"fp16", Scalar::F16},      {"f16", Scalar::F16},         {"float16", Scalar::F16},
-    {"bf16", Scalar::BF16},     {"bfloat16", Scalar::BF16},   {"fp32", Scalar::F32},
-    {"f32", Scalar::F32},       {"float32", Scalar::F32},     {"fp64", Scalar::F64},
-    {"f64", Scalar::F64},       {"float64", Scalar::F64},     {"fp8e4nv", Scalar::F8E4M3},
-    {"f8e4m3", Scalar::F8E4M3}, {"float8e4nv", Scalar::F8E4M3}, {"fp8e5", Scalar::F8E5M2},
-    {"f8e5m2", Scalar::F8E5M2}, {"float8e5", Scalar::F8E5M2}, {"i1", Scalar::I1},
-    {"int1", Scalar::I1},       {"i8", Scalar::I8},           {"int8", Scalar::I8},
-    {"i16", Scalar::I16},       {"int16", Scalar::I16},       {"i32", Scalar::I32},
-    {"int32", Scalar::I32},     {"i64", Scalar::I64},         {"int64", Scalar::I64},
-}};
+constexpr DtypeSpelling kDtypes[] = {
+    {"fp16", Scalar::F16},        {"f16", Scalar::F16},
+    {"float16", Scalar::F16},     {"bf16", Scalar::BF16},
+    {"bfloat16", Scalar::BF16},   {"fp32", Scalar::F32},
+    {"f32", Scalar::F32},         {"float32", Scalar::F32},
+    {"fp64", Scalar::F64},        {"f64", Scalar::F64},
+    {"float64", Scalar::F64},     {"fp8e4nv", Scalar::F8E4M3},
+    {"f8e4m3", Scalar::F8E4M3},   {"float8e4nv", Scalar::F8E4M3},
+    {"fp8e5", Scalar::F8E5M2},    {"f8e5m2", Scalar::F8E5M2},
+    {"float8e5", Scalar::F8E5M2}, {"i1", Scalar::I1},
+    {"int1", Scalar::I1},         {"i8", Scalar::I8},
+    {"int8", Scalar::I8},         {"i16", Scalar::I16},
+    {"int16", Scalar::I16},       {"i32", Scalar::I32},
+    {"int32", Scalar::I32},       {"i64", Scalar::I64},
+    {"int64", Scalar::I64},
+};
 
 constexpr std::string_view kDtypeList = "fp16, bf16, fp32, fp64, fp8e4nv, fp8e5, i1, i8, i16, i32, i64";
 
 // Keywords cannot be names in the Python signature the spec mirrors.
-constexpr std::array<std::string_view, 35> kKeywords = {
-    "False", "None",   "True",    "and",      "as",   "assert", "async",  "await", "break",
-    "class", "continue", "def",   "del",      "elif", "else",   "except", "finally", "for",
-    "from",  "global", "if",      "import",   "in",   "is",     "lambda", "nonlocal", "not",
-    "or",    "pass",   "raise",   "return",   "try",  "while",  "with",   "yield"};
+constexpr std::string_view kKeywords[] = {"False",  "None",   "True",    "and",      "as",       "assert", "async",
+                                          "await",  "break",  "class",   "continue", "def",      "del",    "elif",
+                                          "else",   "except", "finally", "for",      "from",     "global", "if",
+                                          "import", "in",     "is",      "lambda",   "nonlocal", "not",    "or",
+                                          "pass",   "raise",  "return",  "try",      "while",    "with",   "yield"};
 
 bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool isIdentChar(char c) { return isIdentStart(c) || (c >= '0' && c <= '9'); }
@@ -68,8 +73,6 @@ std::string valueKind(const ConstValue& v) {
     default: return "a dtype";
   }
 }
-
-std::string dtypeStr(Scalar s) { return std::string(ir::scalarName(s)); }
 
 // The value of a dim name, checked to be a positive integer; errors point at `at`.
 int64_t resolveDim(const Spec& spec, const std::string& buffer, const std::string& dim, const Location& at) {
@@ -121,6 +124,7 @@ class SpecParser {
     size_t pos;
   };
   std::vector<NamedDim> namedDims_;
+  std::string dtypeText_;  // the last dtype as the user spelled it, for messages
 
   void skipSpace() {
     while (pos_ < t_.size() && isSpace(t_[pos_])) ++pos_;
@@ -140,7 +144,7 @@ class SpecParser {
     if (n.empty()) fail(start, "expected an entry name, found " + charAt(t_, start));
     if (isDigit(n[0]))
       fail(start, "'" + n + "' is not a valid name: names are Python identifiers and cannot start with a digit");
-    if (std::find(kKeywords.begin(), kKeywords.end(), n) != kKeywords.end())
+    if (std::find(std::begin(kKeywords), std::end(kKeywords), n) != std::end(kKeywords))
       fail(start, "'" + n + "' is a Python keyword and cannot name a spec entry");
     return n;
   }
@@ -153,6 +157,7 @@ class SpecParser {
                       charAt(t_, start));
     auto s = parseDtypeName(tok);
     if (!s) fail(start, "unknown dtype '" + tok + "' (expected " + std::string(kDtypeList) + ")");
+    dtypeText_ = tok;
     return *s;
   }
 
@@ -208,7 +213,7 @@ class SpecParser {
     }
     if (pos_ >= t_.size() || t_[pos_] != '[')
       fail(pos_, "buffer '" + e.name + "' has no shape",
-           "give its dims in brackets, e.g. " + e.name + ":*" + dtypeStr(e.dtype) + "[M, K]");
+           "give its dims in brackets, e.g. " + e.name + ":*" + dtypeText_ + "[M, K]");
     size_t open = pos_++;
     skipSpace();
     if (pos_ < t_.size() && t_[pos_] == ']')
@@ -254,15 +259,15 @@ class SpecParser {
     skipSpace();
     if (pos_ < t_.size() && t_[pos_] == '[')
       fail(pos_, "'" + e.name + "' has a shape but no '*'",
-           "buffers are pointers: write " + e.name + ":*" + dtypeStr(e.dtype) + "[...]");
+           "buffers are pointers: write " + e.name + ":*" + dtypeText_ + "[...]");
     if (pos_ < t_.size() && t_[pos_] == ':')
       fail(pos_, "divisibility hints apply to buffers only, not to scalar '" + e.name + "'");
     if (pos_ >= t_.size() || t_[pos_] != '=')
-      fail(pos_, "scalar '" + e.name + "' has no value", "give one, e.g. " + e.name + ":" + dtypeStr(e.dtype) + "=" +
-                                                              (ir::isFloat(e.dtype) ? "1.0" : "512"));
+      fail(pos_, "scalar '" + e.name + "' has no value",
+           "give one, e.g. " + e.name + ":" + dtypeText_ + "=" + (ir::isFloat(e.dtype) ? "1.0" : "512"));
     ++pos_;
     auto [v, start] = value(e.name);
-    const std::string ty = dtypeStr(e.dtype);
+    const std::string ty = dtypeText_;
     if (ir::isFloat(e.dtype)) {
       if (auto* i = std::get_if<int64_t>(&v))
         v = static_cast<double>(*i);
@@ -317,7 +322,10 @@ class SpecParser {
     if (!neg && body == tok)
       if (auto s = parseDtypeName(tok)) return {DtypeValue{*s}, start};
     fail(start, "cannot read '" + tok + "' as the value of '" + entryName + "'",
-         "values are integers, floats, True/False, quoted strings or dtypes such as tl.float16");
+         "values are integers, floats, True/False, quoted strings or dtypes such as tl.float16" +
+             (std::all_of(tok.begin(), tok.end(), isIdentChar)
+                  ? "; to pass a string, quote it: " + entryName + "='" + tok + "'"
+                  : std::string()));
   }
 
   std::string quoted(const std::string& entryName) {
@@ -331,8 +339,13 @@ class SpecParser {
         switch (n) {
           case 'n': s += '\n'; break;
           case 't': s += '\t'; break;
-          case '\\': case '\'': case '"': s += n; break;
-          default: s += '\\'; s += n; break;  // Python keeps unknown escapes verbatim
+          case '\\':
+          case '\'':
+          case '"': s += n; break;
+          default:
+            s += '\\';
+            s += n;
+            break;  // Python keeps unknown escapes verbatim
         }
       } else {
         s += c;
@@ -383,8 +396,8 @@ std::vector<int64_t> Spec::shapeOf(const SpecEntry& buffer) const {
     if (const auto* i = std::get_if<int64_t>(&d)) {
       v = *i;
       if (v <= 0)
-        throw UserError(buffer.loc, "dimension " + std::to_string(v) + " of buffer '" + buffer.name +
-                                        "' is not positive");
+        throw UserError(buffer.loc,
+                        "dimension " + std::to_string(v) + " of buffer '" + buffer.name + "' is not positive");
     } else {
       v = resolveDim(*this, buffer.name, std::get<std::string>(d), buffer.loc);
     }

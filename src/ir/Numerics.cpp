@@ -1,5 +1,6 @@
 #include "ir/Numerics.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -147,10 +148,49 @@ double decodeFloat(Scalar s, uint64_t bits) {
   return neg ? -v : v;
 }
 
+namespace {
+// Decoded values of every bit pattern of a 16- or 8-bit format: loads are table lookups.
+template <Scalar S, size_t N>
+const std::array<double, N>& decodeTable() {
+  static const std::array<double, N> table = [] {
+    std::array<double, N> t{};
+    for (size_t b = 0; b < N; ++b) t[b] = decodeFloat(S, b);
+    return t;
+  }();
+  return table;
+}
+}  // namespace
+
 double loadFloat(Scalar s, const uint8_t* p) {
-  uint64_t b = 0;
-  std::memcpy(&b, p, static_cast<size_t>(byteWidth(s)));
-  return decodeFloat(s, b);
+  switch (s) {
+    case Scalar::F16: {
+      uint16_t b;
+      std::memcpy(&b, p, 2);
+      uint32_t sign = (b >> 15) & 1, e = (b >> 10) & 31, m = b & 1023;
+      double v;
+      if (e == 0) v = m * 0x1p-24;  // subnormal (or zero)
+      else if (e == 31) v = m ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+      else {
+        uint32_t f = ((e + 112) << 23) | (m << 13);  // rebias 15 -> 127
+        float x;
+        std::memcpy(&x, &f, 4);
+        v = x;
+      }
+      return sign ? -v : v;
+    }
+    case Scalar::BF16: {
+      uint16_t b;
+      std::memcpy(&b, p, 2);
+      uint32_t f = static_cast<uint32_t>(b) << 16;  // bf16 is the top half of an f32
+      float x;
+      std::memcpy(&x, &f, 4);
+      return x;
+    }
+    case Scalar::F8E4M3: return decodeTable<Scalar::F8E4M3, 256>()[*p];
+    case Scalar::F8E5M2: return decodeTable<Scalar::F8E5M2, 256>()[*p];
+    case Scalar::F32: { float v; std::memcpy(&v, p, 4); return v; }
+    default: { double v; std::memcpy(&v, p, 8); return v; }
+  }
 }
 
 void storeFloat(Scalar s, uint8_t* p, double x) {

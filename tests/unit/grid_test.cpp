@@ -1,3 +1,5 @@
+#include "driver/Grid.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -7,7 +9,6 @@
 #include <random>
 #include <string>
 
-#include "driver/Grid.h"
 #include "ir/Diagnostic.h"
 
 using tawa::UserError;
@@ -32,13 +33,15 @@ UserError gridError(const std::string& text, const Vars& vars = {}) {
   return UserError({}, "");
 }
 
-#define EXPECT_GRID_ERROR(text, vars, col_, substr_)                                    \
-  do {                                                                                \
-    UserError e_ = gridError(text, vars);                                             \
+#define EXPECT_GRID_ERROR(text, vars, col_, substr_)                                   \
+  do {                                                                                 \
+    UserError e_ = gridError(text, vars);                                              \
     EXPECT_EQ(e_.loc.col, col_) << e_.format();                                        \
-    EXPECT_EQ(e_.loc.line, 1);                                                        \
+    EXPECT_EQ(e_.loc.line, 1);                                                         \
     EXPECT_NE(std::string(e_.what()).find(substr_), std::string::npos) << e_.format(); \
-    if (e_.loc.file) { EXPECT_EQ(*e_.loc.file, "<grid>"); }                               \
+    if (e_.loc.file) {                                                                 \
+      EXPECT_EQ(*e_.loc.file, "<grid>");                                               \
+    }                                                                                  \
   } while (0)
 
 const Vars kNone;
@@ -71,13 +74,30 @@ TEST(GridEval, DimsAndTuples) {
 
 TEST(GridEval, PrecedenceAndPythonSemantics) {
   const std::pair<const char*, int64_t> cases[] = {
-      {"2 + 3 * 4", 14},       {"(2 + 3) * 4", 20},     {"20 - 5 - 3", 12},      {"100 // 7 // 2", 7},
-      {"2 * 3 % 4", 2},        {"-7 // 2 + 10", 6},     {"7 // -2 + 10", 6},     {"-7 % 2", 1},
-      {"7 % -3 + 5", 3},       {"-(3 - 10)", 7},        {"- -3", 3},             {"+5", 5},
-      {"2 * -3 + 7", 1},       {"min(4, 9, 2) + max(1, 5)", 7}, {"max(-1, 0, 3)", 3}, {"cdiv(-7, 2) + 10", 7},
-      {"cdiv(7, 2)", 4},       {"cdiv(8, 2)", 4},       {"cdiv(1, 64)", 1},      {"10 - 2 * 3 // 4", 9},
-      {"9223372036854775807", INT64_MAX},             {"cdiv(9223372036854775807, 2)", int64_t{1} << 62},
-      {"((((3))))", 3},        {"M%BLOCK+M//BLOCK", 3 + 2},
+      {"2 + 3 * 4", 14},
+      {"(2 + 3) * 4", 20},
+      {"20 - 5 - 3", 12},
+      {"100 // 7 // 2", 7},
+      {"2 * 3 % 4", 2},
+      {"-7 // 2 + 10", 6},
+      {"7 // -2 + 10", 6},
+      {"-7 % 2", 1},
+      {"7 % -3 + 5", 3},
+      {"-(3 - 10)", 7},
+      {"- -3", 3},
+      {"+5", 5},
+      {"2 * -3 + 7", 1},
+      {"min(4, 9, 2) + max(1, 5)", 7},
+      {"max(-1, 0, 3)", 3},
+      {"cdiv(-7, 2) + 10", 7},
+      {"cdiv(7, 2)", 4},
+      {"cdiv(8, 2)", 4},
+      {"cdiv(1, 64)", 1},
+      {"10 - 2 * 3 // 4", 9},
+      {"9223372036854775807", INT64_MAX},
+      {"cdiv(9223372036854775807, 2)", int64_t{1} << 62},
+      {"((((3))))", 3},
+      {"M%BLOCK+M//BLOCK", 3 + 2},
   };
   Vars v{{"M", 19}, {"BLOCK", 8}};
   for (const auto& [text, want] : cases) EXPECT_EQ(evalGrid(text, v)[0], want) << text;

@@ -1,3 +1,5 @@
+#include "driver/Npy.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -6,13 +8,12 @@
 #include <random>
 #include <string>
 
-#include "driver/Npy.h"
 #include "ir/Diagnostic.h"
 
 using tawa::UserError;
+using tawa::driver::NpyArray;
 using tawa::driver::npyDescr;
 using tawa::driver::npyDescrMatches;
-using tawa::driver::NpyArray;
 using tawa::driver::readNpy;
 using tawa::driver::writeNpy;
 using tawa::ir::Scalar;
@@ -99,7 +100,7 @@ std::string padded(std::string dict, size_t preamble = 10) {
 
 TEST_F(NpyTest, RoundTripRandom) {
   SCOPED_TRACE("seed " + std::to_string(seed_) + " (replay with TAWA_TEST_SEED)");
-  const Scalar all[] = {Scalar::I1,  Scalar::I8,     Scalar::I16,    Scalar::I32, Scalar::I64, Scalar::F8E4M3,
+  const Scalar all[] = {Scalar::I1,     Scalar::I8,  Scalar::I16,  Scalar::I32, Scalar::I64, Scalar::F8E4M3,
                         Scalar::F8E5M2, Scalar::F16, Scalar::BF16, Scalar::F32, Scalar::F64};
   for (int iter = 0; iter < 60; ++iter) {
     Scalar s = all[rng_() % std::size(all)];
@@ -177,8 +178,8 @@ TEST_F(NpyTest, ReadsOtherVersionsAndSpellings) {
 
 TEST(NpyDescr, Table) {
   const std::pair<Scalar, const char*> table[] = {
-      {Scalar::F16, "<f2"}, {Scalar::F32, "<f4"}, {Scalar::F64, "<f8"},    {Scalar::I1, "|b1"},
-      {Scalar::I8, "|i1"},  {Scalar::I16, "<i2"}, {Scalar::I32, "<i4"},    {Scalar::I64, "<i8"},
+      {Scalar::F16, "<f2"},  {Scalar::F32, "<f4"},    {Scalar::F64, "<f8"},    {Scalar::I1, "|b1"},
+      {Scalar::I8, "|i1"},   {Scalar::I16, "<i2"},    {Scalar::I32, "<i4"},    {Scalar::I64, "<i8"},
       {Scalar::BF16, "<u2"}, {Scalar::F8E4M3, "|u1"}, {Scalar::F8E5M2, "|u1"},
   };
   for (const auto& [s, d] : table) {
@@ -211,7 +212,8 @@ TEST_F(NpyTest, ErrorTruncatedHeader) {
   expectReadError(writeRaw("cut1.npy", full.substr(0, 40)), "npy header is truncated");
   expectReadError(writeRaw("cut2.npy", full.substr(0, 9)), "npy header is truncated");
   expectReadError(writeRaw("cut3.npy", full.substr(0, 4)), "npy header is truncated");
-  expectReadError(craft("nokey.npy", padded("{'descr': '<f2', 'shape': (4, 8), }"), 64), "npy header lacks 'fortran_order'");
+  expectReadError(craft("nokey.npy", padded("{'descr': '<f2', 'shape': (4, 8), }"), 64),
+                  "npy header lacks 'fortran_order'");
   expectReadError(craft("extra.npy", padded("{'descr': '<f2', 'fortran_order': False, 'shape': (4,), 'x': 1}"), 8),
                   "npy header has an unexpected key 'x'");
   expectReadError(craft("neg.npy", padded("{'descr': '<f2', 'fortran_order': False, 'shape': (-4,), }"), 8),
@@ -223,7 +225,8 @@ TEST_F(NpyTest, ErrorTruncatedHeader) {
 
 TEST_F(NpyTest, ErrorBadMagicAndVersion) {
   SCOPED_TRACE("seed " + std::to_string(seed_) + " (replay with TAWA_TEST_SEED)");
-  expectReadError(writeRaw("magic.npy", std::string("\x93NUMPX\x01\x00\x10\x00{}              \n", 27)), "not an npy file (bad magic bytes)");
+  expectReadError(writeRaw("magic.npy", std::string("\x93NUMPX\x01\x00\x10\x00{}              \n", 27)),
+                  "not an npy file (bad magic bytes)");
   expectReadError(writeRaw("text.npy", "1,2,3\n4,5,6\n"), "bad magic bytes");
   std::string h = padded("{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }");
   expectReadError(craft("v4.npy", h, 8, 4), "unsupported npy format version 4.0 (expected 1.0, 2.0 or 3.0)");
@@ -259,9 +262,8 @@ TEST_F(NpyTest, ErrorByteOrderAndDescr) {
                   "unsupported npy descr '<u4'");
   expectReadError(craft("bec8.npy", padded("{'descr': '>c8', 'fortran_order': False, 'shape': (2,), }"), 16),
                   "unsupported npy descr '>c8'");
-  expectReadError(
-      craft("rec.npy", padded("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (2,), }"), 8),
-      "structured dtype");
+  expectReadError(craft("rec.npy", padded("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (2,), }"), 8),
+                  "structured dtype");
   // A one-byte type has no byte order, so '>' is harmless there.
   auto p = craft("beu1.npy", padded("{'descr': '>u1', 'fortran_order': False, 'shape': (3,), }"), 3);
   EXPECT_TRUE(npyDescrMatches(readNpy(p).descr, Scalar::F8E4M3));

@@ -1,10 +1,10 @@
+#include "driver/Spec.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <random>
 #include <string>
-
-#include "driver/Spec.h"
 
 using tawa::UserError;
 using tawa::driver::ConstValue;
@@ -33,13 +33,15 @@ UserError specError(const std::string& text) {
   return UserError({}, "");
 }
 
-#define EXPECT_SPEC_ERROR(text, col_, substr_)                                                  \
-  do {                                                                                        \
-    UserError e_ = specError(text);                                                           \
-    EXPECT_EQ(e_.loc.col, col_) << e_.format();                                                \
-    EXPECT_EQ(e_.loc.line, 1);                                                                \
-    EXPECT_NE(std::string(e_.what()).find(substr_), std::string::npos) << e_.format();         \
-    if (e_.loc.file) { EXPECT_EQ(*e_.loc.file, "<spec>"); }                                       \
+#define EXPECT_SPEC_ERROR(text, col_, substr_)                                         \
+  do {                                                                                 \
+    UserError e_ = specError(text);                                                    \
+    EXPECT_EQ(e_.loc.col, col_) << e_.format();                                        \
+    EXPECT_EQ(e_.loc.line, 1);                                                         \
+    EXPECT_NE(std::string(e_.what()).find(substr_), std::string::npos) << e_.format(); \
+    if (e_.loc.file) {                                                                 \
+      EXPECT_EQ(*e_.loc.file, "<spec>");                                               \
+    }                                                                                  \
   } while (0)
 
 }  // namespace
@@ -134,17 +136,39 @@ TEST(SpecParse, DivisibilityAndLiteralDims) {
 
 TEST(SpecParse, DtypeSpellings) {
   const std::pair<const char*, Scalar> cases[] = {
-      {"fp16", Scalar::F16},     {"f16", Scalar::F16},         {"float16", Scalar::F16},
-      {"tl.float16", Scalar::F16}, {"bf16", Scalar::BF16},     {"bfloat16", Scalar::BF16},
-      {"tl.bfloat16", Scalar::BF16}, {"fp32", Scalar::F32},    {"f32", Scalar::F32},
-      {"float32", Scalar::F32},  {"tl.float32", Scalar::F32},  {"fp64", Scalar::F64},
-      {"f64", Scalar::F64},      {"tl.float64", Scalar::F64},  {"fp8e4nv", Scalar::F8E4M3},
-      {"f8e4m3", Scalar::F8E4M3}, {"tl.float8e4nv", Scalar::F8E4M3}, {"fp8e5", Scalar::F8E5M2},
-      {"f8e5m2", Scalar::F8E5M2}, {"tl.float8e5", Scalar::F8E5M2}, {"i1", Scalar::I1},
-      {"int1", Scalar::I1},      {"tl.int1", Scalar::I1},      {"i8", Scalar::I8},
-      {"tl.int8", Scalar::I8},   {"i16", Scalar::I16},         {"int16", Scalar::I16},
-      {"i32", Scalar::I32},      {"tl.int32", Scalar::I32},    {"i64", Scalar::I64},
-      {"int64", Scalar::I64},    {"tl.int64", Scalar::I64},    {"tl.fp16", Scalar::F16},
+      {"fp16", Scalar::F16},
+      {"f16", Scalar::F16},
+      {"float16", Scalar::F16},
+      {"tl.float16", Scalar::F16},
+      {"bf16", Scalar::BF16},
+      {"bfloat16", Scalar::BF16},
+      {"tl.bfloat16", Scalar::BF16},
+      {"fp32", Scalar::F32},
+      {"f32", Scalar::F32},
+      {"float32", Scalar::F32},
+      {"tl.float32", Scalar::F32},
+      {"fp64", Scalar::F64},
+      {"f64", Scalar::F64},
+      {"tl.float64", Scalar::F64},
+      {"fp8e4nv", Scalar::F8E4M3},
+      {"f8e4m3", Scalar::F8E4M3},
+      {"tl.float8e4nv", Scalar::F8E4M3},
+      {"fp8e5", Scalar::F8E5M2},
+      {"f8e5m2", Scalar::F8E5M2},
+      {"tl.float8e5", Scalar::F8E5M2},
+      {"i1", Scalar::I1},
+      {"int1", Scalar::I1},
+      {"tl.int1", Scalar::I1},
+      {"i8", Scalar::I8},
+      {"tl.int8", Scalar::I8},
+      {"i16", Scalar::I16},
+      {"int16", Scalar::I16},
+      {"i32", Scalar::I32},
+      {"tl.int32", Scalar::I32},
+      {"i64", Scalar::I64},
+      {"int64", Scalar::I64},
+      {"tl.int64", Scalar::I64},
+      {"tl.fp16", Scalar::F16},
   };
   for (const auto& [name, want] : cases) {
     auto got = parseDtypeName(name);
@@ -186,9 +210,9 @@ TEST(SpecParse, RandomWhitespaceAndValues) {
     std::snprintf(buf, sizeof buf, "%.17g", eps);
     std::string text = ws() + "a" + ws() + ":" + ws() + "*" + ws() + "bf16" + ws() + ":" + ws() + std::to_string(div) +
                        ws() + "[" + ws() + "M" + ws() + "," + ws() + "K" + ws() + "]" + ws() + "," + ws() + "M" + ws() +
-                       ":" + ws() + "i32" + ws() + "=" + ws() + std::to_string(m) + ws() + "," + ws() + "K" + ws() + "=" +
-                       ws() + std::to_string(k) + ws() + "," + ws() + "B" + ws() + "=" + ws() + std::to_string(blk) +
-                       ws() + "," + ws() + "E" + ws() + "=" + ws() + buf + ws();
+                       ":" + ws() + "i32" + ws() + "=" + ws() + std::to_string(m) + ws() + "," + ws() + "K" + ws() +
+                       "=" + ws() + std::to_string(k) + ws() + "," + ws() + "B" + ws() + "=" + ws() +
+                       std::to_string(blk) + ws() + "," + ws() + "E" + ws() + "=" + ws() + buf + ws();
     SCOPED_TRACE(text);
     Spec s = parseSpec(text);
     ASSERT_EQ(s.entries.size(), 5u);

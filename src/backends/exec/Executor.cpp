@@ -5,6 +5,7 @@
 #include <tbb/task_arena.h>
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -98,8 +99,16 @@ class Interp {
     for (auto& opp : b.ops()) {
       const Op& op = *opp;
       if (ir::isTerminator(op.kind())) {
+        // Values defined in this block are dead once it ends, so they move out instead of copying
+        // (a loop body's tiles are handed to the next iteration without a copy).
         out.clear();
-        for (auto* v : op.operands) out.push_back(fr.at(v));
+        for (size_t k = 0; k < op.numOperands(); ++k) {
+          const Value* v = op.operand(k);
+          bool local = v->definingOp() ? v->definingOp()->parent == &b : v->ownerBlock() == &b;
+          bool repeated = std::find(op.operands.begin(), op.operands.begin() + static_cast<long>(k), v) !=
+                          op.operands.begin() + static_cast<long>(k);
+          out.push_back(local && !repeated ? std::move(fr.at(v)) : fr.at(v));
+        }
         return &op;
       }
       exec(op, fr);
@@ -222,7 +231,7 @@ class Interp {
         const RV& a = fr.at(op.operand(0));
         auto as = strides(at.shape), rs = strides(rt.shape);
         RV r = sized(rt);
-        for (int64_t k = 0; k < rt.numel(); ++k) {
+        for (int64_t k = 0, n = rt.numel(); k < n; ++k) {
           int64_t src = 0, rem = k;
           for (int d = 0; d < rt.rank(); ++d) {
             int64_t idx = rem / rs[d];
@@ -245,7 +254,7 @@ class Interp {
         const RV& a = fr.at(op.operand(0));
         auto as = strides(at.shape), rs = strides(rt.shape);
         RV r = sized(rt);
-        for (int64_t k = 0; k < rt.numel(); ++k) {
+        for (int64_t k = 0, n = rt.numel(); k < n; ++k) {
           int64_t src = 0, rem = k;
           for (int d = 0; d < rt.rank(); ++d) {
             src += (rem / rs[d]) * as[order[d]];
@@ -363,22 +372,37 @@ class Interp {
         int64_t es = ir::byteWidth(dt.scalar);
         std::vector<int64_t> off(rank);
         for (size_t a = 0; a < rank; ++a) off[a] = fr.at(op.operand(1 + store + a)).i[0];
-        auto bs = strides(dt.shape);
         RV r = sized(tile);
         const RV* v = store ? &fr.at(op.operand(1)) : nullptr;
-        for (int64_t k = 0; k < tile.numel(); ++k) {
-          int64_t rem = k, elem = 0;
+        // The descriptor's base decides the buffer; every in-bounds element must lie inside it.
+        auto [buf, baseOff] = resolve(op, d.d[0], dt.scalar, store ? "store" : "load");
+        const int64_t size = static_cast<int64_t>(buf->data.size());
+        const int64_t n = tile.numel();
+        std::vector<int64_t> idx(rank, 0);
+        for (int64_t k = 0; k < n; ++k) {
+          int64_t elem = 0;
           bool inside = true;
           for (size_t a = 0; a < rank; ++a) {
-            int64_t g = off[a] + rem / bs[a];
-            rem %= bs[a];
+            int64_t g = off[a] + idx[a];
             if (g < 0 || g >= d.d[1 + a]) inside = false;
             elem += g * d.d[1 + rank + a];
           }
+          for (size_t a = rank; a-- > 0;) {  // next multi-index, row-major
+            if (++idx[a] < dt.shape[a]) break;
+            idx[a] = 0;
+          }
           if (!inside) continue;  // TMA semantics: zero fill on load, clipped on store
-          int64_t addr = d.d[0] + elem * es;
-          if (store) writeElem(op, *v, static_cast<size_t>(k), addr, dt.scalar, isF);
-          else readElem(op, r, static_cast<size_t>(k), addr, dt.scalar, isF);
+          int64_t byte = static_cast<int64_t>(baseOff) + elem * es;
+          if (byte < 0 || byte >= size) resolve(op, d.d[0] + elem * es, dt.scalar, store ? "store" : "load");
+          uint8_t* p = &buf->data[static_cast<size_t>(byte)];
+          size_t kk = static_cast<size_t>(k);
+          if (store) {
+            if (isF) storeFloat(dt.scalar, p, v->f[kk]);
+            else storeInt(dt.scalar, p, v->i[kk]);
+          } else {
+            if (isF) r.f[kk] = loadFloat(dt.scalar, p);
+            else r.i[kk] = loadInt(dt.scalar, p);
+          }
         }
         if (!store) set(std::move(r));
         return;
@@ -401,7 +425,9 @@ class Interp {
         C.noalias() += A * B;  // f32 accumulation
         RV r;
         r.f.resize(static_cast<size_t>(M * N));
-        for (int64_t k = 0; k < M * N; ++k) r.f[k] = roundFloat(rt.scalar, C.data()[k]);
+        if (rt.scalar == Scalar::F32) std::copy(C.data(), C.data() + M * N, r.f.begin());  // exact
+        else
+          for (int64_t k = 0; k < M * N; ++k) r.f[k] = roundFloat(rt.scalar, C.data()[k]);
         set(std::move(r));
         return;
       }
