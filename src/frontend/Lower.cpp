@@ -1,1 +1,2200 @@
-// placeholder (being written)
+#include "frontend/Lower.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "ir/Builder.h"
+
+namespace tawa::frontend {
+
+namespace {
+
+using ir::OpKind;
+using ir::Scalar;
+using ir::Type;
+using ir::Block;
+
+// ---- values of the abstract interpreter
+
+struct Val {
+  enum class K { Undef, None, Int, Float, Bool, Str, Dtype, Tuple, IR, Func, Module, TlFunc, Builtin, Method, TypeRef };
+  K k = K::None;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;  // Str; Func/Module/TlFunc/Builtin/Method/TypeRef: the name; Undef: why
+  Scalar dt = Scalar::F32;
+  bool dtPtr = false;          // Dtype: a pointer type to dt
+  std::vector<Val> elems;      // Tuple; Method: elems[0] is self
+  ir::Value* v = nullptr;      // IR
+  Pos where;                   // Undef: where the name became undefined
+
+  static Val none() { return Val{}; }
+  static Val integer(int64_t x) {
+    Val r;
+    r.k = K::Int;
+    r.i = x;
+    return r;
+  }
+  static Val real(double x) {
+    Val r;
+    r.k = K::Float;
+    r.f = x;
+    return r;
+  }
+  static Val boolean(bool x) {
+    Val r;
+    r.k = K::Bool;
+    r.i = x;
+    return r;
+  }
+  static Val str(std::string x) {
+    Val r;
+    r.k = K::Str;
+    r.s = std::move(x);
+    return r;
+  }
+  static Val dtype(Scalar s, bool ptr = false) {
+    Val r;
+    r.k = K::Dtype;
+    r.dt = s;
+    r.dtPtr = ptr;
+    return r;
+  }
+  static Val ir(ir::Value* x) {
+    Val r;
+    r.k = K::IR;
+    r.v = x;
+    return r;
+  }
+  static Val named(K k, std::string n) {
+    Val r;
+    r.k = k;
+    r.s = std::move(n);
+    return r;
+  }
+  static Val tuple(std::vector<Val> e) {
+    Val r;
+    r.k = K::Tuple;
+    r.elems = std::move(e);
+    return r;
+  }
+  bool isIR() const { return k == K::IR; }
+  bool isNum() const { return k == K::Int || k == K::Float || k == K::Bool; }
+  bool isConst() const {
+    if (k == K::Tuple) {
+      for (auto& e : elems)
+        if (!e.isConst()) return false;
+      return true;
+    }
+    return k == K::None || isNum() || k == K::Str || k == K::Dtype;
+  }
+  bool operator==(const Val& o) const {
+    if (k != o.k) return false;
+    switch (k) {
+      case K::Undef:
+      case K::None: return true;
+      case K::Int:
+      case K::Bool: return i == o.i;
+      case K::Float: return f == o.f || (std::isnan(f) && std::isnan(o.f));
+      case K::Dtype: return dt == o.dt && dtPtr == o.dtPtr;
+      case K::Tuple: return elems == o.elems;
+      case K::IR: return v == o.v;
+      case K::Method: return s == o.s && elems == o.elems;
+      case K::Str:
+      case K::Func:
+      case K::Module:
+      case K::TlFunc:
+      case K::Builtin:
+      case K::TypeRef: return s == o.s;
+    }
+    return false;
+  }
+};
+
+std::string shapeStr(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t k = 0; k < s.size(); ++k) r += (k ? ", " : "") + std::to_string(s[k]);
+  return r + "]";
+}
+
+std::optional<Scalar> dtypeByName(const std::string& n) {
+  static const std::pair<const char*, Scalar> table[] = {
+      {"float16", Scalar::F16},    {"bfloat16", Scalar::BF16},  {"float32", Scalar::F32}, {"float64", Scalar::F64},
+      {"float8e4nv", Scalar::F8E4M3}, {"float8e5", Scalar::F8E5M2}, {"int1", Scalar::I1},   {"int8", Scalar::I8},
+      {"int16", Scalar::I16},      {"int32", Scalar::I32},      {"int64", Scalar::I64},   {"float8_e4m3fn", Scalar::F8E4M3},
+      {"float8_e5m2", Scalar::F8E5M2}};
+  for (auto& [name, s] : table)
+    if (n == name) return s;
+  return std::nullopt;
+}
+
+std::string tritonDtypeName(Scalar s) {
+  switch (s) {
+    case Scalar::I1: return "int1";
+    case Scalar::I8: return "int8";
+    case Scalar::I16: return "int16";
+    case Scalar::I32: return "int32";
+    case Scalar::I64: return "int64";
+    case Scalar::F8E4M3: return "float8e4nv";
+    case Scalar::F8E5M2: return "float8e5";
+    case Scalar::F16: return "float16";
+    case Scalar::BF16: return "bfloat16";
+    case Scalar::F32: return "float32";
+    case Scalar::F64: return "float64";
+  }
+  return "?";
+}
+
+// Names assigned (as targets) anywhere in a statement list, nested blocks included.
+void assignedNames(const Body& body, std::vector<std::string>& out) {
+  std::function<void(const Expr&)> target = [&](const Expr& e) {
+    if (e.kind == Expr::Kind::Name) {
+      if (std::find(out.begin(), out.end(), e.name) == out.end()) out.push_back(e.name);
+    } else {
+      for (auto& k : e.kids)
+        if (k) target(*k);
+    }
+  };
+  for (auto& s : body) {
+    switch (s->kind) {
+      case Stmt::Kind::Assign:
+      case Stmt::Kind::AugAssign:
+      case Stmt::Kind::AnnAssign:
+      case Stmt::Kind::For:
+        for (auto& t : s->targets) target(*t);
+        break;
+      case Stmt::Kind::Expr:
+      case Stmt::Kind::If:
+      case Stmt::Kind::While:
+      case Stmt::Kind::Return:
+      case Stmt::Kind::Pass: break;
+    }
+    assignedNames(s->body, out);
+    assignedNames(s->orelse, out);
+  }
+}
+
+struct Frame {
+  const FunctionDef* fn = nullptr;
+  std::unordered_map<std::string, Val> vars;
+  bool returned = false;
+  Val result;
+  int runtimeDepth = 0;    // nesting of runtime regions (tile.for/if/while) in this function
+  int loopFrom = INT_MAX;  // read index where the outermost enclosing runtime loop starts
+};
+
+// Binds call arguments to parameter names.
+struct Args {
+  std::vector<Val> pos;
+  std::vector<Pos> posAt;
+  std::vector<std::pair<std::string, Val>> kw;
+  std::vector<Pos> kwAt;
+  Pos at;
+};
+
+class Lowerer {
+ public:
+  Lowerer(SourceFile& file, const driver::Spec& spec) : file_(file), spec_(spec), b_(nullptr) {}
+
+  std::unique_ptr<ir::Module> run(const std::string& kernel) {
+    const FunctionDef* fn = parseFunction(file_, kernel);
+    if (!fn) {
+      std::string known;
+      for (auto& j : file_.jit) known += (known.empty() ? "" : ", ") + j.name;
+      throw UserError(Location::at(file_.path, 1, 1), "no @triton.jit function named '" + kernel + "' in this file",
+                      known.empty() ? "the file has no @triton.jit functions" : "the jit functions here are: " + known);
+    }
+    m_ = std::make_unique<ir::Module>();
+    func_ = m_->addFunc(kernel, loc(fn->pos));
+    b_ = ir::Builder(&func_->body, loc(fn->pos));
+    Frame fr;
+    fr.fn = fn;
+    for (auto& p : fn->params) {
+      const driver::SpecEntry* e = nullptr;
+      for (auto& se : spec_.entries)
+        if (se.name == p.name) e = &se;
+      if (!e) {
+        if (!p.defaultValue)
+          throw UserError(loc(p.pos), "the spec has no entry for parameter '" + p.name + "' of kernel '" + kernel + "'",
+                          p.isConstexpr ? "add " + p.name + "=VALUE to --spec"
+                                        : "add " + p.name + ":TYPE=VALUE (or " + p.name + ":*TYPE[DIMS] for a pointer) to --spec");
+        Frame empty;
+        empty.fn = fn;
+        frames_.push_back(&empty);
+        Val d = eval(*p.defaultValue);
+        frames_.pop_back();
+        fr.vars[p.name] = d;
+        continue;
+      }
+      switch (e->kind) {
+        case driver::SpecEntry::Kind::Buffer: {
+          if (p.isConstexpr)
+            throw UserError(loc(p.pos), "parameter '" + p.name + "' is tl.constexpr but the spec passes a pointer");
+          ir::Value* a = func_->body.addArg(Type::ptrTo(e->dtype), p.name);
+          fr.vars[p.name] = Val::ir(a);
+          break;
+        }
+        case driver::SpecEntry::Kind::Scalar:
+          if (p.isConstexpr) {
+            fr.vars[p.name] = fromConst(e->value);
+          } else {
+            ir::Value* a = func_->body.addArg(Type::scalarOf(e->dtype), p.name);
+            fr.vars[p.name] = Val::ir(a);
+          }
+          break;
+        case driver::SpecEntry::Kind::Constexpr: fr.vars[p.name] = fromConst(e->value); break;
+      }
+    }
+    for (auto& se : spec_.entries)
+      if (se.kind == driver::SpecEntry::Kind::Constexpr &&
+          (se.name == "num_warps" || se.name == "num_stages" || se.name == "num_ctas" || se.name == "maxnreg") &&
+          std::holds_alternative<int64_t>(se.value)) {
+        bool isParam = false;
+        for (auto& p : fn->params) isParam = isParam || p.name == se.name;
+        if (!isParam) func_->attrs[se.name] = std::get<int64_t>(se.value);
+      }
+    frames_.push_back(&fr);
+    exec(fn->body);
+    frames_.pop_back();
+    if (fr.returned && fr.result.k != Val::K::None)
+      throw UserError(loc(fn->pos), "kernel '" + kernel + "' returns a value; a kernel must return nothing",
+                      "store results with tl.store");
+    b_.setInsertionPointToEnd(&func_->body);
+    b_.setLoc(loc(fn->pos));
+    b_.create(OpKind::Return, {}, {});
+    return std::move(m_);
+  }
+
+ private:
+  // ---- helpers
+  Location loc(Pos p) const { return file_.loc(p); }
+  [[noreturn]] void fail(Pos p, const std::string& msg, const std::string& hint = {}) const {
+    throw UserError(loc(p), msg, hint);
+  }
+  void at(Pos p) { b_.setLoc(loc(p)); }
+  Frame& frame() { return *frames_.back(); }
+
+  static Val fromConst(const driver::ConstValue& c) {
+    return std::visit(
+        [](auto&& v) -> Val {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, int64_t>) return Val::integer(v);
+          else if constexpr (std::is_same_v<V, double>) return Val::real(v);
+          else if constexpr (std::is_same_v<V, bool>) return Val::boolean(v);
+          else if constexpr (std::is_same_v<V, std::string>) return Val::str(v);
+          else return Val::dtype(v.scalar);
+        },
+        c);
+  }
+
+  std::string describe(const Val& v) const {
+    switch (v.k) {
+      case Val::K::Undef: return "an undefined value";
+      case Val::K::None: return "None";
+      case Val::K::Int: return "the constant " + std::to_string(v.i);
+      case Val::K::Float: return "a float constant";
+      case Val::K::Bool: return v.i ? "True" : "False";
+      case Val::K::Str: return "the string \"" + v.s + "\"";
+      case Val::K::Dtype: return "the dtype " + (v.dtPtr ? "pointer<" + tritonDtypeName(v.dt) + ">" : tritonDtypeName(v.dt));
+      case Val::K::Tuple: return "a tuple";
+      case Val::K::IR: return "a value of type " + v.v->type().str();
+      case Val::K::Func: return "the jit function '" + v.s + "'";
+      case Val::K::Module: return "the module '" + v.s + "'";
+      case Val::K::TlFunc: return "the function '" + v.s + "'";
+      case Val::K::Builtin: return "the builtin '" + v.s + "'";
+      case Val::K::Method: return "the method '" + v.s + "'";
+      case Val::K::TypeRef: return "the type '" + v.s + "'";
+    }
+    return "a value";
+  }
+
+  bool truthy(const Val& v, Pos p) {
+    switch (v.k) {
+      case Val::K::None: return false;
+      case Val::K::Int:
+      case Val::K::Bool: return v.i != 0;
+      case Val::K::Float: return v.f != 0;
+      case Val::K::Str: return !v.s.empty();
+      case Val::K::Tuple: return !v.elems.empty();
+      case Val::K::IR: fail(p, "a runtime value is used where a compile-time condition is needed");
+      case Val::K::Undef: fail(p, v.s);
+      default: return true;
+    }
+  }
+
+  int64_t constInt(const Val& v, Pos p, const std::string& what) {
+    if (v.k == Val::K::Int || v.k == Val::K::Bool) return v.i;
+    if (v.isIR())
+      fail(p, what + " must be a compile-time constant, but it is a runtime value of type " + v.v->type().str(),
+           "pass it as a tl.constexpr parameter (NAME: tl.constexpr) or compute it from constexprs");
+    fail(p, what + " must be an integer constant, got " + describe(v));
+  }
+
+  std::vector<int64_t> constShape(const Val& v, Pos p, const std::string& what) {
+    std::vector<int64_t> s;
+    if (v.k == Val::K::Tuple) {
+      for (auto& e : v.elems) s.push_back(constInt(e, p, what + " entries"));
+    } else {
+      s.push_back(constInt(v, p, what));
+    }
+    for (auto d : s)
+      if (d <= 0) fail(p, what + " must have positive dimensions, got " + shapeStr(s));
+    return s;
+  }
+
+  // ---- IR construction helpers
+  static std::vector<int64_t> shapeOf(const Type& t) { return t.isTile() ? t.shape : std::vector<int64_t>{}; }
+
+  Scalar defaultScalar(const Val& c) {
+    if (c.k == Val::K::Bool) return Scalar::I1;
+    if (c.k == Val::K::Float) return Scalar::F32;
+    return (c.i >= INT32_MIN && c.i <= INT32_MAX) ? Scalar::I32 : Scalar::I64;
+  }
+
+  ir::Value* constant(const Val& c, Scalar s, const std::vector<int64_t>& shape, Pos p) {
+    Type t = Type::scalarOf(s).withShape(shape);
+    at(p);
+    if (ir::isFloat(s)) return b_.constFloat(c.k == Val::K::Float ? c.f : static_cast<double>(c.i), t);
+    if (c.k == Val::K::Float) {
+      if (!std::isfinite(c.f)) fail(p, "cannot convert a non-finite float to an integer type");
+      return b_.constInt(static_cast<int64_t>(c.f), t);
+    }
+    if (s == Scalar::I1) return b_.constInt(c.i != 0, t);
+    return b_.constInt(c.i, t);
+  }
+
+  // Converts a value to IR (constants get Triton's default types: i32/i64, f32, i1).
+  ir::Value* toIR(const Val& v, Pos p, const std::string& what = "operand") {
+    if (v.isIR()) return v.v;
+    if (v.isNum()) return constant(v, defaultScalar(v), {}, p);
+    if (v.k == Val::K::Undef) fail(p, v.s);
+    fail(p, what + " must be a number or a tensor, got " + describe(v));
+  }
+
+  ir::Value* cast(ir::Value* x, Scalar s, Pos p) {
+    const Type& t = x->type();
+    if (t.isPtrLike() || t.isDesc()) fail(p, "cannot convert " + t.str() + " to " + tritonDtypeName(s));
+    if (t.scalar == s) return x;
+    at(p);
+    return b_.op1(OpKind::Cast, {x}, t.withElement(Type::scalarOf(s)));
+  }
+
+  std::vector<int64_t> broadcastShapes(std::vector<int64_t> a, std::vector<int64_t> b, Pos p) {
+    while (a.size() < b.size()) a.insert(a.begin(), 1);
+    while (b.size() < a.size()) b.insert(b.begin(), 1);
+    std::vector<int64_t> r(a.size());
+    for (size_t d = 0; d < a.size(); ++d) {
+      if (a[d] == b[d] || b[d] == 1) r[d] = a[d];
+      else if (a[d] == 1) r[d] = b[d];
+      else fail(p, "incompatible shapes " + shapeStr(a) + " and " + shapeStr(b) + " (dimension " + std::to_string(d) + ")",
+                "broadcasting needs equal dimensions or 1; add axes with x[:, None] / x[None, :]");
+    }
+    return r;
+  }
+
+  ir::Value* broadcastTo(ir::Value* x, const std::vector<int64_t>& shape, Pos p) {
+    Type t = x->type();
+    if (shapeOf(t) == shape) return x;
+    at(p);
+    if (!t.isTile()) return b_.op1(OpKind::Splat, {x}, Type::tileOf(shape, t));
+    if (t.rank() > static_cast<int>(shape.size()))
+      fail(p, "cannot broadcast shape " + shapeStr(t.shape) + " to " + shapeStr(shape));
+    while (t.rank() < static_cast<int>(shape.size())) {
+      auto s = t.shape;
+      s.insert(s.begin(), 1);
+      x = b_.op1(OpKind::ExpandDims, {x}, t.withShape(s), {{"axis", int64_t{0}}});
+      t = x->type();
+    }
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (t.shape[d] != shape[d] && t.shape[d] != 1)
+        fail(p, "cannot broadcast shape " + shapeStr(t.shape) + " to " + shapeStr(shape));
+    if (t.shape == shape) return x;
+    return b_.op1(OpKind::Broadcast, {x}, t.withShape(shape));
+  }
+
+  // Converts v to a value of element s and the given shape.
+  ir::Value* coerce(const Val& v, Scalar s, const std::vector<int64_t>& shape, Pos p) {
+    if (!v.isIR()) {
+      if (!v.isNum()) fail(p, "expected a number or a tensor, got " + describe(v));
+      return constant(v, s, shape, p);
+    }
+    return broadcastTo(cast(v.v, s, p), shape, p);
+  }
+
+  static int floatRank(Scalar s) {
+    switch (s) {
+      case Scalar::F8E4M3:
+      case Scalar::F8E5M2: return 1;
+      case Scalar::F16:
+      case Scalar::BF16: return 2;
+      case Scalar::F32: return 3;
+      case Scalar::F64: return 4;
+      default: return 0;
+    }
+  }
+
+  // Triton's promotion of two tensor element types.
+  static Scalar promote(Scalar a, Scalar b) {
+    if (a == b) return a;
+    bool fa = ir::isFloat(a), fb = ir::isFloat(b);
+    if (fa && fb) {
+      int ra = floatRank(a), rb = floatRank(b);
+      if (ra == rb) return ra == 4 ? Scalar::F64 : Scalar::F32;  // f16 with bf16, or two fp8 kinds
+      return ra > rb ? a : b;
+    }
+    if (fa) return a;
+    if (fb) return b;
+    return ir::bitWidth(a) >= ir::bitWidth(b) ? a : b;
+  }
+
+  // The element of `tensorElem op constant` where the constant is a weak Python scalar.
+  static Scalar weakJoin(const Val& c, Scalar tensorElem) {
+    bool tf = ir::isFloat(tensorElem);
+    if (c.k == Val::K::Float) return tf ? tensorElem : Scalar::F32;
+    if (c.k == Val::K::Bool) return tensorElem;
+    if (tensorElem == Scalar::I1) return Scalar::I32;
+    return tensorElem;
+  }
+
+  Scalar joinElem(const Val& a, const Val& b) {
+    if (!a.isIR() && !b.isIR()) return promote(defaultScalar(a), defaultScalar(b));
+    if (!a.isIR()) return weakJoin(a, b.v->type().scalar);
+    if (!b.isIR()) return weakJoin(b, a.v->type().scalar);
+    return promote(a.v->type().scalar, b.v->type().scalar);
+  }
+
+  static std::vector<int64_t> shapeOfVal(const Val& v) { return v.isIR() ? shapeOf(v.v->type()) : std::vector<int64_t>{}; }
+
+  void requireOperand(const Val& v, Pos p, const std::string& op) {
+    if (v.isIR()) {
+      const Type& t = v.v->type();
+      if (t.isDesc()) fail(p, "operator '" + op + "' does not apply to a tensor descriptor");
+      return;
+    }
+    if (v.isNum()) return;
+    if (v.k == Val::K::Undef) fail(p, v.s);
+    fail(p, "operator '" + op + "' does not apply to " + describe(v));
+  }
+
+  // ---- constant folding (Python semantics)
+  Val constBinary(const std::string& op, const Val& a, const Val& b, Pos p) {
+    if (a.k == Val::K::Str && b.k == Val::K::Str && op == "+") return Val::str(a.s + b.s);
+    if (a.k == Val::K::Tuple && b.k == Val::K::Tuple && op == "+") {
+      auto e = a.elems;
+      e.insert(e.end(), b.elems.begin(), b.elems.end());
+      return Val::tuple(e);
+    }
+    if (!a.isNum() || !b.isNum())
+      fail(p, "operator '" + op + "' does not apply to " + describe(a) + " and " + describe(b));
+    bool fl = a.k == Val::K::Float || b.k == Val::K::Float;
+    if (op == "/" || fl) {
+      double x = a.k == Val::K::Float ? a.f : static_cast<double>(a.i);
+      double y = b.k == Val::K::Float ? b.f : static_cast<double>(b.i);
+      if ((op == "/" || op == "//" || op == "%") && y == 0) fail(p, "division by zero in a constant expression");
+      if (op == "+") return Val::real(x + y);
+      if (op == "-") return Val::real(x - y);
+      if (op == "*") return Val::real(x * y);
+      if (op == "/") return Val::real(x / y);
+      if (op == "//") return Val::real(std::floor(x / y));
+      if (op == "%") {
+        double r = std::fmod(x, y);
+        if (r != 0 && ((r < 0) != (y < 0))) r += y;
+        return Val::real(r);
+      }
+      if (op == "**") return Val::real(std::pow(x, y));
+      fail(p, "operator '" + op + "' does not apply to floats");
+    }
+    int64_t x = a.i, y = b.i, r = 0;
+    bool overflow = false;
+    if (op == "+") overflow = __builtin_add_overflow(x, y, &r);
+    else if (op == "-") overflow = __builtin_sub_overflow(x, y, &r);
+    else if (op == "*") overflow = __builtin_mul_overflow(x, y, &r);
+    else if (op == "//" || op == "%") {
+      if (y == 0) fail(p, "division by zero in a constant expression");
+      int64_t q = x / y, m = x % y;
+      if (m != 0 && ((m < 0) != (y < 0))) {
+        --q;
+        m += y;
+      }
+      r = op == "//" ? q : m;
+    } else if (op == "**") {
+      if (y < 0) return Val::real(std::pow(static_cast<double>(x), static_cast<double>(y)));
+      r = 1;
+      for (int64_t k = 0; k < y && !overflow; ++k) overflow = __builtin_mul_overflow(r, x, &r);
+    } else if (op == "&") r = x & y;
+    else if (op == "|") r = x | y;
+    else if (op == "^") r = x ^ y;
+    else if (op == "<<") {
+      if (y < 0 || y >= 63) fail(p, "shift count out of range in a constant expression");
+      r = x << y;
+    } else if (op == ">>") {
+      if (y < 0) fail(p, "negative shift count");
+      r = y >= 63 ? (x < 0 ? -1 : 0) : x >> y;
+    } else fail(p, "operator '" + op + "' does not apply to integers");
+    if (overflow) fail(p, "integer overflow in a constant expression (beyond 64 bits)");
+    if (a.k == Val::K::Bool && b.k == Val::K::Bool && (op == "&" || op == "|" || op == "^")) return Val::boolean(r != 0);
+    return Val::integer(r);
+  }
+
+  std::optional<bool> constCompare(const std::string& op, const Val& a, const Val& b, Pos p) {
+    if (op == "is" || op == "is not") {
+      bool same = (a.k == Val::K::None || b.k == Val::K::None) ? (a.k == b.k) : (a == b);
+      return op == "is" ? same : !same;
+    }
+    if (op == "in" || op == "not in") {
+      if (b.k != Val::K::Tuple) fail(p, "'in' needs a tuple or list on its right");
+      bool found = false;
+      for (auto& e : b.elems) {
+        if (!e.isConst()) fail(p, "'in' over runtime values: not supported yet");
+        found = found || equalConst(a, e);
+      }
+      return op == "in" ? found : !found;
+    }
+    if (a.isNum() && b.isNum()) {
+      double x = a.k == Val::K::Float ? a.f : static_cast<double>(a.i);
+      double y = b.k == Val::K::Float ? b.f : static_cast<double>(b.i);
+      if (a.k != Val::K::Float && b.k != Val::K::Float) {
+        int64_t xi = a.i, yi = b.i;
+        if (op == "<") return xi < yi;
+        if (op == "<=") return xi <= yi;
+        if (op == ">") return xi > yi;
+        if (op == ">=") return xi >= yi;
+        if (op == "==") return xi == yi;
+        if (op == "!=") return xi != yi;
+      }
+      if (op == "<") return x < y;
+      if (op == "<=") return x <= y;
+      if (op == ">") return x > y;
+      if (op == ">=") return x >= y;
+      if (op == "==") return x == y;
+      if (op == "!=") return x != y;
+    }
+    if (op == "==" || op == "!=") {
+      bool eq = equalConst(a, b);
+      return op == "==" ? eq : !eq;
+    }
+    if (a.k == Val::K::Str && b.k == Val::K::Str) {
+      if (op == "<") return a.s < b.s;
+      if (op == "<=") return a.s <= b.s;
+      if (op == ">") return a.s > b.s;
+      if (op == ">=") return a.s >= b.s;
+    }
+    fail(p, "cannot compare " + describe(a) + " and " + describe(b) + " with '" + op + "'");
+  }
+
+  static bool equalConst(const Val& a, const Val& b) {
+    if (a.isNum() && b.isNum()) {
+      double x = a.k == Val::K::Float ? a.f : static_cast<double>(a.i);
+      double y = b.k == Val::K::Float ? b.f : static_cast<double>(b.i);
+      return x == y;
+    }
+    return a == b;
+  }
+
+  // ---- tile arithmetic (Triton semantics)
+  Val binary(const std::string& op, const Val& a, const Val& b, Pos p) {
+    if (!a.isIR() && !b.isIR()) return constBinary(op, a, b, p);
+    requireOperand(a, p, op);
+    requireOperand(b, p, op);
+    bool pa = a.isIR() && a.v->type().isPtrLike(), pb = b.isIR() && b.v->type().isPtrLike();
+    if (pa || pb) return pointerArith(op, a, b, pa, p);
+    if (op == "**") fail(p, "'**' on tensors: not supported yet", "multiply explicitly, or use tl.exp2(y * tl.log2(x))");
+    if (op == "@") fail(p, "'@' on tensors: not supported yet", "use tl.dot(a, b)");
+    Scalar e = joinElem(a, b);
+    bool isBitwise = op == "&" || op == "|" || op == "^" || op == "<<" || op == ">>";
+    if (isBitwise && ir::isFloat(e))
+      fail(p, "operator '" + op + "' needs integer operands, got " + tritonDtypeName(e));
+    if (op == "/" && ir::isInt(e)) e = Scalar::F32;
+    if (op == "//" && ir::isFloat(e))
+      fail(p, "'//' on floating-point tensors: not supported yet", "divide with '/' and round explicitly");
+    auto shape = broadcastShapes(shapeOfVal(a), shapeOfVal(b), p);
+    ir::Value* x = coerce(a, e, shape, p);
+    ir::Value* y = coerce(b, e, shape, p);
+    OpKind k;
+    if (op == "+") k = OpKind::Add;
+    else if (op == "-") k = OpKind::Sub;
+    else if (op == "*") k = OpKind::Mul;
+    else if (op == "/" || op == "//") k = OpKind::Div;
+    else if (op == "%") k = OpKind::Rem;
+    else if (op == "&") k = OpKind::And;
+    else if (op == "|") k = OpKind::Or;
+    else if (op == "^") k = OpKind::Xor;
+    else if (op == "<<") k = OpKind::Shl;
+    else if (op == ">>") k = OpKind::Shr;
+    else fail(p, "operator '" + op + "': not supported yet");
+    at(p);
+    return Val::ir(b_.op1(k, {x, y}, x->type()));
+  }
+
+  Val minmax(OpKind k, const Val& a, const Val& b, Pos p) {
+    if (!a.isIR() && !b.isIR()) {
+      bool less = *constCompare("<", a, b, p);
+      return k == OpKind::Max ? (less ? b : a) : (less ? a : b);
+    }
+    requireOperand(a, p, "maximum");
+    requireOperand(b, p, "maximum");
+    if ((a.isIR() && a.v->type().isPtrLike()) || (b.isIR() && b.v->type().isPtrLike()))
+      fail(p, "maximum/minimum of pointers is not allowed");
+    Scalar e = joinElem(a, b);
+    auto shape = broadcastShapes(shapeOfVal(a), shapeOfVal(b), p);
+    ir::Value* x = coerce(a, e, shape, p);
+    ir::Value* y = coerce(b, e, shape, p);
+    at(p);
+    return Val::ir(b_.op1(k, {x, y}, x->type()));
+  }
+
+  Val pointerArith(const std::string& op, const Val& a, const Val& b, bool ptrLeft, Pos p) {
+    const Val& ptr = ptrLeft ? a : b;
+    const Val& off = ptrLeft ? b : a;
+    if (off.isIR() && off.v->type().isPtrLike())
+      fail(p, "operator '" + op + "' between two pointers: not supported yet");
+    if (!(op == "+" || (op == "-" && ptrLeft)))
+      fail(p, "operator '" + op + "' does not apply to pointers", "pointers support '+' and '-' with integer offsets");
+    bool offInt = off.isIR() ? off.v->type().elemIsInt() : (off.k == Val::K::Int || off.k == Val::K::Bool);
+    if (!offInt)
+      fail(p, "pointer " + op + " " + (off.isIR() ? off.v->type().str() : std::string("float")) + ": offsets must be integers",
+           "convert the offset with .to(tl.int32)");
+    auto shape = broadcastShapes(shapeOfVal(ptr), shapeOfVal(off), p);
+    ir::Value* pv = broadcastTo(ptr.v, shape, p);
+    ir::Value* ov;
+    if (off.isIR()) {
+      ov = off.v;
+      if (ov->type().scalar == Scalar::I1) ov = cast(ov, Scalar::I32, p);
+      ov = broadcastTo(ov, shape, p);
+      if (op == "-") {
+        at(p);
+        ov = b_.op1(OpKind::Neg, {ov}, ov->type());
+      }
+    } else {
+      Val c = off;
+      if (op == "-") c.i = -c.i;
+      ov = constant(c, defaultScalar(c), shape, p);
+    }
+    at(p);
+    return Val::ir(b_.op1(OpKind::AddPtr, {pv, ov}, pv->type()));
+  }
+
+  Val compare(const std::string& op, const Val& a, const Val& b, Pos p) {
+    if (!a.isIR() && !b.isIR()) return Val::boolean(*constCompare(op, a, b, p));
+    if (op == "is" || op == "is not") {
+      bool same = a == b;
+      return Val::boolean(op == "is" ? same : !same);
+    }
+    if (op == "in" || op == "not in") fail(p, "'" + op + "' with runtime values: not supported yet");
+    requireOperand(a, p, op);
+    requireOperand(b, p, op);
+    static const std::map<std::string, std::string> preds = {{"<", "lt"}, {"<=", "le"}, {">", "gt"},
+                                                             {">=", "ge"}, {"==", "eq"}, {"!=", "ne"}};
+    auto shape = broadcastShapes(shapeOfVal(a), shapeOfVal(b), p);
+    ir::Value *x, *y;
+    bool pa = a.isIR() && a.v->type().isPtrLike(), pb = b.isIR() && b.v->type().isPtrLike();
+    if (pa || pb) {
+      if (!(pa && pb) || a.v->type().scalar != b.v->type().scalar)
+        fail(p, "cannot compare a pointer with " + describe(pa ? b : a));
+      x = broadcastTo(a.v, shape, p);
+      y = broadcastTo(b.v, shape, p);
+    } else {
+      Scalar e = joinElem(a, b);
+      x = coerce(a, e, shape, p);
+      y = coerce(b, e, shape, p);
+    }
+    at(p);
+    return Val::ir(b_.op1(OpKind::Cmp, {x, y}, x->type().withElement(Type::scalarOf(Scalar::I1)), {{"pred", preds.at(op)}}));
+  }
+
+  // A runtime truth value: i1 of the same shape.
+  ir::Value* toBool(const Val& v, Pos p) {
+    if (!v.isIR()) return constant(Val::boolean(truthy(v, p)), Scalar::I1, {}, p);
+    ir::Value* x = v.v;
+    const Type& t = x->type();
+    if (t.isDesc()) fail(p, "a tensor descriptor has no truth value");
+    if (t.isI1()) return x;
+    if (t.isPtrLike()) fail(p, "a pointer has no truth value here");
+    at(p);
+    ir::Value* zero = ir::isFloat(t.scalar) ? b_.constFloat(0.0, t) : b_.constInt(0, t);
+    return b_.op1(OpKind::Cmp, {x, zero}, t.withElement(Type::scalarOf(Scalar::I1)), {{"pred", std::string("ne")}});
+  }
+
+  Val logical(const std::string& op, const Val& a, const Val& b, Pos p) {
+    ir::Value* x = toBool(a, p);
+    ir::Value* y = toBool(b, p);
+    auto shape = broadcastShapes(shapeOf(x->type()), shapeOf(y->type()), p);
+    x = broadcastTo(x, shape, p);
+    y = broadcastTo(y, shape, p);
+    at(p);
+    return Val::ir(b_.op1(op == "and" ? OpKind::And : OpKind::Or, {x, y}, x->type()));
+  }
+
+  // ---- expressions
+  Val lookup(const std::string& name, Pos p) {
+    auto& vars = frame().vars;
+    auto it = vars.find(name);
+    if (it != vars.end()) {
+      if (it->second.k == Val::K::Undef) fail(p, it->second.s);
+      return it->second;
+    }
+    if (file_.find(name)) return Val::named(Val::K::Func, name);
+    auto g = file_.globals.find(name);
+    if (g != file_.globals.end()) {
+      auto cached = globalCache_.find(name);
+      if (cached != globalCache_.end()) return cached->second;
+      ExprP e = parseGlobalValue(file_, g->second);
+      if (e) {
+        Frame empty;
+        empty.fn = frame().fn;
+        frames_.push_back(&empty);
+        Val v = eval(*e);
+        frames_.pop_back();
+        if (!v.isConst()) fail(p, "module-level constexpr '" + name + "' is not a compile-time constant");
+        globalCache_[name] = v;
+        globalExprs_.push_back(std::move(e));
+        return v;
+      }
+    }
+    auto a = file_.aliases.find(name);
+    if (a != file_.aliases.end()) return moduleMember(a->second, p);
+    static const std::set<std::string> builtins = {"range", "min", "max", "float", "int", "bool", "len", "isinstance",
+                                                   "abs", "print", "enumerate", "zip", "list", "tuple", "str", "type",
+                                                   "round", "sum", "any", "all", "divmod", "pow", "getattr", "hasattr"};
+    if (builtins.count(name)) return Val::named(Val::K::Builtin, name);
+    fail(p, "name '" + name + "' is not defined",
+         "jit functions can read their parameters, their local variables, other @triton.jit functions and "
+         "module-level tl.constexpr globals");
+  }
+
+  // A dotted path such as "triton.language.float16" as a value.
+  Val moduleMember(const std::string& path, Pos p) {
+    static const std::set<std::string> modules = {"triton", "triton.language", "triton.language.math",
+                                                  "triton.language.core", "triton.language.standard",
+                                                  "triton.language.extra", "triton.language.extra.cuda"};
+    if (modules.count(path)) return Val::named(Val::K::Module, path);
+    auto dot = path.rfind('.');
+    std::string parent = dot == std::string::npos ? "" : path.substr(0, dot);
+    std::string leaf = path.substr(dot + 1);
+    if (parent.rfind("triton", 0) == 0) {
+      if (auto s = dtypeByName(leaf)) return Val::dtype(*s);
+      if (leaf == "uint8" || leaf == "uint16" || leaf == "uint32" || leaf == "uint64" || leaf == "float8e4b15" ||
+          leaf == "float8e4b8" || leaf == "float8e5b16")
+        fail(p, "dtype tl." + leaf + ": not supported yet");
+      if (leaf == "constexpr" || leaf == "tensor" || leaf == "tensor_descriptor" || leaf == "dtype" ||
+          leaf == "pointer_type" || leaf == "tuple" || leaf == "block_type")
+        return Val::named(Val::K::TypeRef, leaf);
+      if (leaf == "jit") return Val::named(Val::K::TlFunc, "triton.jit");
+      return Val::named(Val::K::TlFunc, leaf);
+    }
+    fail(p, "'" + path + "' is not available inside a jit function");
+  }
+
+  Val eval(const Expr& e) {
+    switch (e.kind) {
+      case Expr::Kind::Name: return lookup(e.name, e.pos);
+      case Expr::Kind::Int: return Val::integer(e.ival);
+      case Expr::Kind::Float: return Val::real(e.fval);
+      case Expr::Kind::Str: return Val::str(e.sval);
+      case Expr::Kind::Bool: return Val::boolean(e.ival != 0);
+      case Expr::Kind::None: return Val::none();
+      case Expr::Kind::Tuple:
+      case Expr::Kind::List: {
+        std::vector<Val> el;
+        for (auto& k : e.kids) el.push_back(eval(*k));
+        return Val::tuple(std::move(el));
+      }
+      case Expr::Kind::Attribute: return attribute(eval(*e.kids[0]), e.name, e.pos);
+      case Expr::Kind::Call: return call(e);
+      case Expr::Kind::Subscript: return subscript(e);
+      case Expr::Kind::Slice: fail(e.pos, "a slice is only allowed inside a subscript");
+      case Expr::Kind::BinOp: {
+        Val a = eval(*e.kids[0]);
+        Val b = eval(*e.kids[1]);
+        return binary(e.name, a, b, e.pos);
+      }
+      case Expr::Kind::UnaryOp: return unary(e.name, eval(*e.kids[0]), e.pos);
+      case Expr::Kind::BoolOp: {
+        Val acc = eval(*e.kids[0]);
+        for (size_t k = 1; k < e.kids.size(); ++k) {
+          if (!acc.isIR()) {
+            bool t = truthy(acc, e.kids[k - 1]->pos);
+            if (e.name == "and" ? !t : t) return acc;  // Python short-circuit on constants
+            acc = eval(*e.kids[k]);
+            continue;
+          }
+          Val next = eval(*e.kids[k]);
+          acc = logical(e.name, acc, next, e.pos);
+        }
+        return acc;
+      }
+      case Expr::Kind::Compare: {
+        Val left = eval(*e.kids[0]);
+        Val result;
+        for (size_t k = 0; k < e.ops.size(); ++k) {
+          Val right = eval(*e.kids[k + 1]);
+          Val c = compare(e.ops[k], left, right, e.pos);
+          if (k == 0) result = c;
+          else if (!result.isIR() && !c.isIR()) result = Val::boolean(truthy(result, e.pos) && truthy(c, e.pos));
+          else result = logical("and", result, c, e.pos);
+          if (!result.isIR() && !truthy(result, e.pos)) return result;
+          left = right;
+        }
+        return result;
+      }
+      case Expr::Kind::IfExp: {
+        Val c = eval(*e.kids[0]);
+        if (!c.isIR()) return truthy(c, e.kids[0]->pos) ? eval(*e.kids[1]) : eval(*e.kids[2]);
+        if (c.v->type().isTile())
+          fail(e.pos, "the condition of a conditional expression must be a scalar, got " + c.v->type().str(),
+               "use tl.where(cond, x, y) for elementwise selection");
+        Val x = eval(*e.kids[1]);
+        Val y = eval(*e.kids[2]);
+        return select(c, x, y, e.pos);
+      }
+    }
+    fail(e.pos, "unsupported expression");
+  }
+
+  Val select(const Val& c, const Val& x, const Val& y, Pos p) {
+    if (!c.isIR()) return truthy(c, p) ? x : y;
+    ir::Value* cond = toBool(c, p);
+    ir::Value *xv, *yv;
+    std::vector<int64_t> shape = broadcastShapes(shapeOf(cond->type()), broadcastShapes(shapeOfVal(x), shapeOfVal(y), p), p);
+    bool px = x.isIR() && x.v->type().isPtrLike(), py = y.isIR() && y.v->type().isPtrLike();
+    if (px || py) {
+      if (!(px && py) || x.v->type().scalar != y.v->type().scalar)
+        fail(p, "cannot select between " + describe(x) + " and " + describe(y));
+      xv = broadcastTo(x.v, shape, p);
+      yv = broadcastTo(y.v, shape, p);
+    } else {
+      requireOperand(x, p, "where");
+      requireOperand(y, p, "where");
+      Scalar e = joinElem(x, y);
+      xv = coerce(x, e, shape, p);
+      yv = coerce(y, e, shape, p);
+    }
+    cond = broadcastTo(cond, shape, p);
+    at(p);
+    return Val::ir(b_.op1(OpKind::Select, {cond, xv, yv}, xv->type()));
+  }
+
+  Val unary(const std::string& op, const Val& a, Pos p) {
+    if (op == "not") {
+      if (!a.isIR()) return Val::boolean(!truthy(a, p));
+      ir::Value* x = toBool(a, p);
+      at(p);
+      return Val::ir(b_.op1(OpKind::Not, {x}, x->type()));
+    }
+    if (!a.isIR()) {
+      if (op == "+" && a.isNum()) return a;
+      if (op == "-" && a.k == Val::K::Float) return Val::real(-a.f);
+      if (op == "-" && a.isNum()) {
+        if (a.i == INT64_MIN) fail(p, "integer overflow in a constant expression");
+        return Val::integer(-a.i);
+      }
+      if (op == "~" && (a.k == Val::K::Int || a.k == Val::K::Bool)) return Val::integer(~a.i);
+      fail(p, "unary '" + op + "' does not apply to " + describe(a));
+    }
+    const Type& t = a.v->type();
+    if (t.isPtrLike() || t.isDesc()) fail(p, "unary '" + op + "' does not apply to " + t.str());
+    if (op == "+") return a;
+    at(p);
+    if (op == "-") return Val::ir(b_.op1(OpKind::Neg, {a.v}, t));
+    if (ir::isFloat(t.scalar)) fail(p, "'~' needs an integer operand, got " + t.str());
+    return Val::ir(b_.op1(OpKind::Not, {a.v}, t));
+  }
+
+  Val attribute(const Val& base, const std::string& name, Pos p) {
+    switch (base.k) {
+      case Val::K::Module: return moduleMember(base.s + "." + name, p);
+      case Val::K::IR: {
+        const Type& t = base.v->type();
+        if (name == "dtype") return t.isDesc() ? Val::dtype(t.scalar) : Val::dtype(t.scalar, t.isPtrLike());
+        if (name == "shape") {
+          std::vector<Val> d;
+          for (auto s : shapeOf(t)) d.push_back(Val::integer(s));
+          return Val::tuple(d);
+        }
+        if (name == "block_shape" && t.isDesc()) {
+          std::vector<Val> d;
+          for (auto s : t.shape) d.push_back(Val::integer(s));
+          return Val::tuple(d);
+        }
+        if (name == "T") return permute(base, {}, p, "'.T'");
+        if (name == "numel") return Val::integer(t.numel());
+        Val m = Val::named(Val::K::Method, name);
+        m.elems.push_back(base);
+        return m;
+      }
+      case Val::K::Dtype: {
+        if (name == "element_ty") {
+          if (!base.dtPtr) fail(p, "'element_ty' applies to pointer dtypes only");
+          return Val::dtype(base.dt);
+        }
+        if (name == "primitive_bitwidth") {
+          if (base.dtPtr) return Val::integer(64);
+          return Val::integer(ir::bitWidth(base.dt));
+        }
+        if (name == "name") return Val::str(tritonDtypeName(base.dt));
+        Val m = Val::named(Val::K::Method, name);
+        m.elems.push_back(base);
+        return m;
+      }
+      default: break;
+    }
+    if (base.k == Val::K::Undef) fail(p, base.s);
+    fail(p, describe(base) + " has no attribute '" + name + "'");
+  }
+
+  Val subscript(const Expr& e) {
+    Val base = eval(*e.kids[0]);
+    if (base.k == Val::K::Tuple) {
+      if (e.kids.size() != 2) fail(e.pos, "a tuple takes one index");
+      const Expr& ix = *e.kids[1];
+      int64_t n = static_cast<int64_t>(base.elems.size());
+      if (ix.kind == Expr::Kind::Slice) {
+        auto part = [&](size_t k, int64_t dflt) {
+          if (!ix.kids[k]) return dflt;
+          int64_t v = constInt(eval(*ix.kids[k]), ix.pos, "a tuple slice bound");
+          if (v < 0) v += n;
+          return std::clamp<int64_t>(v, 0, n);
+        };
+        int64_t step = ix.kids[2] ? constInt(eval(*ix.kids[2]), ix.pos, "a slice step") : 1;
+        if (step != 1) fail(ix.pos, "tuple slices with a step: not supported yet");
+        int64_t lo = part(0, 0), hi = part(1, n);
+        std::vector<Val> out;
+        for (int64_t k = lo; k < hi; ++k) out.push_back(base.elems[k]);
+        return Val::tuple(out);
+      }
+      int64_t k = constInt(eval(ix), ix.pos, "a tuple index");
+      if (k < 0) k += n;
+      if (k < 0 || k >= n) fail(ix.pos, "tuple index " + std::to_string(k) + " out of range (size " + std::to_string(n) + ")");
+      return base.elems[k];
+    }
+    if (!base.isIR() || base.v->type().isDesc() ) fail(e.pos, describe(base) + " cannot be subscripted");
+    ir::Value* x = base.v;
+    std::vector<int64_t> shape = shapeOf(x->type());
+    // Each index: None adds an axis, ':' keeps one.
+    int src = 0;
+    std::vector<int> newAxes;
+    int outRank = 0;
+    for (size_t k = 1; k < e.kids.size(); ++k) {
+      const Expr& ix = *e.kids[k];
+      if (ix.kind == Expr::Kind::None) {
+        newAxes.push_back(outRank++);
+        continue;
+      }
+      if (ix.kind == Expr::Kind::Slice && !ix.kids[0] && !ix.kids[1] && !ix.kids[2]) {
+        if (src >= static_cast<int>(shape.size()))
+          fail(ix.pos, "too many indices for a tensor of shape " + shapeStr(shape));
+        ++src, ++outRank;
+        continue;
+      }
+      fail(ix.pos, "indexing a tensor with values or partial slices: not supported yet",
+           "tensors can be subscripted only with None and ':' (e.g. x[:, None])");
+    }
+    if (src != static_cast<int>(shape.size()) && src != 0)
+      fail(e.pos, "subscript has " + std::to_string(src) + " ':' but the tensor has rank " + std::to_string(shape.size()));
+    at(e.pos);
+    if (!x->type().isTile()) {
+      if (newAxes.empty()) return base;
+      x = b_.op1(OpKind::Splat, {x}, Type::tileOf({1}, x->type()));
+      newAxes.erase(newAxes.begin());
+    }
+    for (int ax : newAxes) {
+      Type t = x->type();
+      auto s = t.shape;
+      if (ax > t.rank()) ax = t.rank();
+      s.insert(s.begin() + ax, 1);
+      x = b_.op1(OpKind::ExpandDims, {x}, t.withShape(s), {{"axis", int64_t{ax}}});
+    }
+    return Val::ir(x);
+  }
+
+  // ---- calls
+  Val call(const Expr& e) {
+    Val callee = eval(*e.kids[0]);
+    Args a;
+    a.at = e.pos;
+    for (size_t k = 1; k < e.kids.size(); ++k) {
+      a.pos.push_back(eval(*e.kids[k]));
+      a.posAt.push_back(e.kids[k]->pos);
+    }
+    for (auto& [name, ex] : e.keywords) {
+      a.kw.emplace_back(name, eval(*ex));
+      a.kwAt.push_back(ex->pos);
+    }
+    switch (callee.k) {
+      case Val::K::Func: return inlineCall(callee.s, a);
+      case Val::K::TlFunc: return tlCall(callee.s, a, std::nullopt);
+      case Val::K::Method: return tlCall(callee.s, a, callee.elems[0]);
+      case Val::K::Builtin: return builtinCall(callee.s, a);
+      case Val::K::TypeRef:
+        if (callee.s == "constexpr") {
+          if (a.pos.size() != 1) fail(e.pos, "tl.constexpr(...) takes one argument");
+          return a.pos[0];
+        }
+        fail(e.pos, "calling the type '" + callee.s + "': not supported yet");
+      default: fail(e.pos, describe(callee) + " is not callable");
+    }
+  }
+
+  // Binds arguments to the named parameters (positional first); unknown keywords are an error.
+  std::vector<std::optional<Val>> bind(const Args& a, const std::string& fn, const std::vector<std::string>& params,
+                                       size_t required, std::vector<Pos>* where = nullptr) {
+    std::vector<std::optional<Val>> out(params.size());
+    std::vector<Pos> pos(params.size(), a.at);
+    if (a.pos.size() > params.size())
+      fail(a.posAt[params.size()], fn + "() takes at most " + std::to_string(params.size()) + " positional argument(s)");
+    for (size_t k = 0; k < a.pos.size(); ++k) out[k] = a.pos[k], pos[k] = a.posAt[k];
+    for (size_t k = 0; k < a.kw.size(); ++k) {
+      auto it = std::find(params.begin(), params.end(), a.kw[k].first);
+      if (it == params.end()) fail(a.kwAt[k], fn + "() got an unexpected keyword argument '" + a.kw[k].first + "'");
+      size_t idx = static_cast<size_t>(it - params.begin());
+      if (out[idx]) fail(a.kwAt[k], fn + "() got multiple values for argument '" + a.kw[k].first + "'");
+      out[idx] = a.kw[k].second;
+      pos[idx] = a.kwAt[k];
+    }
+    for (size_t k = 0; k < required; ++k)
+      if (!out[k]) fail(a.at, fn + "() is missing its argument '" + params[k] + "'");
+    if (where) *where = pos;
+    return out;
+  }
+
+  Val inlineCall(const std::string& name, const Args& a) {
+    const FunctionDef* fn = parseFunction(file_, name);
+    if (frames_.size() > 64) fail(a.at, "jit calls nest deeper than 64 levels (recursion is not supported)");
+    Frame fr;
+    fr.fn = fn;
+    std::vector<std::string> names;
+    for (auto& p : fn->params) names.push_back(p.name);
+    std::vector<Pos> where;
+    auto bound = bind(a, name, names, 0, &where);
+    for (size_t k = 0; k < fn->params.size(); ++k) {
+      const Param& p = fn->params[k];
+      Val v;
+      if (bound[k]) {
+        v = *bound[k];
+      } else if (p.defaultValue) {
+        Frame empty;
+        empty.fn = fn;
+        frames_.push_back(&empty);
+        v = eval(*p.defaultValue);
+        frames_.pop_back();
+      } else {
+        fail(a.at, name + "() is missing its argument '" + p.name + "'");
+      }
+      if (p.isConstexpr && !v.isConst() && v.k != Val::K::Func)
+        fail(where[k], "argument '" + p.name + "' of '" + name + "' is tl.constexpr but receives a runtime value (" +
+                           describe(v) + ")",
+             "pass a compile-time constant, or drop the tl.constexpr annotation");
+      fr.vars[p.name] = v;
+    }
+    frames_.push_back(&fr);
+    exec(fn->body);
+    frames_.pop_back();
+    return fr.returned ? fr.result : Val::none();
+  }
+
+  Val builtinCall(const std::string& n, const Args& a) {
+    Pos p = a.at;
+    auto one = [&]() -> const Val& {
+      if (a.pos.size() != 1 || !a.kw.empty()) fail(p, n + "() takes exactly one argument");
+      return a.pos[0];
+    };
+    if (n == "range") fail(p, "range() is only supported as the iterable of a for loop");
+    if (n == "min" || n == "max") {
+      std::vector<Val> items = a.pos;
+      if (items.size() == 1 && items[0].k == Val::K::Tuple) items = items[0].elems;
+      if (items.empty()) fail(p, n + "() needs arguments");
+      Val acc = items[0];
+      for (size_t k = 1; k < items.size(); ++k) acc = minmax(n == "max" ? OpKind::Max : OpKind::Min, acc, items[k], p);
+      return acc;
+    }
+    if (n == "float") {
+      const Val& v = one();
+      if (v.k == Val::K::Str) {
+        std::string s = v.s;
+        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+        if (s == "inf" || s == "+inf" || s == "infinity") return Val::real(INFINITY);
+        if (s == "-inf" || s == "-infinity") return Val::real(-INFINITY);
+        if (s == "nan") return Val::real(NAN);
+        char* end = nullptr;
+        double d = std::strtod(v.s.c_str(), &end);
+        if (end && *end == '\0' && !v.s.empty()) return Val::real(d);
+        fail(p, "float() cannot convert \"" + v.s + "\"");
+      }
+      if (v.k == Val::K::Float) return v;
+      if (v.isNum()) return Val::real(static_cast<double>(v.i));
+      if (v.isIR()) return Val::ir(cast(v.v, Scalar::F32, p));
+      fail(p, "float() of " + describe(v));
+    }
+    if (n == "int") {
+      const Val& v = one();
+      if (v.k == Val::K::Float) return Val::integer(static_cast<int64_t>(v.f));
+      if (v.isNum()) return Val::integer(v.i);
+      if (v.isIR()) return Val::ir(cast(v.v, Scalar::I32, p));
+      fail(p, "int() of " + describe(v));
+    }
+    if (n == "bool") {
+      const Val& v = one();
+      if (v.isIR()) return Val::ir(toBool(v, p));
+      return Val::boolean(truthy(v, p));
+    }
+    if (n == "abs") {
+      const Val& v = one();
+      if (v.k == Val::K::Float) return Val::real(std::fabs(v.f));
+      if (v.isNum()) return Val::integer(v.i < 0 ? -v.i : v.i);
+      return mathUnary("abs", v, p);
+    }
+    if (n == "len") {
+      const Val& v = one();
+      if (v.k == Val::K::Tuple) return Val::integer(static_cast<int64_t>(v.elems.size()));
+      if (v.isIR() && v.v->type().isTile()) return Val::integer(v.v->type().shape[0]);
+      fail(p, "len() of " + describe(v));
+    }
+    if (n == "isinstance") {
+      if (a.pos.size() != 2) fail(p, "isinstance() takes two arguments");
+      std::vector<Val> types = a.pos[1].k == Val::K::Tuple ? a.pos[1].elems : std::vector<Val>{a.pos[1]};
+      const Val& v = a.pos[0];
+      bool r = false;
+      for (auto& t : types) {
+        if (t.k == Val::K::TypeRef) {
+          if (t.s == "tensor_descriptor") r = r || (v.isIR() && v.v->type().isDesc());
+          else if (t.s == "tensor") r = r || (v.isIR() && !v.v->type().isDesc());
+          else if (t.s == "constexpr") r = r || v.isConst();
+          else if (t.s == "dtype") r = r || v.k == Val::K::Dtype;
+          else if (t.s == "tuple") r = r || v.k == Val::K::Tuple;
+        } else if (t.k == Val::K::Builtin) {
+          if (t.s == "int") r = r || v.k == Val::K::Int || v.k == Val::K::Bool;
+          else if (t.s == "float") r = r || v.k == Val::K::Float;
+          else if (t.s == "bool") r = r || v.k == Val::K::Bool;
+          else if (t.s == "str") r = r || v.k == Val::K::Str;
+          else if (t.s == "tuple" || t.s == "list") r = r || v.k == Val::K::Tuple;
+        } else {
+          fail(a.posAt[1], "isinstance() needs a type such as tl.tensor_descriptor, got " + describe(t));
+        }
+      }
+      return Val::boolean(r);
+    }
+    fail(p, n + "() inside a jit function: not supported yet");
+  }
+
+  // ---- tl.* functions and tensor methods
+  Val tlCall(std::string n, const Args& in, std::optional<Val> self) {
+    Args a = in;
+    if (self) {
+      // Methods: x.to(...), x.sum(...), desc.load(...), dtype.is_fp16(), ...
+      if (self->k == Val::K::Dtype) return dtypeMethod(*self, n, a);
+      const Type& st = self->v->type();
+      if (st.isDesc()) {
+        if (n == "load") return descLoad(*self, a);
+        if (n == "store") return descStore(*self, a);
+        fail(a.at, "tensor descriptor method '" + n + "': not supported yet");
+      }
+      if (n == "to" || n == "cast") return castCall(*self, a);
+      static const std::set<std::string> asMethod = {"sum", "max", "min", "reshape", "view", "trans", "permute",
+                                                     "expand_dims", "broadcast_to", "exp", "exp2", "log", "log2",
+                                                     "sqrt", "rsqrt", "abs", "sigmoid"};
+      if (!asMethod.count(n)) fail(a.at, "tensor method '" + n + "': not supported yet");
+      a.pos.insert(a.pos.begin(), *self);
+      a.posAt.insert(a.posAt.begin(), a.at);
+    }
+    std::string qual = "tl." + n;
+    Pos p = a.at;
+    if (n == "program_id" || n == "num_programs") {
+      auto v = bind(a, qual, {"axis"}, 1);
+      int64_t ax = constInt(*v[0], p, qual + "'s axis");
+      if (ax < 0 || ax > 2) fail(p, qual + "'s axis must be 0, 1 or 2, got " + std::to_string(ax));
+      at(p);
+      return Val::ir(b_.op1(n == "program_id" ? OpKind::ProgramId : OpKind::NumPrograms, {}, Type::scalarOf(Scalar::I32),
+                            {{"axis", ax}}));
+    }
+    if (n == "arange") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"start", "end"}, 2, &w);
+      int64_t s = constInt(*v[0], w[0], "tl.arange's start");
+      int64_t e = constInt(*v[1], w[1], "tl.arange's end");
+      if (e <= s) fail(p, "tl.arange needs end > start, got " + std::to_string(s) + ", " + std::to_string(e));
+      int64_t len = e - s;
+      if ((len & (len - 1)) != 0)
+        fail(p, "tl.arange's range must be a power of 2, got " + std::to_string(len), "round the block size up and mask");
+      at(p);
+      return Val::ir(b_.op1(OpKind::Arange, {}, Type::tileOf({len}, Type::scalarOf(Scalar::I32)), {{"start", s}, {"end", e}}));
+    }
+    if (n == "zeros" || n == "full") {
+      std::vector<Pos> w;
+      bool full = n == "full";
+      auto v = full ? bind(a, qual, {"shape", "value", "dtype"}, 3, &w) : bind(a, qual, {"shape", "dtype"}, 2, &w);
+      auto shape = constShape(*v[0], w[0], qual + "'s shape");
+      const Val& dt = *v[full ? 2 : 1];
+      if (dt.k != Val::K::Dtype || dt.dtPtr) fail(w[full ? 2 : 1], qual + "'s dtype must be a dtype such as tl.float32");
+      Val value = full ? *v[1] : Val::integer(0);
+      if (value.isIR()) {
+        if (value.v->type().isTile()) fail(w[1], "tl.full's value must be a scalar");
+        return Val::ir(broadcastTo(cast(value.v, dt.dt, p), shape, p));
+      }
+      if (!value.isNum()) fail(w[1], "tl.full's value must be a number, got " + describe(value));
+      return Val::ir(constant(value, dt.dt, shape, p));
+    }
+    if (n == "cdiv") {
+      auto v = bind(a, qual, {"x", "div"}, 2);
+      if (!v[0]->isIR() && !v[1]->isIR()) {
+        Val s = constBinary("+", *v[0], *v[1], p);
+        s = constBinary("-", s, Val::integer(1), p);
+        return constBinary("//", s, *v[1], p);
+      }
+      Val s = binary("+", *v[0], *v[1], p);
+      s = binary("-", s, Val::integer(1), p);
+      return binary("//", s, *v[1], p);
+    }
+    if (n == "next_power_of_2") {
+      auto v = bind(a, qual, {"n"}, 1);
+      int64_t x = constInt(*v[0], p, "next_power_of_2's argument");
+      int64_t r = 1;
+      while (r < x) r <<= 1;
+      return Val::integer(r);
+    }
+    if (n == "load") return load(a);
+    if (n == "store") return store(a);
+    if (n == "dot") return dot(a);
+    if (n == "where") {
+      auto v = bind(a, qual, {"condition", "x", "y"}, 3);
+      return select(*v[0], *v[1], *v[2], p);
+    }
+    if (n == "maximum" || n == "minimum") {
+      auto v = bind(a, qual, {"x", "y", "propagate_nan"}, 2);
+      return minmax(n == "maximum" ? OpKind::Max : OpKind::Min, *v[0], *v[1], p);
+    }
+    if (n == "exp" || n == "exp2" || n == "log" || n == "log2" || n == "sqrt" || n == "rsqrt" || n == "abs" ||
+        n == "sigmoid" || n == "sqrt_rn") {
+      auto v = bind(a, qual, {"x"}, 1);
+      return mathUnary(n == "sqrt_rn" ? "sqrt" : n, *v[0], p);
+    }
+    if (n == "fma") {
+      auto v = bind(a, qual, {"x", "y", "z"}, 3);
+      return binary("+", binary("*", *v[0], *v[1], p), *v[2], p);
+    }
+    if (n == "fdiv" || n == "div_rn") {
+      auto v = bind(a, qual, {"x", "y", "ieee_rounding"}, 2);
+      return binary("/", *v[0], *v[1], p);
+    }
+    if (n == "sum" || n == "max" || n == "min") return reduce(n, a);
+    if (n == "multiple_of" || n == "max_contiguous" || n == "max_constancy") {
+      auto v = bind(a, qual, {"input", "values"}, 2);
+      return *v[0];
+    }
+    if (n == "assume") {
+      bind(a, qual, {"cond"}, 1);
+      return Val::none();
+    }
+    if (n == "debug_barrier" || n == "static_print") return Val::none();
+    if (n == "static_assert") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"cond", "msg"}, 1, &w);
+      if (v[0]->isIR())
+        fail(w[0], "tl.static_assert needs a compile-time condition, got a runtime value",
+             "use constexpr values, or tl.device_assert (not supported yet) for runtime checks");
+      if (!truthy(*v[0], w[0])) {
+        std::string msg = v[1] && v[1]->k == Val::K::Str ? v[1]->s : "";
+        fail(p, "static_assert failed" + (msg.empty() ? std::string() : ": " + msg));
+      }
+      return Val::none();
+    }
+    if (n == "trans" || n == "permute") {
+      if (a.pos.empty()) fail(p, qual + "() needs a tensor");
+      Val x = a.pos[0];
+      std::vector<int64_t> dims;
+      for (size_t k = 1; k < a.pos.size(); ++k) {
+        if (a.pos[k].k == Val::K::Tuple) {
+          auto d = a.pos[k].elems;
+          for (auto& e : d) dims.push_back(constInt(e, a.posAt[k], qual + "'s dims"));
+        } else {
+          dims.push_back(constInt(a.pos[k], a.posAt[k], qual + "'s dims"));
+        }
+      }
+      for (size_t k = 0; k < a.kw.size(); ++k) {
+        if (a.kw[k].first != "dims") fail(a.kwAt[k], qual + "() got an unexpected keyword argument '" + a.kw[k].first + "'");
+        for (auto& e : a.kw[k].second.k == Val::K::Tuple ? a.kw[k].second.elems : std::vector<Val>{a.kw[k].second})
+          dims.push_back(constInt(e, a.kwAt[k], qual + "'s dims"));
+      }
+      if (n == "permute" && dims.empty()) fail(p, "tl.permute needs the new order of the dimensions");
+      return permute(x, dims, p, qual);
+    }
+    if (n == "reshape" || n == "view") {
+      if (a.pos.empty()) fail(p, qual + "() needs a tensor");
+      Val x = a.pos[0];
+      std::vector<int64_t> shape;
+      for (size_t k = 1; k < a.pos.size(); ++k) {
+        auto s = constShape(a.pos[k], a.posAt[k], qual + "'s shape");
+        shape.insert(shape.end(), s.begin(), s.end());
+      }
+      for (size_t k = 0; k < a.kw.size(); ++k) {
+        if (a.kw[k].first == "can_reorder") continue;
+        if (a.kw[k].first != "shape") fail(a.kwAt[k], qual + "() got an unexpected keyword argument '" + a.kw[k].first + "'");
+        auto s = constShape(a.kw[k].second, a.kwAt[k], qual + "'s shape");
+        shape.insert(shape.end(), s.begin(), s.end());
+      }
+      if (!x.isIR() || !x.v->type().isTile()) fail(p, qual + "() needs a tensor, got " + describe(x));
+      const Type& t = x.v->type();
+      int64_t numel = 1;
+      for (auto d : shape) numel *= d;
+      if (numel != t.numel())
+        fail(p, "cannot reshape " + shapeStr(t.shape) + " to " + shapeStr(shape) + ": element counts differ");
+      if (shape == t.shape) return x;
+      at(p);
+      return Val::ir(b_.op1(OpKind::Reshape, {x.v}, t.withShape(shape)));
+    }
+    if (n == "expand_dims") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"input", "axis"}, 2, &w);
+      if (!v[0]->isIR()) fail(p, "tl.expand_dims needs a tensor");
+      ir::Value* x = v[0]->v;
+      std::vector<int64_t> axes = constShapeAllowZero(*v[1], w[1], "tl.expand_dims's axis");
+      int outRank = x->type().rank() + static_cast<int>(axes.size());
+      for (auto& ax : axes) {
+        if (ax < 0) ax += outRank;
+        if (ax < 0 || ax >= outRank) fail(w[1], "tl.expand_dims axis out of range");
+      }
+      std::sort(axes.begin(), axes.end());
+      at(p);
+      if (!x->type().isTile()) {
+        x = b_.op1(OpKind::Splat, {x}, Type::tileOf({1}, x->type()));
+        axes.erase(axes.begin());
+      }
+      for (auto ax : axes) {
+        auto s = x->type().shape;
+        s.insert(s.begin() + ax, 1);
+        x = b_.op1(OpKind::ExpandDims, {x}, x->type().withShape(s), {{"axis", ax}});
+      }
+      return Val::ir(x);
+    }
+    if (n == "broadcast_to") {
+      if (a.pos.empty() || !a.pos[0].isIR()) fail(p, "tl.broadcast_to needs a tensor");
+      std::vector<int64_t> shape;
+      for (size_t k = 1; k < a.pos.size(); ++k) {
+        auto s = constShape(a.pos[k], a.posAt[k], "tl.broadcast_to's shape");
+        shape.insert(shape.end(), s.begin(), s.end());
+      }
+      for (size_t k = 0; k < a.kw.size(); ++k) {
+        auto s = constShape(a.kw[k].second, a.kwAt[k], "tl.broadcast_to's shape");
+        shape.insert(shape.end(), s.begin(), s.end());
+      }
+      return Val::ir(broadcastTo(a.pos[0].v, shape, p));
+    }
+    if (n == "broadcast") {
+      auto v = bind(a, qual, {"input", "other"}, 2);
+      if (!v[0]->isIR() || !v[1]->isIR()) fail(p, "tl.broadcast needs two tensors");
+      auto shape = broadcastShapes(shapeOf(v[0]->v->type()), shapeOf(v[1]->v->type()), p);
+      return Val::tuple({Val::ir(broadcastTo(v[0]->v, shape, p)), Val::ir(broadcastTo(v[1]->v, shape, p))});
+    }
+    if (n == "cast") {
+      if (a.pos.empty()) fail(p, "tl.cast needs a value");
+      Val x = a.pos[0];
+      Args rest = a;
+      rest.pos.erase(rest.pos.begin());
+      rest.posAt.erase(rest.posAt.begin());
+      return castCall(x, rest);
+    }
+    if (n == "make_tensor_descriptor" || n == "_experimental_make_tensor_descriptor") return makeDesc(a);
+    if (n == "constexpr") {
+      auto v = bind(a, qual, {"value"}, 1);
+      return *v[0];
+    }
+    if (n.rfind("atomic_", 0) == 0)
+      fail(p, qual + ": not supported yet", "atomics are not part of tawa's tile IR yet");
+    fail(p, qual + ": not supported yet");
+  }
+
+  std::vector<int64_t> constShapeAllowZero(const Val& v, Pos p, const std::string& what) {
+    std::vector<int64_t> s;
+    if (v.k == Val::K::Tuple)
+      for (auto& e : v.elems) s.push_back(constInt(e, p, what));
+    else
+      s.push_back(constInt(v, p, what));
+    return s;
+  }
+
+  Val dtypeMethod(const Val& d, const std::string& n, const Args& a) {
+    if (!a.pos.empty() || !a.kw.empty()) fail(a.at, "dtype." + n + "() takes no arguments");
+    Scalar s = d.dt;
+    bool ptr = d.dtPtr;
+    if (n == "is_ptr") return Val::boolean(ptr);
+    if (ptr) return Val::boolean(false);
+    if (n == "is_floating") return Val::boolean(ir::isFloat(s));
+    if (n == "is_int" || n == "is_int_signed") return Val::boolean(ir::isInt(s));
+    if (n == "is_int_unsigned") return Val::boolean(false);
+    if (n == "is_fp16") return Val::boolean(s == Scalar::F16);
+    if (n == "is_bf16") return Val::boolean(s == Scalar::BF16);
+    if (n == "is_fp32") return Val::boolean(s == Scalar::F32);
+    if (n == "is_fp64") return Val::boolean(s == Scalar::F64);
+    if (n == "is_fp8") return Val::boolean(s == Scalar::F8E4M3 || s == Scalar::F8E5M2);
+    if (n == "is_int1") return Val::boolean(s == Scalar::I1);
+    fail(a.at, "dtype." + n + "(): not supported yet");
+  }
+
+  Val castCall(const Val& x, const Args& a) {
+    auto v = bind(a, ".to", {"dtype", "fp_downcast_rounding", "bitcast"}, 1);
+    if (v[2] && truthy(*v[2], a.at)) fail(a.at, "bitcast: not supported yet");
+    if (v[1] && v[1]->k != Val::K::None) fail(a.at, "fp_downcast_rounding: not supported yet");
+    const Val& d = *v[0];
+    if (d.k != Val::K::Dtype) fail(a.at, "the target of .to() must be a dtype such as tl.float16, got " + describe(d));
+    if (d.dtPtr) fail(a.at, "casting to a pointer type: not supported yet");
+    if (!x.isIR()) {
+      if (!x.isNum()) fail(a.at, ".to() of " + describe(x));
+      return Val::ir(constant(x, d.dt, {}, a.at));
+    }
+    return Val::ir(cast(x.v, d.dt, a.at));
+  }
+
+  Val permute(const Val& x, std::vector<int64_t> dims, Pos p, const std::string& what) {
+    if (!x.isIR() || !x.v->type().isTile()) fail(p, what + " needs a tensor, got " + describe(x));
+    const Type& t = x.v->type();
+    if (dims.empty()) {
+      if (t.rank() != 2)
+        fail(p, what + " without dimensions transposes a 2-D tensor, but this one has shape " + shapeStr(t.shape),
+             "pass the new order, e.g. tl.permute(x, (0, 2, 1))");
+      dims = {1, 0};
+    }
+    if (static_cast<int>(dims.size()) != t.rank())
+      fail(p, what + ": the order " + shapeStr(dims) + " does not match rank " + std::to_string(t.rank()));
+    auto sorted = dims;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t k = 0; k < sorted.size(); ++k)
+      if (sorted[k] != static_cast<int64_t>(k)) fail(p, what + ": " + shapeStr(dims) + " is not a permutation");
+    std::vector<int64_t> s;
+    for (auto d : dims) s.push_back(t.shape[d]);
+    at(p);
+    return Val::ir(b_.op1(OpKind::Permute, {x.v}, t.withShape(s), {{"order", dims}}));
+  }
+
+  Val mathUnary(const std::string& n, const Val& xv, Pos p) {
+    ir::Value* x = toIR(xv, p, "tl." + n + "'s argument");
+    const Type& t = x->type();
+    if (t.isPtrLike() || t.isDesc()) fail(p, "tl." + n + " does not apply to " + t.str());
+    if (n == "abs") {
+      at(p);
+      return Val::ir(b_.op1(OpKind::Abs, {x}, t));
+    }
+    if (!ir::isFloat(t.scalar))
+      fail(p, "tl." + n + " needs a floating-point argument, got " + t.str(), "convert it first with .to(tl.float32)");
+    Scalar orig = t.scalar;
+    bool widen = orig != Scalar::F32 && orig != Scalar::F64;
+    ir::Value* y = widen ? cast(x, Scalar::F32, p) : x;
+    at(p);
+    const Type& yt = y->type();
+    if (n == "sigmoid") {
+      ir::Value* neg = b_.op1(OpKind::Neg, {y}, yt);
+      ir::Value* e = b_.op1(OpKind::Exp, {neg}, yt);
+      ir::Value* one = b_.constFloat(1.0, yt);
+      ir::Value* den = b_.op1(OpKind::Add, {one, e}, yt);
+      y = b_.op1(OpKind::Div, {one, den}, yt);
+    } else {
+      OpKind k = n == "exp" ? OpKind::Exp : n == "exp2" ? OpKind::Exp2 : n == "log" ? OpKind::Log
+               : n == "log2" ? OpKind::Log2 : n == "sqrt" ? OpKind::Sqrt : OpKind::Rsqrt;
+      y = b_.op1(k, {y}, yt);
+    }
+    return Val::ir(widen ? cast(y, orig, p) : y);
+  }
+
+  Val reduce(const std::string& n, const Args& a) {
+    std::string qual = "tl." + n;
+    std::vector<Pos> w;
+    std::vector<std::string> params = {"input", "axis", "keep_dims"};
+    if (n == "sum") params.push_back("dtype");
+    else params.push_back("return_indices");
+    auto v = bind(a, qual, params, 1, &w);
+    Pos p = a.at;
+    if (!v[0]->isIR() || !v[0]->v->type().isTile())
+      fail(w[0], qual + " reduces a tensor, got " + describe(*v[0]));
+    ir::Value* x = v[0]->v;
+    if (x->type().isPtrLike()) fail(w[0], qual + " of pointers is not allowed");
+    if (n != "sum" && v[3] && truthy(*v[3], w[3])) fail(w[3], qual + "(..., return_indices=True): not supported yet");
+    bool keep = v[2] && truthy(*v[2], w[2]);
+    Scalar e = x->type().scalar;
+    if (n == "sum") {
+      if (v[3] && v[3]->k != Val::K::None) {
+        if (v[3]->k != Val::K::Dtype) fail(w[3], "tl.sum's dtype must be a dtype");
+        e = v[3]->dt;
+      } else if (ir::isInt(e) && ir::bitWidth(e) < 32) {
+        e = Scalar::I32;
+      }
+    }
+    x = cast(x, e, p);
+    at(p);
+    std::string kind = n;
+    auto origShape = x->type().shape;
+    if (!v[1] || v[1]->k == Val::K::None) {
+      int64_t total = x->type().numel();
+      if (x->type().rank() != 1) x = b_.op1(OpKind::Reshape, {x}, x->type().withShape({total}));
+      ir::Value* r = b_.op1(OpKind::Reduce, {x}, x->type().withShape({}), {{"kind", kind}, {"axis", int64_t{0}}});
+      if (keep) {
+        std::vector<int64_t> ones(origShape.size(), 1);
+        r = b_.op1(OpKind::Splat, {r}, Type::tileOf(ones, r->type()));
+      }
+      return Val::ir(r);
+    }
+    int64_t ax = constInt(*v[1], w[1], qual + "'s axis");
+    int rank = x->type().rank();
+    if (ax < 0) ax += rank;
+    if (ax < 0 || ax >= rank)
+      fail(w[1], qual + "'s axis " + std::to_string(ax) + " is out of range for a tensor of shape " + shapeStr(origShape));
+    auto s = origShape;
+    s.erase(s.begin() + ax);
+    ir::Value* r = b_.op1(OpKind::Reduce, {x}, x->type().withShape(s), {{"kind", kind}, {"axis", ax}});
+    if (keep) {
+      if (s.empty()) {
+        r = b_.op1(OpKind::Splat, {r}, Type::tileOf({1}, r->type()));
+      } else {
+        auto k = s;
+        k.insert(k.begin() + ax, 1);
+        r = b_.op1(OpKind::ExpandDims, {r}, r->type().withShape(k), {{"axis", ax}});
+      }
+    }
+    return Val::ir(r);
+  }
+
+  ir::Value* requirePtr(const Val& v, Pos p, const std::string& what) {
+    if (!v.isIR()) fail(p, what + " needs a pointer, got " + describe(v));
+    const Type& t = v.v->type();
+    if (t.isDesc()) fail(p, what + " got a tensor descriptor", "use desc.load([...]) / desc.store([...], value)");
+    if (!t.isPtrLike()) fail(p, what + " needs a pointer or a tensor of pointers, got " + t.str());
+    return v.v;
+  }
+
+  ir::Value* requireMask(const Val& v, Pos p, const std::string& what) {
+    if (!v.isIR()) {
+      if (v.k == Val::K::Bool) return constant(v, Scalar::I1, {}, p);
+      fail(p, what + "'s mask must be a boolean tensor, got " + describe(v));
+    }
+    if (!v.v->type().isI1())
+      fail(p, what + "'s mask must be a boolean tensor (i1), got " + v.v->type().str(), "build it with a comparison, e.g. offs < n");
+    return v.v;
+  }
+
+  Val load(const Args& a) {
+    std::vector<Pos> w;
+    auto v = bind(a, "tl.load", {"pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
+                                 "eviction_policy", "volatile"}, 1, &w);
+    Pos p = a.at;
+    ir::Value* ptr = requirePtr(*v[0], w[0], "tl.load");
+    bool hasMask = v[1] && v[1]->k != Val::K::None;
+    bool hasOther = v[2] && v[2]->k != Val::K::None;
+    if (v[3] && v[3]->k != Val::K::None && !(v[3]->k == Val::K::Tuple && v[3]->elems.empty()))
+      fail(w[3], "tl.load's boundary_check applies to block pointers: not supported yet");
+    if (hasOther && !hasMask) fail(w[2], "tl.load: 'other' cannot be given without 'mask'");
+    std::vector<ir::Value*> ops;
+    if (hasMask) {
+      ir::Value* mask = requireMask(*v[1], w[1], "tl.load");
+      auto shape = broadcastShapes(shapeOf(ptr->type()), shapeOf(mask->type()), p);
+      ptr = broadcastTo(ptr, shape, p);
+      mask = broadcastTo(mask, shape, p);
+      ops = {ptr, mask};
+      if (hasOther) {
+        const Val& o = *v[2];
+        if (o.isIR() && (o.v->type().isPtrLike() || o.v->type().isDesc()))
+          fail(w[2], "tl.load's 'other' must be a number or a tensor of numbers");
+        if (!o.isIR() && !o.isNum()) fail(w[2], "tl.load's 'other' must be a number, got " + describe(o));
+        ops.push_back(coerce(o, ptr->type().scalar, shape, w[2]));
+      }
+    } else {
+      ops = {ptr};
+    }
+    at(p);
+    Type result = ptr->type().withElement(Type::scalarOf(ptr->type().scalar));
+    return Val::ir(b_.op1(OpKind::Load, ops, result));
+  }
+
+  Val store(const Args& a) {
+    std::vector<Pos> w;
+    auto v = bind(a, "tl.store", {"pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"}, 2, &w);
+    Pos p = a.at;
+    ir::Value* ptr = requirePtr(*v[0], w[0], "tl.store");
+    if (v[3] && v[3]->k != Val::K::None && !(v[3]->k == Val::K::Tuple && v[3]->elems.empty()))
+      fail(w[3], "tl.store's boundary_check applies to block pointers: not supported yet");
+    std::vector<int64_t> shape = shapeOf(ptr->type());
+    const Val& val = *v[1];
+    if (val.isIR() && (val.v->type().isPtrLike() || val.v->type().isDesc()))
+      fail(w[1], "tl.store's value must be numbers, got " + val.v->type().str());
+    if (!val.isIR() && !val.isNum()) fail(w[1], "tl.store's value must be a number or a tensor, got " + describe(val));
+    if (shape.empty() && val.isIR() && val.v->type().isTile())
+      fail(w[1], "tl.store: the value is a tensor of shape " + shapeStr(val.v->type().shape) + " but the pointer is a scalar",
+           "build a tensor of pointers, e.g. ptr + tl.arange(0, BLOCK)");
+    if (val.isIR()) broadcastShapes(shapeOf(val.v->type()), shape, w[1]);
+    ir::Value* value = coerce(val, ptr->type().scalar, shape, w[1]);
+    std::vector<ir::Value*> ops = {ptr, value};
+    if (v[2] && v[2]->k != Val::K::None) {
+      ir::Value* mask = requireMask(*v[2], w[2], "tl.store");
+      auto ms = shapeOf(mask->type());
+      auto joint = broadcastShapes(ms, shape, w[2]);
+      if (joint != shape) fail(w[2], "tl.store's mask of shape " + shapeStr(ms) + " does not fit the pointer shape " + shapeStr(shape));
+      ops.push_back(broadcastTo(mask, shape, w[2]));
+    }
+    at(p);
+    b_.create(OpKind::Store, ops, {});
+    return Val::none();
+  }
+
+  Val dot(const Args& a) {
+    std::vector<Pos> w;
+    auto v = bind(a, "tl.dot", {"input", "other", "acc", "input_precision", "allow_tf32", "max_num_imprecise_acc", "out_dtype"},
+                  2, &w);
+    Pos p = a.at;
+    for (int k = 0; k < 2; ++k)
+      if (!v[k]->isIR() || !v[k]->v->type().isTile() || v[k]->v->type().isPtrLike())
+        fail(w[k], "tl.dot needs tensors, got " + describe(*v[k]));
+    ir::Value* x = v[0]->v;
+    ir::Value* y = v[1]->v;
+    const Type &tx = x->type(), &ty = y->type();
+    if (tx.rank() != 2 || ty.rank() != 2) {
+      if (tx.rank() == 3 && ty.rank() == 3) fail(p, "batched (3-D) tl.dot: not supported yet");
+      fail(p, "tl.dot needs 2-D tensors, got " + tx.str() + " and " + ty.str());
+    }
+    if (tx.shape[1] != ty.shape[0])
+      fail(p, "tl.dot of mismatched shapes " + shapeStr(tx.shape) + " and " + shapeStr(ty.shape) + ": the inner dimensions differ",
+           "the first operand is [M, K] and the second [K, N]; transpose with tl.trans if needed");
+    if (ir::isInt(tx.scalar) || ir::isInt(ty.scalar)) fail(p, "integer tl.dot (" + tx.str() + "): not supported yet");
+    if (tx.scalar != ty.scalar)
+      fail(p, "tl.dot operands must have the same dtype, got " + tritonDtypeName(tx.scalar) + " and " + tritonDtypeName(ty.scalar),
+           "convert one operand with .to(...)");
+    if (tx.shape[0] < 16 || tx.shape[1] < 16 || ty.shape[1] < 16)
+      fail(p, "tl.dot needs every dimension >= 16, got " + shapeStr(tx.shape) + " x " + shapeStr(ty.shape),
+           "use block sizes of at least 16");
+    Scalar out = Scalar::F32;
+    if (v[6] && v[6]->k != Val::K::None) {
+      if (v[6]->k != Val::K::Dtype || v[6]->dtPtr || !ir::isFloat(v[6]->dt)) fail(w[6], "tl.dot's out_dtype must be a float dtype");
+      out = v[6]->dt;
+    }
+    Type rt = Type::tileOf({tx.shape[0], ty.shape[1]}, Type::scalarOf(out));
+    std::vector<ir::Value*> ops = {x, y};
+    if (v[2] && v[2]->k != Val::K::None) {
+      const Val& acc = *v[2];
+      if (!acc.isIR() || !acc.v->type().isTile())
+        fail(w[2], "tl.dot's accumulator must be a tensor, got " + describe(acc));
+      const Type& at_ = acc.v->type();
+      if (at_.shape != rt.shape)
+        fail(w[2], "tl.dot's accumulator has shape " + shapeStr(at_.shape) + " but the product is " + shapeStr(rt.shape));
+      if (!ir::isFloat(at_.scalar)) fail(w[2], "tl.dot's accumulator must be a float tensor, got " + at_.str());
+      rt = at_;
+      ops.push_back(acc.v);
+    }
+    std::map<std::string, ir::AttrValue> attrs;
+    if (tx.scalar == Scalar::F32) {
+      std::string prec = "tf32";
+      if (v[4] && v[4]->k != Val::K::None && !truthy(*v[4], w[4])) prec = "ieee";
+      if (v[3] && v[3]->k != Val::K::None) {
+        if (v[3]->k != Val::K::Str) fail(w[3], "tl.dot's input_precision must be a string");
+        prec = v[3]->s;
+        if (prec != "tf32" && prec != "ieee" && prec != "tf32x3")
+          fail(w[3], "tl.dot's input_precision must be \"tf32\", \"tf32x3\" or \"ieee\", got \"" + prec + "\"");
+      }
+      attrs["input_precision"] = prec;
+    }
+    at(p);
+    return Val::ir(b_.op1(OpKind::Dot, ops, rt, attrs));
+  }
+
+  ir::Value* intScalar(const Val& v, Pos p, const std::string& what) {
+    if (!v.isIR()) {
+      if (v.k != Val::K::Int && v.k != Val::K::Bool) fail(p, what + " must be integers, got " + describe(v));
+      return constant(v, defaultScalar(v) == Scalar::I1 ? Scalar::I32 : defaultScalar(v), {}, p);
+    }
+    const Type& t = v.v->type();
+    if (!t.isScalar() || !t.elemIsInt()) fail(p, what + " must be integer scalars, got " + t.str());
+    if (t.scalar == Scalar::I1) return cast(v.v, Scalar::I32, p);
+    return v.v;
+  }
+
+  std::vector<Val> listOf(const Val& v, Pos p, const std::string& what) {
+    if (v.k != Val::K::Tuple) fail(p, what + " must be a list or tuple, got " + describe(v));
+    return v.elems;
+  }
+
+  Val makeDesc(const Args& a) {
+    std::vector<Pos> w;
+    auto v = bind(a, "tl.make_tensor_descriptor", {"base", "shape", "strides", "block_shape", "padding_option"}, 4, &w);
+    Pos p = a.at;
+    if (!v[0]->isIR() || !v[0]->v->type().isPtr())
+      fail(w[0], "tl.make_tensor_descriptor's base must be a scalar pointer, got " + describe(*v[0]));
+    auto shape = listOf(*v[1], w[1], "shape");
+    auto strides = listOf(*v[2], w[2], "strides");
+    auto block = constShape(*v[3], w[3], "block_shape");
+    if (shape.size() != block.size() || strides.size() != block.size())
+      fail(p, "tl.make_tensor_descriptor: shape, strides and block_shape must have the same length (" +
+                  std::to_string(shape.size()) + ", " + std::to_string(strides.size()) + ", " + std::to_string(block.size()) + ")");
+    if (!strides.back().isIR() && strides.back().isNum() && strides.back().i != 1)
+      fail(w[2], "tl.make_tensor_descriptor: the last stride must be 1");
+    std::vector<ir::Value*> ops = {v[0]->v};
+    for (auto& s : shape) ops.push_back(intScalar(s, w[1], "the descriptor's shape entries"));
+    for (auto& s : strides) ops.push_back(intScalar(s, w[2], "the descriptor's strides"));
+    at(p);
+    return Val::ir(b_.op1(OpKind::MakeDesc, ops, Type::descOf(v[0]->v->type().scalar, block)));
+  }
+
+  std::vector<ir::Value*> offsets(const Val& desc, const Val& offs, Pos p) {
+    auto list = offs.k == Val::K::Tuple ? offs.elems : std::vector<Val>{offs};
+    size_t rank = desc.v->type().shape.size();
+    if (list.size() != rank)
+      fail(p, "the descriptor has rank " + std::to_string(rank) + " but " + std::to_string(list.size()) + " offset(s) were given");
+    std::vector<ir::Value*> out;
+    for (auto& o : list) out.push_back(intScalar(o, p, "descriptor offsets"));
+    return out;
+  }
+
+  Val descLoad(const Val& desc, const Args& a) {
+    std::vector<Pos> w;
+    auto v = bind(a, "desc.load", {"offsets"}, 1, &w);
+    auto offs = offsets(desc, *v[0], w[0]);
+    std::vector<ir::Value*> ops = {desc.v};
+    ops.insert(ops.end(), offs.begin(), offs.end());
+    at(a.at);
+    const Type& d = desc.v->type();
+    return Val::ir(b_.op1(OpKind::DescLoad, ops, Type::tileOf(d.shape, Type::scalarOf(d.scalar))));
+  }
+
+  Val descStore(const Val& desc, const Args& a) {
+    std::vector<Pos> w;
+    auto v = bind(a, "desc.store", {"offsets", "value"}, 2, &w);
+    auto offs = offsets(desc, *v[0], w[0]);
+    const Type& d = desc.v->type();
+    const Val& val = *v[1];
+    if (val.isIR() && (val.v->type().isPtrLike() || val.v->type().isDesc()))
+      fail(w[1], "desc.store's value must be numbers");
+    if (val.isIR() && val.v->type().isTile() && val.v->type().shape != d.shape)
+      fail(w[1], "desc.store: the value has shape " + shapeStr(val.v->type().shape) + " but the block shape is " + shapeStr(d.shape));
+    ir::Value* value = coerce(val, d.scalar, d.shape, w[1]);
+    std::vector<ir::Value*> ops = {desc.v, value};
+    ops.insert(ops.end(), offs.begin(), offs.end());
+    at(a.at);
+    b_.create(OpKind::DescStore, ops, {});
+    return Val::none();
+  }
+
+  // ---- statements
+  void exec(const Body& body) {
+    for (auto& s : body) {
+      execStmt(*s);
+      if (frame().returned) return;
+    }
+  }
+
+  void assign(const Expr& target, const Val& v, Pos p) {
+    if (target.kind == Expr::Kind::Name) {
+      if (v.k == Val::K::IR && v.v->nameHint.empty()) v.v->nameHint = target.name;
+      frame().vars[target.name] = v;
+      return;
+    }
+    if (target.kind == Expr::Kind::Tuple || target.kind == Expr::Kind::List) {
+      if (v.k != Val::K::Tuple)
+        fail(p, "cannot unpack " + describe(v) + " into " + std::to_string(target.kids.size()) + " names");
+      if (v.elems.size() != target.kids.size())
+        fail(p, "cannot unpack a tuple of " + std::to_string(v.elems.size()) + " values into " +
+                    std::to_string(target.kids.size()) + " names");
+      for (size_t k = 0; k < v.elems.size(); ++k) assign(*target.kids[k], v.elems[k], p);
+      return;
+    }
+    fail(target.pos, "cannot assign to this expression");
+  }
+
+  void execStmt(const Stmt& s) {
+    switch (s.kind) {
+      case Stmt::Kind::Pass: return;
+      case Stmt::Kind::Expr: eval(*s.value); return;
+      case Stmt::Kind::Assign: {
+        Val v = eval(*s.value);
+        for (auto& t : s.targets) assign(*t, v, s.pos);
+        return;
+      }
+      case Stmt::Kind::AugAssign: {
+        Val cur = eval(*s.targets[0]);
+        Val rhs = eval(*s.value);
+        assign(*s.targets[0], binary(s.op, cur, rhs, s.pos), s.pos);
+        return;
+      }
+      case Stmt::Kind::AnnAssign: {
+        if (!s.value) return;
+        Val v = eval(*s.value);
+        const Expr& ann = *s.annotation;
+        bool isConstexpr = (ann.kind == Expr::Kind::Attribute || ann.kind == Expr::Kind::Name) && ann.name == "constexpr";
+        if (isConstexpr && !v.isConst())
+          fail(s.value->pos, "'" + s.targets[0]->name + "' is annotated tl.constexpr but its value is not a compile-time constant (" +
+                                 describe(v) + ")");
+        assign(*s.targets[0], v, s.pos);
+        return;
+      }
+      case Stmt::Kind::Return: {
+        if (frame().runtimeDepth > 0)
+          fail(s.pos, "'return' inside a runtime loop or a runtime 'if': not supported yet",
+               "assign the result to a variable and return it at the end of the function");
+        frame().result = s.value ? eval(*s.value) : Val::none();
+        frame().returned = true;
+        return;
+      }
+      case Stmt::Kind::If: execIf(s); return;
+      case Stmt::Kind::For: execFor(s); return;
+      case Stmt::Kind::While: execWhile(s); return;
+    }
+  }
+
+  bool liveFrom(const std::string& name, int from) {
+    auto& reads = frame().fn->reads;
+    auto it = reads.find(name);
+    if (it == reads.end()) return false;
+    return !it->second.empty() && it->second.back() >= from;
+  }
+
+  // Makes `v` an IR value of type `t` for a region's yield (constants adopt t).
+  ir::Value* asCarried(const Val& v, const Type& t, const std::string& name, Pos p, const std::string& where) {
+    if (v.k == Val::K::Undef) fail(p, v.s);
+    if (!v.isIR()) {
+      if (!v.isNum() || t.isPtrLike() || t.isDesc())
+        fail(p, "'" + name + "' is " + describe(v) + " " + where + " but " + t.str() + " elsewhere");
+      return constant(v, t.scalar, shapeOf(t), p);
+    }
+    if (!(v.v->type() == t))
+      fail(p, "'" + name + "' has type " + t.str() + " before " + where + " but " + v.v->type().str() + " after it",
+           "a loop-carried or branch-merged variable must keep its type; convert with .to(...) or broadcast explicitly");
+    return v.v;
+  }
+
+  void execIf(const Stmt& s) {
+    Val c = eval(*s.test);
+    if (!c.isIR()) {
+      exec(truthy(c, s.test->pos) ? s.body : s.orelse);
+      return;
+    }
+    const Type& ct = c.v->type();
+    if (ct.isTile())
+      fail(s.test->pos, "the condition of 'if' must be a scalar, got " + ct.str(),
+           "use tl.where for elementwise choices, or reduce the condition with tl.max/tl.min");
+    ir::Value* cond = toBool(c, s.test->pos);
+    at(s.pos);
+    ir::Op* op = b_.create(OpKind::If, {cond}, {});
+    Block* thenB = op->addRegion();
+    Block* elseB = op->addRegion();
+    ir::Block* outer = b_.block();
+    auto before = frame().vars;
+    Frame& fr = frame();
+    ++fr.runtimeDepth;
+    b_.setInsertionPointToEnd(thenB);
+    exec(s.body);
+    auto thenVars = fr.vars;
+    fr.vars = before;
+    b_.setInsertionPointToEnd(elseB);
+    exec(s.orelse);
+    auto elseVars = fr.vars;
+    --fr.runtimeDepth;
+    fr.vars = before;
+    // Merge every name that either branch changed.
+    std::vector<std::string> names;
+    for (auto& [n, v] : thenVars) {
+      auto b = before.find(n);
+      if (b == before.end() || !(b->second == v)) names.push_back(n);
+    }
+    for (auto& [n, v] : elseVars) {
+      auto b = before.find(n);
+      if ((b == before.end() || !(b->second == v)) && std::find(names.begin(), names.end(), n) == names.end())
+        names.push_back(n);
+    }
+    std::sort(names.begin(), names.end());
+    int from = fr.loopFrom != INT_MAX ? fr.loopFrom : s.readEnd;
+    std::vector<std::string> yielded;
+    std::vector<std::pair<Val, Val>> pairs;
+    for (auto& n : names) {
+      auto t = thenVars.find(n);
+      auto e = elseVars.find(n);
+      bool inThen = t != thenVars.end() && t->second.k != Val::K::Undef;
+      bool inElse = e != elseVars.end() && e->second.k != Val::K::Undef;
+      Val undef;
+      undef.k = Val::K::Undef;
+      if (!inThen || !inElse) {
+        undef.s = "'" + n + "' is defined in only one branch of the 'if' at line " + std::to_string(s.pos.line) +
+                  " (whose condition is a runtime value), so it is undefined after it";
+        fr.vars[n] = undef;
+        continue;
+      }
+      if (t->second == e->second) {
+        fr.vars[n] = t->second;
+        continue;
+      }
+      if (!liveFrom(n, from)) {
+        undef.s = "'" + n + "' differs between the branches of the 'if' at line " + std::to_string(s.pos.line);
+        fr.vars[n] = undef;
+        continue;
+      }
+      yielded.push_back(n);
+      pairs.emplace_back(t->second, e->second);
+    }
+    std::vector<ir::Value*> thenY, elseY;
+    std::vector<Type> types;
+    for (size_t k = 0; k < yielded.size(); ++k) {
+      auto& [tv, ev] = pairs[k];
+      Type ty;
+      if (tv.isIR()) ty = tv.v->type();
+      else if (ev.isIR()) ty = ev.v->type();
+      else if (tv.isNum() && ev.isNum()) ty = Type::scalarOf(joinElem(tv, ev));
+      else
+        fail(s.pos, "'" + yielded[k] + "' is a different compile-time constant in each branch of an 'if' on a runtime value",
+             "make the condition a constexpr");
+      if (!tv.isIR() && ev.isIR() && tv.isNum() && ty.isScalar() && !ty.isPtrLike()) ty = ev.v->type();
+      b_.setInsertionPointToEnd(thenB);
+      thenY.push_back(asCarried(tv, ty, yielded[k], s.pos, "the 'if' (then branch)"));
+      b_.setInsertionPointToEnd(elseB);
+      elseY.push_back(asCarried(ev, ty, yielded[k], s.pos, "the 'if' (else branch)"));
+      types.push_back(ty);
+    }
+    at(s.pos);
+    b_.setInsertionPointToEnd(thenB);
+    b_.create(OpKind::Yield, thenY, {});
+    b_.setInsertionPointToEnd(elseB);
+    b_.create(OpKind::Yield, elseY, {});
+    b_.setInsertionPointToEnd(outer);
+    for (size_t k = 0; k < yielded.size(); ++k) {
+      ir::Value* r = op->addResult(types[k], yielded[k]);
+      fr.vars[yielded[k]] = Val::ir(r);
+    }
+  }
+
+
+
+  // Candidates carried through a loop: names the body assigns that exist before it and are live.
+  std::vector<std::string> carriedNames(const Stmt& s, const Body& body) {
+    std::vector<std::string> assigned;
+    assignedNames(body, assigned);
+    Frame& fr = frame();
+    int from = std::min(fr.loopFrom, s.readBegin);
+    std::vector<std::string> out;
+    for (auto& n : assigned) {
+      auto it = fr.vars.find(n);
+      if (it == fr.vars.end() || it->second.k == Val::K::Undef) continue;
+      if (!liveFrom(n, from)) continue;
+      out.push_back(n);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // Initial values of carried variables as IR; constants that are not numbers stay unchanged and
+  // must not be reassigned (checked after the body).
+  void splitCarried(const std::vector<std::string>& names, Pos p, std::vector<std::string>& carried,
+                    std::vector<ir::Value*>& inits, std::vector<std::pair<std::string, Val>>& frozen) {
+    for (auto& n : names) {
+      Val v = frame().vars[n];
+      if (v.isIR()) {
+        if (v.v->type().isDesc()) {
+          frozen.emplace_back(n, v);
+          continue;
+        }
+        carried.push_back(n);
+        inits.push_back(v.v);
+      } else if (v.isNum()) {
+        carried.push_back(n);
+        ir::Value* c = constant(v, defaultScalar(v), {}, p);
+        c->nameHint = n;
+        inits.push_back(c);
+      } else {
+        frozen.emplace_back(n, v);
+      }
+    }
+  }
+
+  void checkFrozen(const std::vector<std::pair<std::string, Val>>& frozen, Pos p) {
+    for (auto& [n, v] : frozen) {
+      const Val& now = frame().vars[n];
+      if (!(now == v))
+        fail(p, "'" + n + "' (" + describe(v) + ") is reassigned inside a loop with runtime bounds: not supported",
+             "compute it before the loop, or unroll with tl.static_range");
+    }
+  }
+
+  // Names first defined inside a runtime region are not visible after it.
+  void hideNewNames(const std::unordered_map<std::string, Val>& before, const Body& body, Pos p, const char* what) {
+    std::vector<std::string> assigned;
+    assignedNames(body, assigned);
+    for (auto& n : assigned) {
+      if (before.count(n)) continue;
+      Val u;
+      u.k = Val::K::Undef;
+      u.s = "'" + n + "' is defined inside the " + what + " at line " + std::to_string(p.line) +
+            " and is not available after it";
+      frame().vars[n] = u;
+    }
+  }
+
+  void execFor(const Stmt& s) {
+    const Expr& it = *s.value;
+    if (it.kind != Expr::Kind::Call)
+      fail(it.pos, "for loops must iterate over range(...), tl.range(...) or tl.static_range(...)");
+    Val fn = eval(*it.kids[0]);
+    bool isStatic = false, isRange = false;
+    if (fn.k == Val::K::Builtin && fn.s == "range") isRange = true;
+    if (fn.k == Val::K::TlFunc && fn.s == "range") isRange = true;
+    if (fn.k == Val::K::TlFunc && fn.s == "static_range") isStatic = true;
+    if (!isRange && !isStatic)
+      fail(it.pos, "for loops over " + describe(fn) + ": not supported yet",
+           "iterate over range(...), tl.range(...) or tl.static_range(...)");
+    Args a;
+    a.at = it.pos;
+    for (size_t k = 1; k < it.kids.size(); ++k) {
+      a.pos.push_back(eval(*it.kids[k]));
+      a.posAt.push_back(it.kids[k]->pos);
+    }
+    for (auto& [name, ex] : it.keywords) {
+      a.kw.emplace_back(name, eval(*ex));
+      a.kwAt.push_back(ex->pos);
+    }
+    std::string fname = fn.k == Val::K::Builtin ? "range" : "tl." + fn.s;
+    std::vector<std::string> params = {"arg1", "arg2", "step"};
+    if (fn.k == Val::K::TlFunc && !isStatic)
+      params.insert(params.end(), {"num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten",
+                                   "warp_specialize", "disable_licm"});
+    std::vector<Pos> w;
+    auto v = bind(a, fname, params, 1, &w);
+    Val lo = Val::integer(0), hi = *v[0], step = Val::integer(1);
+    Pos loAt = w[0], hiAt = w[0], stepAt = a.at;
+    if (v[1]) lo = *v[0], hi = *v[1], hiAt = w[1];
+    if (v[2]) step = *v[2], stepAt = w[2];
+    const Expr& target = *s.targets[0];
+    if (isStatic) {
+      int64_t l = constInt(lo, loAt, "tl.static_range's bounds");
+      int64_t h = constInt(hi, hiAt, "tl.static_range's bounds");
+      int64_t st = constInt(step, stepAt, "tl.static_range's step");
+      if (st == 0) fail(stepAt, "tl.static_range's step must not be zero");
+      int64_t count = 0;
+      for (int64_t i = l; st > 0 ? i < h : i > h; i += st) {
+        if (++count > 65536) fail(it.pos, "tl.static_range unrolls more than 65536 iterations");
+        assign(target, Val::integer(i), s.pos);
+        exec(s.body);
+        if (frame().returned) return;
+      }
+      return;
+    }
+    if (target.kind != Expr::Kind::Name) fail(target.pos, "a range loop needs a single name as its target");
+    // Bounds: integer scalars of one type.
+    std::vector<Val> bounds = {lo, hi, step};
+    std::vector<Pos> bAt = {loAt, hiAt, stepAt};
+    Scalar bt = Scalar::I32;
+    for (size_t k = 0; k < 3; ++k) {
+      const Val& b = bounds[k];
+      if (b.isIR()) {
+        const Type& t = b.v->type();
+        if (!t.isScalar() || !t.elemIsInt())
+          fail(bAt[k], "range bounds must be integer scalars, got " + t.str());
+        if (ir::bitWidth(t.scalar) > ir::bitWidth(bt)) bt = t.scalar;
+      } else if (b.k == Val::K::Int || b.k == Val::K::Bool) {
+        if (defaultScalar(b) == Scalar::I64) bt = Scalar::I64;
+      } else {
+        fail(bAt[k], "range bounds must be integers, got " + describe(b));
+      }
+    }
+    if (!step.isIR() && step.i <= 0)
+      fail(stepAt, "range's step must be positive in a loop with runtime semantics, got " + std::to_string(step.i),
+           "count upwards, or unroll with tl.static_range");
+    std::vector<ir::Value*> ops;
+    for (size_t k = 0; k < 3; ++k) ops.push_back(coerce(bounds[k], bt, {}, bAt[k]));
+    std::map<std::string, ir::AttrValue> attrs;
+    for (size_t k = 3; k < params.size(); ++k) {
+      if (!v[k] || v[k]->k == Val::K::None) continue;
+      const Val& o = *v[k];
+      if (o.k == Val::K::Bool) attrs[params[k]] = o.i != 0;
+      else if (o.k == Val::K::Int) attrs[params[k]] = o.i;
+      else fail(w[k], "tl.range's " + params[k] + " must be a constant integer or bool");
+    }
+    lowerLoop(s, ops, attrs, &target, nullptr);
+  }
+
+  void execWhile(const Stmt& s) { lowerLoop(s, {}, {}, nullptr, s.test.get()); }
+
+  // tile.for (when `target` is set) or tile.while (when `test` is set).
+  void lowerLoop(const Stmt& s, std::vector<ir::Value*> bounds, std::map<std::string, ir::AttrValue> attrs,
+                 const Expr* target, const Expr* test) {
+    Frame& fr = frame();
+    auto names = carriedNames(s, s.body);
+    std::vector<std::string> carried;
+    std::vector<ir::Value*> inits;
+    std::vector<std::pair<std::string, Val>> frozen;
+    splitCarried(names, s.pos, carried, inits, frozen);
+    auto before = fr.vars;
+    std::vector<Type> types;
+    for (auto* i : inits) types.push_back(i->type());
+    ir::Block* outer = b_.block();
+    int savedFrom = fr.loopFrom;
+    fr.loopFrom = std::min(fr.loopFrom, s.readBegin);
+    ++fr.runtimeDepth;
+    at(s.pos);
+    ir::Op* op;
+    if (target) {
+      std::vector<ir::Value*> ops = bounds;
+      ops.insert(ops.end(), inits.begin(), inits.end());
+      op = b_.create(OpKind::For, ops, types, attrs);
+      Block* body = op->addRegion();
+      ir::Value* iv = body->addArg(bounds[0]->type(), target->name);
+      fr.vars[target->name] = Val::ir(iv);
+      for (size_t k = 0; k < carried.size(); ++k) fr.vars[carried[k]] = Val::ir(body->addArg(types[k], carried[k]));
+      b_.setInsertionPointToEnd(body);
+      exec(s.body);
+    } else {
+      op = b_.create(OpKind::While, inits, types);
+      Block* beforeB = op->addRegion();
+      Block* afterB = op->addRegion();
+      std::vector<ir::Value*> bargs;
+      for (size_t k = 0; k < carried.size(); ++k) {
+        bargs.push_back(beforeB->addArg(types[k], carried[k]));
+        fr.vars[carried[k]] = Val::ir(bargs.back());
+      }
+      b_.setInsertionPointToEnd(beforeB);
+      Val c = eval(*test);
+      if (c.isIR() && c.v->type().isTile())
+        fail(test->pos, "the condition of 'while' must be a scalar, got " + c.v->type().str());
+      // The condition may not rebind carried names (it is an expression), so the args pass through.
+      ir::Value* cond = toBool(c, test->pos);
+      std::vector<ir::Value*> condOps = {cond};
+      condOps.insert(condOps.end(), bargs.begin(), bargs.end());
+      at(test->pos);
+      b_.create(OpKind::Condition, condOps, {});
+      for (size_t k = 0; k < carried.size(); ++k) fr.vars[carried[k]] = Val::ir(afterB->addArg(types[k], carried[k]));
+      b_.setInsertionPointToEnd(afterB);
+      exec(s.body);
+    }
+    std::vector<ir::Value*> yields;
+    for (size_t k = 0; k < carried.size(); ++k)
+      yields.push_back(asCarried(fr.vars[carried[k]], types[k], carried[k], s.pos,
+                                 target ? "the loop" : "the while loop"));
+    at(s.pos);
+    b_.create(OpKind::Yield, yields, {});
+    checkFrozen(frozen, s.pos);
+    --fr.runtimeDepth;
+    fr.loopFrom = savedFrom;
+    b_.setInsertionPointToEnd(outer);
+    fr.vars = before;
+    hideNewNames(before, s.body, s.pos, target ? "loop" : "while loop");
+    if (target && !before.count(target->name)) {
+      Val u;
+      u.k = Val::K::Undef;
+      u.s = "the loop variable '" + target->name + "' is not available after its loop";
+      fr.vars[target->name] = u;
+    }
+    for (size_t k = 0; k < carried.size(); ++k) {
+      op->result(k)->nameHint = carried[k];
+      fr.vars[carried[k]] = Val::ir(op->result(k));
+    }
+  }
+
+  SourceFile& file_;
+  const driver::Spec& spec_;
+  ir::Builder b_;
+  std::unique_ptr<ir::Module> m_;
+  ir::Func* func_ = nullptr;
+  std::vector<Frame*> frames_;
+  std::unordered_map<std::string, Val> globalCache_;
+  std::vector<ExprP> globalExprs_;
+};
+
+}  // namespace
+
+std::unique_ptr<ir::Module> lowerKernel(SourceFile& file, const std::string& kernel, const driver::Spec& spec) {
+  return Lowerer(file, spec).run(kernel);
+}
+
+}  // namespace tawa::frontend

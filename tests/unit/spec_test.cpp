@@ -277,6 +277,7 @@ TEST(SpecErrors, BadValues) {
   EXPECT_SPEC_ERROR("M:i32:16=4", 6, "divisibility hints apply to buffers only");
   EXPECT_SPEC_ERROR("ACT='relu", 5, "unterminated string in the value of 'ACT'");
   EXPECT_SPEC_ERROR("X=foo", 3, "cannot read 'foo' as the value of 'X'");
+  EXPECT_NE(specError("X=foo").hint.find("quote it: X='foo'"), std::string::npos);
   EXPECT_SPEC_ERROR("X=9223372036854775808", 3, "out of the int64 range");
   EXPECT_SPEC_ERROR("X=1e999", 3, "out of the double range");
   EXPECT_SPEC_ERROR("M=1 2", 5, "unexpected '2' after entry 'M'; entries are separated by ','");
