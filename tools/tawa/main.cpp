@@ -158,6 +158,10 @@ int main(int argc, char** argv) {
   run->add_option("--threads", threads, "worker threads for the executor (default: all cores)");
   run->footer(kRunExamples);
 
+  if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "opt" && std::string(argv[1]) != "run") {
+    std::cerr << "tawa: unknown command '" << argv[1] << "' (commands: opt, run; see tawa --help)\n";
+    return 1;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
