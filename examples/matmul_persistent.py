@@ -10,7 +10,7 @@ def tile_coords(tile_id, blocks_m, blocks_n, GROUP_M: tl.constexpr):
     group = tile_id // per_group
     first_m = group * GROUP_M
     rows_in_group = min(blocks_m - first_m, GROUP_M)
-    pid_m = first_m + (tile_id % rows_in_group)
+    pid_m = first_m + (tile_id % per_group) % rows_in_group
     pid_n = (tile_id % per_group) // rows_in_group
     return pid_m, pid_n
 

@@ -161,35 +161,54 @@ const std::array<double, N>& decodeTable() {
 }
 }  // namespace
 
+namespace {
+inline double decodeF16(uint16_t b) {
+  uint32_t sign = (b >> 15) & 1, e = (b >> 10) & 31, m = b & 1023;
+  double v;
+  if (e == 0) {
+    v = m * 0x1p-24;  // subnormal (or zero)
+  } else if (e == 31) {
+    v = m ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  } else {
+    uint32_t f = ((e + 112) << 23) | (m << 13);  // rebias 15 -> 127
+    float x;
+    std::memcpy(&x, &f, 4);
+    v = x;
+  }
+  return sign ? -v : v;
+}
+inline double decodeBf16(uint16_t b) {
+  uint32_t f = static_cast<uint32_t>(b) << 16;  // bf16 is the top half of an f32
+  float x;
+  std::memcpy(&x, &f, 4);
+  return x;
+}
+template <class Decode>
+void gather(const uint8_t* p, int64_t stride, int64_t n, double* out, Decode dec) {
+  for (int64_t k = 0; k < n; ++k, p += stride) out[k] = dec(p);
+}
+}  // namespace
+
 double loadFloat(Scalar s, const uint8_t* p) {
+  double v;
+  loadFloats(s, p, 0, 1, &v);
+  return v;
+}
+
+void loadFloats(Scalar s, const uint8_t* p, int64_t stride, int64_t n, double* out) {
   switch (s) {
-    case Scalar::F16: {
-      uint16_t b;
-      std::memcpy(&b, p, 2);
-      uint32_t sign = (b >> 15) & 1, e = (b >> 10) & 31, m = b & 1023;
-      double v;
-      if (e == 0) v = m * 0x1p-24;  // subnormal (or zero)
-      else if (e == 31) v = m ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-      else {
-        uint32_t f = ((e + 112) << 23) | (m << 13);  // rebias 15 -> 127
-        float x;
-        std::memcpy(&x, &f, 4);
-        v = x;
-      }
-      return sign ? -v : v;
-    }
-    case Scalar::BF16: {
-      uint16_t b;
-      std::memcpy(&b, p, 2);
-      uint32_t f = static_cast<uint32_t>(b) << 16;  // bf16 is the top half of an f32
-      float x;
-      std::memcpy(&x, &f, 4);
-      return x;
-    }
-    case Scalar::F8E4M3: return decodeTable<Scalar::F8E4M3, 256>()[*p];
-    case Scalar::F8E5M2: return decodeTable<Scalar::F8E5M2, 256>()[*p];
-    case Scalar::F32: { float v; std::memcpy(&v, p, 4); return v; }
-    default: { double v; std::memcpy(&v, p, 8); return v; }
+    case Scalar::F16:
+      return gather(p, stride, n, out, [](const uint8_t* q) { uint16_t b; std::memcpy(&b, q, 2); return decodeF16(b); });
+    case Scalar::BF16:
+      return gather(p, stride, n, out, [](const uint8_t* q) { uint16_t b; std::memcpy(&b, q, 2); return decodeBf16(b); });
+    case Scalar::F8E4M3:
+      return gather(p, stride, n, out, [](const uint8_t* q) { return decodeTable<Scalar::F8E4M3, 256>()[*q]; });
+    case Scalar::F8E5M2:
+      return gather(p, stride, n, out, [](const uint8_t* q) { return decodeTable<Scalar::F8E5M2, 256>()[*q]; });
+    case Scalar::F32:
+      return gather(p, stride, n, out, [](const uint8_t* q) { float v; std::memcpy(&v, q, 4); return static_cast<double>(v); });
+    default:
+      return gather(p, stride, n, out, [](const uint8_t* q) { double v; std::memcpy(&v, q, 8); return v; });
   }
 }
 

@@ -27,6 +27,8 @@ int64_t floatToInt(Scalar s, double x);
 
 // Reads or writes element i of a buffer stored in format s.
 double loadFloat(Scalar s, const uint8_t* p);
+// Reads n elements starting at p, `stride` bytes apart (the executor's bulk path).
+void loadFloats(Scalar s, const uint8_t* p, int64_t stride, int64_t n, double* out);
 int64_t loadInt(Scalar s, const uint8_t* p);
 void storeFloat(Scalar s, uint8_t* p, double x);
 void storeInt(Scalar s, uint8_t* p, int64_t x);

@@ -140,15 +140,25 @@ class Interp {
     return {&buf, static_cast<size_t>(off)};
   }
 
+  // Element access through a pointer; the common case (an in-bounds, aligned address in a
+  // non-negative offset range) is checked inline, everything else goes through resolve().
+  uint8_t* elemPtr(const Op& op, int64_t addr, Scalar elem, const char* what) {
+    int64_t b = (addr >> kAddrShift) - 1, off = addr & kOffsetMask, es = ir::byteWidth(elem);
+    if (b >= 0 && b < static_cast<int64_t>(bufs_.size()) && off % es == 0 &&
+        off < static_cast<int64_t>(bufs_[static_cast<size_t>(b)].data.size()))
+      return &bufs_[static_cast<size_t>(b)].data[static_cast<size_t>(off)];
+    auto [buf, o] = resolve(op, addr, elem, what);
+    return &buf->data[o];
+  }
   void readElem(const Op& op, RV& r, size_t k, int64_t addr, Scalar elem, bool isF) {
-    auto [buf, off] = resolve(op, addr, elem, "load");
-    if (isF) r.f[k] = loadFloat(elem, &buf->data[off]);
-    else r.i[k] = loadInt(elem, &buf->data[off]);
+    const uint8_t* p = elemPtr(op, addr, elem, "load");
+    if (isF) r.f[k] = loadFloat(elem, p);
+    else r.i[k] = loadInt(elem, p);
   }
   void writeElem(const Op& op, const RV& v, size_t k, int64_t addr, Scalar elem, bool isF) {
-    auto [buf, off] = resolve(op, addr, elem, "store");
-    if (isF) storeFloat(elem, &buf->data[off], v.f[k]);
-    else storeInt(elem, &buf->data[off], v.i[k]);
+    uint8_t* p = elemPtr(op, addr, elem, "store");
+    if (isF) storeFloat(elem, p, v.f[k]);
+    else storeInt(elem, p, v.i[k]);
   }
 
   static RV sized(const Type& t) {
@@ -377,31 +387,40 @@ class Interp {
         // The descriptor's base decides the buffer; every in-bounds element must lie inside it.
         auto [buf, baseOff] = resolve(op, d.d[0], dt.scalar, store ? "store" : "load");
         const int64_t size = static_cast<int64_t>(buf->data.size());
-        const int64_t n = tile.numel();
+        // Row by row: the in-bounds part of each innermost row is one strided run of elements.
+        const int64_t cols = dt.shape[rank - 1], colStride = d.d[2 * rank] * es;
+        const int64_t c0 = std::clamp<int64_t>(-off[rank - 1], 0, cols);
+        const int64_t c1 = std::clamp<int64_t>(d.d[rank] - off[rank - 1], c0, cols);
+        const int64_t rows = tile.numel() / cols;
         std::vector<int64_t> idx(rank, 0);
-        for (int64_t k = 0; k < n; ++k) {
+        for (int64_t row = 0; row < rows; ++row) {
+          bool inside = c1 > c0;
           int64_t elem = 0;
-          bool inside = true;
-          for (size_t a = 0; a < rank; ++a) {
+          for (size_t a = 0; a + 1 < rank; ++a) {
             int64_t g = off[a] + idx[a];
             if (g < 0 || g >= d.d[1 + a]) inside = false;
             elem += g * d.d[1 + rank + a];
           }
-          for (size_t a = rank; a-- > 0;) {  // next multi-index, row-major
+          for (size_t a = rank - 1; a-- > 0;) {  // next row, row-major
             if (++idx[a] < dt.shape[a]) break;
             idx[a] = 0;
           }
           if (!inside) continue;  // TMA semantics: zero fill on load, clipped on store
-          int64_t byte = static_cast<int64_t>(baseOff) + elem * es;
-          if (byte < 0 || byte >= size) resolve(op, d.d[0] + elem * es, dt.scalar, store ? "store" : "load");
-          uint8_t* p = &buf->data[static_cast<size_t>(byte)];
-          size_t kk = static_cast<size_t>(k);
+          elem += (off[rank - 1] + c0) * d.d[2 * rank];
+          int64_t first = static_cast<int64_t>(baseOff) + elem * es, last = first + (c1 - c0 - 1) * colStride;
+          for (int64_t byte : {first, last})  // the run is linear: its ends bound it
+            if (byte < 0 || byte >= size) resolve(op, d.d[0] + (byte - static_cast<int64_t>(baseOff)), dt.scalar, store ? "store" : "load");
+          uint8_t* p = &buf->data[static_cast<size_t>(first)];
+          size_t k0 = static_cast<size_t>(row * cols + c0);
           if (store) {
-            if (isF) storeFloat(dt.scalar, p, v->f[kk]);
-            else storeInt(dt.scalar, p, v->i[kk]);
+            for (int64_t c = 0; c < c1 - c0; ++c, p += colStride) {
+              if (isF) storeFloat(dt.scalar, p, v->f[k0 + static_cast<size_t>(c)]);
+              else storeInt(dt.scalar, p, v->i[k0 + static_cast<size_t>(c)]);
+            }
+          } else if (isF) {
+            loadFloats(dt.scalar, p, colStride, c1 - c0, &r.f[k0]);
           } else {
-            if (isF) r.f[kk] = loadFloat(dt.scalar, p);
-            else r.i[kk] = loadInt(dt.scalar, p);
+            for (int64_t c = 0; c < c1 - c0; ++c, p += colStride) r.i[k0 + static_cast<size_t>(c)] = loadInt(dt.scalar, p);
           }
         }
         if (!store) set(std::move(r));
