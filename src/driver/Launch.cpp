@@ -8,9 +8,7 @@
 #include "driver/Npy.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
-#ifdef TAWA_HAVE_FRONTEND
 #include "frontend/Frontend.h"
-#endif
 
 namespace tawa::driver {
 
@@ -25,7 +23,6 @@ LoadedKernel loadKernel(const std::string& path, const std::string& name, const 
   if (!std::filesystem::exists(path)) throw UserError(fileLoc(path), "no such file");
   LoadedKernel lk;
   if (endsWith(path, ".py")) {
-#ifdef TAWA_HAVE_FRONTEND
     std::string k = name;
     if (k.empty()) {
       auto all = frontend::listKernels(path);
@@ -39,9 +36,6 @@ LoadedKernel loadKernel(const std::string& path, const std::string& name, const 
     }
     lk.module = frontend::compileTriton(path, k, spec);
     lk.kernel = lk.module->lookup(k);
-#else
-    throw UserError(fileLoc(path), "this build of tawa has no Python front end");
-#endif
   } else if (endsWith(path, ".tir")) {
     lk.module = ir::parseFile(path);
     ir::verify(*lk.module);

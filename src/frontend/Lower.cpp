@@ -259,7 +259,7 @@ class Lowerer {
         if (!isParam) func_->attrs[se.name] = std::get<int64_t>(se.value);
       }
     frames_.push_back(&fr);
-    exec(fn->body);
+    exec(fn->body, true);
     frames_.pop_back();
     if (fr.returned && fr.result.k != Val::K::None)
       throw UserError(loc(fn->pos), "kernel '" + kernel + "' returns a value; a kernel must return nothing",
@@ -305,7 +305,7 @@ class Lowerer {
       case Val::K::IR: return "a value of type " + v.v->type().str();
       case Val::K::Func: return "the jit function '" + v.s + "'";
       case Val::K::Module: return "the module '" + v.s + "'";
-      case Val::K::TlFunc: return "the function '" + v.s + "'";
+      case Val::K::TlFunc: return "the function 'tl." + v.s + "'";
       case Val::K::Builtin: return "the builtin '" + v.s + "'";
       case Val::K::Method: return "the method '" + v.s + "'";
       case Val::K::TypeRef: return "the type '" + v.s + "'";
@@ -771,7 +771,9 @@ class Lowerer {
   Val moduleMember(const std::string& path, Pos p) {
     static const std::set<std::string> modules = {"triton", "triton.language", "triton.language.math",
                                                   "triton.language.core", "triton.language.standard",
-                                                  "triton.language.extra", "triton.language.extra.cuda"};
+                                                  "triton.language.extra", "triton.language.extra.cuda",
+                                                  "triton.language.extra.libdevice",
+                                                  "triton.language.extra.cuda.libdevice"};
     if (modules.count(path)) return Val::named(Val::K::Module, path);
     auto dot = path.rfind('.');
     std::string parent = dot == std::string::npos ? "" : path.substr(0, dot);
@@ -1092,7 +1094,7 @@ class Lowerer {
       fr.vars[p.name] = v;
     }
     frames_.push_back(&fr);
-    exec(fn->body);
+    exec(fn->body, true);
     frames_.pop_back();
     return fr.returned ? fr.result : Val::none();
   }
@@ -1237,6 +1239,17 @@ class Lowerer {
       }
       if (!value.isNum()) fail(w[1], "tl.full's value must be a number, got " + describe(value));
       return Val::ir(constant(value, dt.dt, shape, p));
+    }
+    if (n == "zeros_like") {
+      auto v = bind(a, qual, {"input"}, 1);
+      if (!v[0]->isIR() || v[0]->v->type().isPtrLike() || v[0]->v->type().isDesc())
+        fail(p, "tl.zeros_like needs a tensor of numbers, got " + describe(*v[0]));
+      const Type& t = v[0]->v->type();
+      return Val::ir(constant(Val::integer(0), t.scalar, shapeOf(t), p));
+    }
+    if (n == "clamp") {
+      auto v = bind(a, qual, {"x", "min", "max", "propagate_nan"}, 3);
+      return minmax(OpKind::Min, minmax(OpKind::Max, *v[0], *v[1], p), *v[2], p);
     }
     if (n == "cdiv") {
       auto v = bind(a, qual, {"x", "div"}, 2);
@@ -1772,9 +1785,88 @@ class Lowerer {
   }
 
   // ---- statements
-  void exec(const Body& body) {
-    for (auto& s : body) {
-      execStmt(*s);
+  // `top`: the statement list ends its function, so `if cond: ...; return` on a runtime condition
+  // can run the rest of the list in the else region (an early exit).
+  void exec(const Body& body, bool top = false) {
+    for (size_t i = 0; i < body.size(); ++i) {
+      const Stmt& s = *body[i];
+      if (top && s.kind == Stmt::Kind::If && s.orelse.empty() && !s.body.empty() &&
+          s.body.back()->kind == Stmt::Kind::Return && !s.body.back()->value) {
+        Val c = eval(*s.test);
+        if (c.isIR()) {
+          earlyExit(s, c, body, i + 1);
+          frame().returned = true;
+          frame().result = Val::none();
+          return;
+        }
+        exec(truthy(c, s.test->pos) ? s.body : s.orelse, top);
+      } else {
+        execStmt(s);
+      }
+      if (frame().returned) return;
+    }
+  }
+
+  // `if cond: body; return` followed by `rest`: tile.if(cond) {body} else {rest}; nothing is live
+  // after it because the function ends there.
+  void earlyExit(const Stmt& s, const Val& c, const Body& all, size_t restFrom) {
+    if (c.v->type().isTile())
+      fail(s.test->pos, "the condition of 'if' must be a scalar, got " + c.v->type().str(),
+           "use tl.where for elementwise choices, or reduce the condition with tl.max/tl.min");
+    ir::Value* cond = toBool(c, s.test->pos);
+    at(s.pos);
+    ir::Op* op = b_.create(OpKind::If, {cond}, {});
+    Block* thenB = op->addRegion();
+    Block* elseB = op->addRegion();
+    ir::Block* outer = b_.block();
+    Frame& fr = frame();
+    auto before = fr.vars;
+    ++fr.runtimeDepth;
+    b_.setInsertionPointToEnd(thenB);
+    for (size_t k = 0; k + 1 < s.body.size(); ++k) {
+      execStmt(*s.body[k]);
+      if (fr.returned) break;
+    }
+    at(s.pos);
+    b_.create(OpKind::Yield, {}, {});
+    fr.vars = before;
+    fr.returned = false;
+    b_.setInsertionPointToEnd(elseB);
+    execFrom(all, restFrom);
+    if (fr.returned && fr.result.k != Val::K::None)
+      fail(s.pos, "a function with an early 'return' (on a runtime condition) must not return a value: not supported yet");
+    at(s.pos);
+    b_.setInsertionPointToEnd(elseB);
+    b_.create(OpKind::Yield, {}, {});
+    --fr.runtimeDepth;
+    b_.setInsertionPointToEnd(outer);
+    fr.vars = before;
+  }
+
+  // Runs all[from..] as the tail of a function body.
+  void execFrom(const Body& all, size_t from) {
+    for (size_t i = from; i < all.size(); ++i) {
+      const Stmt& s = *all[i];
+      if (s.kind == Stmt::Kind::If && s.orelse.empty() && !s.body.empty() && s.body.back()->kind == Stmt::Kind::Return &&
+          !s.body.back()->value) {
+        Val c = eval(*s.test);
+        if (c.isIR()) {
+          earlyExit(s, c, all, i + 1);
+          frame().returned = true;
+          return;
+        }
+        if (truthy(c, s.test->pos)) {
+          exec(s.body, true);
+          return;
+        }
+        continue;
+      }
+      if (s.kind == Stmt::Kind::Return) {
+        if (s.value) fail(s.pos, "a function with an early 'return' (on a runtime condition) must not return a value: not supported yet");
+        frame().returned = true;
+        return;
+      }
+      execStmt(s);
       if (frame().returned) return;
     }
   }

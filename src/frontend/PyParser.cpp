@@ -1,5 +1,6 @@
 #include "frontend/PyParser.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace tawa::frontend {
@@ -737,12 +738,14 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
     if (t[i].isName("def") && t[i + 1].kind == Tok::Name) {
       bool jit = false;
       for (size_t d : decorators) jit = jit || isJitDecorator(f->aliases, t, d);
-      if (jit && !f->find(t[i + 1].text)) {
+      if (jit) {  // a later definition of the same name replaces the earlier one, as in Python
         SourceFile::Jit j;
         j.name = t[i + 1].text;
         j.defToken = i;
         j.pos = Pos{t[i].line, t[i].col};
-        f->jit.push_back(std::move(j));
+        auto same = std::find_if(f->jit.begin(), f->jit.end(), [&](auto& x) { return x.name == j.name; });
+        if (same != f->jit.end()) *same = std::move(j);
+        else f->jit.push_back(std::move(j));
       }
     }
     if (depth == 0 && t[i].kind == Tok::Name && !isKeyword(t[i].text)) {

@@ -82,7 +82,18 @@ int bitWidth(Scalar s) { return info(s).bits; }
 
 Type Type::tileOf(std::vector<int64_t> shape, const Type& elem) {
   TAWA_ASSERT(elem.isScalar() || elem.isPtr(), "tile elements are scalars or pointers");
-  return Type{TypeKind::Tile, elem.scalar, elem.isPtr(), std::move(shape)};
+  return Type{TypeKind::Tile, elem.scalar, elem.isPtr(), std::move(shape), {}};
+}
+
+Type Type::smemOf(int64_t depth, const Type& tile) {
+  std::vector<int64_t> s{depth};
+  s.insert(s.end(), tile.shape.begin(), tile.shape.end());
+  return Type{TypeKind::Smem, tile.scalar, false, std::move(s), {}};
+}
+
+Type Type::slotType() const {
+  TAWA_ASSERT(kind == TypeKind::Smem, "slotType of a smem ring");
+  return tileOf(std::vector<int64_t>(shape.begin() + 1, shape.end()), scalarOf(scalar));
 }
 
 Type Type::element() const {
@@ -114,9 +125,17 @@ std::string Type::str() const {
       return std::string(scalarName(scalar));
     case TypeKind::Ptr:
       return "ptr<" + std::string(scalarName(scalar)) + ">";
+    case TypeKind::Aref: {
+      std::string s = "aref<" + std::to_string(shape[0]);
+      for (auto& m : members) s += ", " + m.str();
+      return s + ">";
+    }
+    case TypeKind::MBar:
+      return "mbar<" + std::to_string(shape[0]) + ">";
     case TypeKind::Tile:
-    case TypeKind::Desc: {
-      std::string s = kind == TypeKind::Tile ? "tile<" : "tdesc<";
+    case TypeKind::Desc:
+    case TypeKind::Smem: {
+      std::string s = kind == TypeKind::Tile ? "tile<" : kind == TypeKind::Desc ? "tdesc<" : "smem<";
       for (auto d : shape) s += std::to_string(d) + "x";
       s += elemIsPtr ? "ptr<" + std::string(scalarName(scalar)) + ">" : std::string(scalarName(scalar));
       return s + ">";
@@ -158,10 +177,62 @@ std::optional<Type> parseType(std::string_view text, std::string* err) {
   std::string dummy;
   if (!err) err = &dummy;
   std::string_view t = text;
-  bool tile = t.substr(0, 5) == "tile<", desc = t.substr(0, 6) == "tdesc<";
+  if (t.substr(0, 5) == "aref<" || t.substr(0, 5) == "mbar<") {
+    bool aref = t[0] == 'a';
+    if (t.back() != '>') {
+      *err = "expected '>' to close '" + std::string(text) + "'";
+      return std::nullopt;
+    }
+    std::string_view body = t.substr(5, t.size() - 6);
+    std::vector<std::string_view> parts;
+    int depth = 0;
+    size_t b = 0;
+    for (size_t i = 0; i <= body.size(); ++i) {
+      if (i == body.size() || (body[i] == ',' && depth == 0)) {
+        std::string_view part = body.substr(b, i - b);
+        while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+        while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+        parts.push_back(part);
+        b = i + 1;
+      } else if (body[i] == '<') {
+        ++depth;
+      } else if (body[i] == '>') {
+        --depth;
+      }
+    }
+    int64_t n = 0;
+    auto [p, ec] = std::from_chars(parts[0].data(), parts[0].data() + parts[0].size(), n);
+    if (ec != std::errc() || p != parts[0].data() + parts[0].size() || n <= 0) {
+      *err = std::string(aref ? "an aref's depth" : "an mbarrier count") + " must be a positive integer in '" + std::string(text) + "'";
+      return std::nullopt;
+    }
+    if (!aref) {
+      if (parts.size() != 1) {
+        *err = "mbar<N> takes one count";
+        return std::nullopt;
+      }
+      return Type::mbarOf(n);
+    }
+    std::vector<Type> members;
+    for (size_t i = 1; i < parts.size(); ++i) {
+      auto m = parseType(parts[i], err);
+      if (!m) return std::nullopt;
+      if (!m->isData()) {
+        *err = "an aref's payload holds scalars and tiles, not " + m->str();
+        return std::nullopt;
+      }
+      members.push_back(*m);
+    }
+    if (members.empty()) {
+      *err = "an aref needs at least one payload type";
+      return std::nullopt;
+    }
+    return Type::arefOf(n, std::move(members));
+  }
+  bool tile = t.substr(0, 5) == "tile<", desc = t.substr(0, 6) == "tdesc<", smem = t.substr(0, 5) == "smem<";
   std::optional<Type> result;
-  if (tile || desc) {
-    t.remove_prefix(tile ? 5 : 6);
+  if (tile || desc || smem) {
+    t.remove_prefix(desc ? 6 : 5);
     std::vector<int64_t> shape;
     while (!t.empty() && std::isdigit(static_cast<unsigned char>(t[0]))) {
       int64_t d = 0;
@@ -188,11 +259,16 @@ std::optional<Type> parseType(std::string_view text, std::string* err) {
       return std::nullopt;
     }
     t.remove_prefix(1);
-    if (desc && e->isPtr()) {
-      *err = "a tensor descriptor's element must be a scalar";
+    if ((desc || smem) && e->isPtr()) {
+      *err = std::string(desc ? "a tensor descriptor's" : "a shared-memory ring's") + " element must be a scalar";
       return std::nullopt;
     }
-    result = desc ? Type::descOf(e->scalar, shape) : Type::tileOf(shape, *e);
+    if (smem && shape.size() < 2) {
+      *err = "smem<DxSHAPExT> needs a depth and at least one dimension";
+      return std::nullopt;
+    }
+    if (smem) result = Type::smemOf(shape[0], Type::tileOf(std::vector<int64_t>(shape.begin() + 1, shape.end()), *e));
+    else result = desc ? Type::descOf(e->scalar, shape) : Type::tileOf(shape, *e);
   } else {
     result = scanElement(t, err);
     if (!result) return std::nullopt;

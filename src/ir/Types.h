@@ -1,6 +1,7 @@
 // Types of the tile IR: scalars, pointers to scalars, tiles (shape x element) and tensor
-// descriptors. Later levels (arefs, mbarriers, shared-memory buffers) add kinds to TypeKind; every
-// switch over TypeKind is exhaustive, so a new kind that is not handled everywhere fails to build.
+// descriptors; after warp specialization, asynchronous references; after lowering, mbarrier arrays
+// and shared-memory rings. Every switch over TypeKind is exhaustive, so a new kind that is not
+// handled everywhere fails to build.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,9 @@ enum class TypeKind : uint8_t {
   Ptr,     // ptr<f16>: an address of one scalar in global memory
   Tile,    // tile<64x32xf16>, tile<64x32xptr<f16>>: a value distributed over a block's threads
   Desc,    // tdesc<64x64xf16>: a global tensor view (base, shape, strides) with a block shape
+  Aref,    // aref<2, tile<64x32xf16>, ...>: a ring of D slots, each holding one value of each member
+  MBar,    // mbar<2>: N mbarriers (phase, pending arrivals, transaction bytes)
+  Smem,    // smem<2x64x32xf16>: a ring of D shared-memory slots, each one tile of the given shape
 };
 
 // A value type. Small and copyable; compared structurally.
@@ -32,13 +36,18 @@ struct Type {
   TypeKind kind = TypeKind::Scalar;
   Scalar scalar = Scalar::I32;  // Scalar: itself; Ptr: pointee; Tile: element (or pointee); Desc: element
   bool elemIsPtr = false;       // Tile only: elements are ptr<scalar>
-  std::vector<int64_t> shape;   // Tile: dims; Desc: block shape
+  std::vector<int64_t> shape;   // Tile: dims; Desc: block shape; Aref: {D}; MBar: {N}; Smem: {D, dims...}
+  std::vector<Type> members;    // Aref only: the payload of one slot
 
-  static Type scalarOf(Scalar s) { return Type{TypeKind::Scalar, s, false, {}}; }
-  static Type ptrTo(Scalar s) { return Type{TypeKind::Ptr, s, false, {}}; }
+  static Type scalarOf(Scalar s) { return Type{TypeKind::Scalar, s, false, {}, {}}; }
+  static Type ptrTo(Scalar s) { return Type{TypeKind::Ptr, s, false, {}, {}}; }
   // A tile whose element is `elem` (a scalar or pointer type).
   static Type tileOf(std::vector<int64_t> shape, const Type& elem);
-  static Type descOf(Scalar s, std::vector<int64_t> block) { return Type{TypeKind::Desc, s, false, std::move(block)}; }
+  static Type descOf(Scalar s, std::vector<int64_t> block) { return Type{TypeKind::Desc, s, false, std::move(block), {}}; }
+  static Type arefOf(int64_t depth, std::vector<Type> payload) { return Type{TypeKind::Aref, Scalar::I32, false, {depth}, std::move(payload)}; }
+  static Type mbarOf(int64_t n) { return Type{TypeKind::MBar, Scalar::I32, false, {n}, {}}; }
+  // A ring of `depth` slots, each a tile of `tile`'s shape and element.
+  static Type smemOf(int64_t depth, const Type& tile);
 
   bool isScalar() const { return kind == TypeKind::Scalar; }
   bool isPtr() const { return kind == TypeKind::Ptr; }
@@ -50,10 +59,17 @@ struct Type {
   Type withShape(std::vector<int64_t> shape) const;
   // Same shape, other element.
   Type withElement(const Type& elem) const;
-  bool elemIsFloat() const { return !isPtrLike() && isFloat(scalar) && kind != TypeKind::Desc; }
-  bool elemIsInt() const { return !isPtrLike() && isInt(scalar) && kind != TypeKind::Desc; }
+  bool isAref() const { return kind == TypeKind::Aref; }
+  bool isMBar() const { return kind == TypeKind::MBar; }
+  bool isSmem() const { return kind == TypeKind::Smem; }
+  // Scalars and tiles of scalars: the values that arithmetic applies to.
+  bool isData() const { return (kind == TypeKind::Scalar) || (kind == TypeKind::Tile && !elemIsPtr); }
+  bool elemIsFloat() const { return isData() && isFloat(scalar); }
+  bool elemIsInt() const { return isData() && isInt(scalar); }
   bool isPtrLike() const { return kind == TypeKind::Ptr || (kind == TypeKind::Tile && elemIsPtr); }
-  bool isI1() const { return !isPtrLike() && kind != TypeKind::Desc && scalar == Scalar::I1; }
+  bool isI1() const { return isData() && scalar == Scalar::I1; }
+  // Smem only: the tile type of one slot.
+  Type slotType() const;
   int64_t numel() const;
   int rank() const { return static_cast<int>(shape.size()); }
 

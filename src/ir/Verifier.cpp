@@ -99,6 +99,12 @@ class Verifier {
         err(*t, "value #" + std::to_string(k) + " has type " + t->operand(k + skip)->type().str() + " but " +
                     types[k].str() + " is expected");
   }
+  // Synchronization belongs to a warp group's program.
+  void insideWarpGroup(const Op& op) {
+    for (const Block* b = op.parent; b && b->parentOp; b = b->parentOp->parent)
+      if (b->parentOp->kind() == OpKind::WgRegion) return;
+    err(op, "must be inside a wg.region");
+  }
   std::vector<Type> resultTypes(const Op& op) {
     std::vector<Type> r;
     for (auto& v : op.results()) r.push_back(v->type());
@@ -237,7 +243,7 @@ class Verifier {
         numResults(op, 1);
         sameTypes(op);
         const Type& a = ty(op, 0);
-        need(!a.isDesc() && !a.isPtrLike(), op, "does not apply to " + a.str() + " (use tile.addptr for addresses)");
+        need(a.isData(), op, "does not apply to " + a.str() + (a.isPtrLike() ? " (use tile.addptr for addresses)" : ""));
         bool intOnly = op.kind() == OpKind::And || op.kind() == OpKind::Or || op.kind() == OpKind::Xor ||
                        op.kind() == OpKind::Shl || op.kind() == OpKind::Shr || op.kind() == OpKind::FloorDiv;
         if (intOnly) need(a.elemIsInt(), op, "needs integer operands, got " + a.str());
@@ -253,7 +259,7 @@ class Verifier {
         need(it != op.attrs.end() && std::holds_alternative<std::string>(it->second) &&
                  preds.count(std::get<std::string>(it->second)),
              op, "needs pred = \"eq\", \"ne\", \"lt\", \"le\", \"gt\" or \"ge\"");
-        need(!ty(op, 0).isDesc(), op, "cannot compare descriptors");
+        need(ty(op, 0).isData() || ty(op, 0).isPtrLike(), op, "compares scalars, tiles and pointers, not " + ty(op, 0).str());
         need(op.result()->type() == ty(op, 0).withElement(Type::scalarOf(Scalar::I1)), op, "result must be i1 of the operands' shape");
         return;
       }
@@ -272,7 +278,7 @@ class Verifier {
         numOperands(op, 1, 1);
         numResults(op, 1);
         const Type& a = ty(op, 0);
-        need(!a.isDesc() && !a.isPtrLike(), op, "does not apply to " + a.str());
+        need(a.isData(), op, "does not apply to " + a.str());
         if (op.kind() == OpKind::Not) need(a.elemIsInt(), op, "needs integer or i1 operands");
         else if (op.kind() != OpKind::Neg && op.kind() != OpKind::Abs)
           need(a.elemIsFloat(), op, "needs floating-point operands, got " + a.str() + " (cast with tile.cast)");
@@ -283,7 +289,7 @@ class Verifier {
         numOperands(op, 1, 1);
         numResults(op, 1);
         const Type &a = ty(op, 0), &r = op.result()->type();
-        need(!a.isDesc() && !a.isPtrLike() && !r.isDesc() && !r.isPtrLike(), op, "converts between scalar element types only");
+        need(a.isData() && r.isData(), op, "converts between scalar element types only");
         need(shapeOf(a) == shapeOf(r), op, "cannot change the shape");
         return;
       }
@@ -292,7 +298,7 @@ class Verifier {
         numResults(op, 1);
         const Type &p = ty(op, 0), &o = ty(op, 1);
         need(p.isPtrLike(), op, "first operand must be a pointer or tile of pointers, got " + p.str());
-        need(!o.isPtrLike() && !o.isDesc() && o.elemIsInt() && o.scalar != Scalar::I1, op,
+        need(o.elemIsInt() && o.scalar != Scalar::I1, op,
              "offset must be an integer, got " + o.str());
         need(shapeOf(p) == shapeOf(o), op, "pointer shape " + shapeStr(shapeOf(p)) + " differs from offset shape " + shapeStr(shapeOf(o)));
         need(op.result()->type() == p, op, "result must be " + p.str());
@@ -427,6 +433,128 @@ class Verifier {
           need(p->kind() == OpKind::While && op.parent == p->region(0), op, "may only end the before region of tile.while");
         else
           need(p->kind() != OpKind::While || op.parent == p->region(1), op, "cannot end the before region of tile.while");
+        return;
+      }
+      case OpKind::ArefCreate: {
+        numOperands(op, 0, 0);
+        numResults(op, 1);
+        need(op.result()->type().isAref(), op, "result must be an aref type");
+        return;
+      }
+      case OpKind::ArefPut:
+      case OpKind::ArefGet:
+      case OpKind::ArefConsumed: {
+        need(op.numOperands() >= 2 && ty(op, 0).isAref() && isIntScalar(ty(op, 1)), op,
+             "takes an aref and an integer iteration index first");
+        insideWarpGroup(op);
+        const auto& members = ty(op, 0).members;
+        if (op.kind() == OpKind::ArefPut) {
+          numResults(op, 0);
+          need(op.numOperands() == 2 + members.size(), op, "puts one value per payload member (" + std::to_string(members.size()) + ")");
+          for (size_t k = 0; k < members.size(); ++k)
+            need(ty(op, 2 + k) == members[k], op, "value #" + std::to_string(k) + " has type " + ty(op, 2 + k).str() + ", the aref holds " + members[k].str());
+        } else {
+          numOperands(op, 2, 2);
+          if (op.kind() == OpKind::ArefGet) need(resultTypes(op) == members, op, "results must be the aref's payload types");
+          else numResults(op, 0);
+        }
+        return;
+      }
+      case OpKind::WgRegion: {
+        numOperands(op, 0, 0);
+        numResults(op, 0);
+        need(op.parent == &func_->body, op, "must be at the top level of a function");
+        auto it = op.attrs.find("role");
+        need(it != op.attrs.end() && std::holds_alternative<std::string>(it->second) &&
+                 (std::get<std::string>(it->second) == "producer" || std::get<std::string>(it->second) == "consumer"),
+             op, "needs role = \"producer\" or \"consumer\"");
+        intAttr(op, "num_warps");
+        need(op.intAttr("num_warps") == 4, op, "a warp group has 4 warps");
+        need(op.regions().size() == 1 && op.region(0)->args().empty(), op, "needs one region without arguments");
+        terminator(op, *op.region(0), OpKind::Yield, {});
+        return;
+      }
+      case OpKind::SmemAlloc:
+        numOperands(op, 0, 0);
+        numResults(op, 1);
+        need(op.result()->type().isSmem(), op, "result must be a smem type");
+        return;
+      case OpKind::MbarInit:
+        numOperands(op, 0, 0);
+        numResults(op, 1);
+        need(op.result()->type().isMBar(), op, "result must be an mbar type");
+        intAttr(op, "count");
+        need(op.intAttr("count") >= 1, op, "needs count >= 1");
+        return;
+      case OpKind::MbarArrive:
+      case OpKind::MbarArriveExpectTx:
+      case OpKind::MbarWait: {
+        bool wait = op.kind() == OpKind::MbarWait;
+        numOperands(op, wait ? 3 : 2, wait ? 3 : 2);
+        numResults(op, 0);
+        need(ty(op, 0).isMBar() && isIntScalar(ty(op, 1)) && (!wait || isIntScalar(ty(op, 2))), op,
+             wait ? "takes an mbar, an index and a parity" : "takes an mbar and an index");
+        if (op.kind() == OpKind::MbarArriveExpectTx) intAttr(op, "bytes");
+        insideWarpGroup(op);
+        return;
+      }
+      case OpKind::TmaLoad: {
+        need(op.numOperands() >= 4 && ty(op, 0).isDesc() && ty(op, 1).isSmem() && isIntScalar(ty(op, 2)) && ty(op, 3).isMBar(), op,
+             "takes a descriptor, a smem ring, a slot, an mbar and the offsets");
+        numOperands(op, 4 + ty(op, 0).shape.size(), 4 + ty(op, 0).shape.size());
+        numResults(op, 0);
+        need(ty(op, 1).slotType() == Type::tileOf(ty(op, 0).shape, Type::scalarOf(ty(op, 0).scalar)), op,
+             "slot type " + ty(op, 1).slotType().str() + " differs from the descriptor's block");
+        insideWarpGroup(op);
+        return;
+      }
+      case OpKind::TmaStore: {
+        need(op.numOperands() >= 2 && ty(op, 0).isDesc(), op, "takes a descriptor, a value and the offsets");
+        numOperands(op, 2 + ty(op, 0).shape.size(), 2 + ty(op, 0).shape.size());
+        numResults(op, 0);
+        need(ty(op, 1) == Type::tileOf(ty(op, 0).shape, Type::scalarOf(ty(op, 0).scalar)), op, "value must be the descriptor's block");
+        return;
+      }
+      case OpKind::SmemLoad:
+        numOperands(op, 2, 2);
+        numResults(op, 1);
+        need(ty(op, 0).isSmem() && isIntScalar(ty(op, 1)), op, "takes a smem ring and a slot");
+        need(op.result()->type() == ty(op, 0).slotType(), op, "result must be " + ty(op, 0).slotType().str());
+        return;
+      case OpKind::Wgmma: {
+        numOperands(op, 5, 5);
+        numResults(op, 1);
+        need(ty(op, 0).isSmem() && isIntScalar(ty(op, 1)) && ty(op, 2).isSmem() && isIntScalar(ty(op, 3)), op,
+             "takes A and B as (smem ring, slot) pairs and an accumulator");
+        Type a = ty(op, 0).slotType(), b = ty(op, 2).slotType(), c = ty(op, 4);
+        need(a.rank() == 2 && b.rank() == 2 && a.shape[1] == b.shape[0] && a.scalar == b.scalar, op, "A and B slots do not multiply");
+        need(c.isTile() && c.elemIsFloat() && c.shape == std::vector<int64_t>{a.shape[0], b.shape[1]}, op, "accumulator shape differs");
+        need(op.result()->type() == c, op, "result must be the accumulator type");
+        insideWarpGroup(op);
+        return;
+      }
+      case OpKind::WgmmaCommit:
+      case OpKind::FenceProxyAsync:
+        numOperands(op, 0, 0);
+        numResults(op, 0);
+        return;
+      case OpKind::WgmmaWait:
+        numOperands(op, 0, 0);
+        numResults(op, 0);
+        intAttr(op, "pending");
+        need(op.intAttr("pending") >= 0, op, "needs pending >= 0");
+        return;
+      case OpKind::SetMaxNReg: {
+        numOperands(op, 0, 0);
+        numResults(op, 0);
+        intAttr(op, "regs");
+        int64_t r = op.intAttr("regs");
+        need(r % 8 == 0 && r >= 24 && r <= 256, op, "regs must be a multiple of 8 in [24, 256], got " + std::to_string(r));
+        auto it = op.attrs.find("action");
+        need(it != op.attrs.end() && std::holds_alternative<std::string>(it->second) &&
+                 (std::get<std::string>(it->second) == "inc" || std::get<std::string>(it->second) == "dec"),
+             op, "needs action = \"inc\" or \"dec\"");
+        insideWarpGroup(op);
         return;
       }
     }

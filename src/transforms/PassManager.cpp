@@ -5,12 +5,22 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "transforms/Canonicalize.h"
+#include "transforms/LowerAref.h"
+#include "transforms/Pipeline.h"
+#include "transforms/WarpSpecialize.h"
 
 namespace tawa::transforms {
 
 const std::vector<PassInfo>& registeredPasses() {
   static const std::vector<PassInfo> passes = {
-      {"canonicalize", "fold constants and constexpr arithmetic, forward identities, remove dead code", canonicalize},
+      {"canonicalize", "fold constants and constexpr arithmetic, forward identities, remove dead code",
+       [](ir::Module& m, const PassOptions&) { canonicalize(m); }},
+      {"warp-specialize", "split the main loop into a TMA producer and consumer warp groups joined by arefs",
+       [](ir::Module& m, const PassOptions& o) { warpSpecialize(m, o); }},
+      {"pipeline", "choose the MMA depth: async MMAs left in flight before a slot is released",
+       [](ir::Module& m, const PassOptions& o) { pipeline(m, o); }},
+      {"lower-aref", "lower arefs to shared-memory rings, mbarriers, TMA and async MMA (nv level)",
+       [](ir::Module& m, const PassOptions& o) { lowerAref(m, o); }},
   };
   return passes;
 }
@@ -44,7 +54,7 @@ void PassManager::run(ir::Module& m) {
   timings_.clear();
   for (const PassInfo* p : passes_) {
     auto t0 = std::chrono::steady_clock::now();
-    p->run(m);
+    p->run(m, options);
     auto t1 = std::chrono::steady_clock::now();
     timings_.push_back({p->name, std::chrono::duration<double, std::milli>(t1 - t0).count()});
     if (verifyEach) {

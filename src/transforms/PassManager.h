@@ -10,13 +10,14 @@
 #include <vector>
 
 #include "ir/IR.h"
+#include "transforms/PassOptions.h"
 
 namespace tawa::transforms {
 
 struct PassInfo {
   std::string name;
   std::string summary;
-  std::function<void(ir::Module&)> run;
+  std::function<void(ir::Module&, const PassOptions&)> run;
 };
 
 // Every pass tawa has, in pipeline order.
@@ -35,6 +36,7 @@ class PassManager {
   bool empty() const { return passes_.empty(); }
 
   std::ostream* printAfterAll = nullptr;  // dumps the IR after each pass here
+  PassOptions options;
   bool verifyEach =
 #ifdef TAWA_VERIFY_EACH
       true;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include "driver/Spec.h"
 #include "frontend/Frontend.h"
@@ -88,7 +89,7 @@ const ErrorCase kCases[] = {
     {"PowerOnTensor", "@triton.jit\ndef k(p):\n    x = tl.arange(0, 16) ** 2\n", "p:*fp32[4]",
      "'**' on tensors: not supported yet", "**"},
     {"TileCondition", "@triton.jit\ndef k(p):\n    if tl.arange(0, 16) > 3:\n        pass\n", "p:*fp32[4]",
-     "the condition of 'if' must be a scalar", "tl.arange"},
+     "the condition of 'if' must be a scalar", "> 3"},
     {"FString", "@triton.jit\ndef k(p):\n    tl.static_assert(True, f\"x\")\n", "p:*fp32[4]",
      "f-strings inside a jit function: not supported yet", "f\"x"},
     {"UnpackMismatch", "@triton.jit\ndef k(p):\n    a, b = (1, 2, 3)\n", "p:*fp32[4]",
@@ -99,14 +100,16 @@ const ErrorCase kCases[] = {
     {"StoreTileToScalarPointer", "@triton.jit\ndef k(p):\n    tl.store(p, tl.zeros([16], dtype=tl.float32))\n",
      "p:*fp32[4]", "the value is a tensor of shape [16] but the pointer is a scalar", "tl.zeros"},
     {"ConstexprAnnotationRuntime", "@triton.jit\ndef k(p, n):\n    B: tl.constexpr = n * 2\n", "p:*fp32[4], n:i32=2",
-     "'B' is annotated tl.constexpr but its value is not a compile-time constant", "n * 2"},
+     "'B' is annotated tl.constexpr but its value is not a compile-time constant", "* 2"},
     {"SubscriptWithValue", "@triton.jit\ndef k(p):\n    x = tl.arange(0, 16)[3]\n", "p:*fp32[4]",
      "indexing a tensor with values or partial slices: not supported yet", "3]"},
     {"RangeOverTile", "@triton.jit\ndef k(p):\n    for x in tl.arange(0, 4):\n        pass\n", "p:*fp32[4]",
-     "for loops must iterate over range(...), tl.range(...) or tl.static_range(...)", "tl.arange"},
+     "for loops over the function 'tl.arange': not supported yet", "tl.arange"},
     {"BitwiseOnFloat", "@triton.jit\ndef k(p):\n    x = tl.load(p) & 1\n", "p:*fp32[4]",
      "operator '&' needs integer operands, got float32", "& 1"},
 };
+
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << c.name; }
 
 class FrontendErrors : public ::testing::TestWithParam<ErrorCase> {};
 
@@ -138,7 +141,7 @@ TEST_P(FrontendErrors, ReportsLocatedUserError) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, FrontendErrors, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Frontend, FrontendErrors, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<ErrorCase>& i) { return std::string(i.param.name); });
 
 }  // namespace

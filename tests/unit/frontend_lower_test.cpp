@@ -4,6 +4,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include "driver/Spec.h"
 #include "frontend/Frontend.h"
@@ -288,4 +289,58 @@ TEST(FrontendLower, ListKernels) {
   ASSERT_EQ(names.size(), 2u);
   EXPECT_EQ(names[0], "a");
   EXPECT_EQ(names[1], "b");
+}
+
+TEST(FrontendLower, EarlyExitOnRuntimeCondition) {
+  auto ir = lower(R"(
+@triton.jit
+def k(p, n, B: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid * B >= n:
+        return
+    offs = pid * B + tl.arange(0, B)
+    x = tl.load(p + offs)
+    if B > 1024:
+        return
+    tl.store(p + offs, tl.clamp(x, 0.0, 1.0) + tl.zeros_like(x))
+    return
+)",
+                  "k", "p:*fp32[64], n:i32=64, B=16");
+  EXPECT_HAS(ir, "tile.if");
+  EXPECT_HAS(ir, "tile.store");
+  // The store sits in the else region, after the then region's empty yield.
+  EXPECT_LT(ir.find("tile.yield"), ir.find("tile.store"));
+}
+
+TEST(FrontendLower, MiscLanguageFeatures) {
+  auto ir = lower(R"(
+@triton.jit
+def act(x, KIND: tl.constexpr):
+    if KIND == "relu":
+        return tl.maximum(x, 0.0)
+    return x
+
+@triton.jit
+def k(p, n, OPT: tl.constexpr = None, DT: tl.constexpr = tl.float16):
+    r = tl.arange(0, 16)
+    x = tl.load(p + r, mask=r < n, other=0.0)
+    y = x if OPT is None else x * 2
+    m = max(n, 3)
+    s = 1.5 if n > 2 else 2.5
+    z = tl.reshape(tl.expand_dims(y, 0), (4, 4))
+    z = tl.trans(z)
+    z = tl.full((4, 4), n, tl.int32).to(tl.float32) + z
+    tl.static_assert(x.dtype == tl.float32 and p.dtype.element_ty == tl.float32)
+    tl.static_assert(z.shape == (4, 4) and z.shape[0] == 4)
+    f = act
+    w = f(tl.reshape(z, [16]), "relu").to(DT).to(tl.float32)
+    tl.store(p + r, w * s + m)
+)",
+                  "k", "p:*fp32[16], n:i32=5");
+  EXPECT_HAS(ir, "tile.reshape");
+  EXPECT_HAS(ir, "tile.permute");
+  EXPECT_HAS(ir, "tile.max %n");
+  EXPECT_HAS(ir, "tile.select");
+  EXPECT_HAS(ir, ": tile<16xf16>");
+  EXPECT_LACKS(ir, "tile.if");
 }

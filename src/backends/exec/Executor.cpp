@@ -9,8 +9,14 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <unordered_map>
 
+#include "backends/exec/Scheduler.h"
 #include "ir/Elementwise.h"
 #include "ir/Numerics.h"
 
@@ -48,10 +54,65 @@ constexpr int64_t kOffsetMask = (int64_t{1} << kAddrShift) - 1;
 
 // A runtime value: a scalar is a one-element tile. Floats live in `f`, integers, i1 and pointers
 // (virtual addresses) in `i`, a descriptor's base, shape and strides in `d`.
+struct Object {
+  virtual ~Object() = default;
+};
+// The completion state of one group of async MMAs (nv.wgmma ... nv.wgmma_commit).
+struct MmaToken {
+  bool done = false;
+  Location issuedAt;
+};
 struct RV {
   std::vector<double> f;
   std::vector<int64_t> i;
   std::vector<int64_t> d;
+  std::shared_ptr<Object> obj;      // arefs, mbarrier arrays, shared-memory rings
+  std::shared_ptr<MmaToken> token;  // set on the result of an async MMA until its group completes
+};
+
+// ws level: an aref of depth D. Iteration i uses slot i mod D in round i div D; a slot is full for
+// round r once put, and empty for round r + 1 once every consumer group has released it.
+struct ArefObj : Object {
+  int64_t depth = 1, consumers = 1;
+  std::vector<std::vector<RV>> slot;
+  std::vector<int64_t> putRound, emptyRound, releases;
+  std::vector<std::set<int>> holders;
+  std::string name;
+};
+
+// nv level: an array of mbarriers with the hardware's phase, arrival and transaction counting.
+struct MbarObj : Object {
+  struct Bar {
+    int64_t pending = 0, tx = 0, phase = 0;  // phase: number of completed phases
+    std::set<std::string> arrivedFrom;
+  };
+  int64_t count = 1, arefId = -1;
+  std::string kind, name;
+  std::vector<Bar> bars;
+};
+
+// nv level: a ring of shared-memory slots.
+struct SmemObj : Object {
+  int64_t arefId = -1;
+  std::vector<RV> slot;
+};
+
+// Per-program shadow state of each lowered aref's slots, for race detection: which warp groups
+// hold a slot (passed its full barrier, not yet arrived on its empty barrier) and whether its data
+// has landed.
+struct SlotShadow {
+  std::vector<std::set<int>> holders;
+  std::vector<bool> full;
+};
+struct ProgramState {
+  std::mutex mu;
+  std::map<int64_t, SlotShadow> shadows;
+  std::vector<std::string> roles;  // "producer (warp group 0)", ...
+  SlotShadow& shadow(int64_t arefId, size_t depth) {
+    auto& sh = shadows[arefId];
+    if (sh.full.size() < depth) sh.holders.resize(depth), sh.full.resize(depth, false);
+    return sh;
+  }
 };
 
 bool floatElems(const Type& t) { return t.elemIsFloat(); }
@@ -71,8 +132,8 @@ struct Plan {
 class Interp {
  public:
   Interp(const ir::Module& m, std::vector<Buffer>& bufs, const std::unordered_map<const Func*, Plan>& plans,
-         std::array<int64_t, 3> pid, std::array<int64_t, 3> grid)
-      : m_(m), bufs_(bufs), plans_(plans), pid_(pid), grid_(grid) {}
+         std::array<int64_t, 3> pid, std::array<int64_t, 3> grid, uint64_t seed)
+      : m_(m), bufs_(bufs), plans_(plans), pid_(pid), grid_(grid), seed_(seed) {}
 
   std::vector<RV> call(const Func& f, std::vector<RV> args) {
     Frame fr{&plans_.at(&f), std::vector<RV>(plans_.at(&f).slot.size())};
@@ -96,8 +157,15 @@ class Interp {
 
   // Runs a block; the terminator's operand values are returned in `out`.
   const Op* runBlock(const Block& b, Frame& fr, std::vector<RV>& out) {
-    for (auto& opp : b.ops()) {
-      const Op& op = *opp;
+    for (auto it = b.ops().begin(); it != b.ops().end(); ++it) {
+      const Op& op = **it;
+      if (op.kind() == OpKind::WgRegion) {
+        std::vector<const Op*> groups;
+        for (; it != b.ops().end() && (*it)->kind() == OpKind::WgRegion; ++it) groups.push_back(it->get());
+        --it;
+        runWarpGroups(groups, fr);
+        continue;
+      }
       if (ir::isTerminator(op.kind())) {
         // Values defined in this block are dead once it ends, so they move out instead of copying
         // (a loop body's tiles are handed to the next iteration without a copy).
@@ -161,6 +229,93 @@ class Interp {
     else storeInt(elem, p, v.i[k]);
   }
 
+  // A block access through a tensor descriptor, with TMA semantics: out-of-bounds elements read
+  // as zero and are not written. `v` is the value stored (null for a load).
+  RV blockAccess(const Op& op, const RV& d, const Type& dt, const std::vector<int64_t>& off, const RV* v) {
+    bool store = v != nullptr;
+    size_t rank = dt.shape.size();
+    Type tile = Type::tileOf(dt.shape, Type::scalarOf(dt.scalar));
+    bool isF = floatElems(tile);
+    int64_t es = ir::byteWidth(dt.scalar);
+    RV r;
+    if (!store) r = sized(tile);
+    // The descriptor's base decides the buffer; every in-bounds element must lie inside it.
+    auto [buf, baseOff] = resolve(op, d.d[0], dt.scalar, store ? "store" : "load");
+    const int64_t size = static_cast<int64_t>(buf->data.size());
+    // Row by row: the in-bounds part of each innermost row is one strided run of elements.
+    const int64_t cols = dt.shape[rank - 1], colStride = d.d[2 * rank] * es;
+    const int64_t c0 = std::clamp<int64_t>(-off[rank - 1], 0, cols);
+    const int64_t c1 = std::clamp<int64_t>(d.d[rank] - off[rank - 1], c0, cols);
+    const int64_t rows = tile.numel() / cols;
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t row = 0; row < rows; ++row) {
+      bool inside = c1 > c0;
+      int64_t elem = 0;
+      for (size_t a = 0; a + 1 < rank; ++a) {
+        int64_t g = off[a] + idx[a];
+        if (g < 0 || g >= d.d[1 + a]) inside = false;
+        elem += g * d.d[1 + rank + a];
+      }
+      for (size_t a = rank - 1; a-- > 0;) {  // next row, row-major
+        if (++idx[a] < dt.shape[a]) break;
+        idx[a] = 0;
+      }
+      if (!inside) continue;  // TMA semantics: zero fill on load, clipped on store
+      elem += (off[rank - 1] + c0) * d.d[2 * rank];
+      int64_t first = static_cast<int64_t>(baseOff) + elem * es, last = first + (c1 - c0 - 1) * colStride;
+      for (int64_t byte : {first, last})  // the run is linear: its ends bound it
+        if (byte < 0 || byte >= size) resolve(op, d.d[0] + (byte - static_cast<int64_t>(baseOff)), dt.scalar, store ? "store" : "load");
+      uint8_t* p = &buf->data[static_cast<size_t>(first)];
+      size_t k0 = static_cast<size_t>(row * cols + c0);
+      if (store) {
+        for (int64_t c = 0; c < c1 - c0; ++c, p += colStride) {
+          if (isF) storeFloat(dt.scalar, p, v->f[k0 + static_cast<size_t>(c)]);
+          else storeInt(dt.scalar, p, v->i[k0 + static_cast<size_t>(c)]);
+        }
+      } else if (isF) {
+        loadFloats(dt.scalar, p, colStride, c1 - c0, &r.f[k0]);
+      } else {
+        for (int64_t c = 0; c < c1 - c0; ++c, p += colStride) r.i[k0 + static_cast<size_t>(c)] = loadInt(dt.scalar, p);
+      }
+    }
+    return r;
+  }
+  RV loadBlock(const Op& op, const RV& d, const Type& dt, const std::vector<int64_t>& off) {
+    return blockAccess(op, d, dt, off, nullptr);
+  }
+  void storeBlock(const Op& op, const RV& d, const Type& dt, const std::vector<int64_t>& off, const RV& v) {
+    blockAccess(op, d, dt, off, &v);
+  }
+
+  // C = acc + A B with f32 accumulation (Eigen's float GEMM); A is M x K, B is K x N, the result
+  // has op's result type. f32 inputs are rounded to tf32 when the op asks for it, as tensor cores do.
+  RV matmul(const Op& op, const RV& a, const RV& b, const RV* acc, size_t kdim) {
+    using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const Type& rt = op.result()->type();
+    auto M = static_cast<int64_t>(rt.shape[0]), N = static_cast<int64_t>(rt.shape[1]), K = static_cast<int64_t>(kdim);
+    bool tf32 = op.hasAttr("input_precision") && op.strAttr("input_precision") == "tf32";
+    Mat A(M, K), B(K, N), C(M, N);
+    for (int64_t k = 0; k < M * K; ++k) A.data()[k] = static_cast<float>(tf32 ? roundTf32(a.f[k]) : a.f[k]);
+    for (int64_t k = 0; k < K * N; ++k) B.data()[k] = static_cast<float>(tf32 ? roundTf32(b.f[k]) : b.f[k]);
+    if (acc) {
+      for (int64_t k = 0; k < M * N; ++k) C.data()[k] = static_cast<float>(acc->f[k]);
+    } else {
+      C.setZero();
+    }
+    C.noalias() += A * B;  // f32 accumulation
+    RV r;
+    r.f.resize(static_cast<size_t>(M * N));
+    if (rt.scalar == Scalar::F32) std::copy(C.data(), C.data() + M * N, r.f.begin());  // exact
+    else
+      for (int64_t k = 0; k < M * N; ++k) r.f[k] = roundFloat(rt.scalar, C.data()[k]);
+    return r;
+  }
+
+  static RV intScalar(int64_t v) {
+    RV r;
+    r.i.push_back(v);
+    return r;
+  }
   static RV sized(const Type& t) {
     RV r;
     if (floatElems(t)) r.f.resize(static_cast<size_t>(t.numel()));
@@ -195,13 +350,299 @@ class Interp {
     return r;
   }
 
+  std::string who() const {
+    std::string w = ps_ && self_ >= 0 ? ps_->roles[static_cast<size_t>(self_)] : std::string("the kernel");
+    if (iter_ >= 0) w += " at iteration " + std::to_string(iter_);
+    return w;
+  }
+
+  // Runs a function's warp-group regions as concurrent threads under a seeded scheduler.
+  void runWarpGroups(const std::vector<const Op*>& groups, Frame& fr) {
+    Scheduler sched(seed_ ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(1 + pid_[0] + 4096 * (pid_[1] + 4096 * pid_[2]))));
+    ProgramState ps;
+    for (size_t g = 0; g < groups.size(); ++g)
+      ps.roles.push_back(groups[g]->strAttr("role") + " (warp group " + std::to_string(g) + ")");
+    std::vector<std::function<void(int)>> bodies;
+    for (size_t g = 0; g < groups.size(); ++g)
+      bodies.push_back([&, g](int self) {
+        Interp sub(m_, bufs_, plans_, pid_, grid_, seed_);
+        sub.sched_ = &sched;
+        sub.self_ = self;
+        sub.ps_ = &ps;
+        std::vector<RV> out;
+        sub.runBlock(*groups[g]->region(0), fr, out);
+        if (!sub.groups_.empty() || sub.openGroup_)
+          sub.fail(*groups[g], ps.roles[static_cast<size_t>(self)] + " ended with async MMAs in flight (missing nv.wgmma_wait)");
+      });
+    sched.run(bodies);
+  }
+
+  template <class T>
+  T& object(const Op& op, Frame& fr, size_t k) {
+    auto* o = dynamic_cast<T*>(fr.at(op.operand(k)).obj.get());
+    TAWA_ASSERT(o != nullptr, "verified operand holds its object");
+    return *o;
+  }
+  void sync(const Op& op, std::function<bool()> ready, std::function<std::string()> describe) {
+    TAWA_ASSERT(sched_ != nullptr, "verified synchronization runs inside a warp group");
+    std::string me = who();
+    std::string at = op.loc().str();
+    sched_->wait(self_, std::move(ready), [me, at, d = std::move(describe)] { return me + ": " + d() + " (" + at + ")"; },
+                 op.loc());
+  }
+  static MbarObj::Bar& barAt(MbarObj& m, int64_t idx) { return m.bars[static_cast<size_t>(idx)]; }
+  void checkIndex(const Op& op, int64_t idx, size_t n, const char* what) {
+    if (idx < 0 || idx >= static_cast<int64_t>(n))
+      fail(op, who() + ": out-of-bounds " + what + " index " + std::to_string(idx) + " (the ring has " + std::to_string(n) +
+                   "; slot indices are i mod D)");
+  }
+  // One arrival (and, for expect-tx, expected bytes) on a barrier; completes the phase when both
+  // the arrivals and the transaction bytes are done.
+  static void completeIfDone(MbarObj::Bar& b, int64_t count) {
+    if (b.pending == 0 && b.tx == 0) {
+      ++b.phase;
+      b.pending = count;
+      b.arrivedFrom.clear();
+    }
+  }
+
+  // Warp-specialized and nv-level ops; returns false for the ordinary tile ops.
+  bool execSync(const Op& op, Frame& fr) {
+    auto set = [&](RV v) { fr.at(op.result()) = std::move(v); };
+    switch (op.kind()) {
+      case OpKind::ArefCreate: {
+        auto a = std::make_shared<ArefObj>();
+        const Type& t = op.result()->type();
+        a->depth = t.shape[0];
+        a->consumers = op.hasAttr("consumers") ? op.intAttr("consumers") : 1;
+        auto d = static_cast<size_t>(a->depth);
+        a->slot.resize(d);
+        a->putRound.assign(d, 0), a->emptyRound.assign(d, 0), a->releases.assign(d, 0), a->holders.resize(d);
+        a->name = "%" + op.result()->nameHint;
+        set(RV{{}, {}, {}, a, nullptr});
+        return true;
+      }
+      case OpKind::ArefPut:
+      case OpKind::ArefGet:
+      case OpKind::ArefConsumed: {
+        auto& a = object<ArefObj>(op, fr, 0);
+        int64_t i = fr.at(op.operand(1)).i[0];
+        if (i < 0) fail(op, "negative aref iteration index " + std::to_string(i));
+        auto s = static_cast<size_t>(i % a.depth);
+        int64_t round = i / a.depth;
+        std::string where = "slot " + std::to_string(s) + " of aref " + a.name + " (round " + std::to_string(round) + ")";
+        if (op.kind() == OpKind::ArefPut) {
+          sync(op, [&a, s, round] { return a.emptyRound[s] == round; },
+               [where] { return "aref.put waits for " + where + " to be empty; aref.consumed in the consumer releases it"; });
+          a.slot[s].clear();
+          for (size_t k = 2; k < op.numOperands(); ++k) a.slot[s].push_back(fr.at(op.operand(k)));
+          a.putRound[s] = round + 1;
+        } else if (op.kind() == OpKind::ArefGet) {
+          sync(op, [&a, s, round] { return a.putRound[s] == round + 1 && a.emptyRound[s] == round; },
+               [where] { return "aref.get waits for " + where + " to be full; aref.put in the producer fills it"; });
+          a.holders[s].insert(self_);
+          for (size_t k = 0; k < op.numResults(); ++k) fr.at(op.result(k)) = a.slot[s][k];
+        } else {
+          if (!a.holders[s].count(self_) || a.putRound[s] != round + 1)
+            fail(op, who() + " releases " + where + ", which it does not hold");
+          a.holders[s].erase(self_);
+          if (++a.releases[s] == a.consumers) a.releases[s] = 0, a.emptyRound[s] = round + 1;
+          sched_->yield(self_);
+        }
+        return true;
+      }
+      case OpKind::WgRegion:
+        TAWA_ASSERT(false, "runBlock runs warp-group regions");
+      case OpKind::SmemAlloc: {
+        auto r = std::make_shared<SmemObj>();
+        r->arefId = op.hasAttr("aref") ? op.intAttr("aref") : -1;
+        r->slot.resize(static_cast<size_t>(op.result()->type().shape[0]));
+        set(RV{{}, {}, {}, r, nullptr});
+        return true;
+      }
+      case OpKind::MbarInit: {
+        auto m = std::make_shared<MbarObj>();
+        m->count = op.intAttr("count");
+        m->arefId = op.hasAttr("aref") ? op.intAttr("aref") : -1;
+        m->kind = op.hasAttr("kind") ? op.strAttr("kind") : "";
+        m->name = "%" + op.result()->nameHint;
+        m->bars.resize(static_cast<size_t>(op.result()->type().shape[0]));
+        for (auto& b : m->bars) b.pending = m->count;
+        set(RV{{}, {}, {}, m, nullptr});
+        return true;
+      }
+      case OpKind::MbarArrive:
+      case OpKind::MbarArriveExpectTx: {
+        auto& m = object<MbarObj>(op, fr, 0);
+        int64_t idx = fr.at(op.operand(1)).i[0];
+        checkIndex(op, idx, m.bars.size(), "mbarrier");
+        if (m.kind == "empty" && ps_) {  // a consumer releases its slot
+          std::lock_guard<std::mutex> lock(ps_->mu);
+          auto& sh = ps_->shadow(m.arefId, m.bars.size());
+          if (!sh.holders[static_cast<size_t>(idx)].count(self_))
+            fail(op, who() + " releases slot " + std::to_string(idx) + " of " + m.name + ", which it does not hold");
+          for (auto& r : mmaReads_)
+            if (r.arefId == m.arefId && r.slot == idx && !r.token->done)
+              fail(op, who() + " releases slot " + std::to_string(idx) + " while the async MMA issued at " +
+                           r.token->issuedAt.str() + " still reads it (release only after nv.wgmma_wait)");
+          sh.holders[static_cast<size_t>(idx)].erase(self_);
+        }
+        auto& b = barAt(m, idx);
+        if (op.kind() == OpKind::MbarArriveExpectTx) b.tx += op.intAttr("bytes");
+        --b.pending;
+        b.arrivedFrom.insert(ps_ ? ps_->roles[static_cast<size_t>(self_)] : "?");
+        completeIfDone(b, m.count);
+        sched_->yield(self_);
+        return true;
+      }
+      case OpKind::MbarWait: {
+        auto& m = object<MbarObj>(op, fr, 0);
+        int64_t idx = fr.at(op.operand(1)).i[0], parity = fr.at(op.operand(2)).i[0] & 1;
+        checkIndex(op, idx, m.bars.size(), "mbarrier");
+        auto& b = barAt(m, idx);
+        std::string what = m.kind == "full"  ? "the producer's expect-tx arrival and its TMA copies landing"
+                           : m.kind == "empty" ? "the consumers' releases (nv.mbarrier_arrive)"
+                                               : "arrivals";
+        sync(op, [&b, parity] { return (b.phase & 1) != parity; },
+             [&b, &m, idx, parity, what, round = iter_ < 0 ? -1 : iter_ / static_cast<int64_t>(m.bars.size())] {
+               std::string d = "waits on " + m.name + "[" + std::to_string(idx) + "] for the phase of parity " + std::to_string(parity) +
+                               " to complete (completed phases: " + std::to_string(b.phase) + ", arrivals still expected: " +
+                               std::to_string(b.pending) + " of " + std::to_string(m.count) + ", transaction bytes outstanding: " +
+                               std::to_string(b.tx) + "); it completes with " + what;
+               if (m.kind == "empty" && round >= 0 && parity == (round & 1))
+                 d += "; but in round " + std::to_string(round) + " a producer must wait on empty with the phase inverted "
+                      "(parity (i div D) mod 2 xor 1), so this wait is one phase behind";
+               return d;
+             });
+        if (m.kind == "full" && ps_) {
+          std::lock_guard<std::mutex> lock(ps_->mu);
+          ps_->shadow(m.arefId, m.bars.size()).holders[static_cast<size_t>(idx)].insert(self_);
+        }
+        return true;
+      }
+      case OpKind::TmaLoad: {
+        const Type& dt = op.operand(0)->type();
+        RV desc = fr.at(op.operand(0));
+        auto& ring = object<SmemObj>(op, fr, 1);
+        int64_t slot = fr.at(op.operand(2)).i[0];
+        auto& m = object<MbarObj>(op, fr, 3);
+        checkIndex(op, slot, ring.slot.size(), "shared-memory slot");
+        checkIndex(op, slot, m.bars.size(), "mbarrier");
+        std::vector<int64_t> off;
+        for (size_t k = 4; k < op.numOperands(); ++k) off.push_back(fr.at(op.operand(k)).i[0]);
+        {
+          std::lock_guard<std::mutex> lock(ps_->mu);
+          auto& sh = ps_->shadow(ring.arefId, ring.slot.size());
+          auto& holders = sh.holders[static_cast<size_t>(slot)];
+          if (!holders.empty())
+            fail(op, who() + " overwrites slot " + std::to_string(slot) + " while " + ps_->roles[static_cast<size_t>(*holders.begin())] +
+                         " still holds it (the copy must wait for the slot's empty barrier)");
+          sh.full[static_cast<size_t>(slot)] = false;
+        }
+        int64_t bytes = Type::tileOf(dt.shape, Type::scalarOf(dt.scalar)).numel() * ir::byteWidth(dt.scalar);
+        SmemObj* r = &ring;
+        MbarObj* bar = &m;
+        ProgramState* ps = ps_;
+        // The copy lands later, possibly after this warp group has finished: it owns its context.
+        auto ctx = std::make_shared<Interp>(m_, bufs_, plans_, pid_, grid_, seed_);
+        ctx->ps_ = ps_, ctx->self_ = self_, ctx->iter_ = iter_;
+        sched_->post([ctx, &op, desc, dt, off, r, bar, slot, bytes, ps] {
+          r->slot[static_cast<size_t>(slot)] = ctx->loadBlock(op, desc, dt, off);
+          {
+            std::lock_guard<std::mutex> lock(ps->mu);
+            ps->shadow(r->arefId, r->slot.size()).full[static_cast<size_t>(slot)] = true;
+          }
+          auto& b = bar->bars[static_cast<size_t>(slot)];
+          b.tx -= bytes;
+          if (b.tx < 0)
+            ctx->fail(op, "transaction-count underflow on " + bar->name + "[" + std::to_string(slot) + "]: the TMA copy delivered " +
+                         std::to_string(bytes) + " bytes that no arrive.expect_tx announced");
+          completeIfDone(b, bar->count);
+        });
+        sched_->yield(self_);
+        return true;
+      }
+      case OpKind::TmaStore: {
+        std::vector<int64_t> off;
+        for (size_t k = 2; k < op.numOperands(); ++k) off.push_back(fr.at(op.operand(k)).i[0]);
+        storeBlock(op, fr.at(op.operand(0)), op.operand(0)->type(), off, fr.at(op.operand(1)));
+        return true;
+      }
+      case OpKind::SmemLoad: {
+        auto& ring = object<SmemObj>(op, fr, 0);
+        int64_t slot = fr.at(op.operand(1)).i[0];
+        checkSlotFull(op, ring, slot);
+        set(ring.slot[static_cast<size_t>(slot)]);
+        return true;
+      }
+      case OpKind::Wgmma: {
+        auto& ra = object<SmemObj>(op, fr, 0);
+        auto& rb = object<SmemObj>(op, fr, 2);
+        int64_t sa = fr.at(op.operand(1)).i[0], sb = fr.at(op.operand(3)).i[0];
+        checkSlotFull(op, ra, sa);
+        checkSlotFull(op, rb, sb);
+        // Computed at issue from the slots' present contents; the result stays invisible until the
+        // group completes, and releasing a slot it reads before then is reported as a race.
+        RV r = matmul(op, ra.slot[static_cast<size_t>(sa)], rb.slot[static_cast<size_t>(sb)], &fr.at(op.operand(4)),
+                      ra.slot[static_cast<size_t>(sa)].f.size() / static_cast<size_t>(op.result()->type().shape[0]));
+        if (!openGroup_) openGroup_ = std::make_shared<MmaToken>(MmaToken{false, op.loc()});
+        r.token = openGroup_;
+        mmaReads_.push_back({ra.arefId, sa, openGroup_});
+        mmaReads_.push_back({rb.arefId, sb, openGroup_});
+        set(std::move(r));
+        return true;
+      }
+      case OpKind::WgmmaCommit:
+        if (openGroup_) groups_.push_back(std::move(openGroup_));
+        openGroup_ = nullptr;
+        return true;
+      case OpKind::WgmmaWait: {
+        auto keep = static_cast<size_t>(op.intAttr("pending"));
+        while (groups_.size() > keep) {
+          groups_.front()->done = true;
+          groups_.pop_front();
+        }
+        std::erase_if(mmaReads_, [](const MmaRead& r) { return r.token->done; });
+        return true;
+      }
+      case OpKind::FenceProxyAsync:
+      case OpKind::SetMaxNReg:
+        return true;  // ordering and register budgets are checked by the verifier and the emulator
+      default:
+        return false;
+    }
+  }
+
+  void checkSlotFull(const Op& op, SmemObj& ring, int64_t slot) {
+    checkIndex(op, slot, ring.slot.size(), "shared-memory slot");
+    std::lock_guard<std::mutex> lock(ps_->mu);
+    auto& sh = ps_->shadow(ring.arefId, ring.slot.size());
+    if (!sh.full[static_cast<size_t>(slot)])
+      fail(op, who() + " reads slot " + std::to_string(slot) + " before it is full (its TMA copy has not landed)");
+    if (!sh.holders[static_cast<size_t>(slot)].count(self_))
+      fail(op, who() + " reads slot " + std::to_string(slot) + " without holding it (no wait on its full barrier)");
+  }
+
   void exec(const Op& op, Frame& fr) {
     auto set = [&](RV v) { fr.at(op.result()) = std::move(v); };
+    for (size_t k = 0; k < op.numOperands(); ++k) {
+      const RV& v = fr.at(op.operand(k));
+      if (v.token && !v.token->done && !(op.kind() == OpKind::Wgmma && k == 4))
+        fail(op, "reads the result of the async MMA issued at " + v.token->issuedAt.str() +
+                     " before nv.wgmma_wait completed it");
+    }
+    if (execSync(op, fr)) return;
     switch (op.kind()) {
       case OpKind::Return:
       case OpKind::Yield:
       case OpKind::Condition:
         TAWA_ASSERT(false, "terminators are handled by runBlock");
+      case OpKind::ArefCreate: case OpKind::ArefPut: case OpKind::ArefGet: case OpKind::ArefConsumed:
+      case OpKind::WgRegion: case OpKind::SmemAlloc: case OpKind::MbarInit: case OpKind::MbarArrive:
+      case OpKind::MbarArriveExpectTx: case OpKind::MbarWait: case OpKind::TmaLoad: case OpKind::TmaStore:
+      case OpKind::SmemLoad: case OpKind::Wgmma: case OpKind::WgmmaCommit: case OpKind::WgmmaWait:
+      case OpKind::FenceProxyAsync: case OpKind::SetMaxNReg:
+        TAWA_ASSERT(false, "execSync runs the warp-specialized and nv-level ops");
       case OpKind::Call: {
         const Func* f = m_.lookup(op.strAttr("callee"));
         std::vector<RV> args;
@@ -210,8 +651,8 @@ class Interp {
         for (size_t k = 0; k < op.numResults(); ++k) fr.at(op.result(k)) = std::move(res[k]);
         return;
       }
-      case OpKind::ProgramId: set(RV{{}, {pid_[static_cast<size_t>(op.intAttr("axis"))]}, {}}); return;
-      case OpKind::NumPrograms: set(RV{{}, {grid_[static_cast<size_t>(op.intAttr("axis"))]}, {}}); return;
+      case OpKind::ProgramId: set(intScalar(pid_[static_cast<size_t>(op.intAttr("axis"))])); return;
+      case OpKind::NumPrograms: set(intScalar(grid_[static_cast<size_t>(op.intAttr("axis"))])); return;
       case OpKind::Constant: {
         const Type& t = op.result()->type();
         RV r;
@@ -374,80 +815,15 @@ class Interp {
       case OpKind::DescLoad:
       case OpKind::DescStore: {
         bool store = op.kind() == OpKind::DescStore;
-        const Type& dt = op.operand(0)->type();
-        const RV& d = fr.at(op.operand(0));
-        size_t rank = dt.shape.size();
-        Type tile = Type::tileOf(dt.shape, Type::scalarOf(dt.scalar));
-        bool isF = floatElems(tile);
-        int64_t es = ir::byteWidth(dt.scalar);
-        std::vector<int64_t> off(rank);
-        for (size_t a = 0; a < rank; ++a) off[a] = fr.at(op.operand(1 + store + a)).i[0];
-        RV r = sized(tile);
-        const RV* v = store ? &fr.at(op.operand(1)) : nullptr;
-        // The descriptor's base decides the buffer; every in-bounds element must lie inside it.
-        auto [buf, baseOff] = resolve(op, d.d[0], dt.scalar, store ? "store" : "load");
-        const int64_t size = static_cast<int64_t>(buf->data.size());
-        // Row by row: the in-bounds part of each innermost row is one strided run of elements.
-        const int64_t cols = dt.shape[rank - 1], colStride = d.d[2 * rank] * es;
-        const int64_t c0 = std::clamp<int64_t>(-off[rank - 1], 0, cols);
-        const int64_t c1 = std::clamp<int64_t>(d.d[rank] - off[rank - 1], c0, cols);
-        const int64_t rows = tile.numel() / cols;
-        std::vector<int64_t> idx(rank, 0);
-        for (int64_t row = 0; row < rows; ++row) {
-          bool inside = c1 > c0;
-          int64_t elem = 0;
-          for (size_t a = 0; a + 1 < rank; ++a) {
-            int64_t g = off[a] + idx[a];
-            if (g < 0 || g >= d.d[1 + a]) inside = false;
-            elem += g * d.d[1 + rank + a];
-          }
-          for (size_t a = rank - 1; a-- > 0;) {  // next row, row-major
-            if (++idx[a] < dt.shape[a]) break;
-            idx[a] = 0;
-          }
-          if (!inside) continue;  // TMA semantics: zero fill on load, clipped on store
-          elem += (off[rank - 1] + c0) * d.d[2 * rank];
-          int64_t first = static_cast<int64_t>(baseOff) + elem * es, last = first + (c1 - c0 - 1) * colStride;
-          for (int64_t byte : {first, last})  // the run is linear: its ends bound it
-            if (byte < 0 || byte >= size) resolve(op, d.d[0] + (byte - static_cast<int64_t>(baseOff)), dt.scalar, store ? "store" : "load");
-          uint8_t* p = &buf->data[static_cast<size_t>(first)];
-          size_t k0 = static_cast<size_t>(row * cols + c0);
-          if (store) {
-            for (int64_t c = 0; c < c1 - c0; ++c, p += colStride) {
-              if (isF) storeFloat(dt.scalar, p, v->f[k0 + static_cast<size_t>(c)]);
-              else storeInt(dt.scalar, p, v->i[k0 + static_cast<size_t>(c)]);
-            }
-          } else if (isF) {
-            loadFloats(dt.scalar, p, colStride, c1 - c0, &r.f[k0]);
-          } else {
-            for (int64_t c = 0; c < c1 - c0; ++c, p += colStride) r.i[k0 + static_cast<size_t>(c)] = loadInt(dt.scalar, p);
-          }
-        }
-        if (!store) set(std::move(r));
+        std::vector<int64_t> off;
+        for (size_t a = 1 + store; a < op.numOperands(); ++a) off.push_back(fr.at(op.operand(a)).i[0]);
+        if (store) storeBlock(op, fr.at(op.operand(0)), op.operand(0)->type(), off, fr.at(op.operand(1)));
+        else set(loadBlock(op, fr.at(op.operand(0)), op.operand(0)->type(), off));
         return;
       }
       case OpKind::Dot: {
-        using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-        const Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
-        const RV &a = fr.at(op.operand(0)), &b = fr.at(op.operand(1));
-        int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
-        bool tf32 = at.scalar == Scalar::F32 && op.hasAttr("input_precision") && op.strAttr("input_precision") == "tf32";
-        Mat A(M, K), B(K, N), C(M, N);
-        for (int64_t k = 0; k < M * K; ++k) A.data()[k] = static_cast<float>(tf32 ? roundTf32(a.f[k]) : a.f[k]);
-        for (int64_t k = 0; k < K * N; ++k) B.data()[k] = static_cast<float>(tf32 ? roundTf32(b.f[k]) : b.f[k]);
-        if (op.numOperands() == 3) {
-          const RV& c = fr.at(op.operand(2));
-          for (int64_t k = 0; k < M * N; ++k) C.data()[k] = static_cast<float>(c.f[k]);
-        } else {
-          C.setZero();
-        }
-        C.noalias() += A * B;  // f32 accumulation
-        RV r;
-        r.f.resize(static_cast<size_t>(M * N));
-        if (rt.scalar == Scalar::F32) std::copy(C.data(), C.data() + M * N, r.f.begin());  // exact
-        else
-          for (int64_t k = 0; k < M * N; ++k) r.f[k] = roundFloat(rt.scalar, C.data()[k]);
-        set(std::move(r));
+        const RV* acc = op.numOperands() == 3 ? &fr.at(op.operand(2)) : nullptr;
+        set(matmul(op, fr.at(op.operand(0)), fr.at(op.operand(1)), acc, static_cast<size_t>(op.operand(0)->type().shape[1])));
         return;
       }
       case OpKind::Reduce: {
@@ -492,12 +868,15 @@ class Interp {
         for (size_t k = 3; k < op.numOperands(); ++k) iter.push_back(fr.at(op.operand(k)));
         std::vector<RV> out;
         Scalar ivTy = op.operand(0)->type().scalar;
+        int64_t outerIter = iter_;
         for (int64_t iv = lb; iv < ub; iv += step) {
-          fr.at(body.arg(0)) = RV{{}, {wrapInt(ivTy, iv)}, {}};
+          iter_ = (iv - lb) / step;
+          fr.at(body.arg(0)) = intScalar(wrapInt(ivTy, iv));
           for (size_t k = 0; k < iter.size(); ++k) fr.at(body.arg(k + 1)) = std::move(iter[k]);
           runBlock(body, fr, out);
           iter.swap(out);
         }
+        iter_ = outerIter;
         for (size_t k = 0; k < iter.size(); ++k) fr.at(op.result(k)) = std::move(iter[k]);
         return;
       }
@@ -534,6 +913,20 @@ class Interp {
   std::vector<Buffer>& bufs_;
   const std::unordered_map<const Func*, Plan>& plans_;
   std::array<int64_t, 3> pid_, grid_;
+  uint64_t seed_;
+  // Inside a warp group: its scheduler, index and role, the current loop iteration (for reports),
+  // the program's shared state, and its async MMAs (reads of slots by groups not yet waited for).
+  Scheduler* sched_ = nullptr;
+  int self_ = -1;
+  int64_t iter_ = -1;
+  ProgramState* ps_ = nullptr;
+  struct MmaRead {
+    int64_t arefId, slot;
+    std::shared_ptr<MmaToken> token;
+  };
+  std::vector<MmaRead> mmaReads_;
+  std::shared_ptr<MmaToken> openGroup_;
+  std::deque<std::shared_ptr<MmaToken>> groups_;
 };
 
 }  // namespace
@@ -580,7 +973,7 @@ void launch(const ir::Module& m, const Func& kernel, const std::vector<Arg>& arg
   auto body = [&](const tbb::blocked_range<int64_t>& r) {
     for (int64_t p = r.begin(); p != r.end(); ++p) {
       std::array<int64_t, 3> pid{p % g[0], (p / g[0]) % g[1], p / (g[0] * g[1])};
-      Interp in(m, buffers, plans, pid, g);
+      Interp in(m, buffers, plans, pid, g, opt.seed);
       in.call(kernel, vals);
     }
   };

@@ -44,10 +44,15 @@ struct Arg {
 struct LaunchOptions {
   std::array<int64_t, 3> grid{1, 1, 1};
   int threads = 0;  // 0: all cores
+  uint64_t seed = 0;  // warp-specialized kernels: chooses the interleaving of warp groups
 };
 
 // Runs `kernel` (a function of `m`, verified) over the grid. Throws UserError for out-of-bounds
-// accesses, integer division by zero and argument mismatches.
+// accesses, integer division by zero and argument mismatches. Kernels of every IR level run: after
+// warp specialization each wg.region of a program is a thread, arefs and mbarriers keep their exact
+// semantics, TMA copies land asynchronously and async MMA results are visible only after their
+// wait; deadlocks and slot races are UserErrors naming the warp group, barrier, slot, phase,
+// iteration and source line.
 void launch(const ir::Module& m, const ir::Func& kernel, const std::vector<Arg>& args, std::vector<Buffer>& buffers,
             const LaunchOptions& opt);
 

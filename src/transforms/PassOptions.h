@@ -1,0 +1,19 @@
+// Options of the warp-specialization pipeline, shared by its passes (each reads what it needs).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+namespace tawa::transforms {
+
+struct PassOptions {
+  int depth = 2;           // aref depth D: slots in each ring
+  int mmaDepth = 1;        // MMA depth P: async MMA groups left in flight before a slot is released
+  int consumers = 1;       // consumer warp groups (2: cooperative, splitting the M tile)
+  int producerRegs = 40;   // setmaxnreg budgets (a multiple of 8 in 24..256)
+  int consumerRegs = 232;
+  std::string fault;       // lower-aref: break the lowering on purpose (see LowerAref.h)
+  std::ostream* explain = nullptr;  // where passes say what they decided and why
+};
+
+}  // namespace tawa::transforms

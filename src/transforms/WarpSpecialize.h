@@ -1,0 +1,24 @@
+// warp-specialize: splits a kernel's main loop into a producer warp group that issues the block
+// loads and consumer warp groups that compute, joined by an asynchronous reference (aref).
+//   requires: verified, canonicalized tile IR. The main loop is the first top-level tile.for whose
+//     body holds tile.desc_load ops (block accesses); their operands may depend on the induction
+//     variable and on pure address arithmetic, including values carried by the loop.
+//   guarantees: the function body becomes [pure prologue] aref.create, a wg.region {role =
+//     "producer"} and a wg.region {role = "consumer"}, then tile.return. The producer runs a copy of
+//     the loop control and of the address arithmetic its loads need (loop-carried addresses too),
+//     and puts one iteration's loaded tiles into the aref at iteration index (k - lb) / step. The
+//     consumer runs the rest of the loop on the tiles it gets, releases the slot at the end of the
+//     iteration, and then the epilogue. Loads before the loop and everything after it (stores) go
+//     to the consumer. Every op keeps the location of the op it came from. A function without a
+//     suitable loop is left unchanged, and `explain` says why.
+//   runs: after canonicalize; before pipeline and lower-aref.
+#pragma once
+
+#include "ir/IR.h"
+#include "transforms/PassOptions.h"
+
+namespace tawa::transforms {
+
+void warpSpecialize(ir::Module& m, const PassOptions& opt);
+
+}  // namespace tawa::transforms

@@ -1,0 +1,238 @@
+#include "tune/Features.h"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/Diagnostic.h"
+#include "tune/Measure.h"
+
+namespace tawa::tune {
+
+namespace {
+
+// Instruction classes, by opcode.
+const std::map<std::string, std::string>& opcodeClass() {
+  static const std::map<std::string, std::string> m = [] {
+    std::map<std::string, std::string> r;
+    for (auto* o : {"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor"}) r[o] = "int_arith";
+    for (auto* o : {"udiv", "sdiv", "urem", "srem"}) r[o] = "int_div";
+    for (auto* o : {"fadd", "fsub", "fmul", "fneg"}) r[o] = "fp_arith";
+    for (auto* o : {"fdiv", "frem"}) r[o] = "fp_div";
+    r["load"] = "load";
+    r["store"] = "store";
+    r["alloca"] = "alloca";
+    r["getelementptr"] = "address";
+    for (auto* o : {"atomicrmw", "cmpxchg", "fence"}) r[o] = "atomic";
+    for (auto* o : {"icmp", "fcmp"}) r[o] = "compare";
+    for (auto* o : {"br", "switch", "indirectbr"}) r[o] = "branch";
+    r["phi"] = "phi";
+    r["select"] = "select";
+    for (auto* o : {"trunc", "zext", "sext", "fptrunc", "fpext", "fptoui", "fptosi", "uitofp", "sitofp", "ptrtoint",
+                    "inttoptr", "bitcast", "addrspacecast"})
+      r[o] = "cast";
+    for (auto* o : {"extractelement", "insertelement", "shufflevector"}) r[o] = "vector";
+    r["call"] = "call";
+    r["invoke"] = "call";
+    r["ret"] = "return";
+    return r;
+  }();
+  return m;
+}
+
+const std::vector<std::string>& classes() {
+  static const std::vector<std::string> c = {"int_arith", "int_div", "fp_arith", "fp_div",  "load",   "store",  "alloca",
+                                             "address",   "atomic",  "compare",  "branch",  "phi",    "select", "cast",
+                                             "vector",    "call",    "math",     "return",  "other"};
+  return c;
+}
+
+bool isSkeletonFunction(const std::string& mangled) {
+  // Clang mangles a lambda's closure type as Ul<parameters>E<n>_ (or $_<n> at namespace scope).
+  size_t ul = mangled.find("Ul");
+  return mangled.find("$_") != std::string::npos || (ul != std::string::npos && mangled.find("E_", ul) != std::string::npos);
+}
+
+std::string guessKind(const std::string& ir) {
+  // The most specific skeleton first: a pipeline or a graph also contains parallel_for-like machinery.
+  if (ir.find("parallel_pipeline") != std::string::npos) return "parallel_pipeline";
+  if (ir.find("5graph") != std::string::npos && ir.find("flow") != std::string::npos) return "flow_graph";
+  if (ir.find("start_scan") != std::string::npos || ir.find("sum_node") != std::string::npos) return "parallel_scan";
+  if (ir.find("quick_sort") != std::string::npos) return "parallel_sort";
+  if (ir.find("start_reduce") != std::string::npos || ir.find("start_deterministic_reduce") != std::string::npos)
+    return "parallel_reduce";
+  if (ir.find("start_for") != std::string::npos) return "parallel_for";
+  return "other";
+}
+
+struct Counts {
+  std::map<std::string, double> byClass;
+  double total = 0, loops = 0, functions = 0, vectorTyped = 0;
+};
+
+void countFunction(const std::vector<std::string>& body, Counts& c) {
+  c.functions += 1;
+  for (auto& line : body) {
+    if (line.size() < 3 || line[0] != ' ' || line[1] != ' ') continue;
+    size_t p = 2;
+    while (p < line.size() && line[p] == ' ') ++p;
+    if (p >= line.size() || line[p] == ';' || line[p] == '!') continue;
+    if (line[p] == '%') {
+      size_t eq = line.find(" = ", p);
+      if (eq == std::string::npos) continue;
+      p = eq + 3;
+    }
+    std::string word;
+    std::istringstream ws(line.substr(p));
+    ws >> word;
+    if (word == "tail" || word == "musttail" || word == "notail") ws >> word;
+    std::string cls = "other";
+    auto it = opcodeClass().find(word);
+    if (it != opcodeClass().end()) cls = it->second;
+    if (cls == "call") {
+      auto at = line.find('@', p);
+      if (at != std::string::npos) {
+        std::string callee = line.substr(at + 1);
+        callee = callee.substr(0, callee.find('('));
+        if (callee.rfind("llvm.lifetime", 0) == 0 || callee.rfind("llvm.dbg", 0) == 0 ||
+            callee.rfind("llvm.experimental.noalias", 0) == 0)
+          continue;
+        std::string base = callee.rfind("llvm.", 0) == 0 ? callee.substr(5) : callee;
+        base = base.substr(0, base.find('.'));
+        static const std::set<std::string> math = {"sqrt", "exp", "log", "fmuladd", "fma", "pow", "sin", "cos", "fabs", "erf",
+                                                   "erfc", "sqrtf", "expf", "logf", "powf", "sinf", "cosf", "erff"};
+        if (math.count(base)) cls = "math";
+      }
+    }
+    if (line.find("!llvm.loop") != std::string::npos) c.loops += 1;
+    if (line.find(" x ") != std::string::npos && line.find('<') != std::string::npos) c.vectorTyped += 1;
+    c.byClass[cls] += 1;
+    c.total += 1;
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& skeletonKinds() {
+  static const std::vector<std::string> k = {"parallel_for", "parallel_reduce", "parallel_scan", "parallel_pipeline",
+                                             "flow_graph",   "parallel_sort",   "other"};
+  return k;
+}
+
+Features featuresFromLlvmIr(const std::string& ir, const std::string& kind) {
+  std::istringstream in(ir);
+  std::string line;
+  std::vector<std::pair<std::string, std::vector<std::string>>> fns;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (!inside && line.rfind("define ", 0) == 0) {
+      auto at = line.find(" @");
+      std::string name;
+      if (at != std::string::npos) {
+        size_t e = line.find('(', at);
+        name = line.substr(at + 2, e == std::string::npos ? std::string::npos : e - at - 2);
+        if (!name.empty() && name.front() == '"') name = name.substr(1, name.size() - 2);
+      }
+      fns.push_back({name, {}});
+      inside = true;
+      continue;
+    }
+    if (inside) {
+      if (line == "}") inside = false;
+      else fns.back().second.push_back(line);
+    }
+  }
+  Counts chosen, all;
+  for (auto& [name, body] : fns) {
+    countFunction(body, all);
+    if (isSkeletonFunction(name)) countFunction(body, chosen);
+  }
+  const Counts& c = chosen.total > 0 ? chosen : all;
+  Features f;
+  for (auto& cls : classes()) {
+    double n = c.byClass.count(cls) ? c.byClass.at(cls) : 0;
+    f["ir.log_" + cls] = std::log1p(n);
+    f["ir.share_" + cls] = c.total > 0 ? n / c.total : 0;
+  }
+  f["ir.log_instructions"] = std::log1p(c.total);
+  f["ir.log_loops"] = std::log1p(c.loops);
+  f["ir.log_functions"] = std::log1p(c.functions);
+  f["ir.share_vector_typed"] = c.total > 0 ? c.vectorTyped / c.total : 0;
+  double mem = (c.byClass.count("load") ? c.byClass.at("load") : 0) + (c.byClass.count("store") ? c.byClass.at("store") : 0);
+  double fp = (c.byClass.count("fp_arith") ? c.byClass.at("fp_arith") : 0) + (c.byClass.count("fp_div") ? c.byClass.at("fp_div") : 0) +
+              (c.byClass.count("math") ? c.byClass.at("math") : 0);
+  double in_ = c.byClass.count("int_arith") ? c.byClass.at("int_arith") : 0;
+  f["ir.compute_per_memory"] = std::log1p((fp + in_) / std::max(1.0, mem));
+  std::string k = kind.empty() ? guessKind(ir) : kind;
+  for (auto& name : skeletonKinds()) f["kind." + name] = name == k ? 1.0 : 0.0;
+  return f;
+}
+
+Features featuresFromSource(const std::string& source, const std::string& kind, const std::string& extraFlags) {
+  auto where = Location::at(std::make_shared<const std::string>(source), 0, 0);
+  if (!std::ifstream(source)) throw UserError(where, "cannot read the source file for its features");
+  std::string tmp = "/tmp/tawa-tune-features-" + std::to_string(::getpid()) + ".ll";
+  std::string cmd = "clang++ -O1 -emit-llvm -S -std=c++20 -w -o '" + tmp + "' '" + source + "' " + extraFlags;
+  RunResult r = runOnce(cmd, 300);
+  if (!r.ok) {
+    std::remove(tmp.c_str());
+    throw UserError(where, "clang++ -O1 -emit-llvm failed (" + r.detail + ")",
+                    "features of C++ programs need clang++ (Debian: clang-14); or pass --features FILE.json");
+  }
+  std::ifstream f(tmp);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::remove(tmp.c_str());
+  return featuresFromLlvmIr(ss.str(), kind);
+}
+
+Features featuresFromFile(const std::string& path, const std::string& kind) {
+  auto ends = [&](const char* s) {
+    std::string e = s;
+    return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+  };
+  auto where = Location::at(std::make_shared<const std::string>(path), 0, 0);
+  if (ends(".json")) {
+    std::ifstream in(path);
+    if (!in) throw UserError(where, "cannot read the features file");
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw UserError(where, std::string("invalid JSON in the features file: ") + e.what());
+    }
+    if (!j.is_object()) throw UserError(where, "a features file is a JSON object {\"name\": number, ...}");
+    Features f;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!it.value().is_number()) throw UserError(where, "feature '" + it.key() + "' is not a number");
+      f[it.key()] = it.value().get<double>();
+    }
+    return f;
+  }
+  if (ends(".ll")) {
+    std::ifstream in(path);
+    if (!in) throw UserError(where, "cannot read the LLVM IR file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return featuresFromLlvmIr(ss.str(), kind);
+  }
+  return featuresFromSource(path, kind);
+}
+
+std::string kindOf(const Features& f) {
+  for (auto& k : skeletonKinds()) {
+    auto it = f.find("kind." + k);
+    if (it != f.end() && it->second > 0.5) return k;
+  }
+  return "unknown";
+}
+
+}  // namespace tawa::tune

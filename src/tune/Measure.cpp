@@ -1,0 +1,161 @@
+#include "tune/Measure.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+
+namespace tawa::tune {
+
+namespace {
+
+std::string lastLine(const std::string& out) {
+  size_t end = out.size();
+  while (end > 0 && (out[end - 1] == '\n' || out[end - 1] == '\r' || out[end - 1] == ' ')) --end;
+  size_t start = out.rfind('\n', end == 0 ? 0 : end - 1);
+  start = start == std::string::npos ? 0 : start + 1;
+  return out.substr(start, end - start);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+RunResult runOnce(const std::string& command, double timeoutSeconds) {
+  RunResult r;
+  int out[2], err[2];
+  if (pipe(out) != 0 || pipe(err) != 0) {
+    r.detail = "cannot create a pipe";
+    return r;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid < 0) {
+    r.detail = "cannot fork";
+    return r;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);  // its own process group, so a timeout kills everything it started
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    close(out[0]);
+    close(err[0]);
+    close(out[1]);
+    close(err[1]);
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(out[1]);
+  close(err[1]);
+  std::string so, se;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  bool open[2] = {true, true};
+  char buf[4096];
+  while (open[0] || open[1]) {
+    double left = timeoutSeconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (left <= 0) {
+      r.timedOut = true;
+      kill(-pid, SIGKILL);
+      break;
+    }
+    for (int i = 0; i < 2; ++i) fds[i].fd = open[i] ? (i ? err[0] : out[0]) : -1;
+    int n = poll(fds, 2, static_cast<int>(std::min(left * 1000.0, 1000.0)) + 1);
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (!open[i] || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t k = read(fds[i].fd, buf, sizeof buf);
+      if (k <= 0) {
+        open[i] = false;
+        continue;
+      }
+      std::string& dst = i ? se : so;
+      dst.append(buf, static_cast<size_t>(k));
+      if (dst.size() > (1u << 16)) dst.erase(0, dst.size() - (1u << 15));  // keep the tail
+    }
+  }
+  close(out[0]);
+  close(err[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto tail = [&] {
+    std::string t = se.size() > 300 ? se.substr(se.size() - 300) : se;
+    while (!t.empty() && t.back() == '\n') t.pop_back();
+    return t;
+  };
+  if (r.timedOut) {
+    r.detail = "killed after the timeout of " + std::to_string(timeoutSeconds) + " s";
+    return r;
+  }
+  if (WIFSIGNALED(status)) {
+    r.detail = "killed by signal " + std::to_string(WTERMSIG(status)) + (se.empty() ? "" : ": " + tail());
+    return r;
+  }
+  if (WEXITSTATUS(status) != 0) {
+    r.detail = "exit status " + std::to_string(WEXITSTATUS(status)) + (se.empty() ? "" : ": " + tail());
+    return r;
+  }
+  r.seconds = wall;
+  std::string last = lastLine(so);
+  const std::string tag = "tawa-time:";
+  if (last.rfind(tag, 0) == 0) {
+    char* end = nullptr;
+    std::string num = last.substr(tag.size());
+    double v = std::strtod(num.c_str(), &end);
+    if (end == num.c_str() || !(v >= 0)) {
+      r.detail = "cannot read the figure in '" + last + "'";
+      return r;
+    }
+    r.seconds = v;
+  }
+  r.ok = true;
+  return r;
+}
+
+Measurement measure(const std::string& command, const MeasureOptions& o) {
+  Measurement m;
+  auto fail = [&](const RunResult& r) {
+    m.status = r.timedOut ? "timeout" : "failed";
+    m.detail = r.detail;
+    return m;
+  };
+  for (int i = 0; i < o.warmups; ++i) {
+    RunResult r = runOnce(command, o.timeoutSeconds);
+    if (!r.ok) return fail(r);
+    ++m.warmups;
+  }
+  auto runs = [&](int n) -> bool {
+    for (int i = 0; i < n; ++i) {
+      RunResult r = runOnce(command, o.timeoutSeconds);
+      if (!r.ok) {
+        fail(r);
+        return false;
+      }
+      m.repetitions.push_back(r.seconds);
+    }
+    return true;
+  };
+  if (!runs(std::max(1, o.repetitions))) return m;
+  for (;;) {
+    m.seconds = median(m.repetitions);
+    auto [lo, hi] = std::minmax_element(m.repetitions.begin(), m.repetitions.end());
+    m.spread = m.seconds > 0 ? (*hi - *lo) / m.seconds : 0;
+    if (m.spread <= o.noiseLimit || static_cast<int>(m.repetitions.size()) + 2 > o.maxRepetitions || m.repetitions.size() < 2) break;
+    if (!runs(2)) return m;
+  }
+  return m;
+}
+
+}  // namespace tawa::tune

@@ -1,0 +1,33 @@
+// Robust measurement of a command line: warm-up runs, repetitions, the median, and a noise check
+// that adds repetitions while the spread is high.
+//
+// The figure of one run is the command's wall time (fork to exit, through /bin/sh -c), or, when the
+// last non-empty line of its standard output is `tawa-time: SECONDS`, that figure. A run that exits
+// non-zero, is killed, or outlives the timeout makes the measurement "failed" / "timeout".
+#pragma once
+
+#include <string>
+
+#include "tune/Record.h"
+
+namespace tawa::tune {
+
+struct MeasureOptions {
+  int warmups = 1;
+  int repetitions = 3;
+  int maxRepetitions = 9;   // the noise check stops here
+  double noiseLimit = 0.10; // repeat (two runs at a time) while (max - min) / median is above this
+  double timeoutSeconds = 60;
+};
+
+struct RunResult {
+  bool ok = false;
+  bool timedOut = false;
+  double seconds = 0;
+  std::string detail;  // why it failed: exit status and the end of stderr
+};
+
+RunResult runOnce(const std::string& command, double timeoutSeconds);
+Measurement measure(const std::string& command, const MeasureOptions& opts);
+
+}  // namespace tawa::tune

@@ -1,0 +1,76 @@
+// The tuner's persistent record: one SQLite file holding programs, their static features, the
+// machines they ran on, the configurations tried and every measurement with its repetitions.
+//
+// Durability: WAL journal, and each measurement is one transaction (configuration row, measurement
+// row, repetition rows), so a tuner killed mid-search loses at most the run in flight. The schema is
+// versioned in meta.schema_version; the `results` view reads well in the plain sqlite3 shell:
+//   sqlite3 tune.db 'select program, config, seconds from results order by seconds limit 5'
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace tawa::tune {
+
+inline constexpr int kRecordSchemaVersion = 1;
+
+struct Measurement {
+  double seconds = 0;               // the median of the repetitions (status "ok")
+  double spread = 0;                // (max - min) / median over the repetitions
+  std::vector<double> repetitions;  // timed runs, warm-up excluded
+  int warmups = 0;
+  std::string status = "ok";  // ok | failed | timeout
+  std::string detail;         // for failures: the exit status and the end of stderr
+  std::string origin;         // which search asked for it (masif, random, oracle, ...)
+  bool ok() const { return status == "ok"; }
+};
+
+struct ProgramInfo {
+  int64_t id = 0;
+  std::string name, kind, space;  // space: the SPACE.json text it was tuned with
+  int64_t measured = 0;  // configurations with an ok measurement on this machine
+};
+
+class Record {
+ public:
+  // Opens or creates the record; throws tawa::UserError when the file cannot be opened or was
+  // written by a newer schema.
+  explicit Record(const std::string& path);
+  ~Record();
+  Record(const Record&) = delete;
+  Record& operator=(const Record&) = delete;
+
+  int64_t machine() const { return machine_; }
+  std::string machineDescription() const;
+
+  // Finds the program by name, creating it (or updating its command and space text) as needed.
+  int64_t program(const std::string& name, const std::string& kind, const std::string& command, const std::string& space);
+  std::optional<int64_t> findProgram(const std::string& name);
+  std::vector<ProgramInfo> programs();
+
+  void setFeatures(int64_t program, const std::map<std::string, double>& f);
+  std::map<std::string, double> features(int64_t program);
+
+  // The latest measurement of this configuration on this machine, if any.
+  std::optional<Measurement> lookup(int64_t program, const std::string& config);
+  void add(int64_t program, const std::string& config, const Measurement& m);
+  // Configurations by their latest ok measurement on this machine, fastest first.
+  std::vector<std::pair<std::string, double>> best(int64_t program, size_t top);
+
+  // One row per finished search, for the evaluation: what it found after how many evaluations.
+  void addSearch(int64_t program, const std::string& method, int budget, uint64_t seed, int evaluations,
+                 const std::string& bestConfig, double bestSeconds, const std::string& neighbours);
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  int64_t machine_ = 0;
+  void exec(const std::string& sql);
+};
+
+}  // namespace tawa::tune

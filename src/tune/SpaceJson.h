@@ -1,0 +1,26 @@
+// SPACE.json: a parameter space as a JSON object.
+//
+//   {
+//     "grain": {"pow2": [1, 4096]},                  integers: powers of two in [lo, hi]
+//     "tile":  {"min": 8, "max": 256, "step": 8},    integers: min, min+step, ..., <= max
+//     "threads": [1, 2],                             an explicit list of integers
+//     "part":  ["auto", "simple", "static"],         categorical values
+//     "constraints": ["tile <= grain"],              optional: each must hold
+//     "default": {"grain": 1, "tile": 64, ...},      optional: the program's own default
+//     "description": "..."                           optional, ignored
+//   }
+//
+// Errors are tawa::UserError located at the file's line and column of the offending value (for a
+// constraint, the column inside the string), and name the JSON path and the reason.
+#pragma once
+
+#include <string>
+
+#include "tune/Space.h"
+
+namespace tawa::tune {
+
+Space parseSpace(const std::string& text, const std::string& fileName);
+Space loadSpace(const std::string& path);  // throws UserError when the file cannot be read
+
+}  // namespace tawa::tune

@@ -1,0 +1,311 @@
+#include "tune/TuneCommand.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "ir/Diagnostic.h"
+#include "tune/SpaceJson.h"
+#include "tune/Tuner.h"
+
+namespace tawa::tune {
+
+namespace {
+
+const char* kTuneHelp = R"(
+Modes:
+  --program 'CMD {param} ...' --space SPACE.json   tune any command line; {name} is replaced by the value
+  --suite DIR                                      tune every program of a skeleton suite (DIR/suite.json)
+  FILE.py --kernel K --spec ...                    tune a tawa kernel (needs the GPU backend; not built yet)
+
+What is measured: the command's wall time, or the figure of its last output line `tawa-time: SECONDS`;
+after a warm-up run, the median of --reps runs, repeated while the spread exceeds 10%.
+Every measurement goes to the record (--db, SQLite); a configuration already there is not run again,
+so re-running a tuning measures nothing new. The last line printed is the best configuration as JSON.
+
+Methods: masif (default: the nearest tuned programs of the record by static features, PCA over their
+best configurations, a search along the leading components, then local refinement; with no tuned
+neighbours it says so and runs its default: the space's default configuration, random sampling for
+half the budget, local refinement), random, greedy (local search from the default), exhaustive.
+
+Examples:
+  tawa tune --program 'build/bench/skeletons/skel_matmul --tile {tile} --grain {grain} --part {part}' \
+            --space bench/skeletons/matmul/SPACE.json --features bench/skeletons/matmul/matmul.cpp --budget 45
+  tawa tune --suite bench/skeletons --budget 45 --leave-one-out
+  tawa tune --suite bench/skeletons --only matmul --method exhaustive --budget 100000 --reps 1 --warmups 0
+  tawa tune --program './app --grain {grain}' --space space.json --evaluate '{"grain": 64}'
+  sqlite3 tawa-tune.db 'select program, config, seconds from results order by seconds limit 5'
+)";
+
+struct Args {
+  std::string file, kernel, spec, program, space, features, name, db = "tawa-tune.db", method = "masif", suite, bin, evaluate;
+  std::vector<std::string> only;
+  int budget = 45;
+  uint64_t seed = 1;
+  int reps = 3, warmups = 1;
+  double timeout = 60;
+  size_t neighbours = 3;
+  bool leaveOneOut = false, dryRun = false;
+};
+
+Location where(const std::string& what) { return Location::at(std::make_shared<const std::string>(what), 0, 0); }
+
+std::string readFile(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw UserError(where(path), "cannot read the file");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string hashHex(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  std::ostringstream o;
+  o << std::hex << std::setw(16) << std::setfill('0') << h;
+  return o.str();
+}
+
+std::string selfDir() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : p.parent_path().string();
+}
+
+TuneOptions options(const Args& a) {
+  TuneOptions o;
+  o.method = a.method;
+  o.budget = a.budget;
+  o.seed = a.seed;
+  o.neighbours = a.neighbours;
+  o.measure.repetitions = a.reps;
+  o.measure.warmups = a.warmups;
+  o.measure.timeoutSeconds = a.timeout;
+  o.dryRun = a.dryRun;
+  o.log = &std::cout;
+  return o;
+}
+
+void checkCommand(const TuneTarget& t, const std::string& what) {
+  auto bad = t.space.unknownPlaceholders(t.command);
+  if (!bad.empty()) {
+    size_t col = t.command.find("{" + bad[0] + "}");
+    std::string known;
+    for (auto& p : t.space.params) known += (known.empty() ? "" : ", ") + p.name;
+    throw UserError(Location::at(std::make_shared<const std::string>(what), 1, static_cast<int>(col) + 1),
+                    "{" + bad[0] + "} is not a parameter of the space (parameters: " + known + ")");
+  }
+}
+
+int printEvaluation(Record& rec, const TuneTarget& t, const Args& a) {
+  Config c;
+  try {
+    c = t.space.fromJson(nlohmann::json::parse(a.evaluate));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UserError(where("--evaluate"), std::string("invalid JSON: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UserError(where("--evaluate"), e.what());
+  }
+  if (!t.space.legal(c)) throw UserError(where("--evaluate"), "the configuration violates a constraint of the space");
+  Evaluation e = evaluateOne(rec, t, c, options(a).measure, "evaluate");
+  nlohmann::json j = {{"config", t.space.toJson(c)}, {"recorded", e.cached}};
+  if (std::isfinite(e.seconds)) j["seconds"] = e.seconds;
+  else j["seconds"] = nullptr;
+  std::cout << j.dump() << "\n";
+  return 0;
+}
+
+int tuneProgram(const Args& a) {
+  if (a.space.empty()) throw UserError(where("--program"), "--program needs --space SPACE.json");
+  TuneTarget t;
+  t.spaceText = readFile(a.space);
+  t.space = parseSpace(t.spaceText, a.space);
+  t.command = a.program;
+  t.kind = "program";
+  checkCommand(t, "--program");
+  if (!a.features.empty()) {
+    t.features = featuresFromFile(a.features);
+    t.kind = kindOf(t.features) == "unknown" ? "program" : kindOf(t.features);
+  }
+  t.name = a.name.empty() ? "program-" + hashHex(t.command + "\n" + t.spaceText) : a.name;
+  Record rec(a.db);
+  if (!a.evaluate.empty()) return printEvaluation(rec, t, a);
+  std::cout << "tune: " << t.name << ", " << t.space.dims() << " parameters, " << t.space.cardinality()
+            << " configurations before constraints; method " << a.method << ", budget " << a.budget << "; record " << a.db
+            << "\n";
+  TuneResult r = tune(rec, t, options(a));
+  if (a.dryRun) return 0;
+  if (!r.best || !std::isfinite(r.best->seconds))
+    throw UserError(where(t.name), "every configuration tried failed; see the record's measurements.detail",
+                    "run one configuration by hand to see its error");
+  std::cout << "best " << std::setprecision(4) << r.best->seconds << " s after " << r.evaluations << " evaluations (" << r.measured
+            << " measured, " << r.evaluations - r.measured << " from the record)\n";
+  std::cout << t.space.toJson(r.best->config).dump() << "\n";
+  return 0;
+}
+
+struct SuiteEntry {
+  TuneTarget target;
+  std::string source;
+};
+
+std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec) {
+  namespace fs = std::filesystem;
+  std::string path = (fs::path(a.suite) / "suite.json").string();
+  std::string text = readFile(path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UserError(where(path), std::string("invalid JSON: ") + e.what());
+  }
+  if (!j.is_object() || !j.contains("programs") || !j["programs"].is_array())
+    throw UserError(where(path), "a suite file is {\"programs\": [{\"name\", \"kind\", \"command\"}, ...]}");
+  std::string bin = a.bin.empty() ? selfDir() + "/bench/skeletons" : a.bin;
+  std::vector<SuiteEntry> out;
+  for (auto& p : j["programs"]) {
+    if (!p.is_object() || !p.contains("name") || !p.contains("command"))
+      throw UserError(where(path), "each program needs \"name\" and \"command\": " + p.dump());
+    std::string name = p["name"].get<std::string>();
+    if (!a.only.empty() && std::find(a.only.begin(), a.only.end(), name) == a.only.end()) continue;
+    SuiteEntry e;
+    TuneTarget& t = e.target;
+    t.name = name;
+    t.kind = p.value("kind", "other");
+    std::string spacePath = (fs::path(a.suite) / name / "SPACE.json").string();
+    t.spaceText = readFile(spacePath);
+    t.space = parseSpace(t.spaceText, spacePath);
+    t.command = p["command"].get<std::string>();
+    size_t b;
+    while ((b = t.command.find("{bin}")) != std::string::npos) t.command.replace(b, 5, bin);
+    checkCommand(t, path + " (" + name + ")");
+    std::string exe = t.command.substr(0, t.command.find(' '));
+    if (access(exe.c_str(), X_OK) != 0)
+      throw UserError(where(exe), "the skeleton program is not built", "build tawa with cmake (bench/skeletons), or pass --bin DIR");
+    e.source = (fs::path(a.suite) / name / (name + ".cpp")).string();
+    // Features are static: computed once (clang++ -O1 -emit-llvm) and kept in the record.
+    auto id = rec.findProgram(name);
+    if (id) t.features = rec.features(*id);
+    if (t.features.empty() || kindOf(t.features) != t.kind) {
+      std::cout << "features: " << name << " (clang++ -O1 -emit-llvm " << e.source << ")\n" << std::flush;
+      t.features = featuresFromSource(e.source, t.kind);
+    }
+    registerTarget(rec, t);
+    out.push_back(std::move(e));
+  }
+  if (out.empty()) throw UserError(where(path), "no program of the suite selected");
+  return out;
+}
+
+int tuneSuite(const Args& a) {
+  Record rec(a.db);
+  auto suite = loadSuite(a, rec);
+  std::set<std::string> names;
+  for (auto& e : suite) names.insert(e.target.name);
+  std::vector<std::string> all;
+  for (auto& p : rec.programs()) all.push_back(p.name);
+  if (!a.evaluate.empty()) {
+    if (suite.size() != 1) throw UserError(where("--evaluate"), "--evaluate with --suite needs --only NAME");
+    return printEvaluation(rec, suite[0].target, a);
+  }
+  nlohmann::json summary = nlohmann::json::object();
+  std::vector<std::string> rows;
+  double sumPct = 0;
+  int nPct = 0;
+  for (auto& e : suite) {
+    TuneOptions o = options(a);
+    if (a.leaveOneOut) {
+      std::set<std::string> pool = names;
+      pool.erase(e.target.name);
+      o.pool = pool;
+    }
+    std::cout << "tune: " << e.target.name << " (" << e.target.kind << "), " << e.target.space.cardinality()
+              << " configurations before constraints; method " << a.method << ", budget " << a.budget << "\n";
+    TuneResult r = tune(rec, e.target, o);
+    if (a.dryRun) continue;
+    nlohmann::json js;
+    int64_t id = *rec.findProgram(e.target.name);
+    auto bestKnown = rec.best(id, 1);
+    std::ostringstream row;
+    row << std::left << std::setw(14) << e.target.name;
+    if (r.best && std::isfinite(r.best->seconds)) {
+      js["config"] = e.target.space.toJson(r.best->config);
+      js["seconds"] = r.best->seconds;
+      row << std::setw(12) << std::setprecision(4) << r.best->seconds;
+      if (!bestKnown.empty()) {
+        double pct = 100.0 * bestKnown[0].second / r.best->seconds;
+        js["percent_of_best_recorded"] = pct;
+        row << std::setw(10) << std::setprecision(4) << bestKnown[0].second << std::setw(8) << std::setprecision(3) << pct;
+        sumPct += pct;
+        ++nPct;
+      }
+    } else {
+      js["config"] = nullptr;
+      row << "failed";
+    }
+    js["evaluations"] = r.evaluations;
+    js["measured"] = r.measured;
+    row << "  " << r.evaluations << " evaluations, " << r.measured << " measured";
+    summary[e.target.name] = js;
+    rows.push_back(row.str());
+  }
+  if (a.dryRun) return 0;
+  std::cout << "\nprogram       found (s)   best recorded (s)  %   \n";
+  for (auto& r : rows) std::cout << r << "\n";
+  if (nPct) std::cout << "mean " << std::setprecision(3) << sumPct / nPct << "% of the best recorded configuration\n";
+  std::cout << summary.dump() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> addTuneCommand(CLI::App& app) {
+  auto a = std::make_shared<Args>();
+  auto* c = app.add_subcommand("tune", "tune a program's parameters (MaSiF-style: static features, neighbours, PCA)");
+  c->add_option("FILE", a->file, "a tawa kernel (.py/.tir) to tune (needs the GPU backend)");
+  c->add_option("--program", a->program, "command line to tune; {name} placeholders take the parameters' values");
+  c->add_option("--space", a->space, "SPACE.json: parameters, ranges, constraints");
+  c->add_option("--features", a->features, "static features: a C++ source (via clang++ -O1 -emit-llvm), .ll, or .json");
+  c->add_option("--name", a->name, "the program's name in the record (default: from a hash of command and space)");
+  c->add_option("--suite", a->suite, "a skeleton suite directory (with suite.json) to tune program by program");
+  c->add_option("--only", a->only, "with --suite: only these programs (comma separated)")->delimiter(',');
+  c->add_flag("--leave-one-out", a->leaveOneOut, "with --suite: neighbours come only from the suite's other programs");
+  c->add_option("--bin", a->bin, "with --suite: where the skeleton executables are (default: next to tawa)");
+  c->add_option("--budget", a->budget, "evaluations (distinct configurations) to spend")->default_val(45)->check(CLI::PositiveNumber);
+  c->add_option("--db", a->db, "the SQLite record")->default_val("tawa-tune.db");
+  c->add_option("--method", a->method, "masif, random, greedy or exhaustive")
+      ->default_val("masif")
+      ->check(CLI::IsMember({"masif", "random", "greedy", "exhaustive"}));
+  c->add_option("--seed", a->seed, "seed of the search's random choices")->default_val(1);
+  c->add_option("--reps", a->reps, "timed repetitions per measurement")->default_val(3)->check(CLI::Range(1, 100));
+  c->add_option("--warmups", a->warmups, "untimed warm-up runs per measurement")->default_val(1)->check(CLI::Range(0, 100));
+  c->add_option("--timeout", a->timeout, "seconds before a run counts as failed")->default_val(60);
+  c->add_option("--neighbours", a->neighbours, "k, the tuned programs that guide MaSiF")->default_val(3)->check(CLI::PositiveNumber);
+  c->add_option("--evaluate", a->evaluate, "measure one configuration (JSON) and print its figure as JSON");
+  c->add_flag("--dry-run", a->dryRun, "show the neighbours and the candidates MaSiF would evaluate; run nothing");
+  c->add_option("--kernel,-k", a->kernel, "kernel name (kernel mode)");
+  c->add_option("--spec", a->spec, "launch spec (kernel mode)");
+  c->footer(kTuneHelp);
+  return [a]() -> int {
+    if (!a->file.empty() || !a->kernel.empty()) {
+      throw UserError(where(a->file.empty() ? "--kernel" : a->file),
+                      "tuning tawa kernels is not available yet: it needs the warp-specialization pass (transforms/), the "
+                      "CUDA backend (backends/cuda/) to compile and time the variants, and tile-IR features, none of which "
+                      "this build has",
+                      "tune CPU programs with --program or --suite");
+    }
+    int modes = !a->program.empty() + !a->suite.empty();
+    if (modes == 0) throw UserError(where("tawa tune"), "nothing to tune: give --program CMD --space SPACE.json, or --suite DIR");
+    if (modes == 2) throw UserError(where("tawa tune"), "--program and --suite exclude each other");
+    if (!a->program.empty()) return tuneProgram(*a);
+    return tuneSuite(*a);
+  };
+}
+
+}  // namespace tawa::tune

@@ -1,0 +1,192 @@
+#include "tune/Tuner.h"
+
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "tune/SpaceJson.h"
+#include "tune/Stats.h"
+
+namespace tawa::tune {
+
+namespace {
+
+std::string fmtSeconds(double s) {
+  if (!std::isfinite(s)) return "failed";
+  std::ostringstream o;
+  o << std::setprecision(4) << s << " s";
+  return o.str();
+}
+
+// The k nearest tuned programs and the guides their best configurations give, in the target's
+// normalized coordinates (parameters matched by name; one the neighbour lacks takes the other
+// guides' mean there, or the target's fallback when no guide has it).
+std::vector<Guide> findGuides(Record& rec, int64_t self, const TuneTarget& t, const TuneOptions& o, std::vector<std::string>& names) {
+  std::vector<ProgramInfo> cands;
+  std::vector<Features> feats;
+  for (auto& p : rec.programs()) {
+    if (p.id == self || p.measured < o.minMeasured) continue;
+    if (o.pool && !o.pool->count(p.name)) continue;
+    Features f = rec.features(p.id);
+    if (f.empty()) continue;
+    cands.push_back(p);
+    feats.push_back(std::move(f));
+  }
+  if (cands.empty() || t.features.empty()) return {};
+  std::vector<std::string> keys;
+  for (auto& [k, v] : t.features) keys.push_back(k);
+  Eigen::MatrixXd rows(static_cast<Eigen::Index>(cands.size()), static_cast<Eigen::Index>(keys.size()));
+  Eigen::VectorXd target(static_cast<Eigen::Index>(keys.size()));
+  for (size_t j = 0; j < keys.size(); ++j) {
+    target(static_cast<Eigen::Index>(j)) = t.features.at(keys[j]);
+    for (size_t i = 0; i < cands.size(); ++i) {
+      auto it = feats[i].find(keys[j]);
+      rows(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = it == feats[i].end() ? 0.0 : it->second;
+    }
+  }
+  auto near = nearestByZScore(rows, target, o.neighbours);
+  const size_t d = t.space.dims();
+  std::vector<Guide> guides;
+  for (auto& n : near) {
+    const ProgramInfo& p = cands[n.index];
+    std::ostringstream nm;
+    nm << p.name << " (distance " << std::setprecision(3) << n.distance << ")";
+    names.push_back(nm.str());
+    Space ns;
+    try {
+      ns = parseSpace(p.space, p.name);
+    } catch (...) {
+      continue;  // a neighbour whose recorded space no longer parses guides nothing
+    }
+    for (auto& [key, secs] : rec.best(p.id, o.bestPerNeighbour)) {
+      Config nc;
+      try {
+        nc = ns.fromJson(nlohmann::json::parse(key));
+      } catch (...) {
+        continue;
+      }
+      auto x = ns.normalize(nc);
+      Guide g;
+      g.point.assign(d, std::numeric_limits<double>::quiet_NaN());
+      g.from = p.name + " " + key;
+      for (size_t i = 0; i < d; ++i) {
+        const Param& tp = t.space.params[i];
+        int ni = ns.paramIndex(tp.name);
+        if (ni < 0) continue;
+        const Param& np = ns.params[static_cast<size_t>(ni)];
+        if (tp.kind != np.kind) continue;
+        if (tp.kind == Param::Kind::Categorical) {
+          auto ti = tp.indexOf(np.json(nc[static_cast<size_t>(ni)]));
+          if (ti) g.point[i] = tp.size() > 1 ? static_cast<double>(*ti) / static_cast<double>(tp.size() - 1) : 0.0;
+        } else {
+          g.point[i] = x[static_cast<size_t>(ni)];
+        }
+      }
+      guides.push_back(std::move(g));
+    }
+  }
+  if (guides.empty()) return guides;
+  auto fb = t.space.fallback();
+  std::vector<double> fbx = fb ? t.space.normalize(*fb) : std::vector<double>(d, 0.5);
+  for (size_t i = 0; i < d; ++i) {
+    double sum = 0;
+    int n = 0;
+    for (auto& g : guides)
+      if (!std::isnan(g.point[i])) {
+        sum += g.point[i];
+        ++n;
+      }
+    double fill = n ? sum / n : fbx[i];
+    for (auto& g : guides)
+      if (std::isnan(g.point[i])) g.point[i] = fill;
+  }
+  return guides;
+}
+
+}  // namespace
+
+int64_t registerTarget(Record& rec, const TuneTarget& t) {
+  int64_t id = rec.program(t.name, t.kind, t.command, t.spaceText);
+  if (!t.features.empty() && rec.features(id) != t.features) rec.setFeatures(id, t.features);
+  return id;
+}
+
+Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const MeasureOptions& m, const std::string& origin) {
+  int64_t id = registerTarget(rec, t);
+  Evaluation e;
+  e.config = c;
+  std::string key = t.space.key(c);
+  if (auto old = rec.lookup(id, key)) {
+    e.cached = true;
+    e.seconds = old->ok() ? old->seconds : std::numeric_limits<double>::infinity();
+    return e;
+  }
+  Measurement r = measure(t.space.substitute(t.command, c), m);
+  r.origin = origin;
+  rec.add(id, key, r);
+  e.seconds = r.ok() ? r.seconds : std::numeric_limits<double>::infinity();
+  return e;
+}
+
+TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
+  TuneResult res;
+  int64_t id = registerTarget(rec, t);
+  std::ostream* log = o.log;
+  int measured = 0;
+  auto objective = [&](const Config& c, bool& cached) {
+    Evaluation e = evaluateOne(rec, t, c, o.measure, o.method);
+    cached = e.cached;
+    if (!cached) ++measured;
+    return e.seconds;
+  };
+  Evaluator ev(t.space, objective, o.budget);
+  if (log) {
+    ev.progress = [&](const Evaluation& now, int i, int budget, const Evaluation& best) {
+      *log << "[" << t.name << " " << o.method << " " << i << "/" << budget << "] " << t.space.key(now.config) << " "
+           << fmtSeconds(now.seconds) << (now.cached ? " (recorded)" : "") << "   best " << fmtSeconds(best.seconds) << "\n"
+           << std::flush;
+    };
+  }
+  std::mt19937_64 rng(o.seed);
+  if (o.method == "masif") {
+    auto guides = findGuides(rec, id, t, o, res.neighbours);
+    if (log) {
+      if (guides.empty())
+        *log << "masif: no tuned neighbours in the record for '" << t.name
+             << "'; using the default search (fallback configuration, random sampling, local refinement)\n";
+      else {
+        *log << "masif: neighbours:";
+        for (auto& n : res.neighbours) *log << " " << n;
+        *log << "\n";
+      }
+    }
+    res.plan = masifSearch(ev, rng, guides, o.dryRun);
+    if (log && !guides.empty())
+      *log << "masif: " << guides.size() << " guide configurations, " << res.plan.components << " principal component(s) keep "
+           << std::setprecision(3) << 100 * res.plan.explained << "% of their variance\n";
+    if (o.dryRun && log) {
+      *log << "masif: the search would evaluate first:\n";
+      for (auto& c : res.plan.first) *log << "  " << t.space.key(c) << "\n";
+    }
+  } else if (o.method == "random") {
+    randomSearch(ev, rng);
+  } else if (o.method == "greedy") {
+    greedySearch(ev, rng);
+  } else if (o.method == "exhaustive") {
+    exhaustiveSearch(ev);
+  }
+  res.best = ev.best();
+  res.evaluations = ev.used();
+  res.measured = measured;
+  if (!o.dryRun) {
+    std::string nb;
+    for (auto& n : res.neighbours) nb += (nb.empty() ? "" : "; ") + n;
+    rec.addSearch(id, o.method, o.budget, o.seed, res.evaluations, res.best ? t.space.key(res.best->config) : "",
+                  res.best ? res.best->seconds : std::numeric_limits<double>::infinity(), nb);
+  }
+  return res;
+}
+
+}  // namespace tawa::tune

@@ -1,0 +1,56 @@
+// Tuning one program against the record: every configuration a search asks for is looked up in the
+// record first and measured (then recorded, one transaction each) only when absent, so running the
+// same tuning again measures nothing new. Neighbours for MaSiF are the tuned programs of the record.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tune/Features.h"
+#include "tune/Measure.h"
+#include "tune/Record.h"
+#include "tune/Search.h"
+#include "tune/Space.h"
+
+namespace tawa::tune {
+
+struct TuneTarget {
+  std::string name;       // the program's name in the record
+  std::string kind;       // skeleton kind, or "program"
+  std::string command;    // a template with {param} placeholders
+  std::string spaceText;  // the SPACE.json text (recorded with the program)
+  Space space;
+  Features features;      // empty: the program has no features (MaSiF then has no neighbours)
+};
+
+struct TuneOptions {
+  std::string method = "masif";  // masif | random | greedy | exhaustive
+  int budget = 45;
+  uint64_t seed = 1;
+  size_t neighbours = 3;          // k
+  size_t bestPerNeighbour = 3;    // each neighbour's best configurations that guide the search
+  int64_t minMeasured = 20;       // a program counts as tuned with this many measured configurations
+  std::optional<std::set<std::string>> pool;  // names allowed as neighbours (leave-one-out)
+  MeasureOptions measure;
+  bool dryRun = false;
+  std::ostream* log = nullptr;    // progress lines
+};
+
+struct TuneResult {
+  std::optional<Evaluation> best;
+  int evaluations = 0;
+  int measured = 0;  // runs this call made (the rest came from the record)
+  std::vector<std::string> neighbours;
+  MasifPlan plan;
+};
+
+int64_t registerTarget(Record& rec, const TuneTarget& t);
+TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o);
+// Measures one configuration (or reuses its record entry).
+Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const MeasureOptions& m, const std::string& origin);
+
+}  // namespace tawa::tune

@@ -1,0 +1,94 @@
+// Measurement of commands (the `tawa-time:` figure, wall time, failures, timeouts, the noise check)
+// and features of LLVM IR.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "tune/Features.h"
+#include "tune/Measure.h"
+
+using namespace tawa::tune;
+
+TEST(TuneMeasure, ReadsTheTawaTimeLine) {
+  RunResult r = runOnce("echo warming; echo 'tawa-time: 0.25'", 10);
+  ASSERT_TRUE(r.ok) << r.detail;
+  EXPECT_DOUBLE_EQ(r.seconds, 0.25);
+  RunResult w = runOnce("sleep 0.05", 10);
+  ASSERT_TRUE(w.ok);
+  EXPECT_GE(w.seconds, 0.04);
+  EXPECT_LT(w.seconds, 2.0);
+}
+
+TEST(TuneMeasure, FailuresAndTimeouts) {
+  RunResult f = runOnce("echo oops >&2; exit 3", 10);
+  EXPECT_FALSE(f.ok);
+  EXPECT_EQ(f.detail, "exit status 3: oops");
+  RunResult t = runOnce("sleep 5", 0.2);
+  EXPECT_FALSE(t.ok);
+  EXPECT_TRUE(t.timedOut);
+  RunResult g = runOnce("echo 'tawa-time: soon'", 10);
+  EXPECT_FALSE(g.ok);
+  Measurement m = measure("exit 1", MeasureOptions{});
+  EXPECT_EQ(m.status, "failed");
+}
+
+TEST(TuneMeasure, NoiseCheckAddsRepetitions) {
+  // A figure that alternates 1, 2, 1, 2 ... (a counter file): spread 100%, so the check repeats up
+  // to the maximum; a steady figure stops at the requested repetitions.
+  std::string f = "/tmp/tawa-tune-noise-" + std::to_string(::getpid());
+  std::remove(f.c_str());
+  std::string cmd = "n=$(cat " + f + " 2>/dev/null || echo 0); echo $((n+1)) > " + f + "; echo tawa-time: $((n % 2 + 1))";
+  MeasureOptions o;
+  o.warmups = 1;
+  o.repetitions = 3;
+  o.maxRepetitions = 7;
+  Measurement noisy = measure(cmd, o);
+  ASSERT_TRUE(noisy.ok());
+  EXPECT_EQ(noisy.repetitions.size(), 7u);
+  EXPECT_EQ(noisy.warmups, 1);
+  EXPECT_GT(noisy.spread, 0.5);
+  Measurement steady = measure("echo tawa-time: 0.5", o);
+  EXPECT_EQ(steady.repetitions.size(), 3u);
+  EXPECT_DOUBLE_EQ(steady.seconds, 0.5);
+  std::remove(f.c_str());
+}
+
+TEST(TuneFeatures, CountsInstructionClassesInLambdaFunctions) {
+  const char* ir = R"(
+define dso_local void @_Z6helperv() {
+entry:
+  %x = load i32, ptr @g, align 4
+  ret void
+}
+define internal void @"_ZZ4mainENKUlRKN3tbb6detail2d114blocked_rangeIlEEE_clES5_"(ptr %this, ptr %r) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %n, %loop ]
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  %v = load float, ptr %p, align 4
+  %w = fmul float %v, 2.0
+  %s = call float @llvm.sqrt.f32(float %w)
+  store float %s, ptr %p, align 4
+  %n = add nuw nsw i64 %i, 1
+  %c = icmp eq i64 %n, 100
+  br i1 %c, label %done, label %loop, !llvm.loop !7
+done:
+  tail call void @_ZN3tbb6detail2r14start_for_runEv()
+  ret void
+}
+)";
+  Features f = featuresFromLlvmIr(ir);
+  // Only the lambda's function counts: one load (the helper's is excluded), one store, one loop.
+  EXPECT_DOUBLE_EQ(f.at("ir.log_load"), std::log1p(1.0));
+  EXPECT_DOUBLE_EQ(f.at("ir.log_store"), std::log1p(1.0));
+  EXPECT_DOUBLE_EQ(f.at("ir.log_fp_arith"), std::log1p(1.0));
+  EXPECT_DOUBLE_EQ(f.at("ir.log_math"), std::log1p(1.0));
+  EXPECT_DOUBLE_EQ(f.at("ir.log_loops"), std::log1p(1.0));
+  EXPECT_DOUBLE_EQ(f.at("ir.log_branch"), std::log1p(2.0));
+  EXPECT_DOUBLE_EQ(f.at("ir.log_instructions"), std::log1p(12.0));
+  EXPECT_EQ(kindOf(f), "parallel_for");  // guessed from start_for
+  EXPECT_EQ(kindOf(featuresFromLlvmIr(ir, "parallel_pipeline")), "parallel_pipeline");
+}

@@ -1,0 +1,119 @@
+// The tuning record: round trips, ordering, schema version, and kill-safety (a measurement whose
+// transaction committed is readable after the writing process dies by SIGKILL).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+
+#include "ir/Diagnostic.h"
+#include "tune/Record.h"
+
+using namespace tawa;
+using namespace tawa::tune;
+
+namespace {
+
+std::string freshPath(const char* tag) {
+  auto p = std::filesystem::temp_directory_path() /
+           ("tawa-tune-" + std::string(tag) + "-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()) + ".db");
+  return p.string();
+}
+
+void removeDb(const std::string& p) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(p + suffix);
+}
+
+Measurement ok(double s) {
+  Measurement m;
+  m.seconds = s;
+  m.repetitions = {s * 1.01, s, s * 0.99};
+  m.spread = 0.02;
+  m.warmups = 1;
+  m.origin = "test";
+  return m;
+}
+
+}  // namespace
+
+TEST(TuneRecord, RoundTripAndBestOrder) {
+  std::string path = freshPath("rt");
+  {
+    Record r(path);
+    int64_t p = r.program("prog", "parallel_for", "./a {x}", "{\"x\": [1, 2, 3]}");
+    EXPECT_EQ(r.program("prog", "parallel_for", "./a {x}", "{\"x\": [1, 2, 3]}"), p);
+    r.setFeatures(p, {{"ir.log_load", 2.5}, {"kind.parallel_for", 1}});
+    r.add(p, "{\"x\":1}", ok(0.3));
+    r.add(p, "{\"x\":2}", ok(0.1));
+    Measurement bad;
+    bad.status = "failed";
+    bad.detail = "exit status 3";
+    r.add(p, "{\"x\":3}", bad);
+  }
+  Record r(path);
+  int64_t p = *r.findProgram("prog");
+  EXPECT_EQ(r.features(p).at("ir.log_load"), 2.5);
+  auto m = r.lookup(p, "{\"x\":1}");
+  ASSERT_TRUE(m);
+  EXPECT_DOUBLE_EQ(m->seconds, 0.3);
+  EXPECT_EQ(m->repetitions.size(), 3u);
+  EXPECT_EQ(m->warmups, 1);
+  auto f = r.lookup(p, "{\"x\":3}");
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->ok());
+  EXPECT_EQ(f->detail, "exit status 3");
+  EXPECT_FALSE(r.lookup(p, "{\"x\":4}"));
+  auto best = r.best(p, 5);
+  ASSERT_EQ(best.size(), 2u);  // the failed configuration is not among the best
+  EXPECT_EQ(best[0].first, "{\"x\":2}");
+  auto progs = r.programs();
+  ASSERT_EQ(progs.size(), 1u);
+  EXPECT_EQ(progs[0].measured, 2);
+  removeDb(path);
+}
+
+TEST(TuneRecord, CommittedMeasurementSurvivesSigkill) {
+  std::string path = freshPath("kill");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    Record r(path);
+    int64_t p = r.program("victim", "other", "./v", "{}");
+    r.add(p, "{\"x\":7}", ok(0.7));
+    raise(SIGKILL);  // no destructor, no close, no checkpoint
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  Record r(path);
+  auto p = r.findProgram("victim");
+  ASSERT_TRUE(p);
+  auto m = r.lookup(*p, "{\"x\":7}");
+  ASSERT_TRUE(m);
+  EXPECT_DOUBLE_EQ(m->seconds, 0.7);
+  removeDb(path);
+}
+
+TEST(TuneRecord, RefusesANewerSchema) {
+  std::string path = freshPath("schema");
+  { Record r(path); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value='99' WHERE key='schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  try {
+    Record r(path);
+    FAIL() << "a newer schema was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("schema version 99"), std::string::npos) << e.what();
+  }
+  removeDb(path);
+}
+
+TEST(TuneRecord, UnopenablePathIsAUserError) {
+  EXPECT_THROW(Record("/nonexistent-dir/for/sure/x.db"), UserError);
+}

@@ -1,0 +1,176 @@
+// The searches on synthetic objectives with known optima (fresh seeds, printed on failure): MaSiF
+// guided by good configurations near the optimum, its documented no-neighbour fallback, and the
+// baselines; the budget is counted in distinct configurations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "tune/Search.h"
+#include "tune/SpaceJson.h"
+
+using namespace tawa::tune;
+
+namespace {
+
+const char* kSpace = R"({
+  "grain": {"pow2": [1, 4096]},
+  "tile": {"min": 8, "max": 512, "step": 8},
+  "unroll": [1, 2, 4, 8],
+  "part": ["auto", "simple", "static", "affinity"],
+  "threads": [1, 2, 3, 4],
+  "constraints": ["tile <= grain * 64"]
+})";
+
+// A smooth bowl in normalized coordinates with its minimum (1.0) at `opt`, plus a penalty per
+// categorical mismatch, so the optimum is unique and known.
+struct Bowl {
+  const Space& s;
+  Config opt;
+  double operator()(const Config& c) const {
+    auto x = s.normalize(c), o = s.normalize(opt);
+    double v = 1.0;
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (s.params[i].kind == Param::Kind::Categorical) v += c[i] == opt[i] ? 0 : 0.5;
+      else v += 4 * (x[i] - o[i]) * (x[i] - o[i]);
+    }
+    return v;
+  }
+};
+
+Evaluator::Objective counted(const Bowl& f, int& calls) {
+  return [&f, &calls](const Config& c, bool& cached) {
+    cached = false;
+    ++calls;
+    return f(c);
+  };
+}
+
+}  // namespace
+
+TEST(TuneSearch, EvaluatorCountsDistinctConfigurations) {
+  Space s = parseSpace(kSpace, "s.json");
+  Config c = *s.fallback();
+  Bowl f{s, c};
+  int calls = 0;
+  Evaluator ev(s, counted(f, calls), 2);
+  EXPECT_EQ(ev(c), 1.0);
+  EXPECT_EQ(ev(c), 1.0);
+  EXPECT_EQ(ev.used(), 1);
+  Config d = c;
+  d[4] = (d[4] + 1) % 4;
+  EXPECT_TRUE(ev(d));
+  EXPECT_TRUE(ev.done());
+  d[4] = (d[4] + 1) % 4;
+  EXPECT_FALSE(ev(d));
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(TuneSearch, MasifFindsTheOptimumNearItsGuides) {
+  Space s = parseSpace(kSpace, "s.json");
+  for (int round = 0; round < 5; ++round) {
+    uint64_t seed = std::random_device{}();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    Config opt = *s.randomLegal(rng);
+    Bowl f{s, opt};
+    // Guides: the optimum of "similar programs", i.e. the optimum moved a little, as normalized points.
+    std::vector<Guide> guides;
+    std::normal_distribution<double> g(0, 0.06);
+    for (int k = 0; k < 9; ++k) {
+      Guide gd;
+      gd.point = s.normalize(opt);
+      for (size_t i = 0; i < gd.point.size(); ++i)
+        if (s.params[i].kind == Param::Kind::Int) gd.point[i] = std::clamp(gd.point[i] + g(rng), 0.0, 1.0);
+      guides.push_back(gd);
+    }
+    int calls = 0;
+    Evaluator ev(s, counted(f, calls), 45);
+    MasifPlan plan = masifSearch(ev, rng, guides);
+    EXPECT_FALSE(plan.fallback);
+    EXPECT_GE(plan.components, 1u);
+    EXPECT_GE(plan.explained, 0.90);
+    EXPECT_LE(ev.used(), 45);
+    ASSERT_TRUE(ev.best());
+    // The optimum itself, or within 0.5% of it.
+    EXPECT_LE(ev.best()->seconds, 1.005) << s.key(ev.best()->config) << " vs " << s.key(opt);
+  }
+}
+
+TEST(TuneSearch, MasifBeatsRandomWhenGuidesAreGood) {
+  Space s = parseSpace(kSpace, "s.json");
+  uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  double masifSum = 0, randomSum = 0;
+  for (int round = 0; round < 10; ++round) {
+    Config opt = *s.randomLegal(rng);
+    Bowl f{s, opt};
+    std::vector<Guide> guides;
+    for (int k = 0; k < 3; ++k) guides.push_back({s.normalize(opt), "planted"});
+    int calls = 0;
+    Evaluator a(s, counted(f, calls), 20), b(s, counted(f, calls), 20);
+    masifSearch(a, rng, guides);
+    randomSearch(b, rng);
+    masifSum += a.best()->seconds;
+    randomSum += b.best()->seconds;
+  }
+  EXPECT_LT(masifSum, randomSum);
+}
+
+TEST(TuneSearch, MasifWithoutGuidesFallsBackAndSaysSo) {
+  Space s = parseSpace(kSpace, "s.json");
+  uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  Config opt = *s.randomLegal(rng);
+  Bowl f{s, opt};
+  int calls = 0;
+  Evaluator ev(s, counted(f, calls), 30);
+  MasifPlan plan = masifSearch(ev, rng, {});
+  EXPECT_TRUE(plan.fallback);
+  EXPECT_EQ(ev.used(), 30);
+  EXPECT_EQ(ev.history()[0].config, *s.fallback());  // the documented default comes first
+  for (auto& e : ev.history()) EXPECT_TRUE(s.legal(e.config));
+}
+
+TEST(TuneSearch, DryRunEvaluatesNothing) {
+  Space s = parseSpace(kSpace, "s.json");
+  std::mt19937_64 rng(1);
+  Config opt = *s.fallback();
+  Bowl f{s, opt};
+  int calls = 0;
+  Evaluator ev(s, counted(f, calls), 30);
+  MasifPlan plan = masifSearch(ev, rng, {{s.normalize(opt), "a"}, {std::vector<double>(5, 0.2), "b"}}, true);
+  EXPECT_EQ(calls, 0);
+  EXPECT_FALSE(plan.first.empty());
+  EXPECT_EQ(plan.first[0], *s.nearestLegal(plan.mean));
+}
+
+TEST(TuneSearch, ExhaustiveGreedyAndRandomBaselines) {
+  Space s = parseSpace(R"({"a": {"min": 0, "max": 15}, "b": {"pow2": [1, 64]}, "m": ["x", "y"], "constraints": ["a < b + 4"]})", "s.json");
+  uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  Config opt = *s.randomLegal(rng);
+  Bowl f{s, opt};
+  size_t legal = 0;
+  s.forEachLegal([&](const Config&) {
+    ++legal;
+    return true;
+  });
+  int calls = 0;
+  Evaluator all(s, counted(f, calls), 1000000);
+  exhaustiveSearch(all);
+  EXPECT_EQ(static_cast<size_t>(all.used()), legal);
+  EXPECT_EQ(all.best()->config, opt);
+
+  Evaluator greedy(s, counted(f, calls), 60);
+  greedySearch(greedy, rng);
+  EXPECT_EQ(greedy.best()->config, opt);  // a convex bowl: hill climbing reaches the bottom
+
+  Evaluator rnd(s, counted(f, calls), 25);
+  randomSearch(rnd, rng);
+  EXPECT_EQ(rnd.used(), 25);
+  for (auto& e : rnd.history()) EXPECT_TRUE(s.legal(e.config));
+}
