@@ -33,6 +33,10 @@ class Specializer {
   static std::string at(const Op& op) { return std::string(op.name()) + " at " + op.loc().str(); }
 
   Op* findLoop() {
+    if (!f_.resultTypes.empty()) {
+      say("@" + f_.name + ": not specialized: it returns values; only kernels (functions without results) are specialized");
+      return nullptr;
+    }
     for (auto& op : f_.body.ops()) {
       if (op->kind() == OpKind::WgRegion) {
         say("@" + f_.name + ": already warp-specialized");

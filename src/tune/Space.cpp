@@ -60,6 +60,9 @@ class ExprParser {
   NodeP parse() {
     auto n = parseOr();
     skipWs();
+    for (const char* word : {"and", "or", "not"})
+      if (src.compare(pos, std::char_traits<char>::length(word), word) == 0)
+        fail(std::string("use &&, || and ! instead of '") + word + "'");
     if (pos < src.size()) fail("unexpected '" + std::string(1, src[pos]) + "'");
     if (n->type != Node::Type::Bool) fail(0, "a constraint must be a comparison or a logical expression");
     return n;

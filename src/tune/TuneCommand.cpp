@@ -155,7 +155,9 @@ struct SuiteEntry {
   std::string source;
 };
 
-std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec) {
+// The selected programs of the suite (--only), registered with their features; `all` receives the
+// names of every program the suite lists, the pool leave-one-out draws neighbours from.
+std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec, std::set<std::string>& all) {
   namespace fs = std::filesystem;
   std::string path = (fs::path(a.suite) / "suite.json").string();
   std::string text = readFile(path);
@@ -173,6 +175,7 @@ std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec) {
     if (!p.is_object() || !p.contains("name") || !p.contains("command"))
       throw UserError(where(path), "each program needs \"name\" and \"command\": " + p.dump());
     std::string name = p["name"].get<std::string>();
+    all.insert(name);
     if (!a.only.empty() && std::find(a.only.begin(), a.only.end(), name) == a.only.end()) continue;
     SuiteEntry e;
     TuneTarget& t = e.target;
@@ -182,11 +185,12 @@ std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec) {
     t.spaceText = readFile(spacePath);
     t.space = parseSpace(t.spaceText, spacePath);
     t.command = p["command"].get<std::string>();
+    bool built = t.command.rfind("{bin}", 0) == 0;  // the suite's own executable, not a shell line
     size_t b;
     while ((b = t.command.find("{bin}")) != std::string::npos) t.command.replace(b, 5, bin);
     checkCommand(t, path + " (" + name + ")");
     std::string exe = t.command.substr(0, t.command.find(' '));
-    if (access(exe.c_str(), X_OK) != 0)
+    if (built && access(exe.c_str(), X_OK) != 0)
       throw UserError(where(exe), "the skeleton program is not built", "build tawa with cmake (bench/skeletons), or pass --bin DIR");
     e.source = (fs::path(a.suite) / name / (name + ".cpp")).string();
     // Features are static: computed once (clang++ -O1 -emit-llvm) and kept in the record.
@@ -194,7 +198,7 @@ std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec) {
     if (id) t.features = rec.features(*id);
     if (t.features.empty() || kindOf(t.features) != t.kind) {
       std::cout << "features: " << name << " (clang++ -O1 -emit-llvm " << e.source << ")\n" << std::flush;
-      t.features = featuresFromSource(e.source, t.kind);
+      t.features = featuresFromSource(e.source, t.kind, "-I'" + a.suite + "'");
     }
     registerTarget(rec, t);
     out.push_back(std::move(e));
@@ -205,11 +209,8 @@ std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec) {
 
 int tuneSuite(const Args& a) {
   Record rec(a.db);
-  auto suite = loadSuite(a, rec);
   std::set<std::string> names;
-  for (auto& e : suite) names.insert(e.target.name);
-  std::vector<std::string> all;
-  for (auto& p : rec.programs()) all.push_back(p.name);
+  auto suite = loadSuite(a, rec, names);
   if (!a.evaluate.empty()) {
     if (suite.size() != 1) throw UserError(where("--evaluate"), "--evaluate with --suite needs --only NAME");
     return printEvaluation(rec, suite[0].target, a);

@@ -162,10 +162,14 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
         *log << "\n";
       }
     }
+    if (log && !guides.empty()) {
+      Evaluator none(t.space, objective, 0);
+      std::mt19937_64 planRng(o.seed);
+      MasifPlan p = masifSearch(none, planRng, guides, true);
+      *log << "masif: " << guides.size() << " guide configurations, " << p.components << " principal component(s) keep "
+           << std::setprecision(3) << 100 * p.explained << "% of their variance\n";
+    }
     res.plan = masifSearch(ev, rng, guides, o.dryRun);
-    if (log && !guides.empty())
-      *log << "masif: " << guides.size() << " guide configurations, " << res.plan.components << " principal component(s) keep "
-           << std::setprecision(3) << 100 * res.plan.explained << "% of their variance\n";
     if (o.dryRun && log) {
       *log << "masif: the search would evaluate first:\n";
       for (auto& c : res.plan.first) *log << "  " << t.space.key(c) << "\n";

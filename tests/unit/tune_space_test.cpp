@@ -95,17 +95,17 @@ TEST(TuneSpace, ConstraintErrorsHaveColumns) {
 }
 
 TEST(TuneSpace, JsonErrorsAreLocated) {
-  EXPECT_EQ(errorOf("{\n  \"a\": [1, 2,]\n}"), "s.json:2:15: error: invalid JSON: syntax error while parsing value - unexpected ']'; expected '[', '{', or a literal");
-  EXPECT_EQ(errorOf("{\n  \"a\": {\"min\": 1, \"max\": 9, \"step\": 0}\n}"), "s.json:2:36: error: /a/step: \"step\" must be positive");
+  EXPECT_EQ(errorOf("{\n  \"a\": [1, 2,]\n}"), "s.json:2:14: error: invalid JSON: syntax error while parsing value - unexpected ']'; expected '[', '{', or a literal");
+  EXPECT_EQ(errorOf("{\n  \"a\": {\"min\": 1, \"max\": 9, \"step\": 0}\n}"), "s.json:2:37: error: /a/step: \"step\" must be positive");
   EXPECT_EQ(errorOf("{\"a\": {\"pow2\": [1, 100]}}"), "s.json:1:20: error: /a/pow2/1: 100 is not a power of two");
   EXPECT_EQ(errorOf("{\"a\": [1, \"x\"]}"), "s.json:1:7: error: /a: a list of values must be all integers or all strings");
   EXPECT_EQ(errorOf("{\"a\": [1, 2], \"constraints\": [\"a <= b\"]}"),
-            "s.json:1:36: error: /constraints/0: unknown parameter 'b' (parameters: a)");
+            "s.json:1:37: error: /constraints/0: unknown parameter 'b' (parameters: a)");
   EXPECT_EQ(errorOf("{\"a\": [1, 2], \"default\": {\"a\": 3}}"), "s.json:1:26: error: /default: 3 is not a value of parameter 'a'");
   EXPECT_EQ(errorOf("{\"a\": [1, 2], \"constraints\": [\"a > 5\"]}"),
             "s.json:1:30: error: /constraints: no configuration satisfies every constraint");
   EXPECT_EQ(errorOf("{\"a\": {\"min\": 1, \"max\": 5, \"stpe\": 2}}"),
-            "s.json:1:35: error: /a/stpe: unexpected key \"stpe\" (a range has \"min\", \"max\" and optional \"step\")");
+            "s.json:1:36: error: /a/stpe: unexpected key \"stpe\" (a range has \"min\", \"max\" and optional \"step\")");
   EXPECT_EQ(errorOf("[1, 2]"), "s.json:1:1: error: the space: a space is a JSON object mapping parameter names to their values");
   EXPECT_EQ(errorOf("{\"a b\": [1]}"), "s.json:1:9: error: /a b: parameter name 'a b' must be an identifier (letters, digits, _)");
 }

@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "driver/Check.h"
 #include "driver/Launch.h"
 #include "driver/Spec.h"
 #include "ir/Printer.h"
@@ -68,10 +69,28 @@ void addCommon(CLI::App* c, Common& o) {
   c->add_option("--spec", o.spec, "launch spec (argument types, shapes, constexprs)");
 }
 
-int cmdOpt(const Common& o, const std::string& passes, bool printAfterAll, bool timePasses, bool noLoc, const std::string& out) {
+struct WsFlags {
+  transforms::PassOptions opt;
+  bool explain = false;
+};
+
+void addWsFlags(CLI::App* c, WsFlags& w) {
+  c->add_option("--depth,-D", w.opt.depth, "aref depth D: slots per ring")->default_val(2)->check(CLI::Range(1, 8));
+  c->add_option("--mma-depth,-P", w.opt.mmaDepth, "MMA depth P: async MMA groups in flight before a slot is released")
+      ->default_val(1)
+      ->check(CLI::Range(0, 4));
+  c->add_option("--producer-regs", w.opt.producerRegs, "setmaxnreg budget of the producer")->default_val(40);
+  c->add_option("--consumer-regs", w.opt.consumerRegs, "setmaxnreg budget of each consumer")->default_val(232);
+  c->add_flag("--explain", w.explain, "say which role each op went to and why, and what could not be done");
+}
+
+int cmdOpt(const Common& o, const std::string& passes, bool printAfterAll, bool timePasses, bool noLoc, const std::string& out,
+           WsFlags& w) {
   driver::Spec spec = driver::parseSpec(o.spec);
   auto lk = driver::loadKernel(o.file, o.kernel, spec);
   transforms::PassManager pm;
+  pm.options = w.opt;
+  if (w.explain) pm.options.explain = &std::cerr;
   pm.addPipeline(passes);
   if (printAfterAll) pm.printAfterAll = &std::cerr;
   pm.run(*lk.module);
@@ -126,42 +145,13 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
   return 0;
 }
 
-struct WsFlags {
-  transforms::PassOptions opt;
-  bool explain = false;
-};
-
-void addWsFlags(CLI::App* c, WsFlags& w) {
-  c->add_option("--depth,-D", w.opt.depth, "aref depth D: slots per ring")->default_val(2)->check(CLI::Range(1, 8));
-  c->add_option("--mma-depth,-P", w.opt.mmaDepth, "MMA depth P: async MMA groups in flight before a slot is released")
-      ->default_val(1)
-      ->check(CLI::Range(0, 4));
-  c->add_option("--producer-regs", w.opt.producerRegs, "setmaxnreg budget of the producer")->default_val(40);
-  c->add_option("--consumer-regs", w.opt.consumerRegs, "setmaxnreg budget of each consumer")->default_val(232);
-  c->add_flag("--explain", w.explain, "say which role each op went to and why, and what could not be done");
-}
-
-// Loads a kernel and runs the warp-specialization pipeline up to `emit` ("ws" or "nv").
-driver::LoadedKernel specialize(const Common& o, const driver::Spec& spec, WsFlags& w, const std::string& emit) {
-  auto lk = driver::loadKernel(o.file, o.kernel, spec);
-  transforms::PassManager pm;
-  pm.options = w.opt;
-  if (w.explain) pm.options.explain = &std::cerr;
-  pm.addPipeline(emit == "nv" ? "canonicalize,warp-specialize,pipeline,lower-aref" : "canonicalize,warp-specialize,pipeline");
-  pm.run(*lk.module);
-  bool specialized = false;
-  for (auto& op : lk.kernel->body.ops()) specialized = specialized || op->kind() == ir::OpKind::WgRegion;
-  if (!specialized)
-    throw UserError(lk.kernel->loc, "could not warp-specialize '@" + lk.kernel->name + "'", "run with --explain for the reason");
-  return lk;
-}
-
 int cmdCompile(const Common& o, WsFlags& w, const std::string& emit, const std::string& out) {
   if (emit != "ws" && emit != "nv")
     throw UserError(Location::at(std::make_shared<const std::string>("--emit"), 0, 0), "unknown stage '" + emit + "'",
                     "stages: ws (after warp specialization), nv (after lowering the arefs)");
   driver::Spec spec = driver::parseSpec(o.spec);
-  auto lk = specialize(o, spec, w, emit);
+  if (w.explain) w.opt.explain = &std::cerr;
+  auto lk = driver::specialize(o.file, o.kernel, spec, w.opt, emit);
   if (out.empty() || out == "-") {
     ir::print(*lk.module, std::cout);
   } else {
@@ -176,47 +166,15 @@ int cmdCheck(const Common& o, WsFlags& w, const std::string& grid, int seeds, co
   if (o.spec.empty()) throw UserError(Location::at(std::make_shared<const std::string>("<spec>"), 1, 1), "tawa check needs --spec");
   if (grid.empty()) throw UserError(Location::at(std::make_shared<const std::string>("<grid>"), 1, 1), "tawa check needs --grid");
   driver::Spec spec = driver::parseSpec(o.spec);
-  // The reference: the kernel as written, on the executor.
-  auto ref = driver::loadKernel(o.file, o.kernel, spec);
-  transforms::PassManager canon;
-  canon.add("canonicalize");
-  canon.run(*ref.module);
-  auto input = driver::bind(*ref.kernel, spec, grid, dataSeed);
-  auto expected = input;
-  exec::LaunchOptions lo;
-  lo.grid = input.grid;
-  exec::launch(*ref.module, *ref.kernel, expected.args, expected.buffers, lo);
-
   w.opt.fault = inject;
-  auto ws = specialize(o, spec, w, "nv");
-  int64_t programs = lo.grid[0] * lo.grid[1] * lo.grid[2];
-  std::cout << "check @" << ws.kernel->name << ": warp-specialized (D = " << w.opt.depth << ", P = " << w.opt.mmaDepth
-            << (inject.empty() ? "" : ", injected fault " + inject) << ") and lowered to mbarriers; " << seeds << " seed(s) x "
-            << programs << " program(s), inputs from seed " << dataSeed << "\n";
-  for (int s = 1; s <= seeds; ++s) {
-    auto run = input;
-    lo.seed = static_cast<uint64_t>(s);
-    try {
-      exec::launch(*ws.module, *ws.kernel, run.args, run.buffers, lo);
-    } catch (const UserError& e) {
-      throw UserError(e.loc, "interleaving seed " + std::to_string(s) + ": " + e.what(), e.hint);
-    }
-    for (size_t b = 0; b < run.buffers.size(); ++b) {
-      const auto &got = run.buffers[b], &want = expected.buffers[b];
-      if (got.data == want.data) continue;
-      int64_t bad = 0, first = -1;
-      for (int64_t i = 0; i < got.numel(); ++i)
-        if (got.get(i) != want.get(i) && !(std::isnan(got.get(i)) && std::isnan(want.get(i)))) {
-          if (first < 0) first = i;
-          ++bad;
-        }
-      if (bad == 0) continue;
-      throw UserError(ws.kernel->loc, "interleaving seed " + std::to_string(s) + ": buffer '" + got.name + "' differs from the unspecialized kernel in " +
-                                          std::to_string(bad) + " element(s), first at element " + std::to_string(first) + " (" +
-                                          std::to_string(got.get(first)) + " instead of " + std::to_string(want.get(first)) + ")");
-    }
-  }
-  std::cout << "ok: every seed agrees bit for bit with the unspecialized kernel; no deadlock, slot race or out-of-bounds access\n";
+  if (w.explain) w.opt.explain = &std::cerr;
+  std::cout << "check " << o.file << ": warp-specialize (D = " << w.opt.depth << ", P = " << w.opt.mmaDepth
+            << (inject.empty() ? "" : ", injected fault " + inject) << "), lower to mbarriers, run " << seeds
+            << " interleaving(s); inputs from seed " << dataSeed << std::endl;
+  auto rep = driver::check(o.file, o.kernel, spec, grid, w.opt, seeds, dataSeed);
+  std::cout << "ok: @" << rep.kernel << " (MMA depth " << rep.mmaDepth << "), " << rep.seeds << " seed(s) x " << rep.programs
+            << " program(s): every seed agrees bit for bit with the unspecialized kernel; no deadlock, slot race or "
+               "out-of-bounds access\n";
   return 0;
 }
 
@@ -237,6 +195,8 @@ int main(int argc, char** argv) {
   opt->add_flag("--time-passes", timePasses, "print per-pass wall-clock time to stderr");
   opt->add_flag("--no-loc", noLoc, "omit loc(...) source locations from the output");
   opt->add_option("-o", out, "write the IR to this file instead of stdout");
+  WsFlags optWs;
+  addWsFlags(opt, optWs);
   opt->footer(kOptExamples);
 
   std::string grid, save, backend = "exec";
@@ -313,7 +273,7 @@ Examples:
   try {
     if (compile->parsed()) return cmdCompile(compileCommon, compileWs, emit, compileOut);
     if (check->parsed()) return cmdCheck(checkCommon, checkWs, checkGrid, seeds, inject, checkSeedOpt->count() ? checkSeed : seed);
-    if (opt->parsed()) return cmdOpt(common, passes, printAfterAll, timePasses, noLoc, out);
+    if (opt->parsed()) return cmdOpt(common, passes, printAfterAll, timePasses, noLoc, out, optWs);
     if (run->parsed()) return cmdRun(runCommon, grid, loads, save, seed, backend, threads);
   } catch (const UserError& e) {
     std::cerr << e.format() << "\n";

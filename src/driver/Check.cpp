@@ -1,0 +1,70 @@
+#include "driver/Check.h"
+
+#include <cmath>
+
+#include "transforms/PassManager.h"
+
+namespace tawa::driver {
+
+LoadedKernel specialize(const std::string& path, const std::string& kernel, const Spec& spec,
+                        const transforms::PassOptions& opt, const std::string& stage) {
+  auto lk = loadKernel(path, kernel, spec);
+  transforms::PassManager pm;
+  pm.options = opt;
+  pm.addPipeline(stage == "nv" ? "canonicalize,warp-specialize,pipeline,lower-aref" : "canonicalize,warp-specialize,pipeline");
+  pm.run(*lk.module);
+  bool specialized = false;
+  for (auto& op : lk.kernel->body.ops()) specialized = specialized || op->kind() == ir::OpKind::WgRegion;
+  if (!specialized)
+    throw UserError(lk.kernel->loc, "could not warp-specialize '@" + lk.kernel->name + "'", "run with --explain for the reason");
+  return lk;
+}
+
+CheckReport check(const std::string& path, const std::string& kernel, const Spec& spec, const std::string& grid,
+                  const transforms::PassOptions& opt, int seeds, uint64_t dataSeed) {
+  auto ref = loadKernel(path, kernel, spec);
+  transforms::PassManager canon;
+  canon.add("canonicalize");
+  canon.run(*ref.module);
+  auto input = driver::bind(*ref.kernel, spec, grid, dataSeed);
+  auto expected = input;
+  exec::LaunchOptions lo;
+  lo.grid = input.grid;
+  exec::launch(*ref.module, *ref.kernel, expected.args, expected.buffers, lo);
+
+  auto ws = specialize(path, kernel, spec, opt, "nv");
+  CheckReport rep;
+  rep.kernel = ws.kernel->name;
+  rep.seeds = seeds;
+  rep.programs = lo.grid[0] * lo.grid[1] * lo.grid[2];
+  ir::walk(ws.kernel->body, [&](const ir::Op* op) {
+    if (op->hasAttr("mma_depth")) rep.mmaDepth = op->intAttr("mma_depth");
+  });
+  for (int s = 1; s <= seeds; ++s) {
+    auto run = input;
+    lo.seed = static_cast<uint64_t>(s);
+    try {
+      exec::launch(*ws.module, *ws.kernel, run.args, run.buffers, lo);
+    } catch (const UserError& e) {
+      throw UserError(e.loc, "interleaving seed " + std::to_string(s) + ": " + e.what(), e.hint);
+    }
+    for (size_t b = 0; b < run.buffers.size(); ++b) {
+      const auto &got = run.buffers[b], &want = expected.buffers[b];
+      if (got.data == want.data) continue;
+      int64_t bad = 0, first = -1;
+      for (int64_t i = 0; i < got.numel(); ++i)
+        if (got.get(i) != want.get(i) && !(std::isnan(got.get(i)) && std::isnan(want.get(i)))) {
+          if (first < 0) first = i;
+          ++bad;
+        }
+      if (bad == 0) continue;
+      throw UserError(ws.kernel->loc, "interleaving seed " + std::to_string(s) + ": buffer '" + got.name +
+                                          "' differs from the unspecialized kernel in " + std::to_string(bad) +
+                                          " element(s), first at element " + std::to_string(first) + " (" +
+                                          std::to_string(got.get(first)) + " instead of " + std::to_string(want.get(first)) + ")");
+    }
+  }
+  return rep;
+}
+
+}  // namespace tawa::driver

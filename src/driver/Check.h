@@ -1,0 +1,30 @@
+// `tawa check`: warp-specializes and lowers a kernel, runs the result on the executor under many
+// scheduler seeds (interleavings of its warp groups and of its TMA completions), and compares every
+// buffer, bit for bit, with the kernel as written. A deadlock, slot race, out-of-bounds access or
+// differing result is a UserError that names the seed and what was detected.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "driver/Launch.h"
+#include "transforms/PassOptions.h"
+
+namespace tawa::driver {
+
+struct CheckReport {
+  std::string kernel;
+  int seeds = 0;
+  int64_t programs = 0;
+  int64_t mmaDepth = 0;  // the MMA depth the pipeline pass chose
+};
+
+// The warp-specialization pipeline up to `stage` ("ws" or "nv"); UserError when the kernel could
+// not be specialized (with the reason when opt.explain is set).
+LoadedKernel specialize(const std::string& path, const std::string& kernel, const Spec& spec,
+                        const transforms::PassOptions& opt, const std::string& stage);
+
+CheckReport check(const std::string& path, const std::string& kernel, const Spec& spec, const std::string& grid,
+                  const transforms::PassOptions& opt, int seeds, uint64_t dataSeed);
+
+}  // namespace tawa::driver
