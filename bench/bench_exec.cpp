@@ -3,6 +3,7 @@
 // BENCHMARKS.md; nothing here passes or fails on time.
 #include <benchmark/benchmark.h>
 
+#include "driver/Check.h"
 #include "driver/Launch.h"
 #include "driver/Spec.h"
 #include "ir/Parser.h"
@@ -47,6 +48,43 @@ void BM_ExecGemmF16_Desc128(benchmark::State& state) {
 BENCHMARK(BM_ExecGemmF16_Ptr64)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3);
 BENCHMARK(BM_ExecGemmF16_Desc64)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3);
 BENCHMARK(BM_ExecGemmF16_Desc128)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3);
+
+// The same descriptor-form GEMM after warp-specialize + pipeline + lower-aref (D = 3, P = 1): its
+// producer and consumer run as threads under the seeded scheduler, with TMA and async MMA modelled.
+void BM_ExecWsGemmF16_Desc64(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  std::string s = std::to_string(n);
+  auto spec = driver::parseSpec("a:*fp16[" + s + "," + s + "], b:*fp16[" + s + "," + s + "], c:*fp16[" + s + "," + s +
+                                "], M:i32=" + s + ", N:i32=" + s + ", K:i32=" + s + ", stride_am:i32=" + s +
+                                ", stride_ak:i32=1, stride_bk:i32=" + s + ", stride_bn:i32=1, stride_cm:i32=" + s +
+                                ", stride_cn:i32=1");
+  transforms::PassOptions opt;
+  opt.depth = 3;
+  opt.mmaDepth = 1;
+  auto lk = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/examples/matmul_desc.tir", "", spec, opt, "nv");
+  auto bound = driver::bind(*lk.kernel, spec, "cdiv(M, 64), cdiv(N, 64)", 42);
+  exec::LaunchOptions lo;
+  lo.grid = bound.grid;
+  lo.seed = 1;
+  for (auto _ : state) exec::launch(*lk.module, *lk.kernel, bound.args, bound.buffers, lo);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(n * n * n), benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_ExecWsGemmF16_Desc64)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3);
+
+// warp-specialize + pipeline + lower-aref on the GEMM (the pass pipeline's own cost).
+void BM_WarpSpecializeLowerGemm(benchmark::State& state) {
+  auto spec = driver::parseSpec("");
+  for (auto _ : state) {
+    auto m = ir::parseFile(std::string(TAWA_SOURCE_DIR) + "/examples/matmul_desc.tir");
+    ir::verify(*m);
+    transforms::PassManager pm;
+    pm.addPipeline("canonicalize,warp-specialize,pipeline,lower-aref");
+    pm.run(*m);
+    benchmark::DoNotOptimize(m);
+  }
+}
+BENCHMARK(BM_WarpSpecializeLowerGemm)->Unit(benchmark::kMicrosecond);
 
 // Parsing, verifying and canonicalizing the attention example (the text front end's cost).
 void BM_ParseVerifyCanonicalizeAttention(benchmark::State& state) {

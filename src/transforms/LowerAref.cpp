@@ -204,21 +204,22 @@ class Lowerer {
     }
     // MMA depth P: this iteration releases the slot of iteration i - P (its MMA has completed: at
     // most P groups are in flight after the wait); the last P slots are released after the loop.
-    const Type& it = i->type();
+    const Type it = i->type();
+    const Location loc = consumed->loc();
     Value* ready = b.op1(OpKind::Cmp, {i, c(b, p, it)}, Type::scalarOf(Scalar::I1), {{"pred", std::string("ge")}});
     Op* iff = b.create(OpKind::If, {ready}, {});
     Block* then = iff->addRegion();
-    Builder tb(then, consumed->loc());
+    Builder tb(then, loc);
     Value* j = tb.op1(OpKind::Sub, {i, c(tb, p, it)}, it);
     tb.create(OpKind::MbarArrive, {l.empty, slotOf(tb, l, j)}, {});
     tb.create(OpKind::Yield, {}, {});
     Block* els = iff->addRegion();
-    Builder(els, consumed->loc()).create(OpKind::Yield, {}, {});
+    Builder(els, loc).create(OpKind::Yield, {}, {});
     consumed->parent->erase(consumed);
 
     auto& ops = loop->parent->ops();
     auto pos = std::find_if(ops.begin(), ops.end(), [&](auto& o) { return o.get() == loop; });
-    Builder a(loop->parent, consumed->loc());
+    Builder a(loop->parent, loc);
     a.setInsertionPointBefore(std::next(pos)->get());
     a.create(OpKind::WgmmaWait, {}, {}, {{"pending", int64_t{0}}});
     Value *lb = loop->operand(0), *ub = loop->operand(1), *st = loop->operand(2);
@@ -229,7 +230,7 @@ class Lowerer {
     Op* drain = a.create(OpKind::For, {from, trips, c(a, 1, it)}, {});
     Block* db = drain->addRegion();
     Value* jj = db->addArg(it, "j");
-    Builder dbld(db, consumed->loc());
+    Builder dbld(db, loc);
     dbld.create(OpKind::MbarArrive, {l.empty, slotOf(dbld, l, jj)}, {});
     dbld.create(OpKind::Yield, {}, {});
   }
