@@ -42,7 +42,7 @@ void BM_ExecGemmF16_Desc64(benchmark::State& state) {
 }
 // 128x128x64 blocks.
 void BM_ExecGemmF16_Desc128(benchmark::State& state) {
-  runGemm(state, "bench/kernels/matmul_desc_128.tir", "cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)", 128);
+  runGemm(state, "examples/matmul_desc_128.tir", "cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)", 128);
 }
 
 BENCHMARK(BM_ExecGemmF16_Ptr64)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3);

@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ ccache pkg-config
       libeigen3-dev libtbb-dev libfmt-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
-      libgtest-dev libgmock-dev libbenchmark-dev llvm-14-tools python3)
+      libgtest-dev libgmock-dev libbenchmark-dev llvm-14-tools python3
+      clang-14 sqlite3 python3-optuna)  # tawa tune: clang++ -O1 -emit-llvm features; the record's shell; TPE in scripts/tune-eval.py
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

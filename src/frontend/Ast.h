@@ -87,6 +87,7 @@ struct Param {
   ExprP annotation;  // may be null
   ExprP defaultValue;
   bool isConstexpr = false;  // annotated tl.constexpr (any alias spelling ending in .constexpr)
+  bool keywordOnly = false;  // after a bare `*`: bound by keyword only
 };
 
 struct FunctionDef {

@@ -1038,6 +1038,17 @@ class Lowerer {
           return a.pos[0];
         }
         fail(e.pos, "calling the type '" + callee.s + "': not supported yet");
+      case Val::K::Dtype: {
+        // tl.float32(x): a value converted to the dtype (a scalar constant becomes a typed scalar).
+        if (callee.dtPtr) fail(e.pos, "calling a pointer dtype: not supported yet");
+        if (a.pos.size() != 1 || !a.kw.empty())
+          fail(e.pos, "calling the dtype " + tritonDtypeName(callee.dt) + " takes exactly one value");
+        Args c;
+        c.at = e.pos;
+        c.pos.push_back(callee);
+        c.posAt.push_back(e.kids[0]->pos);
+        return castCall(a.pos[0], c);
+      }
       default: fail(e.pos, describe(callee) + " is not callable");
     }
   }
@@ -1450,7 +1461,9 @@ class Lowerer {
   Val castCall(const Val& x, const Args& a) {
     auto v = bind(a, ".to", {"dtype", "fp_downcast_rounding", "bitcast"}, 1);
     if (v[2] && truthy(*v[2], a.at)) fail(a.at, "bitcast: not supported yet");
-    if (v[1] && v[1]->k != Val::K::None) fail(a.at, "fp_downcast_rounding: not supported yet");
+    // Round-to-nearest-even is what a plain cast does; only the other modes are unsupported.
+    if (v[1] && v[1]->k != Val::K::None && !(v[1]->k == Val::K::Str && v[1]->s == "rtne"))
+      fail(a.at, "fp_downcast_rounding other than \"rtne\": not supported yet");
     const Val& d = *v[0];
     if (d.k != Val::K::Dtype) fail(a.at, "the target of .to() must be a dtype such as tl.float16, got " + describe(d));
     if (d.dtPtr) fail(a.at, "casting to a pointer type: not supported yet");

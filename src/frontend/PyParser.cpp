@@ -88,14 +88,28 @@ class Parser {
     f->name = name.text;
     ++i_;
     expectOp("(");
+    bool keywordOnly = false;
     while (!peek().isOp(")")) {
       const Token& p = peek();
-      if (p.isOp("*") || p.isOp("**") || p.isOp("/"))
-        fail(p, std::string("'") + p.text + "' parameters: not supported yet", "spell every parameter out by name");
+      // A bare `*` (keyword-only marker) or `/` (positional-only marker) is a separator, not a
+      // parameter; `*args` and `**kwargs` are outside the subset.
+      if ((p.isOp("*") || p.isOp("/")) && (peek(1).isOp(",") || peek(1).isOp(")"))) {
+        if (p.isOp("*")) {
+          if (keywordOnly) fail(p, "duplicate '*' in the parameter list");
+          keywordOnly = true;
+        }
+        ++i_;
+        if (!acceptOp(",")) break;
+        continue;
+      }
+      if (p.isOp("*") || p.isOp("**"))
+        fail(p, std::string("'") + p.text + "' parameters (variadic arguments): not supported yet",
+             "spell every parameter out by name");
       if (p.kind != Tok::Name || isKeyword(p.text)) fail(p, "expected a parameter name");
       Param param;
       param.name = p.text;
       param.pos = posOf(p);
+      param.keywordOnly = keywordOnly;
       ++i_;
       if (acceptOp(":")) {
         param.annotation = test();

@@ -4,6 +4,7 @@
 
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "transforms/BlockAccess.h"
 #include "transforms/Canonicalize.h"
 #include "transforms/LowerAref.h"
 #include "transforms/Pipeline.h"
@@ -15,6 +16,8 @@ const std::vector<PassInfo>& registeredPasses() {
   static const std::vector<PassInfo> passes = {
       {"canonicalize", "fold constants and constexpr arithmetic, forward identities, remove dead code",
        [](ir::Module& m, const PassOptions&) { canonicalize(m); }},
+      {"block-access", "rewrite pointer-arithmetic block loads and stores into tensor-descriptor accesses",
+       [](ir::Module& m, const PassOptions& o) { blockAccess(m, o); }},
       {"warp-specialize", "split the main loop into a TMA producer and consumer warp groups joined by arefs",
        [](ir::Module& m, const PassOptions& o) { warpSpecialize(m, o); }},
       {"pipeline", "choose the MMA depth: async MMAs left in flight before a slot is released",

@@ -19,6 +19,16 @@ class Specializer {
     Op* loop = findLoop();
     if (!loop) return;
     std::string why;
+    if (opt_.consumers == 2) {
+      if (Op* split = splitRows(loop, why)) {
+        loop = split;
+        cooperative_ = true;
+      } else {
+        say("@" + f_.name + ": one consumer warp group instead of two: " + why);
+      }
+    } else if (opt_.consumers != 1) {
+      throw UserError(f_.loc, "--consumers must be 1 or 2, got " + std::to_string(opt_.consumers));
+    }
     if (!analyze(loop, why)) {
       say("@" + f_.name + ": not specialized: " + why);
       return;
@@ -158,7 +168,7 @@ class Specializer {
     std::vector<Type> payload;
     for (Op* l : loads_) payload.push_back(l->result()->type());
     Op* create = top.create(OpKind::ArefCreate, {}, {Type::arefOf(opt_.depth, payload)},
-                            {{"consumers", int64_t{opt_.consumers}}});
+                            {{"consumers", int64_t{cooperative_ ? 2 : 1}}});
     Value* aref = create->result();
     aref->nameHint = "aref";
 
@@ -185,16 +195,22 @@ class Specializer {
       lb.create(OpKind::Yield, ys, {});
       b.create(OpKind::Yield, {}, {});
     }
-    // ---- consumer
-    Op* cons = top.create(OpKind::WgRegion, {}, {},
-                          {{"role", std::string("consumer")}, {"num_warps", int64_t{4}}, {"regs", int64_t{opt_.consumerRegs}}});
-    cons->setLoc(loop->loc());
-    {
+    // ---- consumers: one, or two cooperative ones that each own one half of the rows
+    std::vector<std::set<size_t>> groups;
+    if (cooperative_) {
+      for (size_t k : consumerCarried_) groups.push_back({k});
+    } else {
+      groups.push_back(consumerCarried_);
+    }
+    for (size_t g = 0; g < groups.size(); ++g) {
+      Op* cons = top.create(OpKind::WgRegion, {}, {},
+                            {{"role", std::string("consumer")}, {"num_warps", int64_t{4}}, {"regs", int64_t{opt_.consumerRegs}}});
+      cons->setLoc(loop->loc());
       Block* cb = cons->addRegion();
       Builder b(cb, loop->loc());
       ValueMap map;
       for (Op* op : prologueImpure) cloneOp(b, *op, map);
-      std::vector<size_t> carried(consumerCarried_.begin(), consumerCarried_.end());
+      std::vector<size_t> carried(groups[g].begin(), groups[g].end());
       Op* nl = makeLoop(b, loop, carried, map);
       Builder lb(nl->region(0), loadLoc);
       Value* i = iterationIndex(lb, nl->region(0)->arg(0), loop, map);
@@ -203,18 +219,21 @@ class Specializer {
         get->result(k)->nameHint = loads_[k]->result()->nameHint;
         map[loads_[k]->result()] = get->result(k);
       }
+      std::set<const Op*> mine = groupOps(body, groups[g]);
       for (auto& op : body.ops())
-        if (consumerOps_.count(op.get()) || shared_.count(op.get())) cloneOp(lb, *op, map);
+        if ((consumerOps_.count(op.get()) || shared_.count(op.get())) && mine.count(op.get())) cloneOp(lb, *op, map);
       lb.create(OpKind::ArefConsumed, {aref, i}, {});
       std::vector<Value*> ys;
       for (size_t k : carried) ys.push_back(mapped(map, yield->operand(k)));
       lb.setLoc(yield->loc());
       lb.create(OpKind::Yield, ys, {});
       for (size_t n = 0; n < carried.size(); ++n) map[loop->result(carried[n])] = nl->result(n);
-      for (Op* op : epilogue) cloneOp(b, *op, map);
+      for (Op* op : epilogue)
+        if (epilogueBelongs(*op, loop, groups[g], groups.size() == 1)) cloneOp(b, *op, map);
       b.create(OpKind::Yield, {}, {});
     }
-    say("@" + f_.name + ": specialized the loop at " + loop->loc().str() + " (depth " + std::to_string(opt_.depth) + ")");
+    say("@" + f_.name + ": specialized the loop at " + loop->loc().str() + " (depth " + std::to_string(opt_.depth) + ", " +
+        (cooperative_ ? "two cooperative consumers, one per half of the rows)" : "one consumer)"));
     for (Op* l : loads_) say("  producer: " + at(*l) + " (a block load: seeds the producer)");
     for (auto& op : body.ops())
       if (producer_.count(op.get()) && op->kind() != OpKind::DescLoad)
@@ -230,6 +249,185 @@ class Specializer {
     for (auto it = epilogue.rbegin(); it != epilogue.rend(); ++it) f_.body.erase(*it);
     f_.body.erase(loop);
     for (auto it = prologueImpure.rbegin(); it != prologueImpure.rend(); ++it) f_.body.erase(*it);
+  }
+
+  // The loop-body ops a consumer group runs: the backward slices of its carried values (all
+  // consumer ops when it is the only group).
+  std::set<const Op*> groupOps(Block& body, const std::set<size_t>& carried) {
+    std::set<const Op*> out;
+    if (!cooperative_) {
+      for (auto& op : body.ops()) out.insert(op.get());
+      return out;
+    }
+    std::vector<const Op*> work;
+    for (size_t k : carried)
+      if (const Op* d = body.terminator()->operand(k)->definingOp(); d && d->parent == &body) work.push_back(d);
+    while (!work.empty()) {
+      const Op* op = work.back();
+      work.pop_back();
+      if (!out.insert(op).second) continue;
+      for (Value* v : op->operands)
+        if (const Op* d = v->definingOp(); d && d->parent == &body) work.push_back(d);
+    }
+    return out;
+  }
+  // Whether an epilogue op belongs to the group that carries `carried`: it depends (through earlier
+  // epilogue ops) on one of the group's loop results.
+  bool epilogueBelongs(const Op& op, Op* loop, const std::set<size_t>& carried, bool only) {
+    if (only) return true;
+    std::vector<const Op*> work{&op};
+    std::set<const Op*> seen;
+    while (!work.empty()) {
+      const Op* o = work.back();
+      work.pop_back();
+      if (!seen.insert(o).second) continue;
+      for (Value* v : o->operands) {
+        if (v->definingOp() == loop) {
+          if (carried.count(static_cast<size_t>(v->index()))) return true;
+        } else if (const Op* d = v->definingOp(); d && d->parent == loop->parent) {
+          work.push_back(d);
+        }
+      }
+    }
+    return false;
+  }
+
+  // Cooperative form: rewrites a GEMM-like loop (one tile.dot accumulating into a loop-carried tile,
+  // A loaded by rows through a descriptor, the result stored through a descriptor at the same row
+  // offset) into two row halves, each with its own accumulator, loads and store. The rewritten
+  // tile IR computes the same thing; warp-specialize then gives each half its own consumer.
+  // Returns the new loop, or null with the reason.
+  Op* splitRows(Op* loop, std::string& why) {
+    Block& body = *loop->region(0);
+    Op* yield = body.terminator();
+    Op* dot = nullptr;
+    for (auto& op : body.ops())
+      if (op->kind() == OpKind::Dot) {
+        if (dot) return why = "the loop holds more than one tile.dot", nullptr;
+        dot = op.get();
+      }
+    if (!dot || dot->numOperands() != 3) return why = "no tile.dot with an accumulator in the loop", nullptr;
+    Value* acc = dot->operand(2);
+    if (acc->ownerBlock() != &body || acc->index() == 0) return why = "the accumulator is not carried by the loop", nullptr;
+    auto k = static_cast<size_t>(acc->index() - 1);
+    if (yield->operand(k) != dot->result()) return why = "the loop does not carry the tile.dot's result", nullptr;
+    Op* la = dot->operand(0)->definingOp();
+    if (!la || la->kind() != OpKind::DescLoad || la->parent != &body) return why = "A is not a block load in the loop", nullptr;
+    Op* mda = la->operand(0)->definingOp();
+    Value* row = la->operand(1);
+    if (!mda || mda->kind() != OpKind::MakeDesc || mda->parent != &f_.body) return why = "A's descriptor is not made before the loop", nullptr;
+    if (row->ownerBlock() == &body || (row->definingOp() && row->definingOp()->parent != &f_.body))
+      return why = "A's row offset is computed in the loop", nullptr;
+    int64_t bm = la->result()->type().shape[0];
+    if (bm % 128 != 0) return why = "the M tile (" + std::to_string(bm) + ") is not a multiple of 128 (two halves of 64-row MMAs)", nullptr;
+    Op* init = loop->operand(3 + k)->definingOp();
+    if (!init || init->kind() != OpKind::Constant) return why = "the accumulator does not start from a constant", nullptr;
+    std::map<const Value*, int> uses;
+    countUses(f_.body, uses);
+    if (uses[dot->operand(0)] != 1 || uses[acc] != 1) return why = "A's tile or the accumulator has other uses in the loop", nullptr;
+    // After the loop: [tile.cast] then tile.desc_store at the same row offset.
+    Value* res = loop->result(k);
+    Op *cast = nullptr, *store = nullptr;
+    for (auto& op : f_.body.ops())
+      for (Value* v : op->operands)
+        if (v == res) (op->kind() == OpKind::Cast ? cast : store) = op.get();
+    if (cast)
+      for (auto& op : f_.body.ops())
+        for (Value* v : op->operands)
+          if (v == cast->result()) store = op.get();
+    if (!store || store->kind() != OpKind::DescStore || store->operand(2) != row || uses[res] != 1 ||
+        (cast && uses[cast->result()] != 1))
+      return why = "the result is not stored through a descriptor at A's row offset", nullptr;
+    Op* mdc = store->operand(0)->definingOp();
+    if (!mdc || mdc->kind() != OpKind::MakeDesc || mdc->parent != &f_.body) return why = "C's descriptor is not made before the loop", nullptr;
+
+    // Halved descriptors, the second half's row offset and accumulator, before the loop.
+    Builder b(&f_.body, loop->loc());
+    b.setInsertionPointBefore(loop);
+    auto halfOf = [](const Type& t) {
+      auto s = t.shape;
+      s[0] /= 2;
+      return t.isDesc() ? Type::descOf(t.scalar, s) : t.withShape(s);
+    };
+    b.setLoc(mda->loc());
+    Value* aHalf = b.op1(OpKind::MakeDesc, mda->operands, halfOf(mda->result()->type()));
+    aHalf->nameHint = mda->result()->nameHint + "_half";
+    b.setLoc(mdc->loc());
+    Value* cHalf = b.op1(OpKind::MakeDesc, mdc->operands, halfOf(mdc->result()->type()));
+    cHalf->nameHint = mdc->result()->nameHint + "_half";
+    b.setLoc(la->loc());
+    Value* row2 = b.op1(OpKind::Add, {row, b.constInt(bm / 2, row->type())}, row->type());
+    row2->nameHint = "row_half";
+    b.setLoc(init->loc());
+    Value* accInit = b.op1(OpKind::Constant, {}, halfOf(acc->type()), {{"value", init->attrs.at("value")}});
+
+    std::vector<Value*> ops{loop->operand(0), loop->operand(1), loop->operand(2)};
+    std::vector<Type> types;
+    for (size_t j = 0; j < loop->numResults(); ++j) {
+      ops.push_back(j == k ? accInit : loop->operand(3 + j));
+      types.push_back(j == k ? halfOf(acc->type()) : loop->result(j)->type());
+    }
+    ops.push_back(accInit);
+    types.push_back(halfOf(acc->type()));
+    b.setLoc(loop->loc());
+    Op* nl = b.create(OpKind::For, ops, types, loop->attrs);
+    Block* nb = nl->addRegion();
+    ValueMap map;
+    map[body.arg(0)] = nb->addArg(body.arg(0)->type(), body.arg(0)->nameHint);
+    for (size_t j = 0; j < loop->numResults(); ++j)
+      map[body.arg(j + 1)] = nb->addArg(types[j], body.arg(j + 1)->nameHint + (j == k ? "_top" : ""));
+    Value* accBot = nb->addArg(types.back(), acc->nameHint + "_bot");
+    Builder lb(nb, loop->loc());
+    Value *top = nullptr, *bot = nullptr;
+    for (auto& op : body.ops()) {
+      if (op.get() == la) {
+        lb.setLoc(la->loc());
+        std::vector<Value*> lo{aHalf, row};
+        for (size_t o = 2; o < la->numOperands(); ++o) lo.push_back(mapped(map, la->operand(o)));
+        top = lb.op1(OpKind::DescLoad, lo, halfOf(la->result()->type()));
+        top->nameHint = la->result()->nameHint + "_top";
+        lo[1] = row2;
+        bot = lb.op1(OpKind::DescLoad, lo, halfOf(la->result()->type()));
+        bot->nameHint = la->result()->nameHint + "_bot";
+      } else if (op.get() == dot) {
+        lb.setLoc(dot->loc());
+        Value* b2 = mapped(map, dot->operand(1));
+        Value* t = lb.op1(OpKind::Dot, {top, b2, map.at(acc)}, halfOf(dot->result()->type()), dot->attrs);
+        t->nameHint = dot->result()->nameHint + "_top";
+        Value* u = lb.op1(OpKind::Dot, {bot, b2, accBot}, halfOf(dot->result()->type()), dot->attrs);
+        u->nameHint = dot->result()->nameHint + "_bot";
+        map[dot->result()] = t;
+        map[accBot] = u;  // read back below for the yield
+      } else if (op.get() == yield) {
+        std::vector<Value*> ys;
+        for (Value* v : yield->operands) ys.push_back(mapped(map, v));
+        ys.push_back(map.at(accBot));
+        lb.setLoc(yield->loc());
+        lb.create(OpKind::Yield, ys, {});
+      } else {
+        cloneOp(lb, *op, map);
+      }
+    }
+    // The epilogue, once per half.
+    Builder eb(&f_.body, store->loc());
+    eb.setInsertionPointBefore(store);
+    Value* halves[2] = {nl->result(k), nl->result(nl->numResults() - 1)};
+    for (int h = 0; h < 2; ++h) {
+      Value* v = halves[h];
+      if (cast) {
+        eb.setLoc(cast->loc());
+        v = eb.op1(OpKind::Cast, {v}, halfOf(cast->result()->type()));
+        v->nameHint = cast->result()->nameHint + (h ? "_bot" : "_top");
+      }
+      eb.setLoc(store->loc());
+      eb.create(OpKind::DescStore, {cHalf, v, h ? row2 : row, store->operand(3)}, {});
+    }
+    for (size_t j = 0; j < loop->numResults(); ++j)
+      if (j != k) replaceAllUsesWith(f_.body, loop->result(j), nl->result(j));
+    f_.body.erase(store);
+    if (cast) f_.body.erase(cast);
+    f_.body.erase(loop);
+    return nl;
   }
 
   // A copy of the loop control carrying the given loop-carried values.
@@ -253,6 +451,7 @@ class Specializer {
   std::set<Op*> producer_, consumerOps_, shared_;
   std::set<size_t> producerCarried_, consumerCarried_;
   bool afterLoop_ = false;
+  bool cooperative_ = false;
 };
 
 }  // namespace

@@ -180,7 +180,9 @@ Features featuresFromSource(const std::string& source, const std::string& kind, 
   auto where = Location::at(std::make_shared<const std::string>(source), 0, 0);
   if (!std::ifstream(source)) throw UserError(where, "cannot read the source file for its features");
   std::string tmp = "/tmp/tawa-tune-features-" + std::to_string(::getpid()) + ".ll";
-  std::string cmd = "clang++ -O1 -emit-llvm -S -std=c++20 -w -o '" + tmp + "' '" + source + "' " + extraFlags;
+  // Debian's clang-14 installs clang++-14; the plain name comes with the `clang` package.
+  std::string cmd = "\"$(command -v clang++-14 || command -v clang++ || echo clang++)\" -O1 -emit-llvm -S -std=c++20 -w -o '" + tmp +
+                    "' '" + source + "' " + extraFlags;
   RunResult r = runOnce(cmd, 300);
   if (!r.ok) {
     std::remove(tmp.c_str());
@@ -224,7 +226,9 @@ Features featuresFromFile(const std::string& path, const std::string& kind) {
     ss << in.rdbuf();
     return featuresFromLlvmIr(ss.str(), kind);
   }
-  return featuresFromSource(path, kind);
+  // Its own directory and the one above, so that a suite program's shared headers are found.
+  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+  return featuresFromSource(path, kind, "-I'" + dir + "' -I'" + dir + "/..'");
 }
 
 std::string kindOf(const Features& f) {

@@ -9,21 +9,19 @@
 namespace tawa::tune {
 
 std::optional<double> Evaluator::operator()(const Config& c) {
-  for (auto& e : history_)
-    if (e.config == c) return e.seconds;
+  if (auto it = index_.find(c); it != index_.end()) return history_[it->second].seconds;
   if (done()) return std::nullopt;
   Evaluation e;
   e.config = c;
   e.seconds = f_(c, e.cached);
   if (!(e.seconds >= 0)) e.seconds = std::numeric_limits<double>::infinity();
+  index_.emplace(c, history_.size());
   history_.push_back(e);
   if (progress) progress(e, used(), budget_, *best());
   return e.seconds;
 }
 
-bool Evaluator::seen(const Config& c) const {
-  return std::any_of(history_.begin(), history_.end(), [&](const Evaluation& e) { return e.config == c; });
-}
+bool Evaluator::seen(const Config& c) const { return index_.count(c) > 0; }
 
 std::optional<Evaluation> Evaluator::best() const {
   if (history_.empty()) return std::nullopt;

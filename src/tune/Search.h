@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -43,6 +44,7 @@ class Evaluator {
   Objective f_;
   int budget_;
   std::vector<Evaluation> history_;
+  std::map<Config, size_t> index_;  // configuration -> its place in history_
 };
 
 void exhaustiveSearch(Evaluator& ev);

@@ -35,8 +35,9 @@ neighbours it says so and runs its default: the space's default configuration, r
 half the budget, local refinement), random, greedy (local search from the default), exhaustive.
 
 Examples:
-  tawa tune --program 'build/bench/skeletons/skel_matmul --tile {tile} --grain {grain} --part {part}' \
-            --space bench/skeletons/matmul/SPACE.json --features bench/skeletons/matmul/matmul.cpp --budget 45
+  tawa tune --program 'build/bench/skeletons/skel_matmul --ti {ti} --tj {tj} --tk {tk} --grain {grain} --part {part}
+            --threads {threads}' --space bench/skeletons/matmul/SPACE.json \
+            --features bench/skeletons/matmul/matmul.cpp --budget 45
   tawa tune --suite bench/skeletons --budget 45 --leave-one-out
   tawa tune --suite bench/skeletons --only matmul --method exhaustive --budget 100000 --reps 1 --warmups 0
   tawa tune --program './app --grain {grain}' --space space.json --evaluate '{"grain": 64}'

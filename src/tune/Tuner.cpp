@@ -153,7 +153,10 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
   if (o.method == "masif") {
     auto guides = findGuides(rec, id, t, o, res.neighbours);
     if (log) {
-      if (guides.empty())
+      if (t.features.empty())
+        *log << "masif: '" << t.name << "' has no static features (give --features FILE), so no neighbours; "
+             << "using the default search (fallback configuration, random sampling, local refinement)\n";
+      else if (guides.empty())
         *log << "masif: no tuned neighbours in the record for '" << t.name
              << "'; using the default search (fallback configuration, random sampling, local refinement)\n";
       else {

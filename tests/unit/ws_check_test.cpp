@@ -25,20 +25,20 @@ std::string readFile(const std::string& p) {
   return ss.str();
 }
 
-// examples/matmul_desc.tir with its element type replaced (f16 -> bf16).
-std::string kernelFor(const std::string& dtype) {
-  std::string src = readFile(std::string(TAWA_SOURCE_DIR) + "/examples/matmul_desc.tir");
-  if (dtype == "f16") return std::string(TAWA_SOURCE_DIR) + "/examples/matmul_desc.tir";
+// An example kernel with its element type replaced (f16 -> bf16).
+std::string kernelFor(const std::string& dtype, const std::string& name = "matmul_desc") {
+  std::string src = readFile(std::string(TAWA_SOURCE_DIR) + "/examples/" + name + ".tir");
+  if (dtype == "f16") return std::string(TAWA_SOURCE_DIR) + "/examples/" + name + ".tir";
   for (size_t p = 0; (p = src.find("xf16>", p)) != std::string::npos; p += 6) src.replace(p, 5, "x" + dtype + ">");
   for (size_t p = 0; (p = src.find("ptr<f16>", p)) != std::string::npos; p += 8) src.replace(p, 8, "ptr<" + dtype + ">");
-  auto path = std::filesystem::temp_directory_path() / ("tawa_matmul_desc_" + dtype + "_" + std::to_string(::getpid()) + ".tir");
+  auto path = std::filesystem::temp_directory_path() / ("tawa_" + name + "_" + dtype + "_" + std::to_string(::getpid()) + ".tir");
   std::ofstream(path) << src;
   return path.string();
 }
 
 struct Config {
   std::string dtype;
-  int depth, mmaDepth;
+  int depth, mmaDepth, consumers;
 };
 
 class WsCheck : public ::testing::TestWithParam<Config> {};
@@ -55,22 +55,28 @@ TEST_P(WsCheck, AgreesWithTheUnspecializedKernelOverSixteenInterleavings) {
   transforms::PassOptions opt;
   opt.depth = c.depth;
   opt.mmaDepth = c.mmaDepth;
-  auto rep = driver::check(kernelFor(c.dtype), "", spec, "cdiv(M, 64), cdiv(N, 64)", opt, 16, seed);
+  opt.consumers = c.consumers;
+  // Two cooperative consumers split a 128-row tile; one consumer runs the 64x64x32 example.
+  bool coop = c.consumers == 2;
+  auto rep = driver::check(kernelFor(c.dtype, coop ? "matmul_desc_128" : "matmul_desc"), "", spec,
+                           coop ? "cdiv(M, 128), cdiv(N, 128)" : "cdiv(M, 64), cdiv(N, 64)", opt, 16, seed);
   EXPECT_EQ(rep.seeds, 16);
-  EXPECT_EQ(rep.programs, 9);
+  EXPECT_EQ(rep.programs, coop ? 4 : 9);
   EXPECT_EQ(rep.mmaDepth, std::min(c.mmaDepth, c.depth - 1));
 }
 
 std::vector<Config> configs() {
   std::vector<Config> v;
-  for (const char* t : {"f16", "bf16"})
-    for (int d = 1; d <= 4; ++d)
-      for (int p = 0; p <= 2; ++p) v.push_back({t, d, p});
+  for (int consumers : {1, 2})
+    for (const char* t : {"f16", "bf16"})
+      for (int d = 1; d <= 4; ++d)
+        for (int p = 0; p <= 2; ++p) v.push_back({t, d, p, consumers});
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Gemm, WsCheck, ::testing::ValuesIn(configs()), [](const auto& info) {
-  return info.param.dtype + "_D" + std::to_string(info.param.depth) + "_P" + std::to_string(info.param.mmaDepth);
+  return std::string(info.param.consumers == 2 ? "Cooperative_" : "") + info.param.dtype + "_D" +
+         std::to_string(info.param.depth) + "_P" + std::to_string(info.param.mmaDepth);
 });
 
 // A producer/consumer pair at the aref level, parameterized by what the consumer does.

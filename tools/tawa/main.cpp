@@ -79,6 +79,9 @@ void addWsFlags(CLI::App* c, WsFlags& w) {
   c->add_option("--mma-depth,-P", w.opt.mmaDepth, "MMA depth P: async MMA groups in flight before a slot is released")
       ->default_val(1)
       ->check(CLI::Range(0, 4));
+  c->add_option("--consumers", w.opt.consumers, "consumer warp groups: 1, or 2 cooperative ones splitting the M tile")
+      ->default_val(1)
+      ->check(CLI::Range(1, 2));
   c->add_option("--producer-regs", w.opt.producerRegs, "setmaxnreg budget of the producer")->default_val(40);
   c->add_option("--consumer-regs", w.opt.consumerRegs, "setmaxnreg budget of each consumer")->default_val(232);
   c->add_flag("--explain", w.explain, "say which role each op went to and why, and what could not be done");

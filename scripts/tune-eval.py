@@ -1,0 +1,281 @@
+#!/usr/bin/python3
+"""Leave-one-out evaluation of `tawa tune` over the oneTBB skeleton suite (bench/skeletons).
+
+For each program of the suite:
+  oracle   exhaustive search when the space (before constraints) has at most --exhaustive-limit
+           points, otherwise the best of --oracle-samples random legal configurations, each measured
+           once (1 run, no warm-up), all kept in the record; labelled as such in the table;
+  default  oneTBB's defaults as the program's SPACE.json "default" states them (auto_partitioner,
+           the smallest grain, all hardware threads);
+  masif / random / greedy   `tawa tune --suite ... --leave-one-out --method M --budget B` at each
+           budget (neighbours come only from the other programs, tuned by their oracle runs);
+  tpe      Optuna's TPE (Debian's python3-optuna) at the same budgets, every trial measured through
+           `tawa tune --evaluate`, so it shares the record and the measurement protocol.
+Reported: each search's best as % of the oracle (oracle time / found time; above 100% means the
+search found a configuration faster than the oracle's best sample), and the speedup of the oracle's
+best over the default.
+
+Resumable: every measurement lives in the SQLite record (--db), and a re-run asks tawa for the same
+configurations, which it answers from the record without running anything; finished rows are also
+cached in --results (JSON). Run it with /usr/bin/python3 (Debian's python3-optuna).
+
+  scripts/tune-eval.py --build build                       # the full protocol (hours on 2 cores)
+  scripts/tune-eval.py --build build --oracle-samples 300 --reps 1 --warmups 0   # a reduced run
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default=os.path.join(ROOT, "build"), help="build directory (tawa-tune, bench/skeletons/skel_*)")
+    p.add_argument("--suite", default=os.path.join(ROOT, "bench", "skeletons"))
+    p.add_argument("--db", default="tune-eval.db", help="the SQLite record shared by every run")
+    p.add_argument("--results", default="tune-eval.json", help="finished rows, for resuming and for the table")
+    p.add_argument("--programs", default="", help="comma-separated subset of the suite")
+    p.add_argument("--budgets", default="45,20")
+    p.add_argument("--seeds", type=int, default=1, help="searches per method and budget (different seeds), averaged")
+    p.add_argument("--oracle-samples", type=int, default=2000)
+    p.add_argument("--exhaustive-limit", type=int, default=3000)
+    p.add_argument("--reps", type=int, default=3, help="timed repetitions per measurement of the searches")
+    p.add_argument("--warmups", type=int, default=1)
+    p.add_argument("--methods", default="masif,random,greedy,tpe")
+    p.add_argument("--benchmarks", default=os.path.join(ROOT, "BENCHMARKS.md"), help="where the table goes ('' for nowhere)")
+    p.add_argument("--note", default="", help="a sentence for the table's header (e.g. what was reduced)")
+    return p.parse_args()
+
+
+def tune_cmd(a):
+    tawa = os.path.join(a.build, "tawa")
+    try:
+        if subprocess.run([tawa, "tune", "--help"], capture_output=True, timeout=30).returncode == 0:
+            return [tawa, "tune"]
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return [os.path.join(a.build, "tawa-tune")]
+
+
+def run_tune(a, args, log=True):
+    cmd = tune_cmd(a) + ["--suite", a.suite, "--db", a.db, "--bin", os.path.join(a.build, "bench", "skeletons")] + args
+    t0 = time.time()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("tune-eval: failed: %s\n%s%s" % (" ".join(cmd), r.stdout[-2000:], r.stderr[-2000:]))
+    lines = [l for l in r.stdout.splitlines() if l.strip()]
+    if log:
+        print("  %-60s %6.1f s" % (" ".join(args)[:60], time.time() - t0), flush=True)
+    return json.loads(lines[-1])
+
+
+def space_values(space):
+    """Each parameter's ordered values, as tawa's SPACE.json parser defines them (keys sorted)."""
+    out = {}
+    for k in sorted(space):
+        if k in ("constraints", "default", "description"):
+            continue
+        v = space[k]
+        if isinstance(v, list):
+            out[k] = sorted(v) if all(isinstance(x, int) for x in v) else list(v)
+        elif "pow2" in v:
+            lo, hi = v["pow2"]
+            vals = []
+            while lo <= hi:
+                vals.append(lo)
+                lo *= 2
+            out[k] = vals
+        else:
+            out[k] = list(range(v["min"], v["max"] + 1, v.get("step", 1)))
+    return out
+
+
+def constraint_fn(space):
+    """The space's constraints as a Python predicate (the same small language: && || ! and C ops)."""
+    exprs = []
+    for c in space.get("constraints", []):
+        e = c.replace("&&", " and ").replace("||", " or ")
+        e = re.sub(r"!(?!=)", " not ", e)
+        e = re.sub(r"(?<![/])/(?![/])", "//", e)
+        exprs.append(compile(e, c, "eval"))
+
+    def legal(cfg):
+        for e in exprs:
+            try:
+                if not eval(e, {"min": min, "max": max}, dict(cfg)):
+                    return False
+            except ZeroDivisionError:
+                return False
+        return True
+
+    return legal
+
+
+def tpe_search(a, name, space, budget, seed):
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    values = space_values(space)
+    legal = constraint_fn(space)
+    seen = {}
+    sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(10, max(1, budget // 3)))
+    study = optuna.create_study(direction="minimize", sampler=sampler)
+    trials = 0
+    worst = 0.0
+    # Budget = distinct legal configurations measured, as for tawa's searches. Illegal proposals
+    # get a penalty (so TPE learns to avoid them) and repeated ones their first value; neither counts.
+    while len(seen) < budget and trials < 20 * budget:
+        trials += 1
+        t = study.ask()
+        cfg = {}
+        for k, vals in values.items():
+            if all(isinstance(x, int) for x in vals):
+                cfg[k] = vals[t.suggest_int(k, 0, len(vals) - 1)]
+            else:
+                cfg[k] = t.suggest_categorical(k, vals)
+        key = json.dumps(cfg, sort_keys=True)
+        if not legal(cfg):
+            study.tell(t, 2 * worst if worst > 0 else 1e3)
+            continue
+        if key not in seen:
+            r = run_tune(a, ["--only", name, "--evaluate", key, "--reps", str(a.reps), "--warmups", str(a.warmups)], log=False)
+            seen[key] = r["seconds"] if r["seconds"] is not None else math.inf
+            if math.isfinite(seen[key]):
+                worst = max(worst, seen[key])
+        study.tell(t, seen[key] if math.isfinite(seen[key]) else 2 * worst + 1)
+    best = min(seen.values()) if seen else math.inf
+    return {"seconds": best, "evaluations": len(seen)}
+
+
+def oracle_of(a, name, space):
+    size = 1
+    for v in space_values(space).values():
+        size *= len(v)
+    if size <= a.exhaustive_limit:
+        r = run_tune(a, ["--only", name, "--method", "exhaustive", "--budget", "100000000", "--reps", "1", "--warmups", "0"])
+        label = "exhaustive"
+    else:
+        r = run_tune(a, ["--only", name, "--method", "random", "--seed", "1000", "--budget", str(a.oracle_samples), "--reps", "1",
+                         "--warmups", "0"])
+        label = "best of %d random" % r[name]["evaluations"]
+    return {"seconds": r[name]["seconds"], "config": r[name]["config"], "label": label, "size": size}
+
+
+def main():
+    a = parse_args()
+    a.db = os.path.abspath(a.db)
+    suite = json.load(open(os.path.join(a.suite, "suite.json")))
+    names = [p["name"] for p in suite["programs"]]
+    if a.programs:
+        names = [n for n in names if n in a.programs.split(",")]
+    budgets = [int(b) for b in a.budgets.split(",")]
+    methods = a.methods.split(",")
+    results = json.load(open(a.results)) if os.path.exists(a.results) else {}
+
+    def save():
+        with open(a.results + ".tmp", "w") as f:
+            json.dump(results, f, indent=1, sort_keys=True)
+        os.replace(a.results + ".tmp", a.results)
+
+    spaces = {n: json.load(open(os.path.join(a.suite, n, "SPACE.json"))) for n in names}
+    print("oracle runs (every program first: leave-one-out needs the others tuned)", flush=True)
+    for n in names:
+        row = results.setdefault(n, {})
+        if "oracle" not in row:
+            row["oracle"] = oracle_of(a, n, spaces[n])
+            save()
+        if "default" not in row:
+            d = json.dumps(spaces[n]["default"], sort_keys=True)
+            r = run_tune(a, ["--only", n, "--evaluate", d, "--reps", str(max(3, a.reps)), "--warmups", str(max(1, a.warmups))])
+            row["default"] = r["seconds"]
+            save()
+    print("searches", flush=True)
+    for n in names:
+        row = results[n]
+        for m in methods:
+            for b in budgets:
+                for s in range(a.seeds):
+                    key = "%s@%d#%d" % (m, b, s)
+                    if key in row:
+                        continue
+                    if m == "tpe":
+                        row[key] = tpe_search(a, n, spaces[n], b, 1 + s)
+                        print("  tpe %s budget %d seed %d: %.4g s" % (n, b, 1 + s, row[key]["seconds"]), flush=True)
+                    else:
+                        r = run_tune(a, ["--only", n, "--leave-one-out", "--method", m, "--budget", str(b), "--seed", str(1 + s),
+                                         "--reps", str(a.reps), "--warmups", str(a.warmups)])
+                        row[key] = {"seconds": r[n]["seconds"], "evaluations": r[n]["evaluations"], "config": r[n]["config"]}
+                    save()
+    table = render(a, names, budgets, methods, results)
+    print(table)
+    if a.benchmarks:
+        write_section(a.benchmarks, table)
+
+
+def render(a, names, budgets, methods, results):
+    cols = [(m, b) for b in budgets for m in methods]
+    head = "| program | space | oracle | oracle (s) | default (s) | speedup over default | " + " | ".join(
+        "%s@%d" % (m, b) for m, b in cols) + " |"
+    sep = "|" + "---|" * (6 + len(cols))
+    rows = [head, sep]
+    sums = {c: [] for c in cols}
+    speedups = []
+    for n in names:
+        r = results[n]
+        o = r["oracle"]["seconds"]
+        cells = []
+        for m, b in cols:
+            vals = [r["%s@%d#%d" % (m, b, s)]["seconds"] for s in range(a.seeds) if "%s@%d#%d" % (m, b, s) in r]
+            pct = [100.0 * o / v for v in vals if v and math.isfinite(v)]
+            if pct:
+                mean = sum(pct) / len(pct)
+                sums[(m, b)].append(mean)
+                cells.append("%.0f%%" % mean)
+            else:
+                cells.append("-")
+        sp = r["default"] / o if r.get("default") else float("nan")
+        speedups.append(sp)
+        rows.append("| %s | %.3g | %s | %.4f | %.4f | %.2fx | %s |" % (n, r["oracle"]["size"], r["oracle"]["label"], o, r["default"], sp,
+                                                                   " | ".join(cells)))
+    geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups)) if speedups else float("nan")
+    rows.append("| **mean** | | | | | %.2fx (geomean) | %s |" % (geo, " | ".join(
+        ("%.1f%%" % (sum(sums[c]) / len(sums[c]))) if sums[c] else "-" for c in cols)))
+    mach = ""
+    try:
+        con = sqlite3.connect(a.db)
+        mach = con.execute("select description from machines order by id limit 1").fetchone()[0]
+    except Exception:
+        pass
+    text = ["## tawa tune", "",
+            "Leave-one-out over the oneTBB skeleton suite (`scripts/tune-eval.py`): each search's best configuration as %% of the "
+            "oracle's (oracle time / found time), averaged over %d seed(s); the oracle and each program's default as labelled. "
+            "Machine: %s. Searches measured with %d warm-up run(s) and %d repetition(s) (median); oracle samples with one run each."
+            % (a.seeds, mach or "unknown", a.warmups, a.reps), ""]
+    if a.note:
+        text += [a.note, ""]
+    return "\n".join(text + rows) + "\n"
+
+
+def write_section(path, table):
+    old = open(path).read() if os.path.exists(path) else ""
+    start = old.find("## tawa tune")
+    if start < 0:
+        new = (old.rstrip("\n") + "\n\n" if old else "") + table
+    else:
+        end = old.find("\n## ", start + 1)
+        new = old[:start] + table + (old[end:] if end >= 0 else "")
+    with open(path + ".tmp", "w") as f:
+        f.write(new)
+    os.replace(path + ".tmp", path)
+    print("tune-eval: table written to %s (section '## tawa tune')" % path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+// Compiles emitted CUDA C++ for sm_90a with the CUDA toolkit's nvcc (to PTX) and ptxas (to a cubin),
+// into a content-addressed cache: $XDG_CACHE_HOME/tawa/cuda/KEY (or ~/.cache/tawa/cuda/KEY), KEY =
+// a hash of the source, the flags, the compiler's version and primitives.cuh. A build happens in a
+// private directory that is published with one atomic rename, so concurrent compilers never see a
+// half-written entry. ptxas -v is parsed into per-kernel resource usage.
+//   A missing toolkit is a UserError (exit 1): tests that need it fail loudly instead of skipping.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tawa::cuda {
+
+struct Toolkit {
+  std::string root;      // $CUDA_HOME, else /usr/local/cuda
+  std::string nvcc, ptxas;
+  std::string version;   // `nvcc --version`, part of the cache key
+};
+// The toolkit, found once per process; throws UserError when nvcc or ptxas is missing.
+const Toolkit& findToolkit();
+
+// The directory holding primitives.cuh: $TAWA_CUDA_INCLUDE, else this source tree's backend folder.
+std::string primitivesDir();
+
+struct ResourceUsage {
+  std::string kernel;
+  int registers = 0;
+  int barriers = 0;
+  int64_t staticSmem = 0;   // bytes; the dynamic buffer is EmitResult::smemBytes
+  int64_t stack = 0;        // bytes of stack frame (local memory)
+  int64_t spillStores = 0, spillLoads = 0;
+};
+// Parses `ptxas -v` output: one entry per kernel (entry function), in the order ptxas reports them.
+std::vector<ResourceUsage> parsePtxasVerbose(const std::string& log);
+
+struct CompileOptions {
+  std::string arch = "sm_90a";
+  std::vector<std::string> nvccFlags = {"-O3", "-std=c++17"};
+  std::string cacheDir;     // empty: the user's cache directory
+  bool useCache = true;     // false: always compile (still publishes the result)
+};
+
+struct CompiledModule {
+  std::string key, dir;     // cache key and the published directory
+  std::string sourcePath, ptxPath, cubinPath;
+  std::string ptx;          // the PTX text
+  std::string ptxasLog;     // ptxas -v output (resource lines, warnings)
+  std::vector<ResourceUsage> usage;
+  bool cacheHit = false;
+  double nvccSeconds = 0, ptxasSeconds = 0;  // 0 on a cache hit
+};
+
+// Compiles one translation unit (which may hold several kernels). Compile errors are UserErrors
+// carrying the compiler's messages (they point into the kernel source through its #line directives).
+CompiledModule compile(const std::string& source, const CompileOptions& opt = {});
+
+}  // namespace tawa::cuda

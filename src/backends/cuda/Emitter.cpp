@@ -1,0 +1,899 @@
+#include "backends/cuda/Emitter.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+namespace tawa::cuda {
+
+using namespace ir;
+
+std::string HostValue::str() const { return arg >= 0 ? "arg#" + std::to_string(arg) : std::to_string(constant); }
+
+namespace {
+
+constexpr int64_t kSmemLimit = 232448;  // sm_90: at most 227 KB of shared memory per block
+constexpr int64_t kAlign = 1024;        // the repeating unit of the 128B swizzle
+
+[[noreturn]] void unsupported(const Op& op, const std::string& what, const std::string& hint = {}) {
+  throw UserError(op.loc(), "the CUDA backend cannot emit this '" + std::string(op.name()) + "': " + what, hint);
+}
+
+int64_t alignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+std::string cType(Scalar s) {
+  switch (s) {
+    case Scalar::I1: return "bool";
+    case Scalar::I8: return "int8_t";
+    case Scalar::I16: return "int16_t";
+    case Scalar::I32: return "int32_t";
+    case Scalar::I64: return "int64_t";
+    case Scalar::F16: return "tawa::f16";
+    case Scalar::BF16: return "tawa::bf16";
+    case Scalar::F32: return "float";
+    case Scalar::F64: return "double";
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: return "";
+  }
+  return "";
+}
+
+// A row-major tile in shared memory as TMA writes it with a swizzle: split into column chunks one
+// swizzle span wide (chunkCols elements), each chunk `rows` rows of `swizzle` bytes, chunks one
+// after another. Chunks start on 1024-byte boundaries when the slot does, so the swizzle pattern
+// (a function of the shared-window address bits) is the same for TMA and wgmma.
+struct TileLayout {
+  int64_t rows = 0, cols = 0, elemBytes = 0, swizzle = 0, chunkCols = 0, chunks = 0, chunkBytes = 0, slotBytes = 0;
+};
+
+std::optional<TileLayout> swizzledLayout(const Type& tile) {
+  if (tile.rank() != 2) return std::nullopt;
+  TileLayout l;
+  l.rows = tile.shape[0];
+  l.cols = tile.shape[1];
+  l.elemBytes = byteWidth(tile.scalar);
+  int64_t rowBytes = l.cols * l.elemBytes;
+  if (rowBytes >= 128 && rowBytes % 128 == 0) l.swizzle = 128;
+  else if (rowBytes == 64 || rowBytes == 32) l.swizzle = rowBytes;
+  else return std::nullopt;
+  if (l.rows % 8 != 0 || l.rows > 256) return std::nullopt;
+  l.chunkCols = l.swizzle / l.elemBytes;
+  l.chunks = l.cols / l.chunkCols;
+  l.chunkBytes = l.rows * l.swizzle;
+  l.slotBytes = alignUp(l.chunks * l.chunkBytes, kAlign);
+  return l;
+}
+
+// Bits 62-63 of a wgmma matrix descriptor.
+int swizzleMode(int64_t bytes) { return bytes == 128 ? 1 : bytes == 64 ? 2 : bytes == 32 ? 3 : 0; }
+
+struct Ring {
+  std::string name;
+  Type tile;
+  int64_t depth = 0, offset = 0;
+  TileLayout layout;
+};
+struct Bars {
+  std::string name;
+  int64_t n = 0, count = 0, offset = 0;
+  std::string kind;
+};
+// A tile held in registers in the wgmma accumulator fragment layout: M/64 blocks of N/2 values per thread.
+struct Frag {
+  std::string name;
+  Scalar elem = Scalar::F32;
+  int64_t mBlocks = 0, perThread = 0;
+};
+struct Staging {
+  std::string name;
+  int64_t offset = 0, rows = 0, cols = 0, elemBytes = 0;
+};
+
+const std::set<std::string>& reservedNames() {
+  static const std::set<std::string> r = {
+      "smem", "wg", "mi", "ri", "row", "col", "tawa", "int", "float", "double", "bool", "char", "long", "short", "unsigned",
+      "signed", "void", "auto", "const", "static", "extern", "for", "while", "do", "if", "else", "switch", "case", "default",
+      "break", "continue", "return", "goto", "new", "delete", "this", "class", "struct", "union", "enum", "namespace", "using",
+      "template", "typename", "operator", "true", "false", "nullptr", "sizeof", "register", "volatile", "inline", "asm",
+      "private", "public", "protected", "friend", "virtual", "explicit", "mutable", "typedef", "try", "catch", "throw",
+      "and", "or", "not", "xor", "bitand", "bitor", "compl", "min", "max", "int8_t", "int16_t", "int32_t", "int64_t",
+      "uint8_t", "uint32_t", "uint64_t", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "CUtensorMap"};
+  return r;
+}
+
+class Emitter {
+ public:
+  Emitter(const Func& f, const EmitOptions& o) : f_(f), opt_(o) {}
+
+  EmitResult run() {
+    countUses(f_.body, uses_);
+    res_.kernelName = opt_.kernelName.empty() ? sanitize(f_.name) : opt_.kernelName;
+    taken_.insert(res_.kernelName);
+    collect();
+    layoutSmem();
+    res_.threads = 128 * static_cast<int>(regions_.size());
+
+    // The body first: names are assigned as it is printed, and the signature needs them.
+    indent_ = 1;
+    emitPrologue();
+    emitRoles();
+    std::string body = out_.str();
+    out_.str("");
+    indent_ = 0;
+    emitBanner();
+    out_ << "extern \"C\" __global__ void __launch_bounds__(" << res_.threads << ", 1) " << res_.kernelName << "(";
+    for (size_t i = 0; i < res_.params.size(); ++i) {
+      const auto& p = res_.params[i];
+      out_ << (i ? ",\n    " : "\n    ")
+           << (p.tensorMap >= 0 ? "const __grid_constant__ CUtensorMap " : "const " + p.cType + " ") << p.name;
+    }
+    out_ << ") {\n" << body << "}\n";
+    res_.source = (opt_.includeHeader ? std::string("#include \"primitives.cuh\"\n\n") : std::string()) + out_.str();
+    return res_;
+  }
+
+ private:
+  // ---- names
+
+  std::string sanitize(const std::string& hint) {
+    std::string s;
+    for (char c : hint) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v" + s;
+    return s;
+  }
+  std::string fresh(const std::string& hint) {
+    std::string base = sanitize(hint), s = base;
+    for (int n = 1; taken_.count(s) || reservedNames().count(s); ++n) s = base + "_" + std::to_string(n);
+    taken_.insert(s);
+    return s;
+  }
+  std::string nameFor(const Value* v) {
+    auto it = names_.find(v);
+    if (it != names_.end()) return it->second;
+    return names_[v] = fresh(v->nameHint.empty() ? "v" + std::to_string(counter_++) : v->nameHint);
+  }
+
+  // ---- output
+
+  void line(const std::string& s) { out_ << std::string(2 * static_cast<size_t>(indent_), ' ') << s << "\n"; }
+  void at(const Op& op) {
+    if (!opt_.lineDirectives || !op.loc().known() || op.loc().line <= 0) return;
+    if (lastFile_ == *op.loc().file && lastLine_ == op.loc().line) return;
+    lastFile_ = *op.loc().file;
+    lastLine_ = op.loc().line;
+    std::string f;
+    for (char c : lastFile_) f += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    out_ << "#line " << lastLine_ << " \"" << f << "\"\n";
+  }
+
+  // ---- values
+
+  static const Op* tileConstant(const Value* v) {
+    const Op* d = v->definingOp();
+    return d && d->kind() == OpKind::Constant && v->type().isTile() ? d : nullptr;
+  }
+  std::string literal(const Op& c) {
+    const Type& t = c.result()->type();
+    const AttrValue& a = c.attrs.at("value");
+    if (t.elemIsFloat()) {
+      double d = std::get<double>(a);
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.9g", d);
+      std::string s = buf;
+      if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+      return t.scalar == Scalar::F32 ? s + "f" : s;
+    }
+    int64_t i = std::get<int64_t>(a);
+    if (t.scalar == Scalar::I1) return i ? "true" : "false";
+    std::string s = std::to_string(i);
+    if (t.scalar == Scalar::I64) s += "LL";
+    return i < 0 ? "(" + s + ")" : s;
+  }
+  // A scalar operand as an expression: constants inline, everything else by name.
+  std::string ex(const Value* v) {
+    const Op* d = v->definingOp();
+    if (d && d->kind() == OpKind::Constant && v->type().isScalar()) return literal(*d);
+    auto it = names_.find(v);
+    TAWA_ASSERT(it != names_.end(), "every scalar is named before its use (the IR is verified)");
+    return it->second;
+  }
+  void needScalar(const Op& op, const Type& t) {
+    if (!t.isScalar() || cType(t.scalar).empty() || t.elemIsFloat())
+      unsupported(op, "only integer scalar arithmetic is emitted so far, got " + t.str());
+  }
+  Frag& frag(const Op& op, const Value* v) {
+    auto it = frags_.find(v);
+    if (it == frags_.end())
+      unsupported(op, "operand of type " + v->type().str() + " is not an MMA accumulator held in registers",
+                  "the CUDA backend emits tiles only as wgmma accumulators (and their casts) so far");
+    return it->second;
+  }
+  Frag fragShape(const Op& op, const Type& t) {
+    if (!t.isTile() || t.rank() != 2 || t.shape[0] % 64 != 0 || t.shape[1] % 8 != 0)
+      unsupported(op, "a register tile must be MxN with M a multiple of 64 and N of 8 (the wgmma accumulator layout), got " +
+                          t.str());
+    Frag fr;
+    fr.elem = t.scalar;
+    fr.mBlocks = t.shape[0] / 64;
+    fr.perThread = t.shape[1] / 2;
+    return fr;
+  }
+  // Declares a register tile; fills it from a tile constant or copies another fragment when given.
+  Frag declareFrag(const Op& op, const Type& t, const std::string& name) {
+    Frag fr = fragShape(op, t);
+    fr.name = name;
+    std::string ty = cType(fr.elem);
+    if (ty.empty()) unsupported(op, "element type " + std::string(scalarName(fr.elem)) + " has no register form yet");
+    line(ty + " " + fr.name + "[" + std::to_string(fr.mBlocks) + "][" + std::to_string(fr.perThread) + "];");
+    if (fr.elem == Scalar::F32) accumulators_.back().push_back(fr);
+    return fr;
+  }
+  void forEachReg(const Frag& fr, const std::string& stmt) {
+    line("#pragma unroll");
+    line("for (int mi = 0; mi < " + std::to_string(fr.mBlocks) + "; ++mi)");
+    line("#pragma unroll");
+    line("  for (int ri = 0; ri < " + std::to_string(fr.perThread) + "; ++ri) " + stmt);
+  }
+  void fill(const Frag& fr, const Op& c) { forEachReg(fr, fr.name + "[mi][ri] = " + literal(c) + ";"); }
+  void copy(const Frag& to, const Frag& from) { forEachReg(to, to.name + "[mi][ri] = " + from.name + "[mi][ri];"); }
+
+  // ---- collection and shared-memory layout
+
+  HostValue hostValue(const Op& op, const Value* v) {
+    HostValue h;
+    if (!v->definingOp() && v->ownerBlock() == &f_.body) {
+      h.arg = v->index();
+      return h;
+    }
+    const Op* d = v->definingOp();
+    if (d && d->kind() == OpKind::Constant && v->type().isScalar() && v->type().elemIsInt()) {
+      h.constant = std::get<int64_t>(d->attrs.at("value"));
+      return h;
+    }
+    unsupported(op, "descriptor shapes and strides must be kernel arguments or constants",
+                "the host builds the tensor map from them before the launch");
+  }
+
+  void collect() {
+    for (const auto& up : f_.body.ops()) {
+      const Op& op = *up;
+      switch (op.kind()) {
+        case OpKind::MakeDesc: {
+          const Type& d = op.result()->type();
+          if (d.rank() != 2) unsupported(op, "only 2-D tensor descriptors are emitted so far");
+          const Value* base = op.operand(0);
+          if (base->definingOp() || base->ownerBlock() != &f_.body)
+            unsupported(op, "the base of a descriptor must be a pointer argument of the kernel");
+          TensorMapSpec s;
+          s.param = nameFor(op.result());
+          s.elem = d.scalar;
+          s.baseArg = base->index();
+          s.rows = hostValue(op, op.operand(1));
+          s.cols = hostValue(op, op.operand(2));
+          s.rowStride = hostValue(op, op.operand(3));
+          s.colStride = hostValue(op, op.operand(4));
+          descs_[op.result()] = static_cast<int>(res_.tensorMaps.size());
+          res_.tensorMaps.push_back(s);
+          KernelParam p;
+          p.name = s.param;
+          p.cType = "CUtensorMap";
+          p.tensorMap = descs_[op.result()];
+          res_.params.push_back(p);
+          break;
+        }
+        case OpKind::SmemAlloc: {
+          Ring r;
+          r.name = nameFor(op.result());
+          r.depth = op.result()->type().shape[0];
+          r.tile = op.result()->type().slotType();
+          auto l = swizzledLayout(r.tile);
+          if (!l)
+            unsupported(op, "slot " + r.tile.str() +
+                                " has no TMA/wgmma layout: rows must be a multiple of 8 (at most 256) and a row 32, 64 or a "
+                                "multiple of 128 bytes");
+          r.layout = *l;
+          rings_[op.result()] = r;
+          ringOrder_.push_back(op.result());
+          break;
+        }
+        case OpKind::MbarInit: {
+          Bars b;
+          b.name = nameFor(op.result());
+          b.n = op.result()->type().shape[0];
+          b.count = op.intAttr("count");
+          b.kind = op.hasAttr("kind") ? op.strAttr("kind") : "";
+          bars_[op.result()] = b;
+          barOrder_.push_back(op.result());
+          break;
+        }
+        case OpKind::WgRegion: regions_.push_back(&op); break;
+        case OpKind::Return:
+          if (op.numOperands() != 0) unsupported(op, "a kernel returns nothing");
+          break;
+        default: break;  // the prologue is checked as it is emitted
+      }
+    }
+    // Scalar arguments follow the tensor maps, in the kernel's order; pointers reach the kernel
+    // through the tensor maps only.
+    for (size_t i = 0; i < f_.numArgs(); ++i) {
+      const Value* a = f_.arg(i);
+      if (a->type().isPtr()) continue;
+      if (!a->type().isScalar() || cType(a->type().scalar).empty())
+        throw UserError(f_.loc, "the CUDA backend cannot pass argument #" + std::to_string(i) + " of type " + a->type().str());
+      KernelParam p;
+      p.name = nameFor(a);
+      p.cType = cType(a->type().scalar);
+      p.irArg = static_cast<int>(i);
+      res_.params.push_back(p);
+    }
+    if (regions_.size() != 2 || regions_[0]->strAttr("role") != "producer" || regions_[1]->strAttr("role") != "consumer")
+      throw UserError(regions_.empty() ? f_.loc : regions_.back()->loc(),
+                      "the CUDA backend emits one producer and one consumer warp group so far (found " +
+                          std::to_string(regions_.size()) + " wg.region(s))",
+                      "warp-specialize the kernel first (tawa compile --emit nv)");
+    // The consumer's warp groups release each slot once: one arrival per consumer warp group.
+    for (const Value* v : barOrder_)
+      if (const Bars& b = bars_.at(v); b.kind == "empty" && b.count != 1)
+        throw UserError(v->definingOp()->loc(), "the CUDA backend emits one consumer warp group; this barrier expects " +
+                                                    std::to_string(b.count) + " releases per phase");
+    // Descriptors: the box and swizzle follow the slot they are copied into, or the staging tile.
+    for (const Op* r : regions_)
+      walk(*r->region(0), [&](const Op* op) {
+        if (op->kind() == OpKind::TmaLoad) {
+          const Ring& ring = rings_.at(op->operand(1));
+          setBox(*op, op->operand(0), ring.layout.rows, ring.layout.chunkCols, static_cast<int>(ring.layout.swizzle));
+        } else if (op->kind() == OpKind::TmaStore) {
+          const Type& t = op->operand(1)->type();
+          Staging s;
+          s.name = fresh(op->operand(0)->nameHint.empty() ? "stage" : op->operand(0)->nameHint + "_stage");
+          s.rows = t.shape[0];
+          s.cols = t.shape[1];
+          s.elemBytes = byteWidth(t.scalar);
+          if (s.rows > 256 || s.cols > 256 || (s.cols * s.elemBytes) % 16 != 0)
+            unsupported(*op, "the epilogue stores the tile with one TMA box: at most 256x256 with rows a multiple of 16 bytes, got " +
+                                 t.str());
+          setBox(*op, op->operand(0), s.rows, s.cols, 0);
+          stagings_[op] = s;
+          stagingOrder_.push_back(op);
+        }
+      });
+  }
+
+  void setBox(const Op& op, const Value* desc, int64_t rows, int64_t cols, int swizzle) {
+    auto it = descs_.find(desc);
+    if (it == descs_.end()) unsupported(op, "the descriptor must come from a tile.make_desc at the top of the kernel");
+    TensorMapSpec& s = res_.tensorMaps[static_cast<size_t>(it->second)];
+    if (s.boxRows && (s.boxRows != rows || s.boxCols != cols || s.swizzleBytes != swizzle))
+      unsupported(op, "descriptor '" + s.param + "' is used with two different boxes (a TMA load and a store?)");
+    s.boxRows = rows;
+    s.boxCols = cols;
+    s.swizzleBytes = swizzle;
+  }
+
+  void layoutSmem() {
+    int64_t off = 0;
+    for (const Value* v : ringOrder_) {
+      Ring& r = rings_.at(v);
+      r.offset = off;
+      off += r.depth * r.layout.slotBytes;
+    }
+    for (const Op* op : stagingOrder_) {
+      Staging& s = stagings_.at(op);
+      s.offset = off;
+      off += alignUp(s.rows * s.cols * s.elemBytes, kAlign);
+    }
+    for (const Value* v : barOrder_) {
+      Bars& b = bars_.at(v);
+      b.offset = off;
+      off += 8 * b.n;
+    }
+    smemUsed_ = off;
+    res_.smemBytes = off + kAlign;
+    if (res_.smemBytes > kSmemLimit) {
+      const Op* first = ringOrder_.empty() ? nullptr : ringOrder_.front()->definingOp();
+      throw UserError(first ? first->loc() : f_.loc,
+                      "the kernel needs " + std::to_string(res_.smemBytes) + " bytes of shared memory; sm_90a allows " +
+                          std::to_string(kSmemLimit) + " per block",
+                      "lower the aref depth (--depth) or the block sizes");
+    }
+  }
+
+  // ---- text
+
+  void emitBanner() {
+    const Op& prod = *regions_[0];
+    const Op& cons = *regions_[1];
+    int64_t depth = ringOrder_.empty() ? 0 : rings_.at(ringOrder_.front()).depth;
+    int64_t p = -1;
+    walk(*cons.region(0), [&](const Op* op) {
+      if (op->kind() == OpKind::For && op->hasAttr("mma_depth") && p < 0) p = op->intAttr("mma_depth");
+    });
+    line("// Generated by tawa from @" + f_.name + (f_.loc.known() ? " (" + f_.loc.str() + ")" : "") + " for sm_90a.");
+    line("// Warp group 0: producer (one elected thread issues TMA loads; setmaxnreg " + std::to_string(prod.intAttr("regs")) +
+         "); warp group 1: consumer (wgmma; setmaxnreg " + std::to_string(cons.intAttr("regs")) + ").");
+    line("// Rings of D = " + std::to_string(depth) + " slots" + (p >= 0 ? ", MMA depth P = " + std::to_string(p) : std::string()) +
+         "; dynamic shared memory " + std::to_string(res_.smemBytes) + " bytes (" + std::to_string(smemUsed_) +
+         " used, 1024 for alignment).");
+    line("// Epilogue: accumulators -> shared staging (row-major, unswizzled) -> TMA store.");
+    for (const auto& s : res_.tensorMaps)
+      line("// Tensor map " + s.param + ": " + std::string(scalarName(s.elem)) + ", box " + std::to_string(s.boxRows) + "x" +
+           std::to_string(s.boxCols) + (s.swizzleBytes ? ", " + std::to_string(s.swizzleBytes) + "B swizzle" : ", no swizzle") +
+           ".");
+  }
+
+  void emitPrologue() {
+    line("uint8_t* smem = tawa::dynamic_smem_1024();");
+    for (const Value* v : ringOrder_) {
+      const Ring& r = rings_.at(v);
+      const auto& l = r.layout;
+      line("uint8_t* " + r.name + " = smem + " + std::to_string(r.offset) + ";  // " + std::to_string(r.depth) + " x " +
+           r.tile.str() + ", " + std::to_string(l.slotBytes) + " B per slot: " + std::to_string(l.chunks) + " chunk(s) of " +
+           std::to_string(l.rows) + "x" + std::to_string(l.chunkCols) + ", " + std::to_string(l.swizzle) + "B swizzle");
+    }
+    for (const Op* op : stagingOrder_) {
+      const Staging& s = stagings_.at(op);
+      line("uint8_t* " + s.name + " = smem + " + std::to_string(s.offset) + ";  // epilogue staging, " + std::to_string(s.rows) +
+           "x" + std::to_string(s.cols) + " row-major");
+    }
+    for (const Value* v : barOrder_) {
+      const Bars& b = bars_.at(v);
+      line("uint64_t* " + b.name + " = reinterpret_cast<uint64_t*>(smem + " + std::to_string(b.offset) + ");  // " +
+           std::to_string(b.n) + " mbarriers" + (b.kind.empty() ? "" : " (" + b.kind + ")") + ", " + std::to_string(b.count) +
+           " arrival(s) per phase");
+    }
+    if (!barOrder_.empty()) {
+      line("if (tawa::thread_idx() == 0) {");
+      ++indent_;
+      for (const Value* v : barOrder_) {
+        const Bars& b = bars_.at(v);
+        at(*v->definingOp());
+        line("for (int s = 0; s < " + std::to_string(b.n) + "; ++s) tawa::mbarrier_init(&" + b.name + "[s], " +
+             std::to_string(b.count) + ");");
+      }
+      line("tawa::fence_mbarrier_init();");
+      --indent_;
+      line("}");
+      line("tawa::syncthreads();");
+    }
+    accumulators_.emplace_back();
+    for (const auto& up : f_.body.ops()) {
+      const Op& op = *up;
+      switch (op.kind()) {
+        case OpKind::MakeDesc:
+        case OpKind::SmemAlloc:
+        case OpKind::MbarInit:
+        case OpKind::WgRegion:
+        case OpKind::Return: break;
+        case OpKind::Constant:
+          if (op.result()->type().isTile()) break;  // materialized where it is used
+          [[fallthrough]];
+        default: emitScalar(op); break;
+      }
+    }
+  }
+
+  void emitRoles() {
+    line("const int wg = tawa::warpgroup_idx();");
+    for (size_t w = 0; w < regions_.size(); ++w) {
+      const Op& r = *regions_[w];
+      at(r);
+      bool producer = r.strAttr("role") == "producer";
+      if (w == 0) line("if (wg == 0) {  // producer");
+      else line("} else {  // consumer");
+      ++indent_;
+      accumulators_.emplace_back();
+      const Block& b = *r.region(0);
+      auto it = b.ops().begin();
+      // setmaxnreg is warp-group wide; the producer's remaining work runs on one elected thread.
+      for (; it != b.ops().end() && (*it)->kind() == OpKind::SetMaxNReg; ++it) emitOp(**it);
+      if (producer) {
+        line("if (tawa::warp_idx_in_warpgroup() == 0 && tawa::elect_one_sync()) {");
+        ++indent_;
+      }
+      single_ = producer;
+      for (; it != b.ops().end(); ++it)
+        if ((*it)->kind() != OpKind::Yield) emitOp(**it);
+      single_ = false;
+      if (producer) {
+        --indent_;
+        line("}");
+      }
+      accumulators_.pop_back();
+      --indent_;
+    }
+    line("}");
+  }
+
+  void emitBlock(const Block& b) {
+    accumulators_.emplace_back();
+    for (const auto& op : b.ops())
+      if (op->kind() != OpKind::Yield) emitOp(*op);
+    accumulators_.pop_back();
+  }
+
+  // One thread of the warp group does it (arrivals count warp groups; TMA is issued once).
+  void oneThread(const std::string& stmt) {
+    if (single_) line(stmt);
+    else line("if (tawa::warpgroup_thread_idx() == 0) " + stmt);
+  }
+
+  void emitScalar(const Op& op) {
+    static const std::map<OpKind, const char*> bin = {
+        {OpKind::Add, "+"}, {OpKind::Sub, "-"}, {OpKind::Mul, "*"}, {OpKind::Div, "/"}, {OpKind::Rem, "%"},
+        {OpKind::And, "&"}, {OpKind::Or, "|"},  {OpKind::Xor, "^"}, {OpKind::Shl, "<<"}, {OpKind::Shr, ">>"}};
+    static const std::map<std::string, const char*> cmp = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
+                                                           {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
+    if (op.numResults() != 1) unsupported(op, "not emitted yet");
+    const Type& t = op.result()->type();
+    std::string e;
+    switch (op.kind()) {
+      case OpKind::Constant: return;  // inlined at its uses
+      case OpKind::ProgramId:
+      case OpKind::NumPrograms: {
+        static const char* axes[] = {"x", "y", "z"};
+        e = std::string(op.kind() == OpKind::ProgramId ? "tawa::block_idx_" : "tawa::grid_dim_") + axes[op.intAttr("axis")] + "()";
+        break;
+      }
+      case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
+      case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr:
+        needScalar(op, t);
+        e = ex(op.operand(0)) + " " + bin.at(op.kind()) + " " + ex(op.operand(1));
+        break;
+      case OpKind::Max:
+      case OpKind::Min: {
+        needScalar(op, t);
+        std::string a = ex(op.operand(0)), b = ex(op.operand(1));
+        e = a + (op.kind() == OpKind::Max ? " > " : " < ") + b + " ? " + a + " : " + b;
+        break;
+      }
+      case OpKind::FloorDiv: {
+        needScalar(op, t);
+        std::string a = ex(op.operand(0)), b = ex(op.operand(1));
+        e = a + " / " + b + " - ((" + a + " % " + b + " != 0) && ((" + a + " < 0) != (" + b + " < 0)))";
+        break;
+      }
+      case OpKind::Cmp:
+        needScalar(op, op.operand(0)->type());
+        e = ex(op.operand(0)) + " " + cmp.at(op.strAttr("pred")) + " " + ex(op.operand(1));
+        break;
+      case OpKind::Select:
+        needScalar(op, t);
+        e = ex(op.operand(0)) + " ? " + ex(op.operand(1)) + " : " + ex(op.operand(2));
+        break;
+      case OpKind::Cast:
+        needScalar(op, t);
+        needScalar(op, op.operand(0)->type());
+        e = "static_cast<" + cType(t.scalar) + ">(" + ex(op.operand(0)) + ")";
+        break;
+      default: unsupported(op, "not emitted yet", "the CUDA backend covers the warp-specialized GEMM so far");
+    }
+    at(op);
+    line("const " + cType(t.scalar) + " " + nameFor(op.result()) + " = " + e + ";");
+  }
+
+  void emitOp(const Op& op) {
+    switch (op.kind()) {
+      case OpKind::SetMaxNReg:
+        at(op);
+        line("tawa::setmaxnreg_" + op.strAttr("action") + "<" + std::to_string(op.intAttr("regs")) + ">();");
+        return;
+      case OpKind::For: return emitFor(op);
+      case OpKind::If: return emitIf(op);
+      case OpKind::MbarWait: {
+        at(op);
+        const Bars& b = bars_.at(op.operand(0));
+        line("tawa::mbarrier_wait_parity(&" + b.name + "[" + ex(op.operand(1)) + "], static_cast<uint32_t>(" + ex(op.operand(2)) +
+             "));");
+        return;
+      }
+      case OpKind::MbarArrive: {
+        at(op);
+        oneThread("tawa::mbarrier_arrive(&" + bars_.at(op.operand(0)).name + "[" + ex(op.operand(1)) + "]);");
+        return;
+      }
+      case OpKind::MbarArriveExpectTx: {
+        at(op);
+        oneThread("tawa::mbarrier_arrive_expect_tx(&" + bars_.at(op.operand(0)).name + "[" + ex(op.operand(1)) + "], " +
+                  std::to_string(op.intAttr("bytes")) + ");");
+        return;
+      }
+      case OpKind::TmaLoad: return emitTmaLoad(op);
+      case OpKind::TmaStore: return emitTmaStore(op);
+      case OpKind::Wgmma: return emitWgmma(op);
+      case OpKind::WgmmaCommit:
+        at(op);
+        line("tawa::wgmma_commit_group();");
+        return;
+      case OpKind::WgmmaWait:
+        at(op);
+        line("tawa::wgmma_wait_group<" + std::to_string(op.intAttr("pending")) + ">();");
+        fenceAccumulators();
+        return;
+      case OpKind::FenceProxyAsync: {
+        // Before a TMA store the fence belongs after the staging writes, which the store emits.
+        const Op* next = nextOp(op);
+        if (next && next->kind() == OpKind::TmaStore) return;
+        at(op);
+        line("tawa::fence_proxy_async_shared_cta();");
+        return;
+      }
+      case OpKind::Cast:
+        if (op.result()->type().isTile()) return emitTileCast(op);
+        return emitScalar(op);
+      case OpKind::Constant:
+        if (op.result()->type().isTile()) return;  // materialized where it is used
+        return;
+      case OpKind::SmemLoad:
+        unsupported(op, "reading an aref slot into registers is not emitted yet",
+                    "only tile.dot of two loaded tiles (wgmma from shared memory) is supported so far");
+      default: break;
+    }
+    if (op.numResults() == 1 && op.result()->type().isScalar() && op.regions().empty()) return emitScalar(op);
+    unsupported(op, "not emitted yet", "the CUDA backend covers the warp-specialized GEMM so far");
+  }
+
+  static const Op* nextOp(const Op& op) {
+    const auto& ops = op.parent->ops();
+    for (auto it = ops.begin(); it != ops.end(); ++it)
+      if (it->get() == &op) return std::next(it) == ops.end() ? nullptr : std::next(it)->get();
+    return nullptr;
+  }
+
+  void fenceAccumulators() {
+    for (const auto& scope : accumulators_)
+      for (const Frag& fr : scope)
+        for (int64_t mb = 0; mb < fr.mBlocks; ++mb) line("tawa::fence_operands(" + fr.name + "[" + std::to_string(mb) + "]);");
+  }
+
+  void emitFor(const Op& op) {
+    const Block& body = *op.region(0);
+    at(op);
+    std::vector<std::string> carried;
+    std::vector<bool> isTile;
+    for (size_t k = 0; k < op.numResults(); ++k) {
+      const Value *init = op.operand(3 + k), *arg = body.arg(1 + k), *res = op.result(k);
+      if (res->type().isTile()) {
+        Frag fr = declareFrag(op, res->type(), nameFor(res));
+        if (const Op* c = tileConstant(init)) fill(fr, *c);
+        else copy(fr, frag(op, init));
+        frags_[arg] = fr;
+        frags_[res] = fr;
+        names_[arg] = fr.name;
+        carried.push_back(fr.name);
+        isTile.push_back(true);
+      } else {
+        needScalar(op, res->type());
+        std::string n = nameFor(res);
+        line(cType(res->type().scalar) + " " + n + " = " + ex(init) + ";");
+        names_[arg] = n;
+        carried.push_back(n);
+        isTile.push_back(false);
+      }
+    }
+    const Value* iv = body.arg(0);
+    needScalar(op, iv->type());
+    std::string i = nameFor(iv);
+    line("for (" + cType(iv->type().scalar) + " " + i + " = " + ex(op.operand(0)) + "; " + i + " < " + ex(op.operand(1)) + "; " +
+         i + " += " + ex(op.operand(2)) + ") {");
+    ++indent_;
+    emitBlock(body);
+    const Op* y = body.terminator();
+    if (y) {
+      at(*y);
+      std::vector<std::string> temps;
+      for (size_t k = 0; k < carried.size(); ++k) {
+        const Value* v = y->operand(k);
+        if (isTile[k]) {
+          const Frag& from = frag(*y, v);
+          if (from.name != carried[k]) copy(frags_.at(body.arg(1 + k)), from);
+          temps.emplace_back();
+        } else if (ex(v) != carried[k]) {
+          std::string t = fresh(carried[k] + "_next");
+          line("const " + cType(v->type().scalar) + " " + t + " = " + ex(v) + ";");
+          temps.push_back(t);
+        } else {
+          temps.emplace_back();
+        }
+      }
+      for (size_t k = 0; k < carried.size(); ++k)
+        if (!temps[k].empty()) line(carried[k] + " = " + temps[k] + ";");
+    }
+    --indent_;
+    line("}");
+  }
+
+  void emitIf(const Op& op) {
+    std::vector<std::string> results;
+    for (size_t k = 0; k < op.numResults(); ++k) {
+      const Type& t = op.result(k)->type();
+      if (t.isTile()) unsupported(op, "a tile.if yielding tiles is not emitted yet");
+      needScalar(op, t);
+      std::string n = nameFor(op.result(k));
+      line(cType(t.scalar) + " " + n + ";");
+      results.push_back(n);
+    }
+    at(op);
+    line("if (" + ex(op.operand(0)) + ") {");
+    for (size_t r = 0; r < 2; ++r) {
+      const Block& b = *op.region(r);
+      bool empty = b.ops().size() == 1 && results.empty();
+      if (r == 1) {
+        if (empty) break;
+        line("} else {");
+      }
+      ++indent_;
+      emitBlock(b);
+      if (const Op* y = b.terminator())
+        for (size_t k = 0; k < results.size(); ++k) line(results[k] + " = " + ex(y->operand(k)) + ";");
+      --indent_;
+    }
+    line("}");
+  }
+
+  void emitTmaLoad(const Op& op) {
+    const TensorMapSpec& map = res_.tensorMaps[static_cast<size_t>(descs_.at(op.operand(0)))];
+    const Ring& r = rings_.at(op.operand(1));
+    const Bars& b = bars_.at(op.operand(3));
+    const auto& l = r.layout;
+    at(op);
+    std::string slot = ex(op.operand(2)), row = ex(op.operand(4)), col = ex(op.operand(5));
+    std::string dst = r.name + " + " + slot + " * " + std::to_string(l.slotBytes);
+    for (int64_t j = 0; j < l.chunks; ++j)
+      oneThread("tawa::cp_async_bulk_tensor_2d_global_to_shared(" + dst + (j ? " + " + std::to_string(j * l.chunkBytes) : "") +
+                ", &" + map.param + ", " + col + (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + ", &" + b.name +
+                "[" + slot + "]);");
+  }
+
+  void emitWgmma(const Op& op) {
+    if (single_) unsupported(op, "wgmma is a warp-group operation and cannot run in the producer");
+    const Ring &ra = rings_.at(op.operand(0)), &rb = rings_.at(op.operand(2));
+    const TileLayout &la = ra.layout, &lb = rb.layout;
+    Scalar in = ra.tile.scalar;
+    if ((in != Scalar::F16 && in != Scalar::BF16) || rb.tile.scalar != in)
+      unsupported(op, "wgmma from shared memory is emitted for f16 and bf16 operands so far, got " + ra.tile.str() + " and " +
+                          rb.tile.str());
+    int64_t m = la.rows, k = la.cols, n = lb.cols;
+    static const std::set<int64_t> ns = {16, 32, 64, 128, 256};
+    if (m % 64 != 0 || k % 16 != 0 || !ns.count(n))
+      unsupported(op, "needs M a multiple of 64, K of 16 and N in {16, 32, 64, 128, 256}, got " + std::to_string(m) + "x" +
+                          std::to_string(n) + "x" + std::to_string(k));
+    const Value* accIn = op.operand(4);
+    const Type& accTy = op.result()->type();
+    if (accTy.scalar != Scalar::F32) unsupported(op, "accumulates in f32 only so far");
+    // The accumulator lives in registers; the budget leaves room for addresses and descriptors.
+    int64_t regs = m * n / 128;
+    int64_t budget = regions_[1]->intAttr("regs") - 40;
+    if (regs > budget)
+      unsupported(op, "the " + std::to_string(m) + "x" + std::to_string(n) + " accumulator needs " + std::to_string(regs) +
+                          " registers per thread of one consumer warp group (budget " + std::to_string(budget) + ")",
+                  "use a smaller block (two cooperative consumer warp groups are not emitted yet)");
+    at(op);
+    Frag acc;
+    if (const Op* c = tileConstant(accIn)) {
+      acc = declareFrag(op, accTy, nameFor(op.result()));
+      fill(acc, *c);
+    } else {
+      const Frag& from = frag(op, accIn);
+      if (uses_[accIn] == 1) {
+        acc = from;  // accumulate in place: nothing else reads the old value
+      } else {
+        acc = declareFrag(op, accTy, nameFor(op.result()));
+        copy(acc, from);
+      }
+    }
+    frags_[op.result()] = acc;
+    names_[op.result()] = acc.name;
+    std::string ty = in == Scalar::F16 ? "f16" : "bf16";
+    line("{  // " + std::to_string(m) + "x" + std::to_string(n) + " += " + std::to_string(m) + "x" + std::to_string(k) + " * " +
+         std::to_string(k) + "x" + std::to_string(n) + ": " + std::to_string(k / 16 * (m / 64)) + " x wgmma m64n" +
+         std::to_string(n) + "k16 (A K-major, B N-major)");
+    ++indent_;
+    std::string a = fresh("a_slot"), b = fresh("b_slot");
+    line("const uint8_t* " + a + " = " + ra.name + " + " + ex(op.operand(1)) + " * " + std::to_string(la.slotBytes) + ";");
+    line("const uint8_t* " + b + " = " + rb.name + " + " + ex(op.operand(3)) + " * " + std::to_string(lb.slotBytes) + ";");
+    for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");
+    line("tawa::wgmma_fence();");
+    for (int64_t kk = 0; kk < k / 16; ++kk) {
+      // A (K-major): k-step kk lies in chunk kk*16 / chunkCols at byte kk*16 % chunkCols * elem of each
+      // row; 64-row blocks are 64 rows of one swizzle span apart; LBO unused (1), SBO = 8 rows.
+      int64_t aCol = kk * 16, aChunk = aCol / la.chunkCols, aIn = (aCol % la.chunkCols) * la.elemBytes;
+      // B (N-major): k-step kk starts 16 rows down; N-chunks are chunkBytes apart (LBO), 8-row
+      // groups one swizzle atom apart (SBO).
+      int64_t bOff = kk * 16 * lb.swizzle;
+      std::string db = "tawa::wgmma_smem_desc(" + b + " + " + std::to_string(bOff) + ", " + std::to_string(lb.chunkBytes) + ", " +
+                       std::to_string(8 * lb.swizzle) + ", " + std::to_string(swizzleMode(lb.swizzle)) + ")";
+      for (int64_t mb = 0; mb < acc.mBlocks; ++mb) {
+        int64_t aOff = aChunk * la.chunkBytes + mb * 64 * la.swizzle + aIn;
+        std::string da = "tawa::wgmma_smem_desc(" + a + " + " + std::to_string(aOff) + ", 16, " + std::to_string(8 * la.swizzle) +
+                         ", " + std::to_string(swizzleMode(la.swizzle)) + ")";
+        line("tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k16_f32_" + ty + "<1>(" + acc.name + "[" + std::to_string(mb) +
+             "], " + da + ", " + db + ", 1);");
+      }
+    }
+    for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");
+    --indent_;
+    line("}");
+  }
+
+  void emitTileCast(const Op& op) {
+    const Frag& from = frag(op, op.operand(0));
+    at(op);
+    const Type& t = op.result()->type();
+    static const std::map<Scalar, const char*> conv = {
+        {Scalar::F16, "tawa::to_f16"}, {Scalar::BF16, "tawa::to_bf16"}, {Scalar::F32, "tawa::to_f32"}};
+    if (from.elem != Scalar::F32 || !conv.count(t.scalar))
+      unsupported(op, "casts of f32 accumulators to f16, bf16 or f32 are emitted so far, got " + t.str());
+    Frag to = declareFrag(op, t, nameFor(op.result()));
+    forEachReg(to, to.name + "[mi][ri] = " + std::string(conv.at(t.scalar)) + "(" + from.name + "[mi][ri]);");
+    frags_[op.result()] = to;
+  }
+
+  void emitTmaStore(const Op& op) {
+    const TensorMapSpec& map = res_.tensorMaps[static_cast<size_t>(descs_.at(op.operand(0)))];
+    const Staging& s = stagings_.at(&op);
+    const Frag& v = frag(op, op.operand(1));
+    if (single_) unsupported(op, "the epilogue store runs in a consumer warp group");
+    at(op);
+    line("{  // registers -> staging (accumulator fragment layout) -> global");
+    ++indent_;
+    line("#pragma unroll");
+    line("for (int mi = 0; mi < " + std::to_string(v.mBlocks) + "; ++mi) {");
+    line("#pragma unroll");
+    line("  for (int ri = 0; ri < " + std::to_string(v.perThread) + "; ri += 2) {");
+    line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");
+    line("    const int col = tawa::wgmma_acc_col(ri);");
+    line("    tawa::st_shared_pair(" + s.name + " + (row * " + std::to_string(s.cols) + " + col) * " + std::to_string(s.elemBytes) + ", " +
+         v.name + "[mi][ri], " + v.name + "[mi][ri + 1]);");
+    line("  }");
+    line("}");
+    line("tawa::fence_proxy_async_shared_cta();  // the staging writes, before the TMA engine reads them");
+    line("tawa::bar_sync(1, 128);                 // the whole consumer warp group has written its part");
+    line("if (tawa::warpgroup_thread_idx() == 0) {");
+    line("  tawa::cp_async_bulk_tensor_2d_shared_to_global(&" + map.param + ", " + ex(op.operand(3)) + ", " + ex(op.operand(2)) +
+         ", " + s.name + ");");
+    line("  tawa::cp_async_bulk_commit_group();");
+    line("  tawa::cp_async_bulk_wait_group_read<0>();  // the staging stays valid until the copy has read it");
+    line("}");
+    --indent_;
+    line("}");
+  }
+
+  const Func& f_;
+  const EmitOptions& opt_;
+  EmitResult res_;
+  std::ostringstream out_;
+  int indent_ = 0;
+  bool single_ = false;
+  int counter_ = 0;
+  std::string lastFile_;
+  int lastLine_ = -1;
+  int64_t smemUsed_ = 0;
+  std::map<const Value*, int> uses_;
+  std::map<const Value*, std::string> names_;
+  std::set<std::string> taken_;
+  std::map<const Value*, int> descs_;
+  std::map<const Value*, Ring> rings_;
+  std::vector<const Value*> ringOrder_;
+  std::map<const Value*, Bars> bars_;
+  std::vector<const Value*> barOrder_;
+  std::map<const Op*, Staging> stagings_;
+  std::vector<const Op*> stagingOrder_;
+  std::vector<const Op*> regions_;
+  std::map<const Value*, Frag> frags_;
+  std::vector<std::vector<Frag>> accumulators_;
+};
+
+}  // namespace
+
+EmitResult emitCudaKernel(const Module& m, const Func& kernel, const EmitOptions& opt) {
+  (void)m;  // one kernel per call; calls to other functions are not emitted yet
+  return Emitter(kernel, opt).run();
+}
+
+std::string emitCuda(const Module& m, const Func& kernel, const EmitOptions& opt) { return emitCudaKernel(m, kernel, opt).source; }
+
+}  // namespace tawa::cuda

@@ -1,0 +1,68 @@
+// emit-cuda: prints a readable CUDA C++ kernel for sm_90a from nv-level IR, written only against
+// primitives.cuh (so the same text later compiles as host C++ against the CPU emulator).
+//   requires: verified nv-level IR as warp-specialize + pipeline + lower-aref produce it: a pure
+//     prologue, nv.smem_alloc rings and nv.mbarrier_init arrays at the top level, one producer and
+//     one consumer wg.region, tile.return. The producer issues TMA loads of 2-D descriptors; the
+//     consumer multiplies f16/bf16 slots with nv.wgmma into f32 accumulators and stores the result
+//     with nv.tma_store (optionally after a tile.cast to f16/bf16).
+//   guarantees: one `extern "C" __global__ __launch_bounds__(128 * regions, 1)` kernel whose
+//     parameters are one `const __grid_constant__ CUtensorMap` per tile.make_desc and then every
+//     scalar argument; one dynamic shared-memory buffer (rings with the TMA swizzle matching the
+//     wgmma descriptors, staging for the epilogue, mbarriers) aligned to 1024 bytes; the roles as
+//     one if/else on the warp-group index; accumulators as float arrays indexed by constants only;
+//     `#line` directives back to the kernel source. Anything else is a UserError located at the op.
+//   The result also says how the host must build each tensor map and launch the kernel.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace tawa::cuda {
+
+struct EmitOptions {
+  std::string kernelName;       // default: the IR function's name
+  bool lineDirectives = true;   // #line back to the user's kernel source
+  bool includeHeader = true;    // start with #include "primitives.cuh" (off: to concatenate kernels)
+};
+
+// A host-side value the launch must supply: an IR function argument or a constant.
+struct HostValue {
+  int arg = -1;                 // index of the IR function argument, or -1 for `constant`
+  int64_t constant = 0;
+  std::string str() const;      // the argument's name or the constant
+};
+
+// How to build one CUtensorMap parameter with cuTensorMapEncodeTiled (2-D, row-major, inner stride 1).
+struct TensorMapSpec {
+  std::string param;            // kernel parameter name
+  ir::Scalar elem = ir::Scalar::F16;
+  int baseArg = -1;             // IR pointer argument holding the global base address
+  HostValue rows, cols;         // global extent, outer then inner dimension (elements)
+  HostValue rowStride, colStride;  // strides in elements; colStride must be 1
+  int64_t boxRows = 0, boxCols = 0;  // the box one TMA copy moves (boxCols is the inner dimension)
+  int swizzleBytes = 0;         // 0 (none), 32, 64 or 128: CU_TENSOR_MAP_SWIZZLE_*
+};
+
+struct KernelParam {
+  std::string name;             // in the emitted signature
+  std::string cType;            // "CUtensorMap", "int32_t", ...
+  int irArg = -1;               // scalar parameters: the IR function argument
+  int tensorMap = -1;           // CUtensorMap parameters: index into EmitResult::tensorMaps
+};
+
+struct EmitResult {
+  std::string source;           // CUDA C++ text
+  std::string kernelName;
+  int threads = 0;              // block size: 128 per warp group
+  int64_t smemBytes = 0;        // dynamic shared memory to request (includes 1024 bytes of alignment slack)
+  std::vector<KernelParam> params;
+  std::vector<TensorMapSpec> tensorMaps;
+};
+
+EmitResult emitCudaKernel(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});
+std::string emitCuda(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});
+
+}  // namespace tawa::cuda

@@ -1,0 +1,930 @@
+#include "transforms/BlockAccess.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <set>
+
+#include "ir/Builder.h"
+#include "ir/Clone.h"
+
+namespace tawa::transforms {
+
+using namespace ir;
+
+namespace {
+
+// ---- symbolic integer polynomials
+//
+// A monomial is a sorted list of atom ids; ids below kIndexVars are the position index i_d of tile
+// dimension d, the others are scalar atoms (a value, or the trip index of a loop).
+constexpr int kIndexVars = 16;
+using Mono = std::vector<int>;
+
+struct Sym {
+  std::map<Mono, int64_t> t;  // monomial -> non-zero coefficient
+
+  static Sym constant(int64_t c) {
+    Sym s;
+    if (c) s.t[{}] = c;
+    return s;
+  }
+  static Sym atom(int id) {
+    Sym s;
+    s.t[{id}] = 1;
+    return s;
+  }
+  void addTerm(const Mono& m, int64_t c) {
+    if (!c) return;
+    int64_t& x = t[m];
+    x += c;
+    if (!x) t.erase(m);
+  }
+  Sym operator+(const Sym& o) const {
+    Sym r = *this;
+    for (auto& [m, c] : o.t) r.addTerm(m, c);
+    return r;
+  }
+  Sym scaled(int64_t k) const {
+    Sym r;
+    for (auto& [m, c] : t) r.addTerm(m, c * k);
+    return r;
+  }
+  Sym operator-(const Sym& o) const { return *this + o.scaled(-1); }
+  Sym operator*(const Sym& o) const {
+    Sym r;
+    for (auto& [m1, c1] : t)
+      for (auto& [m2, c2] : o.t) {
+        Mono m = m1;
+        m.insert(m.end(), m2.begin(), m2.end());
+        std::sort(m.begin(), m.end());
+        r.addTerm(m, c1 * c2);
+      }
+    return r;
+  }
+  bool operator==(const Sym& o) const { return t == o.t; }
+  std::optional<int64_t> constValue() const {
+    if (t.empty()) return 0;
+    if (t.size() == 1 && t.begin()->first.empty()) return t.begin()->second;
+    return std::nullopt;
+  }
+  bool hasIndex() const {
+    for (auto& [m, c] : t)
+      for (int a : m)
+        if (a < kIndexVars) return true;
+    return false;
+  }
+  // Renumbers index variables: f(d) is the new dimension, or -1 when i_d is always 0 there.
+  Sym remapped(const std::function<int(int)>& f) const {
+    Sym r;
+    for (auto& [m, c] : t) {
+      Mono n;
+      bool zero = false;
+      for (int a : m) {
+        if (a >= kIndexVars) n.push_back(a);
+        else if (int d = f(a); d < 0) zero = true;
+        else n.push_back(d);
+      }
+      if (zero) continue;
+      std::sort(n.begin(), n.end());
+      r.addTerm(n, c);
+    }
+    return r;
+  }
+};
+
+// Lanes of a tile that may differ from the original program: those with i_dim >= rel.
+struct Taint {
+  int dim;
+  Sym rel;
+  bool operator==(const Taint& o) const { return dim == o.dim && rel == o.rel; }
+};
+using Taints = std::vector<Taint>;
+
+void addTaints(Taints& into, const Taints& from) {
+  for (auto& t : from)
+    if (std::find(into.begin(), into.end(), t) == into.end()) into.push_back(t);
+}
+Taints remapTaints(const Taints& ts, const std::function<int(int)>& f) {
+  Taints r;
+  for (auto& t : ts)
+    if (int d = f(t.dim); d >= 0) r.push_back({d, t.rel});
+  return r;
+}
+
+struct IntV {
+  Sym s;
+  Taints taints;
+};
+struct PtrV {
+  Value* base = nullptr;
+  Sym off;  // in elements
+  Taints taints;
+};
+struct PredV {
+  std::vector<Sym> conj;  // each: poly < 0
+  Taints taints;
+};
+
+// A recognized access, ready to rewrite.
+struct Plan {
+  Op* op = nullptr;
+  bool store = false;
+  Value* base = nullptr;
+  Sym rest;                            // moved into the base
+  std::vector<Sym> start, bound, stride;
+  std::vector<bool> masked;
+};
+
+std::string at(const Op& op) { return std::string(op.name()) + " at " + op.loc().str(); }
+
+class BlockAccess {
+ public:
+  BlockAccess(Func& f, const PassOptions& opt) : f_(f), opt_(opt) {}
+
+  void run() {
+    std::vector<Op*> accesses;
+    walk(f_.body, [&](Op* op) {
+      for (size_t k = 0; k < op->numOperands(); ++k) users_[op->operand(k)].push_back({op, k});
+      if ((op->kind() == OpKind::Load || op->kind() == OpKind::Store) && op->operand(0)->type().isTile())
+        accesses.push_back(op);
+    });
+    int pos = 0;
+    for (auto& op : f_.body.ops()) topPos_[op.get()] = pos++;
+    std::vector<Plan> plans;
+    for (Op* op : accesses) {
+      why_.clear();
+      if (auto p = analyze(op)) plans.push_back(std::move(*p));
+      else say("block-access: " + at(*op) + ": not rewritten: " + why_);
+    }
+    if (plans.empty()) return;
+    for (auto& p : plans) rewrite(p);
+    removeDeadCode();
+    removeDeadCarriedPointers();
+  }
+
+ private:
+  void say(const std::string& s) {
+    if (opt_.explain) *opt_.explain << s << "\n";
+  }
+  template <class T>
+  std::optional<T> fail(const std::string& w) {
+    if (why_.empty()) why_ = w;
+    return std::nullopt;
+  }
+
+  // ---- atoms
+  int atomOf(Value* v) {
+    auto it = valueAtom_.find(v);
+    if (it != valueAtom_.end()) return it->second;
+    int id = kIndexVars + static_cast<int>(atoms_.size());
+    atoms_.push_back({v, nullptr});
+    valueAtom_[v] = id;
+    return id;
+  }
+  int tripOf(Op* loop) {
+    auto it = tripAtom_.find(loop);
+    if (it != tripAtom_.end()) return it->second;
+    int id = kIndexVars + static_cast<int>(atoms_.size());
+    atoms_.push_back({nullptr, loop});
+    tripAtom_[loop] = id;
+    return id;
+  }
+  static std::optional<int64_t> intConst(const Value* v) {
+    const Op* d = v->definingOp();
+    if (!d || d->kind() != OpKind::Constant) return std::nullopt;
+    if (auto* i = std::get_if<int64_t>(&d->attrs.at("value"))) return *i;
+    return std::nullopt;
+  }
+  static Op* loopOfIv(const Value* v) {
+    Block* b = v->ownerBlock();
+    if (v->definingOp() || !b || !b->parentOp || b->parentOp->kind() != OpKind::For || v->index() != 0) return nullptr;
+    return b->parentOp;
+  }
+
+  // ---- sign analysis: is a scalar provably >= 0? (i32 kernel arguments are assumed to be.)
+  bool nonNeg(const Value* v, int depth = 0) {
+    if (depth > 64) return false;
+    if (auto c = intConst(v)) return *c >= 0;
+    const Op* d = v->definingOp();
+    if (!d) {
+      if (v->ownerBlock() == &f_.body) return v->type().elemIsInt();
+      if (Op* loop = loopOfIv(v)) return nonNeg(loop->operand(0), depth + 1) && nonNeg(loop->operand(2), depth + 1);
+      return false;
+    }
+    auto both = [&] { return nonNeg(d->operand(0), depth + 1) && nonNeg(d->operand(1), depth + 1); };
+    switch (d->kind()) {
+      case OpKind::ProgramId: case OpKind::NumPrograms: return true;
+      case OpKind::Add: case OpKind::Mul: case OpKind::Div: case OpKind::FloorDiv: case OpKind::Min: return both();
+      case OpKind::Rem: return nonNeg(d->operand(0), depth + 1);
+      case OpKind::Max: return nonNeg(d->operand(0), depth + 1) || nonNeg(d->operand(1), depth + 1);
+      case OpKind::Select: return nonNeg(d->operand(1), depth + 1) && nonNeg(d->operand(2), depth + 1);
+      default: return false;
+    }
+  }
+  bool nonNegMono(const Mono& m, int64_t c) {
+    if (c < 0) return false;
+    for (int a : m) {
+      if (a < kIndexVars) continue;
+      const auto& info = atoms_[static_cast<size_t>(a - kIndexVars)];
+      if (info.v && !nonNeg(info.v)) return false;
+    }
+    return true;
+  }
+
+  // ---- symbolic evaluation
+  std::optional<Sym> scalarSym(Value* v) {
+    auto r = evalInt(v);
+    if (!r) return std::nullopt;
+    return r->s;
+  }
+
+  std::optional<IntV> evalInt(Value* v) {
+    if (auto it = ints_.find(v); it != ints_.end()) return it->second;
+    auto r = evalIntUncached(v);
+    if (r) ints_[v] = *r;
+    return r;
+  }
+  std::optional<IntV> evalIntUncached(Value* v) {
+    const Type& ty = v->type();
+    if (!ty.isData() || ty.scalar != Scalar::I32)
+      return fail<IntV>("index arithmetic in " + ty.str() + " (only i32 index tiles are analyzed)");
+    Op* d = v->definingOp();
+    if (!d) {
+      if (ty.isTile()) return fail<IntV>("an index tile carried by a loop");
+      if (Op* loop = loopOfIv(v))
+        if (auto st = intConst(loop->operand(2)); st && *st != 0) {  // iv = lb + step * t
+          auto lb = scalarSym(loop->operand(0));
+          if (!lb) return std::nullopt;
+          return IntV{*lb + Sym::atom(tripOf(loop)).scaled(*st), {}};
+        }
+      return IntV{Sym::atom(atomOf(v)), {}};
+    }
+    auto bin = [&](auto f) -> std::optional<IntV> {
+      auto a = evalInt(d->operand(0));
+      if (!a) return std::nullopt;
+      auto b = evalInt(d->operand(1));
+      if (!b) return std::nullopt;
+      IntV r{f(a->s, b->s), a->taints};
+      addTaints(r.taints, b->taints);
+      return r;
+    };
+    switch (d->kind()) {
+      case OpKind::Constant:
+        return IntV{Sym::constant(std::get<int64_t>(d->attrs.at("value"))), {}};
+      case OpKind::Arange:
+        return IntV{Sym::constant(d->intAttr("start")) + Sym::atom(0), {}};
+      case OpKind::Splat:
+        return evalInt(d->operand(0));
+      case OpKind::Add: return bin([](const Sym& a, const Sym& b) { return a + b; });
+      case OpKind::Sub: return bin([](const Sym& a, const Sym& b) { return a - b; });
+      case OpKind::Mul: return bin([](const Sym& a, const Sym& b) { return a * b; });
+      case OpKind::ExpandDims: case OpKind::Broadcast: case OpKind::Permute: {
+        auto a = evalInt(d->operand(0));
+        if (!a) return std::nullopt;
+        auto f = shapeMap(*d);
+        return IntV{a->s.remapped(f), remapTaints(a->taints, f)};
+      }
+      default:
+        break;
+    }
+    if (!ty.isTile()) return IntV{Sym::atom(atomOf(v)), {}};
+    // Clamps of an offset `c + i_d`: exact on the lanes with i_d < rel.
+    switch (d->kind()) {
+      case OpKind::Rem: case OpKind::Min: {
+        auto x = evalInt(d->operand(0));
+        if (!x) return std::nullopt;
+        auto m = evalInt(d->operand(1));
+        if (!m) return std::nullopt;
+        int dim;
+        Sym c;
+        if (m->s.hasIndex() || !offsetForm(x->s, dim, c))
+          return fail<IntV>(at(*d) + " is not a clamp of an offset `start + arange` by a scalar bound");
+        if (d->kind() == OpKind::Rem && !nonNegSym(c))
+          return fail<IntV>(at(*d) + " wraps an offset whose start is not provably non-negative");
+        IntV r{x->s, x->taints};
+        addTaints(r.taints, m->taints);
+        addTaints(r.taints, {{dim, d->kind() == OpKind::Rem ? m->s - c : m->s - c + Sym::constant(1)}});
+        return r;
+      }
+      case OpKind::Select: {
+        auto cond = evalPred(d->operand(0));
+        if (!cond) return std::nullopt;
+        auto a = evalInt(d->operand(1));
+        if (!a) return std::nullopt;
+        int dim;
+        Sym rel;
+        if (cond->conj.size() != 1 || !boundForm(cond->conj[0], dim, rel) || !cond->taints.empty())
+          return fail<IntV>(at(*d) + " is not a clamp `where(offs < bound, offs, _)` on one dimension");
+        IntV r{a->s, a->taints};
+        addTaints(r.taints, {{dim, rel}});
+        return r;
+      }
+      default:
+        return fail<IntV>("the offsets use " + at(*d) + ", which the affine analysis does not model");
+    }
+  }
+
+  std::optional<PtrV> evalPtr(Value* v) {
+    if (auto it = ptrs_.find(v); it != ptrs_.end()) return it->second;
+    auto r = evalPtrUncached(v);
+    if (r) ptrs_[v] = *r;
+    return r;
+  }
+  std::optional<PtrV> evalPtrUncached(Value* v) {
+    if (v->type().isPtr()) return PtrV{v, {}, {}};
+    Op* d = v->definingOp();
+    if (!d) return carriedPtr(v);
+    switch (d->kind()) {
+      case OpKind::Splat:
+        return evalPtr(d->operand(0));
+      case OpKind::AddPtr: {
+        auto p = evalPtr(d->operand(0));
+        if (!p) return std::nullopt;
+        auto o = evalInt(d->operand(1));
+        if (!o) return std::nullopt;
+        PtrV r{p->base, p->off + o->s, p->taints};
+        addTaints(r.taints, o->taints);
+        return r;
+      }
+      case OpKind::ExpandDims: case OpKind::Broadcast: case OpKind::Permute: {
+        auto p = evalPtr(d->operand(0));
+        if (!p) return std::nullopt;
+        auto f = shapeMap(*d);
+        return PtrV{p->base, p->off.remapped(f), remapTaints(p->taints, f)};
+      }
+      default:
+        return fail<PtrV>("the address comes from " + at(*d) + ", which is not splat/addptr/broadcast/expand_dims/permute");
+    }
+  }
+  // A pointer tile carried by a tile.for, advanced by a position-independent, loop-invariant step:
+  // at trip index t it is init + t * step.
+  std::optional<PtrV> carriedPtr(Value* arg) {
+    Block* body = arg->ownerBlock();
+    Op* loop = body ? body->parentOp : nullptr;
+    if (!loop || loop->kind() != OpKind::For || arg->index() == 0)
+      return fail<PtrV>("the address is a block argument that is not a tile.for's loop-carried value");
+    size_t k = static_cast<size_t>(arg->index() - 1);
+    auto init = evalPtr(loop->operand(3 + k));
+    if (!init) return std::nullopt;
+    auto saved = ptrs_;
+    auto savedInts = ints_;
+    ptrs_[arg] = PtrV{arg, {}, {}};
+    auto next = evalPtr(body->terminator()->operand(k));
+    ptrs_ = std::move(saved);
+    ints_ = std::move(savedInts);
+    if (!next) return std::nullopt;
+    if (next->base != arg || !next->taints.empty())
+      return fail<PtrV>("the loop-carried address #" + std::to_string(k) + " of " + at(*loop) +
+                        " is not advanced as addptr(itself, step)");
+    if (next->off.hasIndex())
+      return fail<PtrV>("the step of the loop-carried address #" + std::to_string(k) + " of " + at(*loop) +
+                        " differs between lanes");
+    if (!invariantIn(next->off, loop))
+      return fail<PtrV>("the step of the loop-carried address #" + std::to_string(k) + " of " + at(*loop) +
+                        " changes from one iteration to the next");
+    return PtrV{init->base, init->off + Sym::atom(tripOf(loop)) * next->off, init->taints};
+  }
+
+  std::optional<PredV> evalPred(Value* v) {
+    Op* d = v->definingOp();
+    if (!d) return fail<PredV>("the mask is a block argument");
+    switch (d->kind()) {
+      case OpKind::Constant:
+        if (std::get<int64_t>(d->attrs.at("value")) != 0) return PredV{};
+        return fail<PredV>("the mask is constant false");
+      case OpKind::And: {
+        auto a = evalPred(d->operand(0));
+        if (!a) return std::nullopt;
+        auto b = evalPred(d->operand(1));
+        if (!b) return std::nullopt;
+        a->conj.insert(a->conj.end(), b->conj.begin(), b->conj.end());
+        addTaints(a->taints, b->taints);
+        return a;
+      }
+      case OpKind::Cmp: {
+        auto a = evalInt(d->operand(0));
+        if (!a) return std::nullopt;
+        auto b = evalInt(d->operand(1));
+        if (!b) return std::nullopt;
+        const std::string& p = d->strAttr("pred");
+        PredV r{{}, a->taints};
+        addTaints(r.taints, b->taints);
+        if (p == "lt") r.conj.push_back(a->s - b->s);
+        else if (p == "le") r.conj.push_back(a->s - b->s - Sym::constant(1));
+        else if (p == "gt") r.conj.push_back(b->s - a->s);
+        else if (p == "ge") r.conj.push_back(b->s - a->s - Sym::constant(1));
+        else return fail<PredV>("the mask compares with \"" + p + "\" (" + at(*d) + "): only <, <=, >, >= bound a block");
+        return r;
+      }
+      case OpKind::ExpandDims: case OpKind::Broadcast: case OpKind::Permute: {
+        auto a = evalPred(d->operand(0));
+        if (!a) return std::nullopt;
+        auto f = shapeMap(*d);
+        for (auto& c : a->conj) c = c.remapped(f);
+        a->taints = remapTaints(a->taints, f);
+        return a;
+      }
+      default:
+        return fail<PredV>("the mask comes from " + at(*d) + " (only comparisons of index tiles combined with tile.and are understood)");
+    }
+  }
+
+  // How a shape op renumbers dimensions: new dimension of old d, or -1 when i_d is 0 there.
+  static std::function<int(int)> shapeMap(const Op& d) {
+    const Type &in = d.operand(0)->type(), &out = d.result()->type();
+    if (d.kind() == OpKind::ExpandDims) {
+      int ax = static_cast<int>(d.intAttr("axis"));
+      return [ax](int x) { return x >= ax ? x + 1 : x; };
+    }
+    if (d.kind() == OpKind::Broadcast) {
+      std::vector<int64_t> from = in.isTile() ? in.shape : std::vector<int64_t>{}, to = out.shape;
+      return [from, to](int x) {
+        if (static_cast<size_t>(x) >= from.size()) return -1;
+        return from[static_cast<size_t>(x)] == 1 && to[static_cast<size_t>(x)] != 1 ? -1 : x;
+      };
+    }
+    std::vector<int64_t> order = d.arrayAttr("order");
+    return [order](int x) {
+      for (size_t k = 0; k < order.size(); ++k)
+        if (order[k] == x) return static_cast<int>(k);
+      return -1;
+    };
+  }
+  // s == c + i_d with c free of the position.
+  static bool offsetForm(const Sym& s, int& dim, Sym& c) {
+    dim = -1;
+    c = Sym{};
+    for (auto& [m, k] : s.t) {
+      int n = 0;
+      for (int a : m) n += a < kIndexVars;
+      if (n == 0) c.addTerm(m, k);
+      else if (n == 1 && m.size() == 1 && k == 1 && dim < 0) dim = m[0];
+      else return false;
+    }
+    return dim >= 0;
+  }
+  // A mask conjunct `s < 0` that reads i_d < rel.
+  static bool boundForm(const Sym& s, int& dim, Sym& rel) {
+    Sym c;
+    if (!offsetForm(s, dim, c)) return false;
+    rel = c.scaled(-1);
+    return true;
+  }
+  bool nonNegSym(const Sym& s) {
+    for (auto& [m, c] : s.t)
+      if (!nonNegMono(m, c)) return false;
+    return true;
+  }
+  // Every atom of s is defined outside `loop` (and is not its trip index).
+  bool invariantIn(const Sym& s, Op* loop) {
+    for (auto& [m, c] : s.t)
+      for (int a : m) {
+        if (a < kIndexVars) continue;
+        const auto& info = atoms_[static_cast<size_t>(a - kIndexVars)];
+        if (info.loop ? inside(info.loop, loop) : definedInside(info.v, loop)) return false;
+      }
+    return true;
+  }
+  static bool inside(const Op* op, const Op* loop) {
+    for (const Op* p = op; p; p = p->parent ? p->parent->parentOp : nullptr)
+      if (p == loop) return true;
+    return false;
+  }
+  static bool definedInside(const Value* v, const Op* loop) {
+    if (const Op* d = v->definingOp()) return inside(d, loop);
+    const Block* b = v->ownerBlock();
+    return b && b->parentOp && inside(b->parentOp, loop);
+  }
+
+  // ---- recognizing one access
+  std::optional<Plan> analyze(Op* op) {
+    bool store = op->kind() == OpKind::Store;
+    const Type& pt = op->operand(0)->type();
+    int rank = pt.rank();
+    if (rank > kIndexVars) return fail<Plan>("rank " + std::to_string(rank) + " is too large");
+    auto ptr = evalPtr(op->operand(0));
+    if (!ptr) return std::nullopt;
+    Value* maskV = store ? (op->numOperands() > 2 ? op->operand(2) : nullptr) : (op->numOperands() > 1 ? op->operand(1) : nullptr);
+    PredV mask;
+    if (maskV) {
+      auto m = evalPred(maskV);
+      if (!m) return std::nullopt;
+      mask = std::move(*m);
+    }
+    if (!store && op->numOperands() > 2 && !isZero(op->operand(2)))
+      return fail<Plan>("'other' is not zero (a descriptor fills out-of-bounds elements with zero)");
+    if (!mask.taints.empty()) return fail<Plan>("the mask is computed from clamped offsets");
+
+    Plan p;
+    p.op = op;
+    p.store = store;
+    p.base = ptr->base;
+    p.start.resize(static_cast<size_t>(rank));
+    p.bound.resize(static_cast<size_t>(rank));
+    p.stride.resize(static_cast<size_t>(rank));
+    p.masked.assign(static_cast<size_t>(rank), false);
+    // Split the address into C + sum_d i_d * S_d.
+    Sym C;
+    for (auto& [m, c] : ptr->off.t) {
+      int dim = -1, n = 0;
+      Mono rest;
+      for (int a : m) {
+        if (a < kIndexVars) dim = a, ++n;
+        else rest.push_back(a);
+      }
+      if (n == 0) C.addTerm(m, c);
+      else if (n == 1) p.stride[static_cast<size_t>(dim)].addTerm(rest, c);
+      else return fail<Plan>("the address is not affine in the position (it multiplies offsets of two dimensions)");
+    }
+    for (int d = 0; d < rank; ++d)
+      if (p.stride[static_cast<size_t>(d)].t.empty())
+        return fail<Plan>("the address does not move along dimension " + std::to_string(d) + " (no stride)");
+    // The bounds from the mask: i_d < R_d.
+    std::vector<std::optional<Sym>> rel(static_cast<size_t>(rank));
+    for (auto& c : mask.conj) {
+      int dim;
+      Sym r;
+      if (!boundForm(c, dim, r))
+        return fail<Plan>("a mask conjunct is not of the form `offset < bound` on one dimension (offset = start + arange)");
+      auto& slot = rel[static_cast<size_t>(dim)];
+      if (slot && !(*slot == r)) return fail<Plan>("dimension " + std::to_string(dim) + " is bounded twice by different bounds");
+      slot = r;
+    }
+    // Clamps: dropped when the mask already excludes their lanes; for a load, a clamp on an
+    // unmasked dimension becomes that dimension's bound (checked against the stores below).
+    Taints leftover;
+    for (auto& t : ptr->taints) {
+      auto& slot = rel[static_cast<size_t>(t.dim)];
+      if (slot) {
+        if (!atMost(*slot, t.rel))
+          return fail<Plan>("dimension " + std::to_string(t.dim) + " is clamped and masked with different bounds");
+        continue;
+      }
+      if (store) return fail<Plan>("the stored offsets are clamped (% or where) without a mask on the same bound");
+      if (std::any_of(leftover.begin(), leftover.end(), [&](const Taint& o) { return o.dim == t.dim && !(o.rel == t.rel); }))
+        return fail<Plan>("dimension " + std::to_string(t.dim) + " is clamped twice with different bounds");
+      addTaints(leftover, {t});
+    }
+    if (!leftover.empty()) {
+      std::string w;
+      if (!onlyMaskedStores(op->result(), leftover, w))
+        return fail<Plan>("the clamp (% or where) reads wrapped rows, and they may reach memory: " + w);
+      for (auto& t : leftover) rel[static_cast<size_t>(t.dim)] = t.rel;
+    }
+    // Start coordinates: the terms of C that are non-negative multiples of one stride.
+    for (auto& [m, c] : C.t) {
+      int best = -1;
+      Mono q;
+      int64_t qc = 0;
+      for (int d = 0; d < rank; ++d) {
+        const Sym& s = p.stride[static_cast<size_t>(d)];
+        if (s.t.size() != 1) continue;
+        auto& [sm, sc] = *s.t.begin();
+        if (c % sc != 0) continue;
+        Mono left = m;
+        bool divides = true;
+        for (int a : sm) {
+          auto it = std::find(left.begin(), left.end(), a);
+          if (it == left.end()) {
+            divides = false;
+            break;
+          }
+          left.erase(it);
+        }
+        if (!divides || !nonNegMono(left, c / sc)) continue;
+        if (best >= 0) {  // prefer the stride with more atoms, then the larger constant
+          auto& [bm, bc] = *p.stride[static_cast<size_t>(best)].t.begin();
+          if (sm.size() < bm.size() || (sm.size() == bm.size() && std::abs(sc) <= std::abs(bc))) continue;
+        }
+        best = d, q = left, qc = c / sc;
+      }
+      if (best >= 0) p.start[static_cast<size_t>(best)].addTerm(q, qc);
+      else p.rest.addTerm(m, c);
+    }
+    for (int d = 0; d < rank; ++d) {
+      auto& r = rel[static_cast<size_t>(d)];
+      p.masked[static_cast<size_t>(d)] = r.has_value();
+      p.bound[static_cast<size_t>(d)] =
+          r ? p.start[static_cast<size_t>(d)] + *r : Sym::constant(std::numeric_limits<int32_t>::max());
+    }
+    return p;
+  }
+
+  // a <= b for every value of the atoms (only when their difference is a constant).
+  static bool atMost(const Sym& a, const Sym& b) {
+    auto c = (a - b).constValue();
+    return c && *c <= 0;
+  }
+  static bool isZero(const Value* v) {
+    const Op* d = v->definingOp();
+    if (!d || d->kind() != OpKind::Constant) return false;
+    const AttrValue& a = d->attrs.at("value");
+    if (auto* f = std::get_if<double>(&a)) return *f == 0.0 && !std::signbit(*f);
+    return std::get<int64_t>(a) == 0;
+  }
+
+  // Forward walk from a load whose lanes i_d >= rel differ from the original: they may only reach
+  // stores whose mask excludes them.
+  bool onlyMaskedStores(Value* from, const Taints& taints, std::string& why) {
+    std::map<const Value*, Taints> seen;
+    std::vector<std::pair<Value*, Taints>> work{{from, taints}};
+    auto push = [&](Value* v, const Taints& t) {
+      Taints& s = seen[v];
+      size_t before = s.size();
+      addTaints(s, t);
+      if (s.size() != before) work.push_back({v, s});
+    };
+    while (!work.empty()) {
+      auto [v, ts] = work.back();
+      work.pop_back();
+      for (auto [u, k] : users_[v]) {
+        auto dims = [&](const std::function<int(int)>& f) { return remapTaints(ts, f); };
+        switch (u->kind()) {
+          case OpKind::Dot:
+            for (auto& t : ts)
+              if ((k == 0 && t.dim != 0) || (k == 1 && t.dim != 1)) {
+                why = at(*u) + " contracts over the clamped dimension";
+                return false;
+              }
+            push(u->result(), ts);
+            continue;
+          case OpKind::ExpandDims: case OpKind::Broadcast: case OpKind::Permute:
+            push(u->result(), dims(shapeMap(*u)));
+            continue;
+          case OpKind::Reduce: {
+            int ax = static_cast<int>(u->intAttr("axis"));
+            for (auto& t : ts)
+              if (t.dim == ax) {
+                why = at(*u) + " reduces along the clamped dimension";
+                return false;
+              }
+            push(u->result(), dims([ax](int x) { return x > ax ? x - 1 : x; }));
+            continue;
+          }
+          case OpKind::Yield: {
+            Op* parent = u->parent->parentOp;
+            if (!parent || (parent->kind() != OpKind::For && parent->kind() != OpKind::If)) break;
+            if (parent->kind() == OpKind::For) {
+              for (auto& t : ts)
+                if (!invariantIn(t.rel, parent)) {
+                  why = "the clamped bound changes across iterations of " + at(*parent);
+                  return false;
+                }
+              push(u->parent->arg(k + 1), ts);
+            }
+            push(parent->result(k), ts);
+            continue;
+          }
+          case OpKind::Store: {
+            if (k != 1) break;
+            std::string saved = why_;
+            why_.clear();
+            auto ptr = evalPtr(u->operand(0));
+            std::optional<PredV> mask = u->numOperands() > 2 ? evalPred(u->operand(2)) : std::optional<PredV>(PredV{});
+            why_ = saved;
+            if (!ptr || !mask || !ptr->taints.empty() || !mask->taints.empty()) {
+              why = "the mask or address of " + at(*u) + " is not understood";
+              return false;
+            }
+            for (auto& t : ts) {
+              bool excluded = false;
+              for (auto& c : mask->conj) {
+                int dim;
+                Sym r;
+                if (boundForm(c, dim, r) && dim == t.dim && atMost(r, t.rel)) excluded = true;
+              }
+              if (!excluded) {
+                why = at(*u) + " does not mask out the lanes past the clamp's bound on dimension " + std::to_string(t.dim);
+                return false;
+              }
+            }
+            continue;
+          }
+          default:
+            if (isElementwise(u->kind()) && u->kind() != OpKind::AddPtr) {
+              push(u->result(), ts);
+              continue;
+            }
+            break;
+        }
+        why = "they flow into " + at(*u);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // ---- rewriting
+  class Emitter {
+   public:
+    Emitter(BlockAccess& a, Builder& b) : a_(a), b_(b) {}
+    Value* constant(int64_t v) { return b_.constInt(v, Type::scalarOf(Scalar::I32)); }
+    Value* emit(const Sym& s0) {
+      Sym s = substituteTrips(s0);
+      Value *pos = nullptr, *neg = nullptr;
+      for (auto& [m, c] : s.t) {
+        Value* term = nullptr;
+        for (int id : m) term = mul(term, atom(id));
+        int64_t k = c < 0 ? -c : c;
+        if (k != 1 || !term) term = mul(term, constant(k));
+        Value*& acc = c < 0 ? neg : pos;
+        acc = acc ? b_.op1(OpKind::Add, {acc, term}, i32()) : term;
+      }
+      if (!pos) pos = constant(0);
+      return neg ? b_.op1(OpKind::Sub, {pos, neg}, i32()) : pos;
+    }
+
+   private:
+    static Type i32() { return Type::scalarOf(Scalar::I32); }
+    Value* mul(Value* a, Value* b) { return a ? b_.op1(OpKind::Mul, {a, b}, i32()) : b; }
+    // step * t of a loop with a constant step reads better as (iv - lb).
+    Sym substituteTrips(const Sym& s) {
+      Sym r;
+      for (auto& [m, c] : s.t) {
+        int trip = -1;
+        for (int id : m)
+          if (id >= kIndexVars && a_.atoms_[static_cast<size_t>(id - kIndexVars)].loop) trip = trip == -1 ? id : -2;
+        Op* loop = trip >= 0 ? a_.atoms_[static_cast<size_t>(trip - kIndexVars)].loop : nullptr;
+        auto st = loop ? intConst(loop->operand(2)) : std::nullopt;
+        auto lb = loop ? a_.scalarSym(loop->operand(0)) : std::nullopt;
+        if (!st || !lb || c % *st != 0) {
+          r.addTerm(m, c);
+          continue;
+        }
+        Mono rest = m;
+        rest.erase(std::find(rest.begin(), rest.end(), trip));
+        Sym term;
+        term.addTerm(rest, c / *st);
+        r = r + term * (Sym::atom(a_.atomOf(loop->region(0)->arg(0))) - *lb);
+      }
+      return r;
+    }
+    Value* atom(int id) {
+      TAWA_ASSERT(id >= kIndexVars, "a materialized polynomial is free of the position");
+      const auto& info = a_.atoms_[static_cast<size_t>(id - kIndexVars)];
+      if (info.v) return info.v;
+      Op* loop = info.loop;  // t = (iv - lb) / step
+      Value* d = b_.op1(OpKind::Sub, {loop->region(0)->arg(0), loop->operand(0)}, i32());
+      return b_.op1(OpKind::Div, {d, loop->operand(2)}, i32());
+    }
+    BlockAccess& a_;
+    Builder& b_;
+  };
+
+  // Every atom of s is visible right before the top-level op `anchor`.
+  bool visibleBefore(const Sym& s, Op* anchor) {
+    for (auto& [m, c] : s.t)
+      for (int id : m) {
+        const auto& info = atoms_[static_cast<size_t>(id - kIndexVars)];
+        if (info.loop) return false;
+        if (Op* d = info.v->definingOp()) {
+          auto it = topPos_.find(d);
+          if (it == topPos_.end() || it->second >= topPos_.at(anchor)) return false;
+        } else if (info.v->ownerBlock() != &f_.body) {
+          return false;
+        }
+      }
+    return true;
+  }
+
+  void rewrite(const Plan& p) {
+    Op* op = p.op;
+    Op* top = op;
+    while (top->parent != &f_.body) top = top->parent->parentOp;
+    bool hoist = top != op && visibleBefore(p.rest, top);
+    for (size_t d = 0; hoist && d < p.bound.size(); ++d)
+      hoist = visibleBefore(p.bound[d], top) && visibleBefore(p.stride[d], top);
+    Builder b(op->parent, op->loc());
+    b.setInsertionPointBefore(hoist ? top : op);
+    Emitter e(*this, b);
+    Value* base = p.base;
+    if (!p.rest.t.empty()) base = b.op1(OpKind::AddPtr, {base, e.emit(p.rest)}, base->type());
+    std::vector<Value*> ops{base};
+    for (auto& s : p.bound) ops.push_back(e.emit(s));
+    for (auto& s : p.stride) ops.push_back(e.emit(s));
+    const Type& pt = op->operand(0)->type();
+    Value* desc = b.op1(OpKind::MakeDesc, ops, Type::descOf(pt.scalar, pt.shape));
+    desc->nameHint = op->operand(0)->nameHint.empty() ? "" : op->operand(0)->nameHint + "_desc";
+    b.setInsertionPointBefore(op);
+    std::vector<Value*> offs;
+    for (auto& s : p.start) offs.push_back(e.emit(s));
+    std::string dims;
+    for (size_t d = 0; d < p.masked.size(); ++d) dims += (d ? ", " : "") + std::string(p.masked[d] ? "masked" : "unbounded");
+    say("block-access: " + at(*op) + ": rewritten as a block " + (p.store ? "store" : "load") + " of " +
+        desc->type().str() + " (dimensions: " + dims + "; descriptor " +
+        (hoist ? "hoisted before " + at(*top) : std::string("made at the access")) + ")");
+    if (p.store) {
+      std::vector<Value*> sops{desc, op->operand(1)};
+      sops.insert(sops.end(), offs.begin(), offs.end());
+      b.create(OpKind::DescStore, sops, {});
+    } else {
+      std::vector<Value*> lops{desc};
+      lops.insert(lops.end(), offs.begin(), offs.end());
+      Value* r = b.op1(OpKind::DescLoad, lops, op->result()->type());
+      r->nameHint = op->result()->nameHint;
+      replaceAllUsesWith(f_.body, op->result(), r);
+    }
+    op->parent->erase(op);
+  }
+
+  void removeDeadCode() {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      std::map<const Value*, int> uses;
+      countUses(f_.body, uses);
+      std::vector<Op*> dead;
+      walk(f_.body, [&](Op* op) {
+        if (!isPure(op->kind())) return;
+        for (auto& r : op->results())
+          if (uses.count(r.get())) return;
+        dead.push_back(op);
+      });
+      for (auto it = dead.rbegin(); it != dead.rend(); ++it) (*it)->parent->erase(*it), changed = true;
+    }
+  }
+
+  // A loop-carried pointer tile that only advances itself (argument used once, by the pure op the
+  // yield returns, and no use of the loop's result) is dropped from its loop.
+  void removeDeadCarriedPointers() {
+    std::vector<Op*> loops;
+    walk(f_.body, [&](Op* op) {
+      if (op->kind() == OpKind::For) loops.push_back(op);
+    });
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+      Op* loop = *it;
+      std::map<const Value*, int> uses;
+      countUses(f_.body, uses);
+      Block& body = *loop->region(0);
+      Op* yield = body.terminator();
+      std::set<size_t> dead;
+      std::set<Op*> deadOps;
+      for (size_t k = 0; k < loop->numResults(); ++k) {
+        Value* arg = body.arg(k + 1);
+        if (!arg->type().isPtrLike() || uses.count(loop->result(k))) continue;
+        Value* next = yield->operand(k);
+        Op* d = next->definingOp();
+        bool self = next == arg && uses[arg] == 1;
+        bool step = d && d->parent == &body && isPure(d->kind()) && uses[next] == 1 && uses[arg] == 1 &&
+                    std::count(d->operands.begin(), d->operands.end(), arg) == 1;
+        if (!self && !step) continue;
+        dead.insert(k);
+        if (step) deadOps.insert(d);
+      }
+      if (dead.empty()) continue;
+      Builder b(loop->parent, loop->loc());
+      b.setInsertionPointBefore(loop);
+      std::vector<Value*> ops{loop->operand(0), loop->operand(1), loop->operand(2)};
+      std::vector<Type> types;
+      std::vector<size_t> kept;
+      for (size_t k = 0; k < loop->numResults(); ++k)
+        if (!dead.count(k)) kept.push_back(k), ops.push_back(loop->operand(3 + k)), types.push_back(loop->result(k)->type());
+      Op* nl = b.create(OpKind::For, ops, types, loop->attrs);
+      Block* nb = nl->addRegion();
+      ValueMap map;
+      map[body.arg(0)] = nb->addArg(body.arg(0)->type(), body.arg(0)->nameHint);
+      for (size_t k : kept) map[body.arg(k + 1)] = nb->addArg(body.arg(k + 1)->type(), body.arg(k + 1)->nameHint);
+      Builder inner(nb, loop->loc());
+      for (auto& o : body.ops())
+        if (o.get() != yield && !deadOps.count(o.get())) cloneOp(inner, *o, map);
+      std::vector<Value*> ys;
+      for (size_t k : kept) ys.push_back(mapped(map, yield->operand(k)));
+      inner.setLoc(yield->loc());
+      inner.create(OpKind::Yield, ys, {});
+      for (size_t n = 0; n < kept.size(); ++n) {
+        nl->result(n)->nameHint = loop->result(kept[n])->nameHint;
+        replaceAllUsesWith(f_.body, loop->result(kept[n]), nl->result(n));
+      }
+      loop->parent->erase(loop);
+      removeDeadCode();
+    }
+  }
+
+  struct AtomInfo {
+    Value* v;
+    Op* loop;
+  };
+
+  Func& f_;
+  const PassOptions& opt_;
+  std::string why_;
+  std::vector<AtomInfo> atoms_;
+  std::map<const Value*, int> valueAtom_;
+  std::map<const Op*, int> tripAtom_;
+  std::map<const Value*, IntV> ints_;
+  std::map<const Value*, PtrV> ptrs_;
+  std::map<const Value*, std::vector<std::pair<Op*, size_t>>> users_;
+  std::map<const Op*, int> topPos_;
+};
+
+}  // namespace
+
+void blockAccess(Module& m, const PassOptions& opt) {
+  for (auto& f : m.funcs) BlockAccess(*f, opt).run();
+}
+
+}  // namespace tawa::transforms
