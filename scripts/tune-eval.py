@@ -49,6 +49,7 @@ def parse_args():
     p.add_argument("--reps", type=int, default=3, help="timed repetitions per measurement of the searches")
     p.add_argument("--warmups", type=int, default=1)
     p.add_argument("--methods", default="masif,random,greedy,tpe")
+    p.add_argument("--timeout", type=float, default=60, help="a run longer than this counts as a failed configuration")
     p.add_argument("--benchmarks", default=os.path.join(ROOT, "BENCHMARKS.md"), help="where the table goes ('' for nowhere)")
     p.add_argument("--note", default="", help="a sentence for the table's header (e.g. what was reduced)")
     return p.parse_args()
@@ -65,7 +66,8 @@ def tune_cmd(a):
 
 
 def run_tune(a, args, log=True):
-    cmd = tune_cmd(a) + ["--suite", a.suite, "--db", a.db, "--bin", os.path.join(a.build, "bench", "skeletons")] + args
+    cmd = tune_cmd(a) + ["--suite", a.suite, "--db", a.db, "--bin", os.path.join(a.build, "bench", "skeletons"),
+                         "--timeout", str(a.timeout)] + args
     t0 = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -256,8 +258,9 @@ def render(a, names, budgets, methods, results):
     text = ["## tawa tune", "",
             "Leave-one-out over the oneTBB skeleton suite (`scripts/tune-eval.py`): each search's best configuration as %% of the "
             "oracle's (oracle time / found time), averaged over %d seed(s); the oracle and each program's default as labelled. "
-            "Machine: %s. Searches measured with %d warm-up run(s) and %d repetition(s) (median); oracle samples with one run each."
-            % (a.seeds, mach or "unknown", a.warmups, a.reps), ""]
+            "Machine: %s. Searches measured with %d warm-up run(s) and %d repetition(s) (median); oracle samples with one run each; "
+            "a run over %g s counts as a failed configuration."
+            % (a.seeds, mach or "unknown", a.warmups, a.reps, a.timeout), ""]
     if a.note:
         text += [a.note, ""]
     return "\n".join(text + rows) + "\n"

@@ -68,6 +68,7 @@ struct Stmt {
     While,      // while test: body
     Return,     // return [value]
     Pass,
+    Assert,     // assert test [, value]
   };
   Kind kind;
   Pos pos;

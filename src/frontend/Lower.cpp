@@ -29,6 +29,8 @@ struct Val {
   std::string s;  // Str; Func/Module/TlFunc/Builtin/Method/TypeRef: the name; Undef: why
   Scalar dt = Scalar::F32;
   bool dtPtr = false;          // Dtype: a pointer type to dt
+  bool dtBlock = false;        // Dtype: the block type of a tensor (`x.type`) of dt elements, shape blockShape
+  std::vector<int64_t> blockShape;
   std::vector<Val> elems;      // Tuple; Method: elems[0] is self
   ir::Value* v = nullptr;      // IR
   Pos where;                   // Undef: where the name became undefined
@@ -101,7 +103,7 @@ struct Val {
       case K::Int:
       case K::Bool: return i == o.i;
       case K::Float: return f == o.f || (std::isnan(f) && std::isnan(o.f));
-      case K::Dtype: return dt == o.dt && dtPtr == o.dtPtr;
+      case K::Dtype: return dt == o.dt && dtPtr == o.dtPtr && dtBlock == o.dtBlock && blockShape == o.blockShape;
       case K::Tuple: return elems == o.elems;
       case K::IR: return v == o.v;
       case K::Method: return s == o.s && elems == o.elems;
@@ -172,7 +174,8 @@ void assignedNames(const Body& body, std::vector<std::string>& out) {
       case Stmt::Kind::If:
       case Stmt::Kind::While:
       case Stmt::Kind::Return:
-      case Stmt::Kind::Pass: break;
+      case Stmt::Kind::Pass:
+      case Stmt::Kind::Assert: break;
     }
     assignedNames(s->body, out);
     assignedNames(s->orelse, out);
@@ -186,6 +189,9 @@ struct Frame {
   Val result;
   int runtimeDepth = 0;    // nesting of runtime regions (tile.for/if/while) in this function
   int loopFrom = INT_MAX;  // read index where the outermost enclosing runtime loop starts
+  // The unfinished statement lists around the current one (folded ifs, early exits), innermost
+  // last: what an early exit's other region must still run.
+  std::vector<std::pair<const Body*, size_t>> tails;
 };
 
 // Binds call arguments to parameter names.
@@ -300,7 +306,9 @@ class Lowerer {
       case Val::K::Float: return "a float constant";
       case Val::K::Bool: return v.i ? "True" : "False";
       case Val::K::Str: return "the string \"" + v.s + "\"";
-      case Val::K::Dtype: return "the dtype " + (v.dtPtr ? "pointer<" + tritonDtypeName(v.dt) + ">" : tritonDtypeName(v.dt));
+      case Val::K::Dtype:
+        if (v.dtBlock) return "the block type " + shapeStr(v.blockShape) + " of " + (v.dtPtr ? "pointer<" + tritonDtypeName(v.dt) + ">" : tritonDtypeName(v.dt));
+        return "the dtype " + (v.dtPtr ? "pointer<" + tritonDtypeName(v.dt) + ">" : tritonDtypeName(v.dt));
       case Val::K::Tuple: return "a tuple";
       case Val::K::IR: return "a value of type " + v.v->type().str();
       case Val::K::Func: return "the jit function '" + v.s + "'";
@@ -913,6 +921,15 @@ class Lowerer {
       case Val::K::IR: {
         const Type& t = base.v->type();
         if (name == "dtype") return t.isDesc() ? Val::dtype(t.scalar) : Val::dtype(t.scalar, t.isPtrLike());
+        if (name == "type" && !t.isDesc()) {
+          // A scalar's type is its dtype; a tensor's is a block type (element_ty, scalar, shape).
+          Val d = Val::dtype(t.scalar, t.isPtrLike());
+          if (t.isTile()) {
+            d.dtBlock = true;
+            d.blockShape = t.shape;
+          }
+          return d;
+        }
         if (name == "shape") {
           std::vector<Val> d;
           for (auto s : shapeOf(t)) d.push_back(Val::integer(s));
@@ -930,10 +947,26 @@ class Lowerer {
         return m;
       }
       case Val::K::Dtype: {
+        if (base.dtBlock) {
+          if (name == "element_ty" || name == "scalar") return Val::dtype(base.dt, base.dtPtr);
+          if (name == "shape") {
+            std::vector<Val> d;
+            for (auto x : base.blockShape) d.push_back(Val::integer(x));
+            return Val::tuple(d);
+          }
+          if (name == "numel") {
+            int64_t n = 1;
+            for (auto x : base.blockShape) n *= x;
+            return Val::integer(n);
+          }
+          fail(p, "the block type of a tensor has no attribute '" + name + "' here",
+               "use .element_ty, .scalar or .shape");
+        }
         if (name == "element_ty") {
           if (!base.dtPtr) fail(p, "'element_ty' applies to pointer dtypes only");
           return Val::dtype(base.dt);
         }
+        if (name == "scalar") return base;
         if (name == "primitive_bitwidth") {
           if (base.dtPtr) return Val::integer(64);
           return Val::integer(ir::bitWidth(base.dt));
@@ -1082,6 +1115,13 @@ class Lowerer {
     fr.fn = fn;
     std::vector<std::string> names;
     for (auto& p : fn->params) names.push_back(p.name);
+    size_t positional = 0;
+    while (positional < fn->params.size() && !fn->params[positional].keywordOnly) ++positional;
+    if (a.pos.size() > positional)
+      fail(a.posAt[positional], name + "() takes " + std::to_string(positional) + " positional argument(s) but " +
+                                    std::to_string(a.pos.size()) + " were given",
+           positional < fn->params.size() ? "'" + fn->params[positional].name + "' and later parameters are keyword-only"
+                                          : std::string());
     std::vector<Pos> where;
     auto bound = bind(a, name, names, 0, &where);
     for (size_t k = 0; k < fn->params.size(); ++k) {
@@ -1313,13 +1353,23 @@ class Lowerer {
       bind(a, qual, {"cond"}, 1);
       return Val::none();
     }
-    if (n == "debug_barrier" || n == "static_print") return Val::none();
+    if (n == "debug_barrier" || n == "static_print" || n == "device_print") return Val::none();
+    if (n == "device_assert") {
+      // Compiled only in debug builds: checked for its form; a constant false condition fails now.
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"cond", "msg", "mask"}, 1, &w);
+      if (!v[0]->isIR() && !truthy(*v[0], w[0])) {
+        std::string msg = v[1] && v[1]->k == Val::K::Str ? v[1]->s : "";
+        fail(p, "device_assert failed" + (msg.empty() ? std::string() : ": " + msg));
+      }
+      return Val::none();
+    }
     if (n == "static_assert") {
       std::vector<Pos> w;
       auto v = bind(a, qual, {"cond", "msg"}, 1, &w);
       if (v[0]->isIR())
         fail(w[0], "tl.static_assert needs a compile-time condition, got a runtime value",
-             "use constexpr values, or tl.device_assert (not supported yet) for runtime checks");
+             "use constexpr values, or tl.device_assert for runtime checks");
       if (!truthy(*v[0], w[0])) {
         std::string msg = v[1] && v[1]->k == Val::K::Str ? v[1]->s : "";
         fail(p, "static_assert failed" + (msg.empty() ? std::string() : ": " + msg));
@@ -1798,30 +1848,65 @@ class Lowerer {
   }
 
   // ---- statements
-  // `top`: the statement list ends its function, so `if cond: ...; return` on a runtime condition
-  // can run the rest of the list in the else region (an early exit).
-  void exec(const Body& body, bool top = false) {
-    for (size_t i = 0; i < body.size(); ++i) {
+  static bool endsInBareReturn(const Body& b) {
+    return !b.empty() && b.back()->kind == Stmt::Kind::Return && !b.back()->value;
+  }
+
+  // `top`: the statement list is (a tail of) its function's body, reached only through ifs folded
+  // on constants or through early exits, so an `if cond: ...; return` on a runtime condition can run
+  // the rest of the function in the other region (an early exit).
+  void exec(const Body& body, bool top = false) { execSeq(body, 0, body.size(), top); }
+
+  void execSeq(const Body& body, size_t from, size_t to, bool top) {
+    Frame& fr = frame();
+    for (size_t i = from; i < to; ++i) {
       const Stmt& s = *body[i];
-      if (top && s.kind == Stmt::Kind::If && s.orelse.empty() && !s.body.empty() &&
-          s.body.back()->kind == Stmt::Kind::Return && !s.body.back()->value) {
+      if (top && s.kind == Stmt::Kind::If) {
         Val c = eval(*s.test);
-        if (c.isIR()) {
+        if (!c.isIR()) {
+          // Folded: the chosen branch continues with the rest of this list (its early exits need it).
+          fr.tails.emplace_back(&body, i + 1);
+          exec(truthy(c, s.test->pos) ? s.body : s.orelse, true);
+          fr.tails.pop_back();
+        } else if (endsInBareReturn(s.body) || endsInBareReturn(s.orelse)) {
           earlyExit(s, c, body, i + 1);
-          frame().returned = true;
-          frame().result = Val::none();
+          fr.returned = true;
+          fr.result = Val::none();
           return;
+        } else {
+          execIfOn(s, c);
         }
-        exec(truthy(c, s.test->pos) ? s.body : s.orelse, top);
+      } else if (top && s.kind == Stmt::Kind::Return && fr.runtimeDepth > 0) {
+        // The end of a path inside an early exit's region.
+        if (s.value)
+          fail(s.pos, "a function with an early 'return' (on a runtime condition) must not return a value: not supported yet",
+               "store results with tl.store, or assign the result and return it once at the end");
+        fr.returned = true;
+        fr.result = Val::none();
+        return;
       } else {
         execStmt(s);
       }
-      if (frame().returned) return;
+      if (fr.returned) return;
     }
   }
 
-  // `if cond: body; return` followed by `rest`: tile.if(cond) {body} else {rest}; nothing is live
-  // after it because the function ends there.
+  // Runs all[from..] and then every pending tail (innermost first): the rest of the function.
+  void runRest(const Body& all, size_t from) {
+    Frame& fr = frame();
+    auto saved = fr.tails;
+    execSeq(all, from, all.size(), true);
+    while (!fr.returned && !fr.tails.empty()) {
+      auto [b, idx] = fr.tails.back();
+      fr.tails.pop_back();
+      execSeq(*b, idx, b->size(), true);
+    }
+    fr.tails = saved;
+  }
+
+  // `if cond: A [return] else: B [return]` followed by the rest of the function: tile.if(cond) with
+  // each region running its branch and, unless the branch ends in `return`, the rest. Nothing is
+  // live after it because the function ends there.
   void earlyExit(const Stmt& s, const Val& c, const Body& all, size_t restFrom) {
     if (c.v->type().isTile())
       fail(s.test->pos, "the condition of 'if' must be a scalar, got " + c.v->type().str(),
@@ -1835,53 +1920,24 @@ class Lowerer {
     Frame& fr = frame();
     auto before = fr.vars;
     ++fr.runtimeDepth;
-    b_.setInsertionPointToEnd(thenB);
-    for (size_t k = 0; k + 1 < s.body.size(); ++k) {
-      execStmt(*s.body[k]);
-      if (fr.returned) break;
-    }
-    at(s.pos);
-    b_.create(OpKind::Yield, {}, {});
-    fr.vars = before;
-    fr.returned = false;
-    b_.setInsertionPointToEnd(elseB);
-    execFrom(all, restFrom);
-    if (fr.returned && fr.result.k != Val::K::None)
-      fail(s.pos, "a function with an early 'return' (on a runtime condition) must not return a value: not supported yet");
-    at(s.pos);
-    b_.setInsertionPointToEnd(elseB);
-    b_.create(OpKind::Yield, {}, {});
+    auto branch = [&](const Body& b, Block* region) {
+      b_.setInsertionPointToEnd(region);
+      fr.vars = before;
+      fr.returned = false;
+      bool exits = endsInBareReturn(b);
+      fr.tails.emplace_back(&all, restFrom);
+      execSeq(b, 0, exits ? b.size() - 1 : b.size(), true);
+      fr.tails.pop_back();
+      if (!exits && !fr.returned) runRest(all, restFrom);
+      at(s.pos);
+      b_.setInsertionPointToEnd(region);
+      b_.create(OpKind::Yield, {}, {});
+    };
+    branch(s.body, thenB);
+    branch(s.orelse, elseB);
     --fr.runtimeDepth;
     b_.setInsertionPointToEnd(outer);
     fr.vars = before;
-  }
-
-  // Runs all[from..] as the tail of a function body.
-  void execFrom(const Body& all, size_t from) {
-    for (size_t i = from; i < all.size(); ++i) {
-      const Stmt& s = *all[i];
-      if (s.kind == Stmt::Kind::If && s.orelse.empty() && !s.body.empty() && s.body.back()->kind == Stmt::Kind::Return &&
-          !s.body.back()->value) {
-        Val c = eval(*s.test);
-        if (c.isIR()) {
-          earlyExit(s, c, all, i + 1);
-          frame().returned = true;
-          return;
-        }
-        if (truthy(c, s.test->pos)) {
-          exec(s.body, true);
-          return;
-        }
-        continue;
-      }
-      if (s.kind == Stmt::Kind::Return) {
-        if (s.value) fail(s.pos, "a function with an early 'return' (on a runtime condition) must not return a value: not supported yet");
-        frame().returned = true;
-        return;
-      }
-      execStmt(s);
-      if (frame().returned) return;
-    }
   }
 
   void assign(const Expr& target, const Val& v, Pos p) {
@@ -1905,6 +1961,15 @@ class Lowerer {
   void execStmt(const Stmt& s) {
     switch (s.kind) {
       case Stmt::Kind::Pass: return;
+      case Stmt::Kind::Assert: {
+        // As in Triton: a runtime assert is a device assert, compiled only in debug builds (so here
+        // it only has to type-check); one on a constant that is false fails the compilation.
+        Val c = eval(*s.test);
+        Val msg = s.value ? eval(*s.value) : Val::none();
+        if (!c.isIR() && !truthy(c, s.test->pos))
+          fail(s.pos, "assertion failed" + (msg.k == Val::K::Str && !msg.s.empty() ? ": " + msg.s : std::string()));
+        return;
+      }
       case Stmt::Kind::Expr: eval(*s.value); return;
       case Stmt::Kind::Assign: {
         Val v = eval(*s.value);
@@ -1963,8 +2028,9 @@ class Lowerer {
     return v.v;
   }
 
-  void execIf(const Stmt& s) {
-    Val c = eval(*s.test);
+  void execIf(const Stmt& s) { execIfOn(s, eval(*s.test)); }
+
+  void execIfOn(const Stmt& s, const Val& c) {
     if (!c.isIR()) {
       exec(truthy(c, s.test->pos) ? s.body : s.orelse);
       return;

@@ -241,13 +241,12 @@ class Parser {
         return;
       }
       static const char* unsupported[] = {"def", "class", "with", "try", "async", "lambda", "global", "nonlocal",
-                                          "del", "import", "from", "raise", "yield", "assert", "break", "continue",
+                                          "del", "import", "from", "raise", "yield", "break", "continue",
                                           "await", "except", "finally"};
       for (const char* u : unsupported)
         if (t.text == u) {
           std::string hint;
           if (t.text == "def") hint = "define the helper at module level with @triton.jit and call it";
-          if (t.text == "assert") hint = "use tl.static_assert for compile-time checks";
           if (t.text == "break" || t.text == "continue") hint = "use a while loop with a condition, as Triton requires";
           fail(t, std::string("'") + u + "' statement inside a jit function: not supported yet", hint);
         }
@@ -296,8 +295,15 @@ class Parser {
         s->value = testList();
       return s;
     }
+    if (t.isName("assert")) {
+      ++i_;
+      auto s = std::make_unique<Stmt>(Stmt::Kind::Assert, posOf(t));
+      s->test = test();
+      if (acceptOp(",")) s->value = test();
+      return s;
+    }
     static const char* unsupported[] = {"global", "nonlocal", "del", "import", "from", "raise", "yield",
-                                        "assert", "break", "continue", "def", "class", "with", "try"};
+                                        "break", "continue", "def", "class", "with", "try"};
     if (t.kind == Tok::Name)
       for (const char* u : unsupported)
         if (t.text == u) fail(t, std::string("'") + u + "' statement inside a jit function: not supported yet");

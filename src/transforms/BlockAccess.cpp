@@ -686,8 +686,12 @@ class BlockAccess {
             auto ptr = evalPtr(u->operand(0));
             std::optional<PredV> mask = u->numOperands() > 2 ? evalPred(u->operand(2)) : std::optional<PredV>(PredV{});
             why_ = saved;
-            if (!ptr || !mask || !ptr->taints.empty() || !mask->taints.empty()) {
+            if (!ptr || !mask) {
               why = "the mask or address of " + at(*u) + " is not understood";
+              return false;
+            }
+            if (!ptr->taints.empty() || !mask->taints.empty()) {
+              why = at(*u) + " writes through clamped offsets";
               return false;
             }
             for (auto& t : ts) {

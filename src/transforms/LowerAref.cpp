@@ -206,7 +206,17 @@ class Lowerer {
     // most P groups are in flight after the wait); the last P slots are released after the loop.
     const Type it = i->type();
     const Location loc = consumed->loc();
-    Value* ready = b.op1(OpKind::Cmp, {i, c(b, p, it)}, Type::scalarOf(Scalar::I1), {{"pred", std::string("ge")}});
+    // The aref index is either the loop's own iteration number, or (persistent kernels) a counter
+    // carried through the tile loop; then the local iteration number decides, and the drain after
+    // the loop releases the indices just below the counter's final value.
+    Block& body = *loop->region(0);
+    bool counter = i->ownerBlock() == &body && i->index() > 0;
+    Value* local = i;
+    if (counter) {
+      Value* d = b.op1(OpKind::Sub, {body.arg(0), loop->operand(0)}, it);
+      local = b.op1(OpKind::Div, {d, loop->operand(2)}, it);
+    }
+    Value* ready = b.op1(OpKind::Cmp, {local, c(b, p, it)}, Type::scalarOf(Scalar::I1), {{"pred", std::string("ge")}});
     Op* iff = b.create(OpKind::If, {ready}, {});
     Block* then = iff->addRegion();
     Builder tb(then, loc);
@@ -226,8 +236,13 @@ class Lowerer {
     Value* span = a.op1(OpKind::Add, {a.op1(OpKind::Sub, {ub, lb}, it), a.op1(OpKind::Sub, {st, c(a, 1, it)}, it)}, it);
     Value* trips = a.op1(OpKind::Max, {a.op1(OpKind::Div, {span, st}, it), c(a, 0, it)}, it);
     trips->nameHint = "trips";
+    Value* end = trips;
     Value* from = a.op1(OpKind::Max, {a.op1(OpKind::Sub, {trips, c(a, p, it)}, it), c(a, 0, it)}, it);
-    Op* drain = a.create(OpKind::For, {from, trips, c(a, 1, it)}, {});
+    if (counter) {
+      end = loop->result(static_cast<size_t>(i->index() - 1));
+      from = a.op1(OpKind::Sub, {end, a.op1(OpKind::Min, {trips, c(a, p, it)}, it)}, it);
+    }
+    Op* drain = a.create(OpKind::For, {from, end, c(a, 1, it)}, {});
     Block* db = drain->addRegion();
     Value* jj = db->addArg(it, "j");
     Builder dbld(db, loc);

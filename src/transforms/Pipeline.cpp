@@ -46,8 +46,11 @@ void pipeline(Module& m, const PassOptions& opt) {
   for (auto& f : m.funcs)
     for (auto& region : f->body.ops()) {
       if (region->kind() != OpKind::WgRegion || region->strAttr("role") != "consumer") continue;
-      for (auto& op : region->region(0)->ops()) {
-        if (op->kind() != OpKind::For) continue;
+      std::vector<Op*> loops;  // the consumer's loops, a persistent tile loop's inner loop included
+      walk(*region->region(0), [&](Op* op) {
+        if (op->kind() == OpKind::For) loops.push_back(op);
+      });
+      for (Op* op : loops) {
         Block& body = *op->region(0);
         int dots = 0, async = 0;
         int64_t depth = std::numeric_limits<int64_t>::max();

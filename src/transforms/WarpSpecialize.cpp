@@ -1,6 +1,7 @@
 #include "transforms/WarpSpecialize.h"
 
 #include <ostream>
+#include <memory>
 #include <set>
 
 #include "ir/Clone.h"
@@ -20,7 +21,9 @@ class Specializer {
     if (!loop) return;
     std::string why;
     if (opt_.consumers == 2) {
-      if (Op* split = splitRows(loop, why)) {
+      if (outer_) {
+        say("@" + f_.name + ": one consumer warp group instead of two: the cooperative form of a persistent loop is not supported yet");
+      } else if (Op* split = splitRows(loop, why)) {
         loop = split;
         cooperative_ = true;
       } else {
@@ -55,9 +58,18 @@ class Specializer {
       if (op->kind() != OpKind::For) continue;
       for (auto& inner : op->region(0)->ops())
         if (inner->kind() == OpKind::DescLoad) return op.get();
+      // A persistent kernel: a tile loop around the loop that loads.
+      for (auto& inner : op->region(0)->ops())
+        if (inner->kind() == OpKind::For)
+          for (auto& in2 : inner->region(0)->ops())
+            if (in2->kind() == OpKind::DescLoad) {
+              outer_ = op.get();
+              inner_ = inner.get();
+              return inner.get();
+            }
     }
-    say("@" + f_.name + ": not specialized: no top-level tile.for loads blocks (tile.desc_load) in its body; "
-        "pointer loads need the block-access analysis first");
+    say("@" + f_.name + ": not specialized: no tile.for (at the top level, or inside a top-level tile loop) loads blocks "
+        "(tile.desc_load) in its body; pointer loads need the block-access analysis first");
     return nullptr;
   }
 
@@ -122,7 +134,8 @@ class Specializer {
         why = "loop-carried value #" + std::to_string(k) + " feeds the loads but is computed from consumer work";
         return false;
       }
-    for (auto& op : f_.body.ops()) {
+    if (outer_ && !analyzeOuter(loop, why)) return false;
+    for (auto& op : loop->parent->ops()) {
       if (op.get() == loop) {
         afterLoop_ = true;
         continue;
@@ -134,6 +147,32 @@ class Specializer {
           why = "the loop result #" + std::to_string(v->index()) + " used by " + at(*op) + " is only computed by the producer";
           return false;
         }
+    }
+    return true;
+  }
+
+  // Persistent kernels: what the producer needs from the tile loop's body (the backward slice of the
+  // inner loop's bounds and of its loads' operands); the consumer runs all of it.
+  bool analyzeOuter(Op* loop, std::string& why) {
+    Block& ob = *outer_->region(0);
+    std::vector<Value*> need{loop->operand(0), loop->operand(1), loop->operand(2)};
+    for (size_t k : producerCarried_) need.push_back(loop->operand(3 + k));
+    for (Op* op : producer_)
+      for (Value* v : op->operands) need.push_back(v);
+    while (!need.empty()) {
+      Value* v = need.back();
+      need.pop_back();
+      if (v->ownerBlock() == &ob && v->index() > 0) {
+        why = "the producer needs a value that the tile loop carries (not supported yet)";
+        return false;
+      }
+      Op* d = v->definingOp();
+      if (!d || d->parent != &ob || !producerOuter_.insert(d).second) continue;
+      if (!isPure(d->kind())) {
+        why = "the producer needs " + at(*d) + ", which has side effects";
+        return false;
+      }
+      for (Value* w : d->operands) need.push_back(w);
     }
     return true;
   }
@@ -151,11 +190,12 @@ class Specializer {
     Block& body = *loop->region(0);
     Op* yield = body.terminator();
     Location loadLoc = loads_.front()->loc();
+    Op* topLoop = outer_ ? outer_ : loop;
     // Split the function body: pure prologue stays; impure prologue ops and the epilogue move.
     std::vector<Op*> prologueImpure, epilogue;
     bool after = false;
     for (auto& op : f_.body.ops()) {
-      if (op.get() == loop) {
+      if (op.get() == topLoop) {
         after = true;
         continue;
       }
@@ -164,7 +204,7 @@ class Specializer {
       else if (!isPure(op->kind())) prologueImpure.push_back(op.get());
     }
     Builder top(&f_.body, loadLoc);
-    top.setInsertionPointBefore(loop);
+    top.setInsertionPointBefore(topLoop);
     std::vector<Type> payload;
     for (Op* l : loads_) payload.push_back(l->result()->type());
     Op* create = top.create(OpKind::ArefCreate, {}, {Type::arefOf(opt_.depth, payload)},
@@ -180,19 +220,23 @@ class Specializer {
       Block* pb = prod->addRegion();
       Builder b(pb, loop->loc());
       ValueMap map;
+      Wrapper w = wrapOuter(b, map, true);
+      Builder& ib = w.inner ? *w.inner : b;
       std::vector<size_t> carried(producerCarried_.begin(), producerCarried_.end());
-      Op* nl = makeLoop(b, loop, carried, map);
+      Op* nl = makeLoop(ib, loop, carried, map, w.counter);
       Builder lb(nl->region(0), loadLoc);
       for (auto& op : body.ops())
         if (producer_.count(op.get())) cloneOp(lb, *op, map);
-      Value* i = iterationIndex(lb, nl->region(0)->arg(0), loop, map);
+      Value* i = w.counter ? nl->region(0)->args().back().get() : iterationIndex(lb, nl->region(0)->arg(0), loop, map);
       std::vector<Value*> putOps{aref, i};
       for (Op* l : loads_) putOps.push_back(map.at(l->result()));
       lb.create(OpKind::ArefPut, putOps, {});
       std::vector<Value*> ys;
       for (size_t k : carried) ys.push_back(mapped(map, yield->operand(k)));
+      if (w.counter) ys.push_back(lb.op1(OpKind::Add, {i, lb.constInt(1, i->type())}, i->type()));
       lb.setLoc(yield->loc());
       lb.create(OpKind::Yield, ys, {});
+      if (w.inner) finishOuter(w, map, nl, /*producer=*/true, loop);
       b.create(OpKind::Yield, {}, {});
     }
     // ---- consumers: one, or two cooperative ones that each own one half of the rows
@@ -210,10 +254,12 @@ class Specializer {
       Builder b(cb, loop->loc());
       ValueMap map;
       for (Op* op : prologueImpure) cloneOp(b, *op, map);
+      Wrapper w = wrapOuter(b, map, false);
+      Builder& ib = w.inner ? *w.inner : b;
       std::vector<size_t> carried(groups[g].begin(), groups[g].end());
-      Op* nl = makeLoop(b, loop, carried, map);
+      Op* nl = makeLoop(ib, loop, carried, map, w.counter);
       Builder lb(nl->region(0), loadLoc);
-      Value* i = iterationIndex(lb, nl->region(0)->arg(0), loop, map);
+      Value* i = w.counter ? nl->region(0)->args().back().get() : iterationIndex(lb, nl->region(0)->arg(0), loop, map);
       Op* get = lb.create(OpKind::ArefGet, {aref, i}, payload);
       for (size_t k = 0; k < loads_.size(); ++k) {
         get->result(k)->nameHint = loads_[k]->result()->nameHint;
@@ -225,9 +271,11 @@ class Specializer {
       lb.create(OpKind::ArefConsumed, {aref, i}, {});
       std::vector<Value*> ys;
       for (size_t k : carried) ys.push_back(mapped(map, yield->operand(k)));
+      if (w.counter) ys.push_back(lb.op1(OpKind::Add, {i, lb.constInt(1, i->type())}, i->type()));
       lb.setLoc(yield->loc());
       lb.create(OpKind::Yield, ys, {});
       for (size_t n = 0; n < carried.size(); ++n) map[loop->result(carried[n])] = nl->result(n);
+      if (w.inner) finishOuter(w, map, nl, /*producer=*/false, loop);
       for (Op* op : epilogue)
         if (epilogueBelongs(*op, loop, groups[g], groups.size() == 1)) cloneOp(b, *op, map);
       b.create(OpKind::Yield, {}, {});
@@ -247,7 +295,7 @@ class Specializer {
 
     // Remove the original loop, epilogue and moved prologue ops (users first).
     for (auto it = epilogue.rbegin(); it != epilogue.rend(); ++it) f_.body.erase(*it);
-    f_.body.erase(loop);
+    f_.body.erase(topLoop);
     for (auto it = prologueImpure.rbegin(); it != prologueImpure.rend(); ++it) f_.body.erase(*it);
   }
 
@@ -431,10 +479,11 @@ class Specializer {
   }
 
   // A copy of the loop control carrying the given loop-carried values.
-  Op* makeLoop(Builder& b, Op* loop, const std::vector<size_t>& carried, ValueMap& map) {
+  Op* makeLoop(Builder& b, Op* loop, const std::vector<size_t>& carried, ValueMap& map, Value* counter = nullptr) {
     std::vector<Value*> ops{mapped(map, loop->operand(0)), mapped(map, loop->operand(1)), mapped(map, loop->operand(2))};
     std::vector<Type> types;
     for (size_t k : carried) ops.push_back(mapped(map, loop->operand(3 + k))), types.push_back(loop->result(k)->type());
+    if (counter) ops.push_back(counter), types.push_back(counter->type());
     Op* nl = b.create(OpKind::For, ops, types);
     nl->setLoc(loop->loc());
     for (size_t n = 0; n < carried.size(); ++n) nl->result(n)->nameHint = loop->result(carried[n])->nameHint;
@@ -442,7 +491,66 @@ class Specializer {
     Block& body = *loop->region(0);
     map[body.arg(0)] = nb->addArg(body.arg(0)->type(), body.arg(0)->nameHint);
     for (size_t k : carried) map[body.arg(k + 1)] = nb->addArg(body.arg(k + 1)->type(), body.arg(k + 1)->nameHint);
+    if (counter) {
+      nb->addArg(counter->type(), "i");
+      nl->result(nl->numResults() - 1)->nameHint = "count";
+    }
     return nl;
+  }
+
+  // Persistent kernels: each role runs its own copy of the tile loop around the inner loop, and
+  // numbers the inner iterations with a counter carried through both loops (the aref index).
+  struct Wrapper {
+    Op* outer = nullptr;
+    std::unique_ptr<Builder> inner;  // inserts into the copied tile loop's body
+    Value* counter = nullptr;        // the count of inner iterations so far
+    std::vector<size_t> carried;     // tile-loop values the copy carries (the consumer's)
+  };
+  Wrapper wrapOuter(Builder& b, ValueMap& map, bool producer) {
+    Wrapper w;
+    if (!outer_) return w;
+    Block& ob = *outer_->region(0);
+    Value* zero = b.constInt(0, Type::scalarOf(Scalar::I32));
+    std::vector<Value*> ops{mapped(map, outer_->operand(0)), mapped(map, outer_->operand(1)), mapped(map, outer_->operand(2))};
+    std::vector<Type> types;
+    if (!producer)
+      for (size_t k = 0; k < outer_->numResults(); ++k)
+        w.carried.push_back(k), ops.push_back(mapped(map, outer_->operand(3 + k))), types.push_back(outer_->result(k)->type());
+    ops.push_back(zero);
+    types.push_back(zero->type());
+    w.outer = b.create(OpKind::For, ops, types, outer_->attrs);
+    w.outer->setLoc(outer_->loc());
+    Block* nb = w.outer->addRegion();
+    map[ob.arg(0)] = nb->addArg(ob.arg(0)->type(), ob.arg(0)->nameHint);
+    for (size_t k : w.carried) map[ob.arg(k + 1)] = nb->addArg(ob.arg(k + 1)->type(), ob.arg(k + 1)->nameHint);
+    w.counter = nb->addArg(zero->type(), "count");
+    w.inner = std::make_unique<Builder>(nb, outer_->loc());
+    // The tile loop's body up to the inner loop: all of it for the consumer, the slice the loads
+    // need for the producer.
+    for (auto& op : ob.ops()) {
+      if (op.get() == inner_) break;
+      if (!producer || producerOuter_.count(op.get())) cloneOp(*w.inner, *op, map);
+    }
+    return w;
+  }
+  // The rest of the tile loop's body after the inner loop (consumer only), then its yield.
+  void finishOuter(Wrapper& w, ValueMap& map, Op* innerCopy, bool producer, Op* loop) {
+    Block& ob = *outer_->region(0);
+    bool after = false;
+    for (auto& op : ob.ops()) {
+      if (op.get() == loop) {
+        after = true;
+        continue;
+      }
+      if (!after || op.get() == ob.terminator()) continue;
+      if (!producer) cloneOp(*w.inner, *op, map);
+    }
+    std::vector<Value*> ys;
+    for (size_t k : w.carried) ys.push_back(mapped(map, ob.terminator()->operand(k)));
+    ys.push_back(innerCopy->result(innerCopy->numResults() - 1));
+    w.inner->setLoc(ob.terminator()->loc());
+    w.inner->create(OpKind::Yield, ys, {});
+    for (size_t n = 0; n < w.carried.size(); ++n) map[outer_->result(w.carried[n])] = w.outer->result(n);
   }
 
   Func& f_;
@@ -452,6 +560,9 @@ class Specializer {
   std::set<size_t> producerCarried_, consumerCarried_;
   bool afterLoop_ = false;
   bool cooperative_ = false;
+  Op* outer_ = nullptr;                 // the tile loop of a persistent kernel
+  Op* inner_ = nullptr;                 // and the loop inside it that loads
+  std::set<Op*> producerOuter_;         // what the producer needs from the tile loop's body
 };
 
 }  // namespace

@@ -125,10 +125,11 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
   plan.explained = pca.explained;
   plan.mean.assign(pca.mean.data(), pca.mean.data() + d);
 
-  // The candidate points, in order: the mean, the guides, then the lattice by Mahalanobis radius.
+  // The candidate points, in order: the guides (the nearest neighbour's best first), their mean,
+  // then the lattice by Mahalanobis radius.
   std::vector<std::vector<double>> points;
-  points.push_back(plan.mean);
   for (auto& g : guides) points.push_back(g.point);
+  points.push_back(plan.mean);
   const int p = static_cast<int>(std::min<size_t>(plan.components, 4));
   const int levels = 13;  // -3σ .. +3σ in steps of σ/2
   if (p > 0) {

@@ -67,8 +67,8 @@ struct MasifPlan {
   std::vector<Config> first;   // the first candidates in evaluation order (up to 20), for --dry-run
 };
 
-// The MaSiF search. With guides: PCA of the guides keeping >= 90% of the variance; candidates are the
-// guides' mean, the guides themselves, then a lattice along the kept components (steps of half a
+// The MaSiF search. With guides (in order of their neighbour's distance, nearest first): PCA of the
+// guides keeping >= 90% of the variance; candidates are the guides themselves, their mean, then a lattice along the kept components (steps of half a
 // standard deviation up to three, on at most four components) ordered by Mahalanobis distance from
 // the mean, each mapped to the nearest legal configuration; about 60% of the budget goes to these,
 // most promising first, the rest to first-improvement refinement from the best so far (going back

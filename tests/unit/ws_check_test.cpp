@@ -1,7 +1,8 @@
-// Warp specialization checked on the CPU: the descriptor-form GEMM, specialized and lowered to
-// mbarriers for every aref depth D in 1..4 and MMA depth P in 0..2, in f16 and bf16, must agree bit
-// for bit with the kernel as written over 16 interleavings each, on fresh random inputs; and the
-// executor's aref semantics must report a deadlock and a foreign release at the aref level.
+// Warp specialization checked on the CPU: the descriptor-form GEMM (one consumer, two cooperative
+// consumers, and the persistent Triton kernel), specialized and lowered to mbarriers for every aref
+// depth D in 1..4 and MMA depth P in 0..2, in f16 and bf16, must agree bit for bit with the kernel as
+// written over 16 interleavings each, on fresh random inputs; and the executor's aref semantics
+// must report a deadlock and a foreign release at the aref level.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -39,7 +40,19 @@ std::string kernelFor(const std::string& dtype, const std::string& name = "matmu
 struct Config {
   std::string dtype;
   int depth, mmaDepth, consumers;
+  bool persistent = false;
 };
+
+// examples/matmul_persistent_desc.py (a Triton kernel) with its output type replaced.
+std::string persistentFor(const std::string& dtype) {
+  std::string path = std::string(TAWA_SOURCE_DIR) + "/examples/matmul_persistent_desc.py";
+  if (dtype == "f16") return path;
+  std::string src = readFile(path);
+  for (size_t p = 0; (p = src.find("tl.float16", p)) != std::string::npos; p += 11) src.replace(p, 10, "tl.bfloat16");
+  auto out = std::filesystem::temp_directory_path() / ("tawa_persistent_" + dtype + "_" + std::to_string(::getpid()) + ".py");
+  std::ofstream(out) << src;
+  return out.string();
+}
 
 class WsCheck : public ::testing::TestWithParam<Config> {};
 
@@ -56,6 +69,16 @@ TEST_P(WsCheck, AgreesWithTheUnspecializedKernelOverSixteenInterleavings) {
   opt.depth = c.depth;
   opt.mmaDepth = c.mmaDepth;
   opt.consumers = c.consumers;
+  if (c.persistent) {
+    // A Triton kernel: 5 programs walk 12 output tiles in grouped order.
+    auto pspec = driver::parseSpec("a_ptr:*" + dt + "[M,K], b_ptr:*" + dt + "[K,N], c_ptr:*" + dt +
+                                   "[M,N], M:i32=160, N:i32=136, K:i32=200, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, "
+                                   "GROUP_M=2, NUM_SMS=5");
+    auto rep = driver::check(persistentFor(c.dtype), "matmul_persistent_desc_kernel", pspec, "NUM_SMS", opt, 16, seed);
+    EXPECT_EQ(rep.programs, 5);
+    EXPECT_EQ(rep.mmaDepth, std::min(c.mmaDepth, c.depth - 1));
+    return;
+  }
   // Two cooperative consumers split a 128-row tile; one consumer runs the 64x64x32 example.
   bool coop = c.consumers == 2;
   auto rep = driver::check(kernelFor(c.dtype, coop ? "matmul_desc_128" : "matmul_desc"), "", spec,
@@ -71,11 +94,14 @@ std::vector<Config> configs() {
     for (const char* t : {"f16", "bf16"})
       for (int d = 1; d <= 4; ++d)
         for (int p = 0; p <= 2; ++p) v.push_back({t, d, p, consumers});
+  for (const char* t : {"f16", "bf16"})
+    for (int d = 1; d <= 4; ++d)
+      for (int p = 0; p <= 2; ++p) v.push_back({t, d, p, 1, true});
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Gemm, WsCheck, ::testing::ValuesIn(configs()), [](const auto& info) {
-  return std::string(info.param.consumers == 2 ? "Cooperative_" : "") + info.param.dtype + "_D" +
+  return std::string(info.param.persistent ? "Persistent_" : info.param.consumers == 2 ? "Cooperative_" : "") + info.param.dtype + "_D" +
          std::to_string(info.param.depth) + "_P" + std::to_string(info.param.mmaDepth);
 });
 

@@ -276,13 +276,8 @@ class Emitter {
           s.cols = hostValue(op, op.operand(2));
           s.rowStride = hostValue(op, op.operand(3));
           s.colStride = hostValue(op, op.operand(4));
-          descs_[op.result()] = static_cast<int>(res_.tensorMaps.size());
-          res_.tensorMaps.push_back(s);
-          KernelParam p;
-          p.name = s.param;
-          p.cType = "CUtensorMap";
-          p.tensorMap = descs_[op.result()];
-          res_.params.push_back(p);
+          descs_[op.result()] = static_cast<int>(allMaps_.size());
+          allMaps_.push_back(s);
           break;
         }
         case OpKind::SmemAlloc: {
@@ -317,29 +312,21 @@ class Emitter {
         default: break;  // the prologue is checked as it is emitted
       }
     }
-    // Scalar arguments follow the tensor maps, in the kernel's order; pointers reach the kernel
-    // through the tensor maps only.
-    for (size_t i = 0; i < f_.numArgs(); ++i) {
-      const Value* a = f_.arg(i);
-      if (a->type().isPtr()) continue;
-      if (!a->type().isScalar() || cType(a->type().scalar).empty())
-        throw UserError(f_.loc, "the CUDA backend cannot pass argument #" + std::to_string(i) + " of type " + a->type().str());
-      KernelParam p;
-      p.name = nameFor(a);
-      p.cType = cType(a->type().scalar);
-      p.irArg = static_cast<int>(i);
-      res_.params.push_back(p);
-    }
-    if (regions_.size() != 2 || regions_[0]->strAttr("role") != "producer" || regions_[1]->strAttr("role") != "consumer")
-      throw UserError(regions_.empty() ? f_.loc : regions_.back()->loc(),
-                      "the CUDA backend emits one producer and one consumer warp group so far (found " +
+    if (regions_.size() < 2 || regions_[0]->strAttr("role") != "producer")
+      throw UserError(regions_.empty() ? f_.loc : regions_.front()->loc(),
+                      "the CUDA backend emits a producer warp group followed by consumer warp groups (found " +
                           std::to_string(regions_.size()) + " wg.region(s))",
                       "warp-specialize the kernel first (tawa compile --emit nv)");
-    // The consumer's warp groups release each slot once: one arrival per consumer warp group.
+    for (size_t w = 1; w < regions_.size(); ++w)
+      if (regions_[w]->strAttr("role") != "consumer")
+        throw UserError(regions_[w]->loc(), "the CUDA backend emits one producer warp group, then consumers");
+    int64_t consumers = static_cast<int64_t>(regions_.size()) - 1;
+    // Each consumer warp group releases each slot once: one arrival per consumer warp group.
     for (const Value* v : barOrder_)
-      if (const Bars& b = bars_.at(v); b.kind == "empty" && b.count != 1)
-        throw UserError(v->definingOp()->loc(), "the CUDA backend emits one consumer warp group; this barrier expects " +
-                                                    std::to_string(b.count) + " releases per phase");
+      if (const Bars& b = bars_.at(v); b.kind == "empty" && b.count != consumers)
+        throw UserError(v->definingOp()->loc(), "this barrier expects " + std::to_string(b.count) +
+                                                    " releases per phase, but there are " + std::to_string(consumers) +
+                                                    " consumer warp group(s)");
     // Descriptors: the box and swizzle follow the slot they are copied into, or the staging tile.
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
@@ -361,12 +348,34 @@ class Emitter {
           stagingOrder_.push_back(op);
         }
       });
+    // Parameters: the tensor maps that TMA uses (in make_desc order), then every scalar argument
+    // in the kernel's order; pointers reach the kernel through the tensor maps only.
+    for (auto& s : allMaps_) {
+      if (s.boxRows == 0) continue;
+      KernelParam p;
+      p.name = s.param;
+      p.cType = "CUtensorMap";
+      p.tensorMap = static_cast<int>(res_.tensorMaps.size());
+      res_.tensorMaps.push_back(s);
+      res_.params.push_back(p);
+    }
+    for (size_t i = 0; i < f_.numArgs(); ++i) {
+      const Value* a = f_.arg(i);
+      if (a->type().isPtr()) continue;
+      if (!a->type().isScalar() || cType(a->type().scalar).empty())
+        throw UserError(f_.loc, "the CUDA backend cannot pass argument #" + std::to_string(i) + " of type " + a->type().str());
+      KernelParam p;
+      p.name = nameFor(a);
+      p.cType = cType(a->type().scalar);
+      p.irArg = static_cast<int>(i);
+      res_.params.push_back(p);
+    }
   }
 
   void setBox(const Op& op, const Value* desc, int64_t rows, int64_t cols, int swizzle) {
     auto it = descs_.find(desc);
     if (it == descs_.end()) unsupported(op, "the descriptor must come from a tile.make_desc at the top of the kernel");
-    TensorMapSpec& s = res_.tensorMaps[static_cast<size_t>(it->second)];
+    TensorMapSpec& s = allMaps_[static_cast<size_t>(it->second)];
     if (s.boxRows && (s.boxRows != rows || s.boxCols != cols || s.swizzleBytes != swizzle))
       unsupported(op, "descriptor '" + s.param + "' is used with two different boxes (a TMA load and a store?)");
     s.boxRows = rows;
@@ -407,6 +416,7 @@ class Emitter {
   void emitBanner() {
     const Op& prod = *regions_[0];
     const Op& cons = *regions_[1];
+    std::string consumers = regions_.size() == 2 ? "warp group 1: consumer" : "warp groups 1-" + std::to_string(regions_.size() - 1) + ": cooperative consumers";
     int64_t depth = ringOrder_.empty() ? 0 : rings_.at(ringOrder_.front()).depth;
     int64_t p = -1;
     walk(*cons.region(0), [&](const Op* op) {
@@ -414,7 +424,7 @@ class Emitter {
     });
     line("// Generated by tawa from @" + f_.name + (f_.loc.known() ? " (" + f_.loc.str() + ")" : "") + " for sm_90a.");
     line("// Warp group 0: producer (one elected thread issues TMA loads; setmaxnreg " + std::to_string(prod.intAttr("regs")) +
-         "); warp group 1: consumer (wgmma; setmaxnreg " + std::to_string(cons.intAttr("regs")) + ").");
+         "); " + consumers + " (wgmma; setmaxnreg " + std::to_string(cons.intAttr("regs")) + ").");
     line("// Rings of D = " + std::to_string(depth) + " slots" + (p >= 0 ? ", MMA depth P = " + std::to_string(p) : std::string()) +
          "; dynamic shared memory " + std::to_string(res_.smemBytes) + " bytes (" + std::to_string(smemUsed_) +
          " used, 1024 for alignment).");
@@ -482,8 +492,10 @@ class Emitter {
       const Op& r = *regions_[w];
       at(r);
       bool producer = r.strAttr("role") == "producer";
+      region_ = static_cast<int>(w);
       if (w == 0) line("if (wg == 0) {  // producer");
-      else line("} else {  // consumer");
+      else if (w + 1 < regions_.size()) line("} else if (wg == " + std::to_string(w) + ") {  // consumer " + std::to_string(w - 1));
+      else line("} else {  // consumer " + std::to_string(w - 1));
       ++indent_;
       accumulators_.emplace_back();
       const Block& b = *r.region(0);
@@ -735,7 +747,7 @@ class Emitter {
   }
 
   void emitTmaLoad(const Op& op) {
-    const TensorMapSpec& map = res_.tensorMaps[static_cast<size_t>(descs_.at(op.operand(0)))];
+    const TensorMapSpec& map = allMaps_[static_cast<size_t>(descs_.at(op.operand(0)))];
     const Ring& r = rings_.at(op.operand(1));
     const Bars& b = bars_.at(op.operand(3));
     const auto& l = r.layout;
@@ -766,11 +778,11 @@ class Emitter {
     if (accTy.scalar != Scalar::F32) unsupported(op, "accumulates in f32 only so far");
     // The accumulator lives in registers; the budget leaves room for addresses and descriptors.
     int64_t regs = m * n / 128;
-    int64_t budget = regions_[1]->intAttr("regs") - 40;
+    int64_t budget = regions_[static_cast<size_t>(region_)]->intAttr("regs") - 40;
     if (regs > budget)
       unsupported(op, "the " + std::to_string(m) + "x" + std::to_string(n) + " accumulator needs " + std::to_string(regs) +
                           " registers per thread of one consumer warp group (budget " + std::to_string(budget) + ")",
-                  "use a smaller block (two cooperative consumer warp groups are not emitted yet)");
+                  "use a smaller block, or two cooperative consumer warp groups (--consumers 2)");
     at(op);
     Frag acc;
     if (const Op* c = tileConstant(accIn)) {
@@ -833,7 +845,7 @@ class Emitter {
   }
 
   void emitTmaStore(const Op& op) {
-    const TensorMapSpec& map = res_.tensorMaps[static_cast<size_t>(descs_.at(op.operand(0)))];
+    const TensorMapSpec& map = allMaps_[static_cast<size_t>(descs_.at(op.operand(0)))];
     const Staging& s = stagings_.at(&op);
     const Frag& v = frag(op, op.operand(1));
     if (single_) unsupported(op, "the epilogue store runs in a consumer warp group");
@@ -851,7 +863,7 @@ class Emitter {
     line("  }");
     line("}");
     line("tawa::fence_proxy_async_shared_cta();  // the staging writes, before the TMA engine reads them");
-    line("tawa::bar_sync(1, 128);                 // the whole consumer warp group has written its part");
+    line("tawa::bar_sync(" + std::to_string(region_) + ", 128);                 // this warp group has written its part (bar 0 is the block's)");
     line("if (tawa::warpgroup_thread_idx() == 0) {");
     line("  tawa::cp_async_bulk_tensor_2d_shared_to_global(&" + map.param + ", " + ex(op.operand(3)) + ", " + ex(op.operand(2)) +
          ", " + s.name + ");");
@@ -875,7 +887,9 @@ class Emitter {
   std::map<const Value*, int> uses_;
   std::map<const Value*, std::string> names_;
   std::set<std::string> taken_;
-  std::map<const Value*, int> descs_;
+  std::map<const Value*, int> descs_;  // make_desc -> index into allMaps_
+  std::vector<TensorMapSpec> allMaps_;
+  int region_ = 0;  // the warp group being emitted
   std::map<const Value*, Ring> rings_;
   std::vector<const Value*> ringOrder_;
   std::map<const Value*, Bars> bars_;
