@@ -1231,6 +1231,11 @@ class Lowerer {
       }
       return Val::boolean(r);
     }
+    if (n == "pow") {
+      // Python's pow on constants (a third, modulus argument is not in the subset).
+      if (a.pos.size() != 2 || !a.kw.empty()) fail(p, "pow() takes exactly two arguments here");
+      return binary("**", a.pos[0], a.pos[1], p);
+    }
     fail(p, n + "() inside a jit function: not supported yet");
   }
 

@@ -1,5 +1,6 @@
 // Warp specialization checked on the CPU: the descriptor-form GEMM (one consumer, two cooperative
-// consumers, and the persistent Triton kernel), specialized and lowered to mbarriers for every aref
+// consumers, and the persistent Triton kernel) and the pointer-form attention forward (causal and
+// not, through block-access), specialized and lowered to mbarriers for every aref
 // depth D in 1..4 and MMA depth P in 0..2, in f16 and bf16, must agree bit for bit with the kernel as
 // written over 16 interleavings each, on fresh random inputs; and the executor's aref semantics
 // must report a deadlock and a foreign release at the aref level.
@@ -41,6 +42,8 @@ struct Config {
   std::string dtype;
   int depth, mmaDepth, consumers;
   bool persistent = false;
+  int attention = -1;  // -1: a GEMM; 0 / 1: attention forward, non-causal / causal
+  bool pointerForm = false;  // examples/matmul_ptr.tir (pointer arithmetic, grouped ordering)
 };
 
 // examples/matmul_persistent_desc.py (a Triton kernel) with its output type replaced.
@@ -69,6 +72,21 @@ TEST_P(WsCheck, AgreesWithTheUnspecializedKernelOverSixteenInterleavings) {
   opt.depth = c.depth;
   opt.mmaDepth = c.mmaDepth;
   opt.consumers = c.consumers;
+  if (c.pointerForm) {
+    auto rep = driver::check(kernelFor(c.dtype, "matmul_ptr"), "", spec, "cdiv(M, 64) * cdiv(N, 64)", opt, 16, seed);
+    EXPECT_EQ(rep.programs, 9);
+    EXPECT_EQ(rep.mmaDepth, std::min(c.mmaDepth, c.depth - 1));
+    return;
+  }
+  if (c.attention >= 0) {
+    // Pointer-form attention (block-access turns its loads into block loads): 3 query blocks,
+    // n_ctx not a multiple of the key block, 3 batch-heads.
+    auto aspec = driver::parseSpec("q:*" + dt + "[3,150,64], k:*" + dt + "[3,150,64], v:*" + dt + "[3,150,64], o:*" + dt +
+                                   "[3,150,64], sm_scale:fp32=0.125, n_ctx:i32=150, causal:i32=" + std::to_string(c.attention));
+    auto rep = driver::check(kernelFor(c.dtype, "attention"), "", aspec, "cdiv(n_ctx, 64), 3", opt, 16, seed);
+    EXPECT_EQ(rep.programs, 9);
+    return;
+  }
   if (c.persistent) {
     // A Triton kernel: 5 programs walk 12 output tiles in grouped order.
     auto pspec = driver::parseSpec("a_ptr:*" + dt + "[M,K], b_ptr:*" + dt + "[K,N], c_ptr:*" + dt +
@@ -97,11 +115,21 @@ std::vector<Config> configs() {
   for (const char* t : {"f16", "bf16"})
     for (int d = 1; d <= 4; ++d)
       for (int p = 0; p <= 2; ++p) v.push_back({t, d, p, 1, true});
+  for (int causal : {0, 1})
+    for (const char* t : {"f16", "bf16"})
+      for (int d = 1; d <= 4; ++d)
+        for (int p = 0; p <= 2; ++p) v.push_back({t, d, p, 1, false, causal});
+  for (const char* t : {"f16", "bf16"})
+    for (int d = 1; d <= 4; ++d)
+      for (int p = 0; p <= 2; ++p) v.push_back({t, d, p, 1, false, -1, true});
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Gemm, WsCheck, ::testing::ValuesIn(configs()), [](const auto& info) {
-  return std::string(info.param.persistent ? "Persistent_" : info.param.consumers == 2 ? "Cooperative_" : "") + info.param.dtype + "_D" +
+INSTANTIATE_TEST_SUITE_P(Kernels, WsCheck, ::testing::ValuesIn(configs()), [](const auto& info) {
+  const auto& c = info.param;
+  std::string form = c.pointerForm ? "PointerForm_" : c.attention == 1 ? "AttentionCausal_" : c.attention == 0 ? "Attention_" : c.persistent ? "Persistent_"
+                     : c.consumers == 2 ? "Cooperative_" : "";
+  return form + info.param.dtype + "_D" +
          std::to_string(info.param.depth) + "_P" + std::to_string(info.param.mmaDepth);
 });
 

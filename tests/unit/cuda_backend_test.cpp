@@ -1,0 +1,249 @@
+// The Hopper backend without a GPU: the warp-specialized GEMM, emitted as CUDA C++ and compiled for
+// sm_90a by the toolkit's nvcc and ptxas, over f16 and bf16, aref depth D in {2, 3, 4}, MMA depth
+// P in {0, 1}, and the blocks 64x64x32, 128x128x64 (one consumer and two cooperative ones) and
+// 128x256x64 (two cooperative consumers). Every kernel must compile with no spills and no local
+// memory, and its PTX must hold the instructions of the pipeline. The toolkit is required: without
+// it these tests fail, they do not skip. All kernels go into two translation units compiled side by
+// side (and cached by content), so the whole suite costs two nvcc runs.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <map>
+#include <sstream>
+
+#include "backends/cuda/Compiler.h"
+#include "backends/cuda/Emitter.h"
+#include "ir/Parser.h"
+#include "ir/Verifier.h"
+#include "transforms/PassManager.h"
+
+using namespace tawa;
+
+namespace {
+
+// A descriptor-form GEMM C = A @ B with BMxBN blocks stepping K by BK, in the given element type.
+std::string gemmTir(int bm, int bn, int bk, const std::string& ty) {
+  std::ostringstream s;
+  s << "tile.func @gemm(%a: ptr<" << ty << ">, %b: ptr<" << ty << ">, %c: ptr<" << ty << ">, %M: i32, %N: i32, %K: i32,\n"
+    << "                %sam: i32, %sak: i32, %sbk: i32, %sbn: i32, %scm: i32, %scn: i32) {\n"
+    << "  %zero = tile.constant {value = 0} : i32\n"
+    << "  %bk = tile.constant {value = " << bk << "} : i32\n"
+    << "  %bm = tile.constant {value = " << bm << "} : i32\n"
+    << "  %bn = tile.constant {value = " << bn << "} : i32\n"
+    << "  %pid_m = tile.program_id {axis = 0} : i32\n"
+    << "  %pid_n = tile.program_id {axis = 1} : i32\n"
+    << "  %off_m = tile.mul %pid_m, %bm : i32\n"
+    << "  %off_n = tile.mul %pid_n, %bn : i32\n"
+    << "  %a_desc = tile.make_desc %a, %M, %K, %sam, %sak : tdesc<" << bm << "x" << bk << "x" << ty << ">\n"
+    << "  %b_desc = tile.make_desc %b, %K, %N, %sbk, %sbn : tdesc<" << bk << "x" << bn << "x" << ty << ">\n"
+    << "  %c_desc = tile.make_desc %c, %M, %N, %scm, %scn : tdesc<" << bm << "x" << bn << "x" << ty << ">\n"
+    << "  %init = tile.constant {value = 0.0} : tile<" << bm << "x" << bn << "xf32>\n"
+    << "  %acc = tile.for %zero, %K, %bk, %init : tile<" << bm << "x" << bn << "xf32> {\n"
+    << "  ^bb0(%k: i32, %acc_in: tile<" << bm << "x" << bn << "xf32>):\n"
+    << "    %x = tile.desc_load %a_desc, %off_m, %k : tile<" << bm << "x" << bk << "x" << ty << ">\n"
+    << "    %y = tile.desc_load %b_desc, %k, %off_n : tile<" << bk << "x" << bn << "x" << ty << ">\n"
+    << "    %acc_next = tile.dot %x, %y, %acc_in : tile<" << bm << "x" << bn << "xf32>\n"
+    << "    tile.yield %acc_next\n"
+    << "  }\n"
+    << "  %out = tile.cast %acc : tile<" << bm << "x" << bn << "x" << ty << ">\n"
+    << "  tile.desc_store %c_desc, %out, %off_m, %off_n\n"
+    << "  tile.return\n"
+    << "}\n";
+  return s.str();
+}
+
+struct Config {
+  int bm, bn, bk, consumers, depth, mmaDepth;
+  std::string ty;
+  std::string name() const {
+    return "gemm_" + ty + "_" + std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + "_c" +
+           std::to_string(consumers) + "_d" + std::to_string(depth) + "_p" + std::to_string(mmaDepth);
+  }
+};
+
+std::unique_ptr<ir::Module> lowered(const Config& c) {
+  auto m = ir::parseModule(gemmTir(c.bm, c.bn, c.bk, c.ty), c.name() + ".tir");
+  ir::verify(*m);
+  transforms::PassManager pm;
+  pm.options.depth = c.depth;
+  pm.options.mmaDepth = c.mmaDepth;
+  pm.options.consumers = c.consumers;
+  pm.addPipeline("canonicalize,warp-specialize,pipeline,lower-aref");
+  pm.run(*m);
+  return m;
+}
+
+cuda::EmitResult emit(const Config& c, bool header = true) {
+  auto m = lowered(c);
+  cuda::EmitOptions o;
+  o.kernelName = c.name();
+  o.includeHeader = header;
+  return cuda::emitCudaKernel(*m, *m->funcs.front(), o);
+}
+
+// The compiled configurations: 64x64x32 and 128x128x64 with one consumer, 128x128x64 and
+// 128x256x64 with two (128x256 at D = 4 needs more than 227 KB of shared memory).
+std::vector<Config> configs() {
+  std::vector<Config> out;
+  for (const char* ty : {"f16", "bf16"})
+    for (int d : {2, 3, 4})
+      for (int p : {0, 1}) {
+        out.push_back({64, 64, 32, 1, d, p, ty});
+        out.push_back({128, 128, 64, 1, d, p, ty});
+        out.push_back({128, 128, 64, 2, d, p, ty});
+        if (d < 4) out.push_back({128, 256, 64, 2, d, p, ty});
+      }
+  return out;
+}
+
+// The PTX of one kernel: from its .entry to the next one.
+std::string entryPtx(const std::string& ptx, const std::string& kernel) {
+  size_t b = ptx.find(".entry " + kernel + "(");
+  if (b == std::string::npos) return "";
+  size_t e = ptx.find(".entry ", b + 1);
+  return ptx.substr(b, e == std::string::npos ? std::string::npos : e - b);
+}
+
+}  // namespace
+
+TEST(CudaToolkit, IsInstalled) {
+  // Fails loudly (a UserError naming the missing tool) where the CUDA toolkit is absent.
+  const auto& tk = cuda::findToolkit();
+  EXPECT_NE(tk.version.find("release"), std::string::npos) << tk.version;
+}
+
+TEST(CudaEmit, GemmKernelShape) {
+  auto r = emit({128, 128, 64, 1, 3, 1, "f16"});
+  EXPECT_EQ(r.threads, 256);
+  ASSERT_EQ(r.tensorMaps.size(), 3u);
+  // A: 128x64 boxes, one 128-byte swizzle span per row; B: 64x128 as two 64-column chunks.
+  EXPECT_EQ(r.tensorMaps[0].boxRows, 128);
+  EXPECT_EQ(r.tensorMaps[0].boxCols, 64);
+  EXPECT_EQ(r.tensorMaps[0].swizzleBytes, 128);
+  EXPECT_EQ(r.tensorMaps[1].boxRows, 64);
+  EXPECT_EQ(r.tensorMaps[1].boxCols, 64);
+  EXPECT_EQ(r.tensorMaps[2].swizzleBytes, 0);
+  // Rings (3 x 16 KB + 3 x 16 KB), staging (32 KB), 6 mbarriers, alignment slack.
+  EXPECT_EQ(r.smemBytes, 3 * 16384 + 3 * 16384 + 32768 + 48 + 1024);
+  ASSERT_EQ(r.params.size(), 3u + 9u);
+  EXPECT_EQ(r.params[0].cType, "CUtensorMap");
+  EXPECT_EQ(r.params[3].name, "M");
+  EXPECT_NE(r.source.find("__launch_bounds__(256, 1)"), std::string::npos);
+  EXPECT_NE(r.source.find("if (wg == 0) {  // producer"), std::string::npos);
+  EXPECT_NE(r.source.find("wgmma_mma_async_m64n128k16_f32_f16<1>(acc[1]"), std::string::npos);
+  EXPECT_NE(r.source.find("#line "), std::string::npos);
+  EXPECT_EQ(r.source.find("threadIdx"), std::string::npos);  // all through primitives.cuh
+  EXPECT_EQ(r.source.find("__shared__"), std::string::npos);
+  EXPECT_EQ(r.source.find("asm"), std::string::npos);
+}
+
+TEST(CudaEmit, CooperativeUsesOneBarrierPerConsumer) {
+  auto r = emit({128, 256, 64, 2, 2, 1, "bf16"});
+  EXPECT_EQ(r.threads, 384);
+  EXPECT_NE(r.source.find("} else if (wg == 1) {  // consumer 0"), std::string::npos);
+  EXPECT_NE(r.source.find("tawa::bar_sync(1, 128);"), std::string::npos);
+  EXPECT_NE(r.source.find("tawa::bar_sync(2, 128);"), std::string::npos);
+  EXPECT_NE(r.source.find("wgmma_mma_async_m64n256k16_f32_bf16<1>"), std::string::npos);
+}
+
+TEST(CudaEmit, AccumulatorTooLargeIsALocatedError) {
+  try {
+    emit({128, 256, 64, 1, 2, 1, "f16"});
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs 256 registers per thread"), std::string::npos) << e.what();
+    EXPECT_NE(e.hint.find("--consumers 2"), std::string::npos);
+    EXPECT_EQ(*e.loc.file, "gemm_f16_128x256x64_c1_d2_p1.tir");
+    EXPECT_GT(e.loc.line, 0);
+  }
+}
+
+TEST(CudaEmit, SharedMemoryBudgetIsALocatedError) {
+  try {
+    emit({128, 256, 64, 2, 4, 1, "f16"});
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("bytes of shared memory; sm_90a allows 232448"), std::string::npos) << e.what();
+    EXPECT_NE(e.hint.find("--depth"), std::string::npos);
+  }
+}
+
+TEST(CudaEmit, UnsupportedOpIsALocatedError) {
+  // A pointer-form load in the consumer's epilogue: not emitted yet.
+  std::string tir = gemmTir(64, 64, 32, "f16");
+  tir.replace(tir.find("  %out = tile.cast"), 0, "  %p = tile.splat %c : tile<64x64xptr<f16>>\n  %l = tile.load %p : tile<64x64xf16>\n");
+  auto m = ir::parseModule(tir, "bad.tir");
+  ir::verify(*m);
+  transforms::PassManager pm;
+  pm.addPipeline("canonicalize,warp-specialize,pipeline,lower-aref");
+  pm.run(*m);
+  try {
+    cuda::emitCudaKernel(*m, *m->funcs.front());
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("the CUDA backend cannot emit this"), std::string::npos) << e.what();
+    EXPECT_EQ(*e.loc.file, "bad.tir");
+  }
+}
+
+TEST(CudaCompile, ParsesPtxasVerbose) {
+  auto u = cuda::parsePtxasVerbose(
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'k1' for 'sm_90a'\n"
+      "ptxas info    : Function properties for k1\n"
+      "    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 2 barriers, 16 bytes smem\n"
+      "ptxas info    : Compiling entry function 'k2' for 'sm_90a'\n"
+      "ptxas info    : Function properties for k2\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 40 registers\n");
+  ASSERT_EQ(u.size(), 2u);
+  EXPECT_EQ(u[0].kernel, "k1");
+  EXPECT_EQ(u[0].registers, 168);
+  EXPECT_EQ(u[0].barriers, 2);
+  EXPECT_EQ(u[0].staticSmem, 16);
+  EXPECT_EQ(u[0].stack, 8);
+  EXPECT_EQ(u[0].spillStores, 4);
+  EXPECT_EQ(u[0].spillLoads, 12);
+  EXPECT_EQ(u[1].registers, 40);
+  EXPECT_EQ(u[1].stack, 0);
+}
+
+TEST(CudaCompile, GemmConfigurationsForSm90a) {
+  auto all = configs();
+  // Two translation units, compiled side by side (two cores).
+  std::string tu[2];
+  std::map<std::string, cuda::EmitResult> emitted;
+  for (size_t i = 0; i < all.size(); ++i) {
+    SCOPED_TRACE(all[i].name());
+    auto r = emit(all[i], false);
+    tu[i % 2] += r.source + "\n";
+    emitted[r.kernelName] = r;
+  }
+  std::future<cuda::CompiledModule> jobs[2];
+  for (int t = 0; t < 2; ++t)
+    jobs[t] = std::async(std::launch::async, [src = "#include \"primitives.cuh\"\n\n" + tu[t]] { return cuda::compile(src); });
+  std::map<std::string, cuda::ResourceUsage> usage;
+  std::string ptx;
+  for (auto& j : jobs) {
+    cuda::CompiledModule cm = j.get();
+    for (const auto& u : cm.usage) usage[u.kernel] = u;
+    ptx += cm.ptx;
+    EXPECT_EQ(cm.ptxasLog.find("arning"), std::string::npos) << cm.ptxasLog;  // e.g. serialized wgmma
+  }
+  for (const auto& c : all) {
+    SCOPED_TRACE(c.name());
+    ASSERT_TRUE(usage.count(c.name()));
+    const auto& u = usage.at(c.name());
+    EXPECT_EQ(u.spillStores, 0);
+    EXPECT_EQ(u.spillLoads, 0);
+    EXPECT_EQ(u.stack, 0);
+    EXPECT_GT(u.registers, 0);
+    std::string k = entryPtx(ptx, c.name());
+    ASSERT_FALSE(k.empty());
+    for (const char* insn : {"wgmma.mma_async", "cp.async.bulk.tensor", "mbarrier.try_wait.parity", "setmaxnreg"})
+      EXPECT_NE(k.find(insn), std::string::npos) << insn;
+    EXPECT_EQ(k.find(".local"), std::string::npos);  // accumulators stay in registers
+    EXPECT_LE(emitted.at(c.name()).smemBytes, 232448);
+  }
+}
