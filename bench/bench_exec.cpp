@@ -6,6 +6,7 @@
 #include "driver/Check.h"
 #include "driver/Launch.h"
 #include "driver/Spec.h"
+#include "frontend/Frontend.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
@@ -72,19 +73,36 @@ void BM_ExecWsGemmF16_Desc64(benchmark::State& state) {
 }
 BENCHMARK(BM_ExecWsGemmF16_Desc64)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3);
 
-// warp-specialize + pipeline + lower-aref on the GEMM (the pass pipeline's own cost).
-void BM_WarpSpecializeLowerGemm(benchmark::State& state) {
-  auto spec = driver::parseSpec("");
+// The warp-specialization pipeline's own cost (block-access, warp-specialize, pipeline, lower-aref),
+// from parsed and canonicalized tile IR: arg 0 is the descriptor GEMM, arg 1 the attention forward.
+void BM_WarpSpecializePipeline(benchmark::State& state) {
+  const char* file = state.range(0) == 0 ? "/examples/matmul_desc.tir" : "/examples/attention.tir";
   for (auto _ : state) {
-    auto m = ir::parseFile(std::string(TAWA_SOURCE_DIR) + "/examples/matmul_desc.tir");
+    state.PauseTiming();
+    auto m = ir::parseFile(std::string(TAWA_SOURCE_DIR) + file);
     ir::verify(*m);
+    transforms::PassManager canon;
+    canon.add("canonicalize");
+    canon.run(*m);
+    state.ResumeTiming();
     transforms::PassManager pm;
-    pm.addPipeline("canonicalize,warp-specialize,pipeline,lower-aref");
-    pm.run(*m);
+    pm.addPipeline("block-access,warp-specialize,pipeline,lower-aref");
+    pm.run(*m);  // includes the verifier after every pass (TAWA_VERIFY_EACH)
     benchmark::DoNotOptimize(m);
   }
 }
-BENCHMARK(BM_WarpSpecializeLowerGemm)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_WarpSpecializePipeline)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// The Triton front end: read examples/attention.py and lower attn_fwd (causal) to verified tile IR.
+void BM_FrontendAttention(benchmark::State& state) {
+  auto spec = driver::parseSpec("Q:*fp16[R,D], K:*fp16[R,D], V:*fp16[R,D], Out:*fp16[R,D], sm_scale:fp32=0.125, Z:i32=1, "
+                                "H:i32=2, R=256, D=64, N_CTX=128, HEAD_DIM=64, BLOCK_M=64, BLOCK_N=32, CAUSAL=True");
+  for (auto _ : state) {
+    auto m = frontend::compileTriton(std::string(TAWA_SOURCE_DIR) + "/examples/attention.py", "attn_fwd", spec);
+    benchmark::DoNotOptimize(m);
+  }
+}
+BENCHMARK(BM_FrontendAttention)->Unit(benchmark::kMicrosecond);
 
 // Parsing, verifying and canonicalizing the attention example (the text front end's cost).
 void BM_ParseVerifyCanonicalizeAttention(benchmark::State& state) {

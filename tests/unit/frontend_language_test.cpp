@@ -3,7 +3,9 @@
 // run through the CPU executor against values computed here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -37,12 +39,12 @@ std::string lower(const std::string& body, const std::string& kernel, const std:
   return tawa::ir::print(*compile(body, kernel, spec), {false});
 }
 
-// The message of the UserError that compiling raises ("" when it compiles).
+// The formatted UserError that compiling raises, "file:line:col: error: ..." ("" when it compiles).
 std::string errorOf(const std::string& body, const std::string& kernel, const std::string& spec) {
   try {
     compile(body, kernel, spec);
   } catch (const tawa::UserError& e) {
-    return e.what();
+    return e.format();
   }
   return "";
 }
@@ -90,7 +92,7 @@ def k(p):
 )",
                             "k", "p:*fp32[1]");
   EXPECT_HAS(err, "takes 1 positional argument(s) but 2 were given");
-  EXPECT_HAS(err, ":8:24");
+  EXPECT_HAS(err, ":11:24");
   // Variadic parameters remain outside the subset, with a located error.
   err = errorOf("@triton.jit\ndef k(p, *rest):\n    pass\n", "k", "p:*fp32[1]");
   EXPECT_HAS(err, "variadic arguments): not supported yet");
@@ -209,7 +211,7 @@ def k(p, n, B: tl.constexpr):
   EXPECT_HAS(ir, "tile.store");
   std::string err = errorOf(src, "k", "p:*i32[16], n:i32=4, B=8");
   EXPECT_HAS(err, "assertion failed: B must be a multiple of 16");
-  EXPECT_HAS(err, ":6:5");
+  EXPECT_HAS(err, ":7:5");
   err = errorOf("@triton.jit\ndef k(p):\n    tl.device_assert(1 == 2, \"never\")\n", "k", "p:*i32[1]");
   EXPECT_HAS(err, "device_assert failed: never");
 }

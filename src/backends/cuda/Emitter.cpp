@@ -669,6 +669,8 @@ class Emitter {
     for (size_t k = 0; k < op.numResults(); ++k) {
       const Value *init = op.operand(3 + k), *arg = body.arg(1 + k), *res = op.result(k);
       if (res->type().isTile()) {
+        // The loop's storage takes the result's name, or the body argument's when the result has none.
+        if (res->nameHint.empty() && !arg->nameHint.empty()) names_[res] = fresh(arg->nameHint);
         Frag fr = declareFrag(op, res->type(), nameFor(res));
         if (const Op* c = tileConstant(init)) fill(fr, *c);
         else copy(fr, frag(op, init));
