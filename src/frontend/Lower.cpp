@@ -1138,10 +1138,9 @@ class Lowerer {
       } else {
         fail(a.at, name + "() is missing its argument '" + p.name + "'");
       }
-      if (p.isConstexpr && !v.isConst() && v.k != Val::K::Func)
-        fail(where[k], "argument '" + p.name + "' of '" + name + "' is tl.constexpr but receives a runtime value (" +
-                           describe(v) + ")",
-             "pass a compile-time constant, or drop the tl.constexpr annotation");
+      // As in Triton, a call specializes on its constant arguments, not on the callee's annotations:
+      // a tl.constexpr-annotated parameter that receives a tensor (06-fused-attention passes its
+      // offsets this way) simply binds that runtime value.
       fr.vars[p.name] = v;
     }
     frames_.push_back(&fr);

@@ -7,6 +7,11 @@
 // side (and cached by content), so the whole suite costs two nvcc runs.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <map>
 #include <sstream>
@@ -246,4 +251,21 @@ TEST(CudaCompile, GemmConfigurationsForSm90a) {
     EXPECT_EQ(k.find(".local"), std::string::npos);  // accumulators stay in registers
     EXPECT_LE(emitted.at(c.name()).smemBytes, 232448);
   }
+}
+
+TEST(CudaEmit, CompilesAsHostCxx) {
+  // The CPU emulator will compile the very same text as host C++ against its definitions of the
+  // primitives: every device construct must go through primitives.cuh.
+  auto r = emit({128, 128, 64, 2, 3, 1, "bf16"});
+  auto dir = std::filesystem::temp_directory_path() / ("tawa_host_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "kernel.cpp") << r.source;
+  std::string cmd = "c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -Wno-unused-parameter -I" + cuda::primitivesDir() + " " +
+                    (dir / "kernel.cpp").string() + " > " + (dir / "log").string() + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::ifstream log(dir / "log");
+  std::stringstream msg;
+  msg << log.rdbuf();
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(rc, 0) << msg.str();
 }

@@ -84,8 +84,6 @@ const ErrorCase kCases[] = {
      "parameter 'p' is tl.constexpr but the spec passes a pointer", "p: tl"},
     {"BadKeyword", "@triton.jit\ndef k(p):\n    x = tl.load(p, maks=p)\n", "p:*fp32[4]",
      "tl.load() got an unexpected keyword argument 'maks'", "p)\n"},
-    {"ConstexprParamGetsRuntime", "@triton.jit\ndef h(B: tl.constexpr):\n    pass\n\n@triton.jit\ndef k(p, n):\n    h(n)\n",
-     "p:*fp32[4], n:i32=2", "argument 'B' of 'h' is tl.constexpr but receives a runtime value", "n)\n"},
     {"PowerOnTensor", "@triton.jit\ndef k(p):\n    x = tl.arange(0, 16) ** 2\n", "p:*fp32[4]",
      "'**' on tensors: not supported yet", "**"},
     {"TileCondition", "@triton.jit\ndef k(p):\n    if tl.arange(0, 16) > 3:\n        pass\n", "p:*fp32[4]",

@@ -251,3 +251,23 @@ def k(x_ptr, o_ptr, B: tl.constexpr, MODE: tl.constexpr):
   EXPECT_HAS(errorOf(src, "k", "x_ptr:*fp32[16], o_ptr:*fp16[16], B=16, MODE='rtz'"),
              "fp_downcast_rounding other than \"rtne\": not supported yet");
 }
+
+TEST(FrontendLanguage, ConstexprAnnotatedParameterTakesATensor) {
+  // Triton specializes a call on its constant arguments; a tl.constexpr annotation on the callee's
+  // parameter does not reject a tensor, which is then an ordinary runtime value.
+  const char* src = R"(
+@triton.jit
+def add_rows(acc, offs: tl.constexpr, SCALE: tl.constexpr):
+    return acc + offs * SCALE
+
+@triton.jit
+def k(out, B: tl.constexpr):
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    acc = tl.zeros([B], dtype=tl.int32)
+    tl.store(out + offs, add_rows(acc, offs, 3))
+)";
+  auto m = compile(src, "k", "out:*i32[8], B=4");
+  std::vector<Buffer> bufs{Buffer("out", Scalar::I32, {8})};
+  run(*m, "k", {Arg::buf(0)}, bufs, 2);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(bufs[0].getInt(i), 3 * i) << i;
+}

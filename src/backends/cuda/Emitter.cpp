@@ -233,9 +233,9 @@ class Emitter {
     return fr;
   }
   void forEachReg(const Frag& fr, const std::string& stmt) {
-    line("#pragma unroll");
+    line("TAWA_UNROLL");
     line("for (int mi = 0; mi < " + std::to_string(fr.mBlocks) + "; ++mi)");
-    line("#pragma unroll");
+    line("TAWA_UNROLL");
     line("  for (int ri = 0; ri < " + std::to_string(fr.perThread) + "; ++ri) " + stmt);
   }
   void fill(const Frag& fr, const Op& c) { forEachReg(fr, fr.name + "[mi][ri] = " + literal(c) + ";"); }
@@ -854,9 +854,9 @@ class Emitter {
     at(op);
     line("{  // registers -> staging (accumulator fragment layout) -> global");
     ++indent_;
-    line("#pragma unroll");
+    line("TAWA_UNROLL");
     line("for (int mi = 0; mi < " + std::to_string(v.mBlocks) + "; ++mi) {");
-    line("#pragma unroll");
+    line("TAWA_UNROLL");
     line("  for (int ri = 0; ri < " + std::to_string(v.perThread) + "; ri += 2) {");
     line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");
     line("    const int col = tawa::wgmma_acc_col(ri);");

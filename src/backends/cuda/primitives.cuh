@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #define TAWA_DEVICE __device__ __forceinline__
+// Full unrolling of the loops over accumulator registers: they must be indexed by constants.
+#define TAWA_UNROLL _Pragma("unroll")
 
 namespace tawa {
 
@@ -375,6 +377,7 @@ TAWA_DEVICE bool elect_one_sync() {
 #define __launch_bounds__(threads, blocks)
 #define __grid_constant__
 #define TAWA_DEVICE
+#define TAWA_UNROLL
 
 // The driver API's opaque 128-byte tensor map, as the host sees it.
 struct alignas(64) CUtensorMap {
