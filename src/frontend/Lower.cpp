@@ -1070,6 +1070,9 @@ class Lowerer {
           if (a.pos.size() != 1) fail(e.pos, "tl.constexpr(...) takes one argument");
           return a.pos[0];
         }
+        if (callee.s == "pointer_type")
+          fail(e.pos, "tl.pointer_type(...): pointers made from integers (arrays of pointers) are not supported yet",
+               "pass each buffer as its own pointer argument");
         fail(e.pos, "calling the type '" + callee.s + "': not supported yet");
       case Val::K::Dtype: {
         // tl.float32(x): a value converted to the dtype (a scalar constant becomes a typed scalar).

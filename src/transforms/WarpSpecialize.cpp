@@ -266,8 +266,14 @@ class Specializer {
         map[loads_[k]->result()] = get->result(k);
       }
       std::set<const Op*> mine = groupOps(body, groups[g]);
+      Location lastUse = loadLoc;  // the release sits after the payload's last use, and is located there
       for (auto& op : body.ops())
-        if ((consumerOps_.count(op.get()) || shared_.count(op.get())) && mine.count(op.get())) cloneOp(lb, *op, map);
+        if ((consumerOps_.count(op.get()) || shared_.count(op.get())) && mine.count(op.get())) {
+          for (Value* v : op->operands)
+            if (v->definingOp() && v->definingOp()->kind() == OpKind::DescLoad) lastUse = op->loc();
+          cloneOp(lb, *op, map);
+        }
+      lb.setLoc(lastUse);
       lb.create(OpKind::ArefConsumed, {aref, i}, {});
       std::vector<Value*> ys;
       for (size_t k : carried) ys.push_back(mapped(map, yield->operand(k)));

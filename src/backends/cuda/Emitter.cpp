@@ -854,6 +854,11 @@ class Emitter {
     at(op);
     line("{  // registers -> staging (accumulator fragment layout) -> global");
     ++indent_;
+    bool inLoop = false;
+    for (const Block* blk = op.parent; blk && blk->parentOp && blk->parentOp->kind() != OpKind::WgRegion; blk = blk->parentOp->parent)
+      inLoop = inLoop || blk->parentOp->kind() == OpKind::For;
+    if (inLoop)  // the previous iteration's store must have read the staging (thread 0 waited for it)
+      line("tawa::bar_sync(" + std::to_string(region_) + ", 128);");
     line("TAWA_UNROLL");
     line("for (int mi = 0; mi < " + std::to_string(v.mBlocks) + "; ++mi) {");
     line("TAWA_UNROLL");
