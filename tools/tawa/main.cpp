@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "driver/Check.h"
+#include "backends/cuda/Target.h"
 #include "driver/Launch.h"
 #include "driver/Spec.h"
 #include "ir/Printer.h"
@@ -148,7 +149,14 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
   return 0;
 }
 
-int cmdCompile(const Common& o, WsFlags& w, const std::string& emit, const std::string& out) {
+int cmdCompile(const Common& o, WsFlags& w, const std::string& emit, const std::string& out, const std::string& target,
+               bool resourceUsage) {
+  if (!target.empty()) {
+    driver::Spec spec = driver::parseSpec(o.spec);
+    if (w.explain) w.opt.explain = &std::cerr;
+    auto lk = driver::specialize(o.file, o.kernel, spec, w.opt, "nv");
+    return cuda::compileForTarget(lk, target, emit, out, resourceUsage);
+  }
   if (emit != "ws" && emit != "nv")
     throw UserError(Location::at(std::make_shared<const std::string>("--emit"), 0, 0), "unknown stage '" + emit + "'",
                     "stages: ws (after warp specialization), nv (after lowering the arefs)");
@@ -223,13 +231,20 @@ int main(int argc, char** argv) {
   auto* compile = app.add_subcommand("compile", "warp-specialize a kernel and print the IR after a stage");
   addCommon(compile, compileCommon);
   addWsFlags(compile, compileWs);
-  compile->add_option("--emit", emit, "ws: after warp specialization (arefs); nv: after lowering (mbarriers, TMA, wgmma)")
+  compile->add_option("--emit", emit,
+                      "ws: after warp specialization (arefs); nv: after lowering (mbarriers, TMA, wgmma); with --target: "
+                      "cuda, ptx or cubin")
       ->default_val("ws");
   compile->add_option("-o", compileOut, "write the IR to this file instead of stdout");
+  std::string compileTarget;
+  bool resourceUsage = false;
+  compile->add_option("--target", compileTarget, "compile for a GPU: sm_90a (with --emit cuda, ptx or cubin)");
+  compile->add_flag("--resource-usage", resourceUsage, "compile and print registers, shared memory, spills and stack per kernel");
   compile->footer(R"(
 Examples:
   tawa compile examples/matmul_desc.tir --emit ws --explain
   tawa compile examples/matmul_desc.tir --emit nv --depth 3 --mma-depth 1
+  tawa compile examples/matmul_desc_128.tir --consumers 2 --target sm_90a --emit cubin -o gemm.cubin --resource-usage
 )");
 
   Common checkCommon;
@@ -274,7 +289,10 @@ Examples:
   if (seedOpt->count() == 0) seed = std::random_device{}();
 
   try {
-    if (compile->parsed()) return cmdCompile(compileCommon, compileWs, emit, compileOut);
+    if (compile->parsed()) {
+      if (!compileTarget.empty() && compile->get_option("--emit")->count() == 0) emit = "cuda";
+      return cmdCompile(compileCommon, compileWs, emit, compileOut, compileTarget, resourceUsage);
+    }
     if (check->parsed()) return cmdCheck(checkCommon, checkWs, checkGrid, seeds, inject, checkSeedOpt->count() ? checkSeed : seed);
     if (opt->parsed()) return cmdOpt(common, passes, printAfterAll, timePasses, noLoc, out, optWs);
     if (run->parsed()) return cmdRun(runCommon, grid, loads, save, seed, backend, threads);
