@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -970,11 +971,22 @@ void launch(const ir::Module& m, const Func& kernel, const std::vector<Arg>& arg
 
   auto g = opt.grid;
   int64_t total = g[0] * g[1] * g[2];
+  // Programs run in parallel; when several fail, the error of the lowest program id is reported,
+  // so that a run is as reproducible as each program is (programs above it are skipped).
+  std::mutex errMu;
+  std::atomic<int64_t> firstFail{total};
+  std::exception_ptr firstError;
   auto body = [&](const tbb::blocked_range<int64_t>& r) {
     for (int64_t p = r.begin(); p != r.end(); ++p) {
+      if (p > firstFail.load()) continue;
       std::array<int64_t, 3> pid{p % g[0], (p / g[0]) % g[1], p / (g[0] * g[1])};
-      Interp in(m, buffers, plans, pid, g, opt.seed);
-      in.call(kernel, vals);
+      try {
+        Interp in(m, buffers, plans, pid, g, opt.seed);
+        in.call(kernel, vals);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(errMu);
+        if (p < firstFail.load()) firstFail = p, firstError = std::current_exception();
+      }
     }
   };
   if (opt.threads > 0) {
@@ -983,6 +995,7 @@ void launch(const ir::Module& m, const Func& kernel, const std::vector<Arg>& arg
   } else {
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, total, 1), body);
   }
+  if (firstError) std::rethrow_exception(firstError);
 }
 
 }  // namespace tawa::exec
