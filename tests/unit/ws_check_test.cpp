@@ -57,6 +57,10 @@ std::string persistentFor(const std::string& dtype) {
   return out.string();
 }
 
+void PrintTo(const Config& c, std::ostream* os) {
+  *os << c.dtype << " D=" << c.depth << " P=" << c.mmaDepth << " consumers=" << c.consumers;
+}
+
 class WsCheck : public ::testing::TestWithParam<Config> {};
 
 TEST_P(WsCheck, AgreesWithTheUnspecializedKernelOverSixteenInterleavings) {
