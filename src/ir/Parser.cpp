@@ -242,17 +242,7 @@ class Parser {
     Func* f = m.addFunc(name, at);
     scopes_.assign(1, {});
     everDefined_.clear();
-    expect("(");
-    skipWs();
-    if (!tryConsume(")")) {
-      do {
-        Location a = (skipWs(), here());
-        std::string n = valueName();
-        expect(":");
-        define(n, f->body.addArg(type(), hintOf(n)), a);
-      } while (tryConsume(","));
-      expect(")", "to close the parameter list");
-    }
+    typedArgs(f->body, "to close the parameter list");
     if (tryConsume("->")) {
       expect("(");
       skipWs();
@@ -267,6 +257,20 @@ class Parser {
     optLoc(f->loc);
   }
 
+  // '(' [%name: type (',' %name: type)*] ')': the arguments of a function body or region.
+  void typedArgs(Block& b, const char* closing) {
+    expect("(");
+    skipWs();
+    if (tryConsume(")")) return;
+    do {
+      Location a = (skipWs(), here());
+      std::string n = valueName();
+      expect(":");
+      define(n, b.addArg(type(), hintOf(n)), a);
+    } while (tryConsume(","));
+    expect(")", closing);
+  }
+
   // '{' [^bb0(args):] op* '}'
   void regionBody(Block& b, bool allowArgs) {
     expect("{");
@@ -277,17 +281,7 @@ class Parser {
       if (!allowArgs) failAt(at, "a function body takes no block arguments; declare them as parameters");
       advance();
       ident("a block label");
-      expect("(");
-      skipWs();
-      if (!tryConsume(")")) {
-        do {
-          Location a = (skipWs(), here());
-          std::string n = valueName();
-          expect(":");
-          define(n, b.addArg(type(), hintOf(n)), a);
-        } while (tryConsume(","));
-        expect(")", "to close the block arguments");
-      }
+      typedArgs(b, "to close the block arguments");
       expect(":", "after the block arguments");
     }
     while (true) {
