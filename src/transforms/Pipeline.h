@@ -5,6 +5,11 @@
 //     yield, into the next iteration's accumulator (and after the loop) is marked {async = true};
 //     the consumer loop gets {mma_depth = P} with P = the requested depth when every such dot is
 //     async, else 0, and `explain` says why. The IR's meaning is unchanged: lower-aref realizes it.
+//     Attention (a loop whose MMAs are QK^T and PV, PV accumulating a loaded V into a carried
+//     accumulator after a rescale): with D >= 2 the PV MMA of iteration j - 1 is moved right after
+//     the QK^T MMA of iteration j, so that it overlaps j's softmax; the loop carries the previous
+//     P and V and a flag, releases slot j - 1 after that MMA, and the last PV runs after the loop.
+//     The loop gets {pv_overlap = true}; this rewrite keeps results bit for bit.
 //   runs: after warp-specialize, before lower-aref.
 #pragma once
 

@@ -1,0 +1,291 @@
+#include "backends/cuda/Driver.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+
+namespace tawa::cuda {
+
+namespace {
+
+Location where() { return Location::at(std::make_shared<const std::string>("<cuda>"), 0, 0); }
+
+int64_t valueOf(const HostValue& h, const std::vector<int64_t>& intArgs, const std::string& param, const char* what) {
+  if (h.arg < 0) return h.constant;
+  if (static_cast<size_t>(h.arg) >= intArgs.size())
+    throw UserError(where(), "tensor map " + param + ": its " + what + " comes from argument #" + std::to_string(h.arg) +
+                                 ", which the launch does not have");
+  return intArgs[static_cast<size_t>(h.arg)];
+}
+
+// A failed open, remembered so that every later call reports the same reason.
+struct OpenState {
+  std::once_flag once;
+  std::string error;  // empty after a successful open
+};
+OpenState& openState() {
+  static OpenState s;
+  return s;
+}
+
+}  // namespace
+
+int tensorMapDataType(ir::Scalar s) {
+  using ir::Scalar;
+  switch (s) {
+    case Scalar::F16: return drv::kTmaFloat16;
+    case Scalar::BF16: return drv::kTmaBfloat16;
+    case Scalar::F32: return drv::kTmaFloat32;
+    case Scalar::F64: return drv::kTmaFloat64;
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2:
+    case Scalar::I8: return drv::kTmaUint8;
+    case Scalar::I16: return drv::kTmaUint16;
+    case Scalar::I32: return drv::kTmaInt32;
+    case Scalar::I64: return drv::kTmaInt64;
+    case Scalar::I1: break;
+  }
+  throw UserError(where(), "TMA cannot move elements of type " + std::string(ir::scalarName(s)));
+}
+
+TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
+  const std::string& p = s.param;
+  TensorMapArgs a;
+  a.dataType = tensorMapDataType(s.elem);
+  int64_t elemBytes = ir::byteWidth(s.elem);
+  int64_t rows = valueOf(s.rows, intArgs, p, "row count");
+  int64_t cols = valueOf(s.cols, intArgs, p, "column count");
+  int64_t rowStride = valueOf(s.rowStride, intArgs, p, "row stride");
+  int64_t colStride = valueOf(s.colStride, intArgs, p, "column stride");
+  auto bad = [&](const std::string& why, const std::string& fix = {}) -> UserError {
+    return UserError(where(), "tensor map " + p + ": " + why, fix);
+  };
+  if (rows <= 0 || cols <= 0)
+    throw bad("the tensor is " + std::to_string(rows) + "x" + std::to_string(cols) + "; both extents must be positive");
+  if (colStride != 1)
+    throw bad("the inner (column) stride is " + std::to_string(colStride) + "; TMA needs contiguous rows (stride 1)");
+  if (rowStride < cols)
+    throw bad("the row stride " + std::to_string(rowStride) + " is smaller than the row length " + std::to_string(cols));
+  if ((rowStride * elemBytes) % 16 != 0)
+    throw bad("the row stride is " + std::to_string(rowStride * elemBytes) + " bytes; TMA needs a multiple of 16",
+              "pad the rows so that each starts 16-byte aligned");
+  if (base % 16 != 0) throw bad("the base address is not 16-byte aligned");
+  if (s.boxRows <= 0 || s.boxCols <= 0 || s.boxRows > 256 || s.boxCols > 256)
+    throw bad("the box is " + std::to_string(s.boxRows) + "x" + std::to_string(s.boxCols) + "; each side must be 1..256");
+  if ((s.boxCols * elemBytes) % 16 != 0)
+    throw bad("a box row is " + std::to_string(s.boxCols * elemBytes) + " bytes; TMA needs a multiple of 16");
+  switch (s.swizzleBytes) {
+    case 0: a.swizzle = drv::kTmaSwizzleNone; break;
+    case 32: a.swizzle = drv::kTmaSwizzle32B; break;
+    case 64: a.swizzle = drv::kTmaSwizzle64B; break;
+    case 128: a.swizzle = drv::kTmaSwizzle128B; break;
+    default: throw bad("swizzle of " + std::to_string(s.swizzleBytes) + " bytes; TMA has 32, 64 and 128");
+  }
+  if (s.swizzleBytes && s.boxCols * elemBytes > s.swizzleBytes)
+    throw bad("a box row of " + std::to_string(s.boxCols * elemBytes) + " bytes exceeds the " + std::to_string(s.swizzleBytes) +
+              "-byte swizzle span");
+  a.base = base;
+  a.globalDim = {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)};
+  a.globalStrides = {static_cast<uint64_t>(rowStride * elemBytes)};
+  a.boxDim = {static_cast<uint32_t>(s.boxCols), static_cast<uint32_t>(s.boxRows)};
+  return a;
+}
+
+GpuAvailability probeGpu() {
+  try {
+    Driver::get();
+    return {true, ""};
+  } catch (const UserError& e) {
+    return {false, e.what()};
+  }
+}
+
+Driver& Driver::get() {
+  static Driver d;
+  OpenState& st = openState();
+  std::call_once(st.once, [&] {
+    try {
+      d.open();
+    } catch (const UserError& e) {
+      st.error = e.what();
+      if (!e.hint.empty()) st.error += "\n  hint: " + e.hint;
+    }
+  });
+  if (!st.error.empty()) {
+    auto nl = st.error.find("\n  hint: ");
+    if (nl == std::string::npos) throw UserError(where(), st.error);
+    throw UserError(where(), st.error.substr(0, nl), st.error.substr(nl + 9));
+  }
+  return d;
+}
+
+void Driver::open() {
+  lib_ = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib_) {
+    std::vector<std::string> tries;
+    if (const char* e = std::getenv("TAWA_LIBCUDA"); e && *e) tries.push_back(e);
+    for (const char* p : {"/usr/local/nvidia/lib64/libcuda.so.1", "/usr/local/nvidia/lib/libcuda.so.1",
+                          "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"})
+      tries.push_back(p);
+    for (const auto& t : tries)
+      if ((lib_ = dlopen(t.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+  }
+  if (!lib_)
+    throw UserError(where(), "no CUDA driver (libcuda.so.1 not found)",
+                    "install the NVIDIA driver, or set TAWA_LIBCUDA to its libcuda.so.1; without a GPU use --backend exec");
+  auto sym = [&](auto& fn, const char* name, const char* fallback = nullptr) {
+    void* p = dlsym(lib_, name);
+    if (!p && fallback) p = dlsym(lib_, fallback);
+    if (!p)
+      throw UserError(where(), std::string("the CUDA driver has no ") + name + " (too old a driver?)",
+                      "tawa needs a driver for CUDA 12 or newer");
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+  };
+  sym(cuInit_, "cuInit");
+  sym(cuDriverGetVersion_, "cuDriverGetVersion");
+  sym(cuGetErrorName_, "cuGetErrorName");
+  sym(cuGetErrorString_, "cuGetErrorString");
+  sym(cuDeviceGetCount_, "cuDeviceGetCount");
+  sym(cuDeviceGet_, "cuDeviceGet");
+  sym(cuDeviceGetName_, "cuDeviceGetName");
+  sym(cuDeviceGetAttribute_, "cuDeviceGetAttribute");
+  sym(cuDevicePrimaryCtxRetain_, "cuDevicePrimaryCtxRetain");
+  sym(cuCtxSetCurrent_, "cuCtxSetCurrent");
+  sym(cuCtxSynchronize_, "cuCtxSynchronize");
+  sym(cuModuleLoadData_, "cuModuleLoadData");
+  sym(cuModuleUnload_, "cuModuleUnload");
+  sym(cuModuleGetFunction_, "cuModuleGetFunction");
+  sym(cuFuncSetAttribute_, "cuFuncSetAttribute");
+  sym(cuMemAlloc_, "cuMemAlloc_v2");
+  sym(cuMemFree_, "cuMemFree_v2");
+  sym(cuMemcpyHtoD_, "cuMemcpyHtoD_v2");
+  sym(cuMemcpyDtoH_, "cuMemcpyDtoH_v2");
+  sym(cuMemsetD8_, "cuMemsetD8_v2");
+  sym(cuTensorMapEncodeTiled_, "cuTensorMapEncodeTiled");
+  sym(cuLaunchKernel_, "cuLaunchKernel");
+  sym(cuEventCreate_, "cuEventCreate");
+  sym(cuEventDestroy_, "cuEventDestroy_v2", "cuEventDestroy");
+  sym(cuEventRecord_, "cuEventRecord");
+  sym(cuEventSynchronize_, "cuEventSynchronize");
+  sym(cuEventElapsedTime_, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+
+  CUresult r = cuInit_(0);
+  if (r == drv::kErrorNoDevice) throw UserError(where(), "no CUDA device", "the driver is installed but sees no GPU; use --backend exec");
+  if (r == drv::kErrorStubLibrary)
+    throw UserError(where(), "no CUDA driver (libcuda.so.1 is the toolkit's stub, not a driver)",
+                    "take the toolkit's stubs folder off the library path; without a GPU use --backend exec");
+  if (r == drv::kErrorInsufficientDriver)
+    throw UserError(where(), "the CUDA driver is older than this program needs (" + errorText(r) + ")");
+  check(r, "cuInit");
+  int count = 0;
+  check(cuDeviceGetCount_(&count), "cuDeviceGetCount");
+  if (count <= 0) throw UserError(where(), "no CUDA device", "the driver is installed but sees no GPU; use --backend exec");
+  check(cuDeviceGet_(&dev_, 0), "cuDeviceGet");
+  char name[256] = {};
+  check(cuDeviceGetName_(name, sizeof name - 1, dev_), "cuDeviceGetName");
+  info_.name = name;
+  check(cuDeviceGetAttribute_(&info_.ccMajor, drv::kAttrCcMajor, dev_), "cuDeviceGetAttribute(compute capability major)");
+  check(cuDeviceGetAttribute_(&info_.ccMinor, drv::kAttrCcMinor, dev_), "cuDeviceGetAttribute(compute capability minor)");
+  check(cuDeviceGetAttribute_(&info_.multiprocessors, drv::kAttrMultiprocessorCount, dev_),
+        "cuDeviceGetAttribute(multiprocessor count)");
+  check(cuDeviceGetAttribute_(&info_.maxSmemOptin, drv::kAttrMaxSmemOptin, dev_),
+        "cuDeviceGetAttribute(max shared memory per block, opt-in)");
+  check(cuDriverGetVersion_(&info_.driverVersion), "cuDriverGetVersion");
+  check(cuDevicePrimaryCtxRetain_(&ctx_, dev_), "cuDevicePrimaryCtxRetain");
+  check(cuCtxSetCurrent_(ctx_), "cuCtxSetCurrent");
+}
+
+std::string Driver::errorText(CUresult r) const {
+  const char* n = nullptr;
+  const char* s = nullptr;
+  if (!cuGetErrorName_ || cuGetErrorName_(r, &n) != drv::kSuccess || !n) n = "CUDA_ERROR_?";
+  if (!cuGetErrorString_ || cuGetErrorString_(r, &s) != drv::kSuccess || !s) s = "no description";
+  return std::string(n) + " (" + s + "; code " + std::to_string(r) + ")";
+}
+
+void Driver::check(CUresult r, const char* what) const {
+  if (r == drv::kSuccess) return;
+  throw UserError(where(), std::string(what) + " failed: " + errorText(r));
+}
+
+CUmodule Driver::loadModule(const std::string& cubin) {
+  CUmodule m = nullptr;
+  check(cuModuleLoadData_(&m, cubin.data()), "cuModuleLoadData");
+  return m;
+}
+
+void Driver::unloadModule(CUmodule m) { check(cuModuleUnload_(m), "cuModuleUnload"); }
+
+CUfunction Driver::function(CUmodule m, const std::string& name) {
+  CUfunction f = nullptr;
+  check(cuModuleGetFunction_(&f, m, name.c_str()), ("cuModuleGetFunction(" + name + ")").c_str());
+  return f;
+}
+
+void Driver::setMaxDynamicSmem(CUfunction f, int bytes) {
+  check(cuFuncSetAttribute_(f, drv::kFuncAttrMaxDynamicSmem, bytes), "cuFuncSetAttribute(max dynamic shared memory)");
+}
+
+CUdeviceptr Driver::alloc(size_t bytes) {
+  CUdeviceptr p = 0;
+  check(cuMemAlloc_(&p, bytes ? bytes : 1), ("cuMemAlloc(" + std::to_string(bytes) + " bytes)").c_str());
+  return p;
+}
+
+void Driver::free(CUdeviceptr p) {
+  if (p) check(cuMemFree_(p), "cuMemFree");
+}
+
+void Driver::copyToDevice(CUdeviceptr dst, const void* src, size_t bytes) {
+  if (bytes) check(cuMemcpyHtoD_(dst, src, bytes), "cuMemcpyHtoD");
+}
+
+void Driver::copyToHost(void* dst, CUdeviceptr src, size_t bytes) {
+  if (bytes) check(cuMemcpyDtoH_(dst, src, bytes), "cuMemcpyDtoH");
+}
+
+void Driver::fill(CUdeviceptr dst, uint8_t byte, size_t bytes) {
+  if (bytes) check(cuMemsetD8_(dst, byte, bytes), "cuMemsetD8");
+}
+
+CUtensorMapHost Driver::encodeTensorMap(const TensorMapArgs& a, const std::string& param) {
+  CUtensorMapHost m{};
+  check(cuTensorMapEncodeTiled_(&m, a.dataType, a.rank, reinterpret_cast<void*>(static_cast<uintptr_t>(a.base)),
+                                a.globalDim.data(), a.globalStrides.data(), a.boxDim.data(), a.elementStrides.data(),
+                                a.interleave, a.swizzle, a.l2Promotion, a.oobFill),
+        ("cuTensorMapEncodeTiled(" + param + ")").c_str());
+  return m;
+}
+
+void Driver::launch(CUfunction f, const std::array<int64_t, 3>& grid, int threads, int smemBytes, std::vector<void*>& params) {
+  for (int64_t g : grid)
+    if (g <= 0 || g > 0x7fffffff) throw UserError(where(), "grid dimension " + std::to_string(g) + " is out of range");
+  check(cuLaunchKernel_(f, static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2]),
+                        static_cast<unsigned>(threads), 1, 1, static_cast<unsigned>(smemBytes), nullptr, params.data(), nullptr),
+        "cuLaunchKernel");
+}
+
+void Driver::synchronize() { check(cuCtxSynchronize_(), "the kernel (cuCtxSynchronize)"); }
+
+CUevent Driver::createEvent() {
+  CUevent e = nullptr;
+  check(cuEventCreate_(&e, 0), "cuEventCreate");
+  return e;
+}
+
+void Driver::destroyEvent(CUevent e) {
+  if (e) check(cuEventDestroy_(e), "cuEventDestroy");
+}
+
+void Driver::record(CUevent e) { check(cuEventRecord_(e, nullptr), "cuEventRecord"); }
+
+float Driver::elapsedMs(CUevent start, CUevent end) {
+  check(cuEventSynchronize_(end), "cuEventSynchronize");
+  float ms = 0;
+  check(cuEventElapsedTime_(&ms, start, end), "cuEventElapsedTime");
+  return ms;
+}
+
+}  // namespace tawa::cuda

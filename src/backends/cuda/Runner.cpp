@@ -1,0 +1,338 @@
+#include "backends/cuda/Runner.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <ostream>
+
+#include "backends/cuda/Compiler.h"
+#include "backends/cuda/Driver.h"
+#include "backends/cuda/Emitter.h"
+#include "driver/Check.h"
+#include "driver/Launch.h"
+#include "transforms/PassManager.h"
+
+namespace tawa::cuda {
+
+namespace {
+
+Location where(const std::string& what = "<cuda>") { return Location::at(std::make_shared<const std::string>(what), 0, 0); }
+
+std::string readBinary(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw UserError(where(path), "cannot read the compiled cubin");
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+std::string num(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string indexStr(const exec::Buffer& b, int64_t flat) {
+  std::string s;
+  for (size_t d = b.shape.size(); d-- > 0;) {
+    int64_t e = b.shape[d];
+    s = (d ? ", " : "") + std::to_string(flat % e) + s;
+    flat /= e;
+  }
+  return "[" + s + "]";
+}
+
+// Device buffers freed on every exit path.
+struct DeviceBuffers {
+  Driver& d;
+  std::vector<CUdeviceptr> ptrs;
+  explicit DeviceBuffers(Driver& drv) : d(drv) {}
+  ~DeviceBuffers() {
+    for (CUdeviceptr p : ptrs) try {
+        d.free(p);
+      } catch (...) {
+      }
+  }
+};
+
+struct Events {
+  Driver& d;
+  std::vector<CUevent> ev;
+  explicit Events(Driver& drv) : d(drv) {}
+  ~Events() {
+    for (CUevent e : ev) try {
+        d.destroyEvent(e);
+      } catch (...) {
+      }
+  }
+};
+
+struct LoadedCubin {
+  Driver& d;
+  CUmodule m = nullptr;
+  explicit LoadedCubin(Driver& drv) : d(drv) {}
+  ~LoadedCubin() {
+    if (m) try {
+        d.unloadModule(m);
+      } catch (...) {
+      }
+  }
+};
+
+}  // namespace
+
+double relativeTolerance(ir::Scalar s) {
+  using ir::Scalar;
+  switch (s) {
+    case Scalar::F64: return 1e-9;
+    case Scalar::F32: return 1e-4;   // f32 results of f32 accumulation in another order
+    case Scalar::F16: return 4e-3;   // 2^-10 per unit in the last place: four of them
+    case Scalar::BF16: return 3e-2;  // 2^-7: four units
+    case Scalar::F8E4M3: return 1.3e-1;
+    case Scalar::F8E5M2: return 2.6e-1;
+    default: return 0;               // integers: exact
+  }
+}
+
+Comparison compareBuffers(const exec::Buffer& gpu, const exec::Buffer& ref) {
+  Comparison c;
+  c.elements = ref.numel();
+  TAWA_ASSERT(gpu.numel() == ref.numel() && gpu.dtype == ref.dtype, "the GPU's copy of a buffer has the reference's shape and type");
+  bool isFloat = ir::isFloat(ref.dtype);
+  double sumSq = 0, errSq = 0;
+  for (int64_t i = 0; i < c.elements; ++i) sumSq += ref.get(i) * ref.get(i);
+  double rms = c.elements ? std::sqrt(sumSq / static_cast<double>(c.elements)) : 0;
+  c.rtol = relativeTolerance(ref.dtype);
+  c.atol = isFloat ? c.rtol * rms : 0;
+  for (int64_t i = 0; i < c.elements; ++i) {
+    double g = gpu.get(i), r = ref.get(i);
+    bool bad;
+    if (std::isnan(r) || std::isnan(g)) {
+      bad = std::isnan(r) != std::isnan(g);
+    } else if (std::isinf(r) || std::isinf(g)) {
+      bad = g != r;
+    } else {
+      double e = std::fabs(g - r);
+      c.maxAbsErr = std::max(c.maxAbsErr, e);
+      errSq += e * e;
+      bad = e > c.rtol * std::fabs(r) + c.atol;
+    }
+    if (bad) {
+      if (c.firstBad < 0) {
+        c.firstBad = i;
+        c.got = g;
+        c.want = r;
+      }
+      ++c.mismatches;
+    }
+  }
+  c.relL2 = sumSq > 0 ? std::sqrt(errSq / sumSq) : std::sqrt(errSq);
+  c.ok = c.mismatches == 0;
+  return c;
+}
+
+std::optional<double> dotFlops(const ir::Module& m, const driver::Spec& spec) {
+  bool hasDot = false;
+  for (const auto& f : m.funcs)
+    ir::walk(f->body, [&](const ir::Op* op) {
+      if (op->kind() == ir::OpKind::Dot || op->kind() == ir::OpKind::Wgmma) hasDot = true;
+    });
+  if (!hasDot) return std::nullopt;
+  auto vals = spec.intValues();
+  auto find = [&](char n) -> std::optional<double> {
+    for (const auto& [k, v] : vals)
+      if (k.size() == 1 && std::toupper(static_cast<unsigned char>(k[0])) == n) return static_cast<double>(v);
+    return std::nullopt;
+  };
+  auto M = find('M'), N = find('N'), K = find('K');
+  if (!M || !N || !K) return std::nullopt;
+  return 2.0 * *M * *N * *K;
+}
+
+int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
+  if (o.spec.empty()) throw UserError(where("<spec>"), "tawa run needs --spec");
+  if (o.grid.empty()) throw UserError(where("<grid>"), "tawa run needs --grid");
+  if (o.check != "exec" && o.check != "none")
+    throw UserError(where("--check"), "unknown check '" + o.check + "'", "exec (compare with the CPU executor) or none");
+  if (o.reps < 1 || o.warmup < 0) throw UserError(where("--reps"), "need at least one timed launch and no negative warm-up");
+
+  // The driver and the device first: without them nothing else is worth doing.
+  Driver& d = Driver::get();
+  const DeviceInfo& dev = d.device();
+  if (dev.ccMajor != 9 || dev.ccMinor != 0)
+    throw UserError(where(), "GPU 0 (" + dev.name + ") is sm_" + std::to_string(dev.ccMajor) + std::to_string(dev.ccMinor) +
+                                 "; the CUDA backend emits sm_90a code, which runs on Hopper (H100, H200) only",
+                    "use --backend exec");
+
+  driver::Spec spec = driver::parseSpec(o.spec);
+  auto t0 = std::chrono::steady_clock::now();
+  auto nv = driver::specialize(o.file, o.kernel, spec, o.ws, "nv");
+  EmitResult er = emitCudaKernel(*nv.module, *nv.kernel);
+  CompiledModule cm = compile(er.source);
+  double compileS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (er.smemBytes > dev.maxSmemOptin)
+    throw UserError(nv.kernel->loc, "the kernel needs " + std::to_string(er.smemBytes) + " bytes of shared memory; " + dev.name +
+                                        " allows " + std::to_string(dev.maxSmemOptin) + " per block",
+                    "lower the aref depth (--depth) or the block sizes");
+
+  auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed);
+  for (const auto& l : o.loads) {
+    auto eq = l.find('=');
+    if (eq == std::string::npos || eq == 0) throw UserError(where("--load"), "expected NAME=FILE.npy, got '" + l + "'");
+    driver::loadInto(bound, l.substr(0, eq), l.substr(eq + 1));
+  }
+  std::vector<int64_t> intArgs(bound.args.size(), 0);
+  for (size_t i = 0; i < bound.args.size(); ++i)
+    if (bound.args[i].kind == exec::Arg::Kind::Int) intArgs[i] = bound.args[i].i;
+
+  // Buffers on the device, with the same initial contents as the reference's (random, never
+  // zeros: an element the kernel fails to write keeps a value the executor overwrote).
+  DeviceBuffers dbuf(d);
+  int64_t totalBytes = 0;
+  for (const auto& b : bound.buffers) {
+    dbuf.ptrs.push_back(d.alloc(b.data.size()));
+    d.copyToDevice(dbuf.ptrs.back(), b.data.data(), b.data.size());
+    totalBytes += static_cast<int64_t>(b.data.size());
+  }
+
+  // Kernel parameters: tensor maps by value, then the scalars in the kernel's order.
+  std::vector<CUtensorMapHost> maps;
+  maps.reserve(er.tensorMaps.size());
+  for (const auto& s : er.tensorMaps) {
+    if (s.baseArg < 0 || static_cast<size_t>(s.baseArg) >= bound.args.size() ||
+        bound.args[static_cast<size_t>(s.baseArg)].kind != exec::Arg::Kind::Buffer)
+      throw UserError(where(), "tensor map " + s.param + ": its base is not a buffer argument of the launch");
+    CUdeviceptr base = dbuf.ptrs[static_cast<size_t>(bound.args[static_cast<size_t>(s.baseArg)].buffer)];
+    maps.push_back(d.encodeTensorMap(tensorMapArgs(s, intArgs, base), s.param));
+  }
+  std::vector<uint64_t> scalars(er.params.size(), 0);  // 8-byte slots, values in their low bytes
+  std::vector<void*> params;
+  for (size_t i = 0; i < er.params.size(); ++i) {
+    const KernelParam& p = er.params[i];
+    if (p.tensorMap >= 0) {
+      params.push_back(&maps[static_cast<size_t>(p.tensorMap)]);
+      continue;
+    }
+    TAWA_ASSERT(p.irArg >= 0 && static_cast<size_t>(p.irArg) < bound.args.size(), "a scalar kernel parameter names an IR argument");
+    const exec::Arg& a = bound.args[static_cast<size_t>(p.irArg)];
+    void* slot = &scalars[i];
+    if (p.cType == "float") {
+      float v = static_cast<float>(a.kind == exec::Arg::Kind::Float ? a.f : static_cast<double>(a.i));
+      std::memcpy(slot, &v, sizeof v);
+    } else if (p.cType == "double") {
+      double v = a.kind == exec::Arg::Kind::Float ? a.f : static_cast<double>(a.i);
+      std::memcpy(slot, &v, sizeof v);
+    } else if (p.cType == "int32_t") {
+      auto v = static_cast<int32_t>(a.i);
+      std::memcpy(slot, &v, sizeof v);
+    } else if (p.cType == "int64_t") {
+      int64_t v = a.i;
+      std::memcpy(slot, &v, sizeof v);
+    } else if (p.cType == "int16_t") {
+      auto v = static_cast<int16_t>(a.i);
+      std::memcpy(slot, &v, sizeof v);
+    } else if (p.cType == "int8_t" || p.cType == "bool") {
+      auto v = static_cast<int8_t>(a.i);
+      std::memcpy(slot, &v, sizeof v);
+    } else {
+      throw UserError(where(), "the GPU runner cannot pass parameter '" + p.name + "' of type " + p.cType);
+    }
+    params.push_back(slot);
+  }
+
+  LoadedCubin mod(d);
+  mod.m = d.loadModule(readBinary(cm.cubinPath));
+  CUfunction fn = d.function(mod.m, er.kernelName);
+  d.setMaxDynamicSmem(fn, static_cast<int>(er.smemBytes));
+
+  const auto& g = bound.grid;
+  int64_t blocks = g[0] * g[1] * g[2];
+  out << "ran @" << nv.kernel->name << " on GPU 0 (" << dev.name << ", sm_" << dev.ccMajor << dev.ccMinor << ", "
+      << dev.multiprocessors << " SMs, driver " << dev.driverVersion / 1000 << "." << (dev.driverVersion % 1000) / 10
+      << ") through the CUDA backend: grid (" << g[0] << ", " << g[1] << ", " << g[2] << ") = " << blocks << " block(s) of "
+      << er.threads << " threads, " << er.smemBytes << " B dynamic shared memory; D = " << o.ws.depth << ", P = " << o.ws.mmaDepth
+      << ", " << o.ws.consumers << " consumer group(s); seed " << o.seed << "\n";
+  out << "compiled in " << num("%.2f", compileS) << " s" << (cm.cacheHit ? " (cubin from the cache: " : " (into ") << cm.dir
+      << ")\n";
+  for (const auto& u : cm.usage)
+    out << "  " << u.kernel << ": " << u.registers << " registers, " << u.stack << " B stack, " << u.spillStores
+        << " B spill stores, " << u.spillLoads << " B spill loads\n";
+
+  // One checked launch.
+  d.launch(fn, g, er.threads, static_cast<int>(er.smemBytes), params);
+  d.synchronize();
+  std::vector<exec::Buffer> gpu = bound.buffers;
+  for (size_t i = 0; i < gpu.size(); ++i) d.copyToHost(gpu[i].data.data(), dbuf.ptrs[i], gpu[i].data.size());
+
+  std::string checkWord = "skipped";
+  if (o.check == "exec") {
+    auto ref = driver::loadKernel(o.file, o.kernel, spec);
+    transforms::PassManager pm;
+    pm.add("canonicalize");
+    pm.run(*ref.module);
+    if (ref.kernel->numArgs() != nv.kernel->numArgs())
+      throw InternalError("the specialized kernel has " + std::to_string(nv.kernel->numArgs()) + " arguments, the kernel as written " +
+                          std::to_string(ref.kernel->numArgs()));
+    std::vector<exec::Buffer> want = bound.buffers;
+    exec::LaunchOptions lo;
+    lo.grid = bound.grid;
+    lo.threads = o.threads;
+    lo.seed = o.seed;
+    auto r0 = std::chrono::steady_clock::now();
+    exec::launch(*ref.module, *ref.kernel, bound.args, want, lo);
+    double refS = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+    for (size_t i = 0; i < want.size(); ++i) {
+      Comparison c = compareBuffers(gpu[i], want[i]);
+      std::string stats = std::string(ir::scalarName(want[i].dtype)) + ", max |err| " + num("%.3g", c.maxAbsErr) +
+                          ", ||err||/||ref|| " + num("%.3g", c.relL2) + ", tolerance " + num("%.3g", c.rtol) + "*|ref| + " +
+                          num("%.3g", c.atol);
+      if (!c.ok)
+        throw UserError(where(), "the GPU's result differs from the CPU executor's: buffer " + want[i].name + ", " +
+                                     std::to_string(c.mismatches) + " of " + std::to_string(c.elements) +
+                                     " element(s) out of tolerance; first at " + indexStr(want[i], c.firstBad) + ": GPU " +
+                                     num("%.6g", c.got) + ", executor " + num("%.6g", c.want) + " (" + stats + ")",
+                        "tawa check FILE with the same spec and flags runs the warp-specialized kernel on the CPU");
+      out << "  check " << want[i].name << ": matches the CPU executor (" << stats << ")\n";
+    }
+    out << "checked against the CPU executor (" << num("%.2f", refS) << " s)\n";
+    checkWord = "ok";
+  }
+  if (!o.save.empty()) {
+    driver::Bound saved;
+    saved.buffers = gpu;
+    driver::saveAll(saved, o.save);
+    out << "saved " << gpu.size() << " buffer(s) from the GPU to " << o.save << "/\n";
+  }
+
+  // Timing: warm-up launches, then each timed launch between two events; the median is reported.
+  for (int i = 0; i < o.warmup; ++i) d.launch(fn, g, er.threads, static_cast<int>(er.smemBytes), params);
+  d.synchronize();
+  Events ev(d);
+  for (int i = 0; i < 2 * o.reps; ++i) ev.ev.push_back(d.createEvent());
+  for (int i = 0; i < o.reps; ++i) {
+    d.record(ev.ev[static_cast<size_t>(2 * i)]);
+    d.launch(fn, g, er.threads, static_cast<int>(er.smemBytes), params);
+    d.record(ev.ev[static_cast<size_t>(2 * i + 1)]);
+  }
+  d.synchronize();
+  std::vector<double> ms;
+  for (int i = 0; i < o.reps; ++i) ms.push_back(d.elapsedMs(ev.ev[static_cast<size_t>(2 * i)], ev.ev[static_cast<size_t>(2 * i + 1)]));
+  std::sort(ms.begin(), ms.end());
+  double med = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+  auto flops = dotFlops(*nv.module, spec);
+  double gbps = static_cast<double>(totalBytes) / (med * 1e-3) / 1e9;
+  out << "time: median " << num("%.4f", med) << " ms over " << o.reps << " launch(es) (min " << num("%.4f", ms.front()) << ", max "
+      << num("%.4f", ms.back()) << ") after " << o.warmup << " warm-up(s)";
+  if (flops) out << "; " << num("%.1f", *flops / (med * 1e-3) / 1e12) << " TFLOP/s (2*M*N*K)";
+  out << "; " << num("%.1f", gbps) << " GB/s (" << totalBytes << " B: every buffer once)\n";
+  // One line for scripts.
+  out << "result: kernel=" << nv.kernel->name << " backend=cuda check=" << checkWord << " median_ms=" << num("%.6f", med)
+      << " tflops=" << (flops ? num("%.3f", *flops / (med * 1e-3) / 1e12) : std::string("n/a")) << " gbps=" << num("%.3f", gbps)
+      << "\n";
+  return 0;
+}
+
+}  // namespace tawa::cuda

@@ -1,0 +1,60 @@
+// `tawa run --backend cuda`: compiles a kernel for sm_90a (warp-specialize, pipeline, lower-aref,
+// emit, nvcc + ptxas), binds the launch spec to fresh seeded buffers (or .npy files), builds the
+// tensor maps from the bound buffers, launches on GPU 0 with the spec's grid (for a persistent
+// kernel, the grid given), copies every buffer back and checks it against the CPU executor's run of
+// the same kernel as written (tolerance by dtype), then times the launch with CUDA events (median
+// of N after warm-up) and prints time, TFLOP/s (for kernels with tile.dot: 2*M*N*K from the spec's
+// M, N, K) and GB/s (every buffer moved once).
+//   Without a driver or a device this is the UserError of Driver::get(), raised before any work.
+//   A mismatch is a UserError (exit 1) naming the buffer, the count, the first bad element and the
+//   tolerance.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/exec/Executor.h"
+#include "driver/Spec.h"
+#include "transforms/PassOptions.h"
+
+namespace tawa::cuda {
+
+struct GpuRunOptions {
+  std::string file, kernel, spec, grid;
+  std::vector<std::string> loads;  // NAME=FILE.npy
+  std::string save;                // directory for the GPU's buffers after the run ("" = none)
+  uint64_t seed = 0;               // random inputs
+  transforms::PassOptions ws;      // D, P, consumers, register budgets
+  int warmup = 3;                  // launches before timing
+  int reps = 20;                   // timed launches (median reported)
+  std::string check = "exec";      // "exec": compare with the CPU executor; "none": skip
+  int threads = 0;                 // executor threads for the reference (0: all cores)
+};
+
+// Tolerance of a comparison against the executor: |gpu - ref| <= rtol * |ref| + atol, where atol is
+// rtol times the reference's root mean square (so values that cancel to near zero still compare).
+// rtol grows with the output type's rounding step (a few units in the last place, since the GPU
+// sums in a different order); integers compare exactly.
+double relativeTolerance(ir::Scalar s);
+
+struct Comparison {
+  bool ok = true;
+  int64_t elements = 0, mismatches = 0;
+  int64_t firstBad = -1;           // flat index of the first element out of tolerance
+  double got = 0, want = 0;        // its values
+  double maxAbsErr = 0, relL2 = 0; // ||gpu - ref|| / ||ref||
+  double rtol = 0, atol = 0;
+};
+Comparison compareBuffers(const exec::Buffer& gpu, const exec::Buffer& ref);
+
+// FLOPs of one launch for kernels that hold a tile.dot (any level): 2*M*N*K from the spec's
+// integer entries named M, N and K (any case). nullopt when the kernel has no dot or a name lacks.
+std::optional<double> dotFlops(const ir::Module& m, const driver::Spec& spec);
+
+// Runs as described above, printing to `out`; returns the exit status (0). Throws UserError.
+int runOnGpu(const GpuRunOptions& opt, std::ostream& out);
+
+}  // namespace tawa::cuda
