@@ -10,6 +10,8 @@ struct PassOptions {
   int depth = 2;           // aref depth D: slots in each ring
   int mmaDepth = 1;        // MMA depth P: async MMA groups left in flight before a slot is released
   int consumers = 1;       // consumer warp groups (2: cooperative, splitting the M tile)
+  int persistent = 0;      // > 0: make the kernel persistent on this many programs (e.g. #SMs)
+  int groupM = 0;          // persistent tile order: > 0 groups this many rows of tiles (0: row-major)
   int producerRegs = 40;   // setmaxnreg budgets (a multiple of 8 in 24..256)
   int consumerRegs = 232;
   std::string fault;       // lower-aref: break the lowering on purpose (see LowerAref.h)

@@ -88,12 +88,14 @@ Op* overlapPv(Op* loop, std::string& why) {
     for (auto& r : c->results())
       if (r.get() != pv->operand(2) && uses[r.get()] > 0) ok = false;
   if (!ok || uses[pv->result()] != 1) return why = "the accumulator is used outside the rescale-then-PV chain", nullptr;
-  // The aref index must be the iteration number (k - lb) / step, so the last one is trips - 1.
+  // The aref index is the iteration number (k - lb) / step, so the last one is trips - 1; or a
+  // counter the loop carries (persistent kernels), so the last one is its final value - 1.
   Value* idx = consumed->operand(1);
   Op* div = idx->definingOp();
   Op* sub = div && div->kind() == OpKind::Div ? div->operand(0)->definingOp() : nullptr;
-  if (!sub || sub->kind() != OpKind::Sub || sub->operand(0) != body.arg(0))
-    return why = "the aref index is not the loop's iteration number", nullptr;
+  bool counter = idx->ownerBlock() == &body && idx->index() > 0;
+  if (!counter && (!sub || sub->kind() != OpKind::Sub || sub->operand(0) != body.arg(0)))
+    return why = "the aref index is neither the loop's iteration number nor a counter it carries", nullptr;
 
   Builder b(loop->parent, loop->loc());
   b.setInsertionPointBefore(loop);
@@ -161,8 +163,10 @@ Op* overlapPv(Op* loop, std::string& why) {
   const Type& it = idx->type();
   Value *lo = loop->operand(0), *hi = loop->operand(1), *st = loop->operand(2);
   Value* span = ab.op1(OpKind::Add, {ab.op1(OpKind::Sub, {hi, lo}, it), ab.op1(OpKind::Sub, {st, ab.constInt(1, it)}, it)}, it);
-  Value* last = ab.op1(OpKind::Sub, {ab.op1(OpKind::Div, {span, st}, it), ab.constInt(1, it)}, it);
   size_t n = loop->numResults();
+  Value* last = ab.op1(OpKind::Sub, {counter ? nl->result(static_cast<size_t>(idx->index() - 1)) : ab.op1(OpKind::Div, {span, st}, it),
+                                     ab.constInt(1, it)},
+                       it);
   Value* accOut = finishPrevious(ab, nl->result(n + 2), nl->result(n), nl->result(n + 1), nl->result(k), last);
   for (size_t y = 0; y < n; ++y) replaceAllUsesWith(*loop->parent, loop->result(y), y == k ? accOut : nl->result(y));
   loop->parent->erase(loop);

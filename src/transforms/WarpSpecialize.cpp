@@ -1,6 +1,7 @@
 #include "transforms/WarpSpecialize.h"
 
 #include <ostream>
+#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -17,6 +18,7 @@ class Specializer {
   Specializer(Func& f, const PassOptions& opt) : f_(f), opt_(opt) {}
 
   void run() {
+    if (opt_.persistent > 0 && !makePersistent()) return;
     Op* loop = findLoop();
     if (!loop) return;
     std::string why;
@@ -45,6 +47,81 @@ class Specializer {
   }
   static std::string at(const Op& op) { return std::string(op.name()) + " at " + op.loc().str(); }
 
+  // Persistent form: the kernel body becomes a tile loop that program p runs for tiles p, p + P, ...
+  // with P = min(persistent, grid size); the tile's program ids (row-major, or grouped by groupM
+  // rows along axis 0) replace tile.program_id. Ops that do not depend on the program id stay
+  // before the loop. The function records persistent_programs: the executor (and the launcher)
+  // then runs P programs, and tile.num_programs still reports the launch grid.
+  bool makePersistent() {
+    if (!f_.resultTypes.empty()) return false;
+    for (auto& op : f_.body.ops())
+      if (op->kind() == OpKind::WgRegion) return false;
+    Block& body = f_.body;
+    std::vector<Op*> original;
+    for (auto& op : body.ops())
+      if (op->kind() != OpKind::Return) original.push_back(op.get());
+    if (original.empty()) return false;
+    Type i32 = Type::scalarOf(Scalar::I32);
+    Builder b(&body, f_.loc);
+    b.setInsertionPointBefore(original.front());
+    Value* np[3];
+    for (int a = 0; a < 3; ++a) np[a] = b.op1(OpKind::NumPrograms, {}, i32, {{"axis", int64_t{a}}});
+    Value* plane = b.op1(OpKind::Mul, {np[0], np[1]}, i32);
+    Value* total = b.op1(OpKind::Mul, {plane, np[2]}, i32);
+    total->nameHint = "num_tiles";
+    Value* stride = b.op1(OpKind::Min, {b.constInt(opt_.persistent, i32), total}, i32);
+    stride->nameHint = "programs";
+    Value* start = b.op1(OpKind::ProgramId, {}, i32, {{"axis", int64_t{0}}});
+    // Which original ops depend on the program id (they move into the tile loop).
+    std::set<const Op*> inside;
+    for (Op* op : original) {
+      bool dep = op->kind() == OpKind::ProgramId || !isPure(op->kind()) || !op->regions().empty();
+      for (Value* v : op->operands) dep = dep || (v->definingOp() && inside.count(v->definingOp()));
+      if (dep) inside.insert(op);
+    }
+    b.setInsertionPointBefore(body.terminator());
+    Op* loop = b.create(OpKind::For, {start, total, stride}, {});
+    Block* lb = loop->addRegion();
+    Value* t = lb->addArg(i32, "tile_id");
+    Builder in(lb, f_.loc);
+    Value* r = in.op1(OpKind::Rem, {t, plane}, i32);
+    Value* pid[3];
+    if (opt_.groupM > 0) {
+      Value* g = in.constInt(opt_.groupM, i32);
+      Value* perGroup = in.op1(OpKind::Mul, {g, np[1]}, i32);
+      Value* first = in.op1(OpKind::Mul, {in.op1(OpKind::Div, {r, perGroup}, i32), g}, i32);
+      Value* rows = in.op1(OpKind::Min, {in.op1(OpKind::Sub, {np[0], first}, i32), g}, i32);
+      Value* within = in.op1(OpKind::Rem, {r, perGroup}, i32);
+      pid[0] = in.op1(OpKind::Add, {first, in.op1(OpKind::Rem, {within, rows}, i32)}, i32);
+      pid[1] = in.op1(OpKind::Div, {within, rows}, i32);
+    } else {
+      pid[0] = in.op1(OpKind::Rem, {r, np[0]}, i32);
+      pid[1] = in.op1(OpKind::Div, {r, np[0]}, i32);
+    }
+    pid[2] = in.op1(OpKind::Div, {t, plane}, i32);
+    for (int a = 0; a < 3; ++a) pid[a]->nameHint = "pid" + std::to_string(a);
+    auto& ops = body.ops();
+    for (Op* op : original) {
+      if (!inside.count(op)) continue;
+      auto it = std::find_if(ops.begin(), ops.end(), [&](auto& o) { return o.get() == op; });
+      op->parent = lb;
+      lb->ops().splice(lb->ops().end(), ops, it);
+    }
+    in.create(OpKind::Yield, {}, {});
+    std::vector<Op*> ids;
+    walk(*lb, [&](Op* op) {
+      if (op->kind() == OpKind::ProgramId && op->result() != start) ids.push_back(op);
+    });
+    for (Op* id : ids) {
+      replaceAllUsesWith(*lb, id->result(), pid[id->intAttr("axis")]);
+      id->parent->erase(id);
+    }
+    f_.attrs["persistent_programs"] = int64_t{opt_.persistent};
+    say("@" + f_.name + ": made persistent: min(" + std::to_string(opt_.persistent) + ", grid size) programs walk the tiles" +
+        (opt_.groupM > 0 ? " in groups of " + std::to_string(opt_.groupM) + " rows" : " in row-major order"));
+    return true;
+  }
+
   Op* findLoop() {
     if (!f_.resultTypes.empty()) {
       say("@" + f_.name + ": not specialized: it returns values; only kernels (functions without results) are specialized");
@@ -56,9 +133,8 @@ class Specializer {
         return nullptr;
       }
       if (op->kind() != OpKind::For) continue;
-      for (auto& inner : op->region(0)->ops())
-        if (inner->kind() == OpKind::DescLoad) return op.get();
-      // A persistent kernel: a tile loop around the loop that loads.
+      // A persistent kernel: a tile loop around the loop that loads (loads in the tile loop's own
+      // body, such as attention's Q, stay with the consumer).
       for (auto& inner : op->region(0)->ops())
         if (inner->kind() == OpKind::For)
           for (auto& in2 : inner->region(0)->ops())
@@ -67,6 +143,8 @@ class Specializer {
               inner_ = inner.get();
               return inner.get();
             }
+      for (auto& inner : op->region(0)->ops())
+        if (inner->kind() == OpKind::DescLoad) return op.get();
     }
     say("@" + f_.name + ": not specialized: no tile.for (at the top level, or inside a top-level tile loop) loads blocks "
         "(tile.desc_load) in its body; pointer loads need the block-access analysis first");

@@ -44,6 +44,7 @@ struct Config {
   bool persistent = false;
   int attention = -1;  // -1: a GEMM; 0 / 1: attention forward, non-causal / causal
   bool pointerForm = false;  // examples/matmul_ptr.tir (pointer arithmetic, grouped ordering)
+  int makePersistent = 0;    // > 0: warp-specialize --persistent N (the pass makes the tile loop)
 };
 
 // examples/matmul_persistent_desc.py (a Triton kernel) with its output type replaced.
@@ -58,7 +59,8 @@ std::string persistentFor(const std::string& dtype) {
 }
 
 void PrintTo(const Config& c, std::ostream* os) {
-  *os << c.dtype << " D=" << c.depth << " P=" << c.mmaDepth << " consumers=" << c.consumers;
+  *os << c.dtype << " D=" << c.depth << " P=" << c.mmaDepth << " consumers=" << c.consumers
+      << (c.makePersistent ? " persistent=" + std::to_string(c.makePersistent) : std::string());
 }
 
 class WsCheck : public ::testing::TestWithParam<Config> {};
@@ -76,6 +78,8 @@ TEST_P(WsCheck, AgreesWithTheUnspecializedKernelOverSixteenInterleavings) {
   opt.depth = c.depth;
   opt.mmaDepth = c.mmaDepth;
   opt.consumers = c.consumers;
+  opt.persistent = c.makePersistent;
+  opt.groupM = c.makePersistent ? 2 : 0;
   if (c.pointerForm) {
     auto rep = driver::check(kernelFor(c.dtype, "matmul_ptr"), "", spec, "cdiv(M, 64) * cdiv(N, 64)", opt, 16, seed);
     EXPECT_EQ(rep.programs, 9);
@@ -126,12 +130,20 @@ std::vector<Config> configs() {
   for (const char* t : {"f16", "bf16"})
     for (int d = 1; d <= 4; ++d)
       for (int p = 0; p <= 2; ++p) v.push_back({t, d, p, 1, false, -1, true});
+  // Made persistent by the pass (5 programs for 9 or more tiles, grouped by 2 rows).
+  for (const char* t : {"f16", "bf16"})
+    for (int d = 2; d <= 3; ++d) {
+      v.push_back({t, d, 1, 1, false, -1, false, 5});
+      v.push_back({t, d, 1, 1, false, -1, true, 5});
+      v.push_back({t, d, 1, 1, false, 1, false, 5});
+    }
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, WsCheck, ::testing::ValuesIn(configs()), [](const auto& info) {
   const auto& c = info.param;
-  std::string form = c.pointerForm ? "PointerForm_" : c.attention == 1 ? "AttentionCausal_" : c.attention == 0 ? "Attention_" : c.persistent ? "Persistent_"
+  std::string form = c.makePersistent ? std::string("MadePersistent") + (c.pointerForm ? "Ptr_" : c.attention == 1 ? "AttentionCausal_" : "Desc_")
+                     : c.pointerForm ? "PointerForm_" : c.attention == 1 ? "AttentionCausal_" : c.attention == 0 ? "Attention_" : c.persistent ? "Persistent_"
                      : c.consumers == 2 ? "Cooperative_" : "";
   return form + info.param.dtype + "_D" +
          std::to_string(info.param.depth) + "_P" + std::to_string(info.param.mmaDepth);

@@ -83,6 +83,9 @@ void addWsFlags(CLI::App* c, WsFlags& w) {
   c->add_option("--consumers", w.opt.consumers, "consumer warp groups: 1, or 2 cooperative ones splitting the M tile")
       ->default_val(1)
       ->check(CLI::Range(1, 2));
+  c->add_option("--persistent", w.opt.persistent, "make the kernel persistent on N programs (e.g. 132, the SMs of an H100)")
+      ->default_val(0);
+  c->add_option("--group-m", w.opt.groupM, "persistent tile order: groups of G rows of tiles (0: row-major)")->default_val(0);
   c->add_option("--producer-regs", w.opt.producerRegs, "setmaxnreg budget of the producer")->default_val(40);
   c->add_option("--consumer-regs", w.opt.consumerRegs, "setmaxnreg budget of each consumer")->default_val(232);
   c->add_flag("--explain", w.explain, "say which role each op went to and why, and what could not be done");
