@@ -75,3 +75,13 @@ file(CHMOD "${OUT}/bin/tawa.sh" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE
 string(APPEND manifest "loader: lib/${loader}\n")
 file(WRITE "${OUT}/MANIFEST" "${manifest}")
 message(STATUS "tawa bundle in ${OUT} (run it as ${OUT}/bin/tawa.sh)")
+# The commit the bundle was built from (for BENCHMARKS.md), and whether the tree had local changes.
+execute_process(COMMAND git -C "${SRC}" rev-parse HEAD OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE
+                RESULT_VARIABLE gitRc ERROR_QUIET)
+if(gitRc EQUAL 0)
+  execute_process(COMMAND git -C "${SRC}" status --porcelain --untracked-files=no OUTPUT_VARIABLE dirty ERROR_QUIET)
+  if(NOT dirty STREQUAL "")
+    string(APPEND commit " (with local changes)")
+  endif()
+  file(WRITE "${OUT}/COMMIT" "${commit}\n")
+endif()

@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "driver/Check.h"
+#include "backends/cuda/Driver.h"
+#include "backends/cuda/Runner.h"
 #include "backends/cuda/Target.h"
 #include "driver/Launch.h"
 #include "driver/Spec.h"
@@ -115,12 +117,25 @@ int cmdOpt(const Common& o, const std::string& passes, bool printAfterAll, bool 
 }
 
 int cmdRun(const Common& o, const std::string& grid, const std::vector<std::string>& loads, const std::string& save,
-           uint64_t seed, const std::string& backend, int threads) {
+           uint64_t seed, std::string backend, int threads, WsFlags& w, int reps, int warmup, const std::string& checkMode) {
   if (o.spec.empty()) throw UserError(Location::at(std::make_shared<const std::string>("<spec>"), 1, 1), "tawa run needs --spec");
   if (grid.empty()) throw UserError(Location::at(std::make_shared<const std::string>("<grid>"), 1, 1), "tawa run needs --grid");
+  std::string noGpu;  // why `tawa run` without --backend fell back to the executor
+  if (backend.empty()) {
+    auto av = cuda::probeGpu();
+    backend = av.ok ? "cuda" : "exec";
+    noGpu = av.reason;
+  }
+  if (backend == "cuda") {
+    cuda::GpuRunOptions g;
+    g.file = o.file, g.kernel = o.kernel, g.spec = o.spec, g.grid = grid, g.loads = loads, g.save = save, g.seed = seed;
+    g.ws = w.opt, g.reps = reps, g.warmup = warmup, g.check = checkMode, g.threads = threads;
+    if (w.explain) g.ws.explain = &std::cerr;
+    return cuda::runOnGpu(g, std::cout);
+  }
   if (backend != "exec")
     throw UserError(Location::at(std::make_shared<const std::string>("--backend"), 0, 0),
-                    "unknown backend '" + backend + "'", "this build has the CPU executor: --backend exec");
+                    "unknown backend '" + backend + "'", "backends: cuda (GPU 0), exec (CPU executor)");
   driver::Spec spec = driver::parseSpec(o.spec);
   auto lk = driver::loadKernel(o.file, o.kernel, spec);
   transforms::PassManager pm;
@@ -141,7 +156,7 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
   exec::launch(*lk.module, *lk.kernel, bound.args, bound.buffers, lo);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   unsigned cores = threads > 0 ? static_cast<unsigned>(threads) : std::max(1u, std::thread::hardware_concurrency());
-  std::cout << "ran @" << lk.kernel->name << " on the CPU executor (no GPU backend in this build), grid (" << lo.grid[0] << ", "
+  std::cout << "ran @" << lk.kernel->name << " on the CPU executor (" << (noGpu.empty() ? std::string("--backend exec") : "no GPU: " + noGpu) << "), grid (" << lo.grid[0] << ", "
             << lo.grid[1] << ", " << lo.grid[2] << ") = " << lo.grid[0] * lo.grid[1] * lo.grid[2] << " programs on " << cores
             << " thread(s), seed " << seed << ", " << ms << " ms\n";
   for (auto& b : bound.buffers) std::cout << describe(b) << "\n";
@@ -213,7 +228,7 @@ int main(int argc, char** argv) {
   addWsFlags(opt, optWs);
   opt->footer(kOptExamples);
 
-  std::string grid, save, backend = "exec";
+  std::string grid, save, backend;
   std::vector<std::string> loads;
   uint64_t seed = 0;
   int threads = 0;
@@ -224,7 +239,16 @@ int main(int argc, char** argv) {
   run->add_option("--load", loads, "NAME=FILE.npy: initialize buffer NAME from a .npy file (repeatable)");
   run->add_option("--save", save, "write every pointer argument after the run as DIR/NAME.npy");
   auto* seedOpt = run->add_option("--seed", seed, "seed for the random inputs (default: fresh, printed)");
-  run->add_option("--backend", backend, "exec (CPU executor)")->default_val("exec");
+  run->add_option("--backend", backend,
+                  "cuda (GPU 0: compiled for sm_90a, checked against the executor, timed) or exec (CPU executor); "
+                  "default: cuda when a GPU is present, else exec");
+  WsFlags runWs;
+  addWsFlags(run, runWs);
+  int reps = 20, warmup = 3;
+  std::string checkMode = "exec";
+  run->add_option("--reps", reps, "cuda: timed launches (the median is reported)")->default_val(20)->check(CLI::Range(1, 100000));
+  run->add_option("--warmup", warmup, "cuda: launches before timing")->default_val(3)->check(CLI::Range(0, 100000));
+  run->add_option("--check", checkMode, "cuda: exec (compare every buffer with the CPU executor) or none")->default_val("exec");
   run->add_option("--threads", threads, "worker threads for the executor (default: all cores)");
   run->footer(kRunExamples);
 
@@ -298,7 +322,7 @@ Examples:
     }
     if (check->parsed()) return cmdCheck(checkCommon, checkWs, checkGrid, seeds, inject, checkSeedOpt->count() ? checkSeed : seed);
     if (opt->parsed()) return cmdOpt(common, passes, printAfterAll, timePasses, noLoc, out, optWs);
-    if (run->parsed()) return cmdRun(runCommon, grid, loads, save, seed, backend, threads);
+    if (run->parsed()) return cmdRun(runCommon, grid, loads, save, seed, backend, threads, runWs, reps, warmup, checkMode);
   } catch (const UserError& e) {
     std::cerr << e.format() << "\n";
     return 1;

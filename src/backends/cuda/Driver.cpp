@@ -122,18 +122,19 @@ Driver& Driver::get() {
 }
 
 void Driver::open() {
-  lib_ = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib_) {
-    std::vector<std::string> tries;
-    if (const char* e = std::getenv("TAWA_LIBCUDA"); e && *e) tries.push_back(e);
+  // $TAWA_LIBCUDA, when set, is the one file tried (tests point it at nothing, or at the stub).
+  std::string tried;
+  if (const char* e = std::getenv("TAWA_LIBCUDA"); e && *e) {
+    lib_ = dlopen(e, RTLD_NOW | RTLD_LOCAL);
+    tried = std::string(" (TAWA_LIBCUDA=") + e + ")";
+  } else {
+    lib_ = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     for (const char* p : {"/usr/local/nvidia/lib64/libcuda.so.1", "/usr/local/nvidia/lib/libcuda.so.1",
                           "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"})
-      tries.push_back(p);
-    for (const auto& t : tries)
-      if ((lib_ = dlopen(t.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+      if (!lib_) lib_ = dlopen(p, RTLD_NOW | RTLD_LOCAL);
   }
   if (!lib_)
-    throw UserError(where(), "no CUDA driver (libcuda.so.1 not found)",
+    throw UserError(where(), "no CUDA driver (libcuda.so.1 not found)" + tried,
                     "install the NVIDIA driver, or set TAWA_LIBCUDA to its libcuda.so.1; without a GPU use --backend exec");
   auto sym = [&](auto& fn, const char* name, const char* fallback = nullptr) {
     void* p = dlsym(lib_, name);

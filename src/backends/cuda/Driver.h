@@ -5,8 +5,8 @@
 //   Without the library: UserError "no CUDA driver (libcuda.so.1 not found)"; with the library but
 //   no device: UserError "no CUDA device". Every CUresult is checked; a failure is a UserError that
 //   names the call and the driver's own name and description of the error.
-//   The library is looked up as libcuda.so.1 on the loader's path, then in $TAWA_LIBCUDA (a file),
-//   then in the places container images mount the driver (/usr/local/nvidia/lib64, ...).
+//   The library is $TAWA_LIBCUDA when that is set (that file only), else libcuda.so.1 on the
+//   loader's path, then in the places container images mount the driver (/usr/local/nvidia/lib64, ...).
 #pragma once
 
 #include <array>

@@ -20,6 +20,7 @@
 #include "backends/exec/Scheduler.h"
 #include "ir/Elementwise.h"
 #include "ir/Numerics.h"
+#include "profile/Recorder.h"
 
 namespace tawa::exec {
 
@@ -143,6 +144,7 @@ class Interp {
     runBlock(f.body, fr, out);
     return out;
   }
+  void profileInto(profile::ProgramRecorder* p) { prof_ = p; }
 
  private:
   struct Frame {
@@ -364,16 +366,23 @@ class Interp {
     for (size_t g = 0; g < groups.size(); ++g)
       ps.roles.push_back(groups[g]->strAttr("role") + " (warp group " + std::to_string(g) + ")");
     std::vector<std::function<void(int)>> bodies;
+    if (prof_) {
+      std::vector<std::string> roles;
+      for (auto* g : groups) roles.push_back(g->strAttr("role"));
+      prof_->beginGroups(roles);
+    }
     for (size_t g = 0; g < groups.size(); ++g)
       bodies.push_back([&, g](int self) {
         Interp sub(m_, bufs_, plans_, pid_, grid_, seed_);
         sub.sched_ = &sched;
         sub.self_ = self;
         sub.ps_ = &ps;
+        sub.prof_ = prof_;
         std::vector<RV> out;
         sub.runBlock(*groups[g]->region(0), fr, out);
         if (!sub.groups_.empty() || sub.openGroup_)
           sub.fail(*groups[g], ps.roles[static_cast<size_t>(self)] + " ended with async MMAs in flight (missing nv.wgmma_wait)");
+        if (prof_) prof_->endGroup(self);
       });
     sched.run(bodies);
   }
@@ -492,7 +501,9 @@ class Interp {
         if (op.kind() == OpKind::MbarArriveExpectTx) b.tx += op.intAttr("bytes");
         --b.pending;
         b.arrivedFrom.insert(ps_ ? ps_->roles[static_cast<size_t>(self_)] : "?");
+        int64_t phase = b.phase;
         completeIfDone(b, m.count);
+        if (prof_) prof_->arrive(self_, op, iter_, &m, idx, b.phase != phase, m.kind);
         sched_->yield(self_);
         return true;
       }
@@ -519,6 +530,7 @@ class Interp {
           std::lock_guard<std::mutex> lock(ps_->mu);
           ps_->shadow(m.arefId, m.bars.size()).holders[static_cast<size_t>(idx)].insert(self_);
         }
+        if (prof_) prof_->wait(self_, op, iter_, &m, idx, m.kind);
         return true;
       }
       case OpKind::TmaLoad: {
@@ -544,10 +556,12 @@ class Interp {
         SmemObj* r = &ring;
         MbarObj* bar = &m;
         ProgramState* ps = ps_;
+        profile::ProgramRecorder* prof = prof_;
+        double landsAt = prof ? prof->tmaLoad(self_, op, iter_, slot) : 0;
         // The copy lands later, possibly after this warp group has finished: it owns its context.
         auto ctx = std::make_shared<Interp>(m_, bufs_, plans_, pid_, grid_, seed_);
         ctx->ps_ = ps_, ctx->self_ = self_, ctx->iter_ = iter_;
-        sched_->post([ctx, &op, desc, dt, off, r, bar, slot, bytes, ps] {
+        sched_->post([ctx, &op, desc, dt, off, r, bar, slot, bytes, ps, prof, landsAt] {
           r->slot[static_cast<size_t>(slot)] = ctx->loadBlock(op, desc, dt, off);
           {
             std::lock_guard<std::mutex> lock(ps->mu);
@@ -558,7 +572,9 @@ class Interp {
           if (b.tx < 0)
             ctx->fail(op, "transaction-count underflow on " + bar->name + "[" + std::to_string(slot) + "]: the TMA copy delivered " +
                          std::to_string(bytes) + " bytes that no arrive.expect_tx announced");
+          int64_t phase = b.phase;
           completeIfDone(b, bar->count);
+          if (prof) prof->landed(bar, slot, landsAt, b.phase != phase);
         });
         sched_->yield(self_);
         return true;
@@ -614,6 +630,20 @@ class Interp {
     }
   }
 
+  // Times an op on the profile's cost model; barrier waits and arrivals and TMA loads are timed
+  // where they complete.
+  void profileOp(const Op& op, Frame& fr) {
+    switch (op.kind()) {
+      case OpKind::MbarWait: case OpKind::MbarArrive: case OpKind::MbarArriveExpectTx: case OpKind::TmaLoad:
+        return;
+      case OpKind::Wgmma: case OpKind::SmemLoad:
+        prof_->op(self_, op, iter_, fr.at(op.operand(1)).i[0]);
+        return;
+      default:
+        prof_->op(self_, op, iter_, -1);
+    }
+  }
+
   void checkSlotFull(const Op& op, SmemObj& ring, int64_t slot) {
     checkIndex(op, slot, ring.slot.size(), "shared-memory slot");
     std::lock_guard<std::mutex> lock(ps_->mu);
@@ -632,6 +662,7 @@ class Interp {
         fail(op, "reads the result of the async MMA issued at " + v.token->issuedAt.str() +
                      " before nv.wgmma_wait completed it");
     }
+    if (prof_ && self_ >= 0) profileOp(op, fr);
     if (execSync(op, fr)) return;
     switch (op.kind()) {
       case OpKind::Return:
@@ -928,6 +959,7 @@ class Interp {
   std::vector<MmaRead> mmaReads_;
   std::shared_ptr<MmaToken> openGroup_;
   std::deque<std::shared_ptr<MmaToken>> groups_;
+  profile::ProgramRecorder* prof_ = nullptr;  // profiling: this program's recorder
 };
 
 }  // namespace
@@ -971,6 +1003,11 @@ void launch(const ir::Module& m, const Func& kernel, const std::vector<Arg>& arg
 
   auto g = opt.grid;
   int64_t total = g[0] * g[1] * g[2];
+  bool persistent = false;
+  // A persistent kernel (made by warp-specialize --persistent N) runs min(N, grid size) programs
+  // along axis 0, which walk the launch grid themselves; num_programs still reports the grid.
+  if (auto it = kernel.attrs.find("persistent_programs"); it != kernel.attrs.end() && std::holds_alternative<int64_t>(it->second))
+    total = std::min(total, std::get<int64_t>(it->second)), persistent = true;
   // Programs run in parallel; when several fail, the error of the lowest program id is reported,
   // so that a run is as reproducible as each program is (programs above it are skipped).
   std::mutex errMu;
@@ -980,8 +1017,10 @@ void launch(const ir::Module& m, const Func& kernel, const std::vector<Arg>& arg
     for (int64_t p = r.begin(); p != r.end(); ++p) {
       if (p > firstFail.load()) continue;
       std::array<int64_t, 3> pid{p % g[0], (p / g[0]) % g[1], p / (g[0] * g[1])};
+      if (persistent) pid = {p, 0, 0};
       try {
         Interp in(m, buffers, plans, pid, g, opt.seed);
+        if (opt.recorder) in.profileInto(opt.recorder->program(p, pid));
         in.call(kernel, vals);
       } catch (...) {
         std::lock_guard<std::mutex> lock(errMu);

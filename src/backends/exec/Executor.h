@@ -12,6 +12,10 @@
 
 #include "ir/IR.h"
 
+namespace tawa::profile {
+class Recorder;
+}
+
 namespace tawa::exec {
 
 struct Buffer {
@@ -45,6 +49,9 @@ struct LaunchOptions {
   std::array<int64_t, 3> grid{1, 1, 1};
   int threads = 0;  // 0: all cores
   uint64_t seed = 0;  // warp-specialized kernels: chooses the interleaving of warp groups
+  // When set, every program's warp groups are timed by the recorder's cost model (profile/); each
+  // program records into its own buffer. Null: no profiling, no cost.
+  profile::Recorder* recorder = nullptr;
 };
 
 // Runs `kernel` (a function of `m`, verified) over the grid. Throws UserError for out-of-bounds

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench/gpu/run.sh [--dry-run] [--bundle DIR] [LOGDIR]
+# One call on an H200 machine (CUDA 13 toolkit and driver, PyTorch 2.11, Triton 3.6, no internet, none
+# of our Debian libraries), sized for a 10-minute limit: checks tawa's GEMMs on the GPU against its CPU
+# executor on fresh random data, then times tawa against cuBLAS (torch.matmul), torch SDPA and
+# Triton 3.6 kernels of the same kind (bench/gpu/triton_kernels.py), and prints a table of TFLOP/s
+# and ratios last. The full log goes to LOGDIR, else $TAWA_GPU_LOG, else ./gpu-bench-log.
+#   The bundle (bin/tawa.sh and its libraries, primitives.cuh, the examples) is made here with
+#   `cmake --build build --target gpu-bundle`; this script finds it beside itself (inside a bundle:
+#   BUNDLE/bench/run.sh) or at build/gpu-bundle of the source tree, or takes --bundle DIR.
+#   --dry-run: checks the bundle's files and that bin/tawa.sh answers, prints the plan, uses no GPU.
+# Any failing step stops the script with a non-zero status and a line starting with FAILED.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+dry=0
+bundle=""
+log="${TAWA_GPU_LOG:-}"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --dry-run) dry=1 ;;
+    --bundle) shift; bundle="${1:?--bundle needs a folder}" ;;
+    --bundle=*) bundle="${1#--bundle=}" ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -*) echo "FAILED: unknown option $1" >&2; exit 2 ;;
+    *) log="$1" ;;
+  esac
+  shift
+done
+log="${log:-$PWD/gpu-bench-log}"
+if [[ -z "$bundle" ]]; then
+  if [[ -x "$here/../bin/tawa.sh" ]]; then bundle="$here/.."
+  else bundle="$here/../../build/gpu-bundle"; fi
+fi
+[[ -d "$bundle" ]] || { echo "FAILED: no tawa bundle at $bundle (cmake --build build --target gpu-bundle)" >&2; exit 1; }
+bundle=$(cd "$bundle" && pwd)
+mkdir -p "$log"
+log=$(cd "$log" && pwd)
+
+trap 'echo "FAILED: bench/gpu/run.sh stopped at line $LINENO (status $?); log in $log" >&2' ERR
+
+{
+  echo "== tawa GPU benchmark, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "bundle: $bundle"; [[ -f "$bundle/MANIFEST" ]] && sed 's/^/  /' "$bundle/MANIFEST"
+  [[ -f "$bundle/COMMIT" ]] && echo "commit: $(cat "$bundle/COMMIT")"
+} | tee -a "$log/bench.log"
+
+py="$here/bench.py"
+[[ -f "$py" ]] || { echo "FAILED: $py missing" >&2; exit 1; }
+if [[ $dry -eq 1 ]]; then
+  exec python3 "$py" --bundle "$bundle" --log "$log" --dry-run
+fi
+
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee -a "$log/bench.log"
+CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
+[[ -x "$CUDA_HOME/bin/nvcc" && -x "$CUDA_HOME/bin/ptxas" ]] || { echo "FAILED: no nvcc/ptxas under $CUDA_HOME (set CUDA_HOME)" >&2; exit 1; }
+export CUDA_HOME
+"$CUDA_HOME/bin/nvcc" --version | tail -2 | tee -a "$log/bench.log"
+# tawa's cubin cache goes with the log's machine, not the home folder.
+export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$log/cache}"
+export PYTHONUNBUFFERED=1
+timeout 570 python3 "$py" --bundle "$bundle" --log "$log"

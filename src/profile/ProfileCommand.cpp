@@ -1,0 +1,124 @@
+#include "profile/ProfileCommand.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "driver/Check.h"
+#include "driver/Launch.h"
+#include "ir/Diagnostic.h"
+
+namespace tawa::profile {
+
+namespace {
+
+Location where(const std::string& what) { return Location::at(std::make_shared<const std::string>(what), 0, 0); }
+
+const char* kExamples = R"(
+Every time, rate and share printed here is modelled: the CPU executor runs the warp-specialized
+kernel and tawa's cost model of an H200-class SM (src/profile/CostModel.h) times each warp group's
+ops (TMA latency and bandwidth, wgmma throughput, mbarrier costs, arithmetic). The trace is a
+Chrome trace JSON: open it in https://ui.perfetto.dev or chrome://tracing.
+
+Examples:
+  tawa profile examples/matmul_desc.tir --spec 'a:*fp16[M,K], b:*fp16[K,N], c:*fp16[M,N], M:i32=256, N:i32=256,
+    K:i32=512, stride_am:i32=512, stride_ak:i32=1, stride_bk:i32=256, stride_bn:i32=1, stride_cm:i32=256,
+    stride_cn:i32=1' --grid 'cdiv(M, 64), cdiv(N, 64)' --depth 3 -o gemm.trace.json
+  tawa profile ... --json          # the same summary and advice as JSON on stdout
+)";
+
+}  // namespace
+
+ProfileResult profileKernel(const std::string& path, const std::string& kernel, const driver::Spec& spec,
+                            const std::string& grid, const ProfileOptions& opt) {
+  auto ws = driver::specialize(path, kernel, spec, opt.ws, "nv");
+  auto input = driver::bind(*ws.kernel, spec, grid, opt.dataSeed);
+  ProfileResult res;
+  res.recorder = std::make_unique<Recorder>(opt.model, opt.eventsPerBlock);
+  exec::LaunchOptions lo;
+  lo.grid = input.grid;
+  lo.seed = opt.seed;
+  lo.threads = opt.threads;
+  lo.recorder = res.recorder.get();
+  exec::launch(*ws.module, *ws.kernel, input.args, input.buffers, lo);
+  res.recorder->finish();
+  Params p;
+  p.depth = opt.ws.depth;
+  p.consumers = opt.ws.consumers;
+  ir::walk(ws.kernel->body, [&](const ir::Op* op) {
+    if (op->hasAttr("mma_depth")) p.mmaDepth = static_cast<int>(op->intAttr("mma_depth"));
+  });
+  res.summary = summarize(*res.recorder, ws.kernel->name, p);
+  res.advice = advise(res.summary);
+  return res;
+}
+
+void addProfileCommand(CLI::App& app, std::function<int()>& action) {
+  struct Flags {
+    std::string file, kernel, spec, grid, backend = "exec", out;
+    bool json = false;
+    ProfileOptions opt;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* c = app.add_subcommand("profile", "warp-specialize a kernel, run it on the CPU executor timed by a cost model "
+                                          "(modelled), write a Chrome trace and print where each role waited, with advice");
+  c->add_option("FILE", f->file, "kernel file: .tir (tile IR) or .py (Triton)")->required();
+  c->add_option("--kernel,-k", f->kernel, "kernel (function) name; default: the file's first");
+  c->add_option("--spec", f->spec, "launch spec (argument types, shapes, constexprs), as for tawa run");
+  c->add_option("--grid", f->grid, "launch grid, as for tawa run");
+  c->add_option("--backend", f->backend, "exec: the CPU executor with the cost model (cuda, emu: not in this build)")
+      ->default_val("exec");
+  c->add_option("-o", f->out, "trace file (Chrome trace JSON); default: KERNEL.trace.json");
+  c->add_flag("--json", f->json, "print the summary and advice as JSON on stdout");
+  c->add_option("--depth,-D", f->opt.ws.depth, "aref depth D: slots per ring")->default_val(2)->check(CLI::Range(1, 8));
+  c->add_option("--mma-depth,-P", f->opt.ws.mmaDepth, "MMA depth P: async MMA groups in flight before a slot is released")
+      ->default_val(1)
+      ->check(CLI::Range(0, 4));
+  c->add_option("--consumers", f->opt.ws.consumers, "consumer warp groups: 1, or 2 cooperative ones")
+      ->default_val(1)
+      ->check(CLI::Range(1, 2));
+  c->add_option("--events-per-block", f->opt.eventsPerBlock, "capacity of each block's event buffer (lost events are counted)")
+      ->default_val(4096);
+  c->add_option("--seed", f->opt.seed, "scheduler seed of the executor run")->default_val(1);
+  c->add_option("--data-seed", f->opt.dataSeed, "seed of the random inputs")->default_val(1);
+  c->add_option("--threads", f->opt.threads, "worker threads for the executor (default: all cores)")->default_val(0);
+  c->footer(kExamples);
+  c->callback([f, &action] {
+    action = [f]() -> int {
+      try {
+        if (f->backend == "cuda" || f->backend == "emu")
+          throw UserError(where("--backend"), "backend '" + f->backend + "' is not available in this build of tawa profile",
+                          "use --backend exec: the CPU executor timed by the cost model (modelled)");
+        if (f->backend != "exec")
+          throw UserError(where("--backend"), "unknown backend '" + f->backend + "'", "backends: exec (cuda and emu are not in this build)");
+        if (f->spec.empty()) throw UserError(where("<spec>"), "tawa profile needs --spec");
+        if (f->grid.empty()) throw UserError(where("<grid>"), "tawa profile needs --grid");
+        auto spec = driver::parseSpec(f->spec);
+        auto res = profileKernel(f->file, f->kernel, spec, f->grid, f->opt);
+        std::string out = f->out.empty() ? res.summary.kernel + ".trace.json" : f->out;
+        {
+          std::ofstream os(out);
+          if (!os) throw UserError(where(out), "cannot write the trace file");
+          TraceMeta meta;
+          meta.kernel = res.summary.kernel;
+          meta.device = res.summary.device;
+          meta.cyclesPerUs = res.recorder->model().cyclesPerUs();
+          writeChromeTrace(os, res.recorder->traces(), meta);
+        }
+        if (f->json) {
+          auto j = toJson(res.summary, res.advice);
+          j["trace"] = out;
+          std::cout << j.dump(2) << "\n";
+        } else {
+          printSummary(std::cout, res.summary, res.advice);
+          std::cout << "trace (modelled): " << out << " (open in https://ui.perfetto.dev or chrome://tracing)\n";
+        }
+        return 0;
+      } catch (const UserError& e) {
+        std::cerr << e.format() << "\n";
+        return 1;
+      }
+    };
+  });
+}
+
+}  // namespace tawa::profile

@@ -1,0 +1,192 @@
+// The CUDA runtime side of the Hopper backend: tensor-map arguments derived from the emitter's
+// descriptions, the comparison against the executor, the FLOP count, and the driver's behaviour
+// where there is no driver or device (the CI machines: a clear UserError, never a crash). The one
+// test that needs an H200 runs the descriptor GEMM end to end, and skips cleanly elsewhere.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <sstream>
+
+#include "backends/cuda/Driver.h"
+#include "backends/cuda/Emitter.h"
+#include "backends/cuda/Runner.h"
+#include "driver/Check.h"
+#include "driver/Spec.h"
+
+using namespace tawa;
+
+namespace {
+
+const char* kGemmSpec =
+    "a:*fp16[M,K], b:*fp16[K,N], c:*fp16[M,N], M:i32=256, N:i32=192, K:i32=320, stride_am:i32=320, stride_ak:i32=1, "
+    "stride_bk:i32=192, stride_bn:i32=1, stride_cm:i32=192, stride_cn:i32=1";
+
+std::string example(const std::string& name) { return std::string(TAWA_SOURCE_DIR) + "/examples/" + name; }
+
+cuda::TensorMapSpec spec2d(int64_t rows, int64_t cols, int64_t stride, int64_t boxRows, int64_t boxCols, int swizzle) {
+  cuda::TensorMapSpec s;
+  s.param = "x_desc";
+  s.elem = ir::Scalar::F16;
+  s.baseArg = 0;
+  s.rows.constant = rows;
+  s.cols.constant = cols;
+  s.rowStride.constant = stride;
+  s.colStride.constant = 1;
+  s.boxRows = boxRows;
+  s.boxCols = boxCols;
+  s.swizzleBytes = swizzle;
+  return s;
+}
+
+std::string userError(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST(CudaRuntime, TensorMapArgsFromEmitterDescriptions) {
+  driver::Spec spec = driver::parseSpec(kGemmSpec);
+  auto lk = driver::specialize(example("matmul_desc.tir"), "", spec, transforms::PassOptions{}, "nv");
+  cuda::EmitResult er = cuda::emitCudaKernel(*lk.module, *lk.kernel);
+  ASSERT_EQ(er.tensorMaps.size(), 3u);
+  // Argument values as the launch binds them: a, b, c, M, N, K, then the strides.
+  std::vector<int64_t> args = {0, 0, 0, 256, 192, 320, 320, 1, 192, 1, 192, 1};
+  auto a = cuda::tensorMapArgs(er.tensorMaps[0], args, 0x10000);
+  EXPECT_EQ(a.dataType, cuda::drv::kTmaFloat16);
+  EXPECT_EQ(a.rank, 2u);
+  EXPECT_EQ(a.base, 0x10000u);
+  EXPECT_EQ(a.globalDim[0], 320u);  // inner dimension first: K columns of A
+  EXPECT_EQ(a.globalDim[1], 256u);
+  EXPECT_EQ(a.globalStrides[0], 640u);  // bytes
+  EXPECT_EQ(a.boxDim[0], static_cast<uint32_t>(er.tensorMaps[0].boxCols));
+  EXPECT_EQ(a.boxDim[1], static_cast<uint32_t>(er.tensorMaps[0].boxRows));
+  EXPECT_EQ(a.elementStrides[0], 1u);
+  EXPECT_EQ(a.interleave, cuda::drv::kTmaInterleaveNone);
+  EXPECT_EQ(a.oobFill, cuda::drv::kTmaOobFillNone);
+  auto c = cuda::tensorMapArgs(er.tensorMaps[2], args, 0x20000);
+  EXPECT_EQ(c.globalDim[0], 192u);
+  EXPECT_EQ(c.globalDim[1], 256u);
+  EXPECT_EQ(c.swizzle, cuda::drv::kTmaSwizzleNone);  // the epilogue staging is unswizzled
+  for (const auto& s : er.tensorMaps) {
+    auto t = cuda::tensorMapArgs(s, args, 0x30000);
+    EXPECT_LE(t.boxDim[0] * 2u, s.swizzleBytes ? static_cast<uint32_t>(s.swizzleBytes) : 512u) << s.param;
+  }
+}
+
+TEST(CudaRuntime, TensorMapSwizzleEnums) {
+  EXPECT_EQ(cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 64, 128), {}, 0).swizzle, cuda::drv::kTmaSwizzle128B);
+  EXPECT_EQ(cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 32, 64), {}, 0).swizzle, cuda::drv::kTmaSwizzle64B);
+  EXPECT_EQ(cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 16, 32), {}, 0).swizzle, cuda::drv::kTmaSwizzle32B);
+  EXPECT_EQ(cuda::tensorMapDataType(ir::Scalar::BF16), cuda::drv::kTmaBfloat16);
+  EXPECT_EQ(cuda::tensorMapDataType(ir::Scalar::F8E4M3), cuda::drv::kTmaUint8);
+  EXPECT_EQ(cuda::tensorMapDataType(ir::Scalar::F32), cuda::drv::kTmaFloat32);
+}
+
+TEST(CudaRuntime, TensorMapRejectsWhatTheDriverWould) {
+  EXPECT_NE(userError([] { cuda::tensorMapArgs(spec2d(64, 60, 60, 64, 32, 64), {}, 0); }).find("multiple of 16"),
+            std::string::npos);
+  EXPECT_NE(userError([] { cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 64, 64), {}, 0); }).find("exceeds the 64-byte swizzle"),
+            std::string::npos);
+  EXPECT_NE(userError([] { cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 64, 128), {}, 8); }).find("16-byte aligned"),
+            std::string::npos);
+  auto s = spec2d(64, 64, 64, 64, 64, 128);
+  s.colStride.constant = 2;
+  EXPECT_NE(userError([&] { cuda::tensorMapArgs(s, {}, 0); }).find("inner (column) stride"), std::string::npos);
+  auto t = spec2d(64, 64, 64, 300, 64, 128);
+  EXPECT_NE(userError([&] { cuda::tensorMapArgs(t, {}, 0); }).find("1..256"), std::string::npos);
+  auto u = spec2d(64, 64, 64, 64, 64, 128);
+  u.rows.arg = 5;  // an argument the launch does not have
+  EXPECT_NE(userError([&] { cuda::tensorMapArgs(u, {1, 2}, 0); }).find("argument #5"), std::string::npos);
+}
+
+TEST(CudaRuntime, CompareBuffersByDtype) {
+  exec::Buffer ref("c", ir::Scalar::F16, {4, 8});
+  for (int64_t i = 0; i < ref.numel(); ++i) ref.setFloat(i, 0.25 + 0.125 * static_cast<double>(i % 7) - 0.5 * (i % 3));
+  exec::Buffer gpu = ref;
+  auto same = cuda::compareBuffers(gpu, ref);
+  EXPECT_TRUE(same.ok);
+  EXPECT_EQ(same.maxAbsErr, 0);
+  // One unit in the last place of f16 passes; a wrong element fails and is located.
+  gpu.setFloat(5, ref.getFloat(5) * (1 + 1.0 / 1024));
+  EXPECT_TRUE(cuda::compareBuffers(gpu, ref).ok);
+  gpu.setFloat(9, ref.getFloat(9) + 1.0);
+  auto bad = cuda::compareBuffers(gpu, ref);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_EQ(bad.mismatches, 1);
+  EXPECT_EQ(bad.firstBad, 9);
+  EXPECT_GT(bad.relL2, 0);
+  // A NaN where the reference has a number fails.
+  exec::Buffer f32("o", ir::Scalar::F32, {3});
+  f32.setFloat(0, 1);
+  f32.setFloat(1, 2);
+  f32.setFloat(2, 3);
+  exec::Buffer nan = f32;
+  nan.setFloat(1, std::nan(""));
+  EXPECT_FALSE(cuda::compareBuffers(nan, f32).ok);
+  // Integers compare exactly.
+  exec::Buffer iref("n", ir::Scalar::I32, {2});
+  iref.setInt(0, 3);
+  iref.setInt(1, 4);
+  exec::Buffer ig = iref;
+  ig.setInt(1, 5);
+  EXPECT_FALSE(cuda::compareBuffers(ig, iref).ok);
+  EXPECT_LT(cuda::relativeTolerance(ir::Scalar::F32), cuda::relativeTolerance(ir::Scalar::F16));
+  EXPECT_LT(cuda::relativeTolerance(ir::Scalar::F16), cuda::relativeTolerance(ir::Scalar::BF16));
+  EXPECT_LT(cuda::relativeTolerance(ir::Scalar::BF16), cuda::relativeTolerance(ir::Scalar::F8E4M3));
+}
+
+TEST(CudaRuntime, DotFlopsFromSpec) {
+  driver::Spec spec = driver::parseSpec(kGemmSpec);
+  auto lk = driver::loadKernel(example("matmul_desc.tir"), "", spec);
+  auto f = cuda::dotFlops(*lk.module, spec);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_DOUBLE_EQ(*f, 2.0 * 256 * 192 * 320);
+  driver::Spec sm = driver::parseSpec("out:*fp32[37,100], x:*fp32[37,100], in_stride:i32=100, out_stride:i32=100, n_cols:i32=100");
+  auto soft = driver::loadKernel(example("softmax.tir"), "", sm);
+  EXPECT_FALSE(cuda::dotFlops(*soft.module, sm).has_value());
+}
+
+// Where there is no driver or no device, the runner says so before doing any work.
+TEST(CudaRuntime, NoGpuIsAClearUserError) {
+  auto av = cuda::probeGpu();
+  if (av.ok) GTEST_SKIP() << "this machine has a CUDA device";
+  EXPECT_TRUE(av.reason.find("no CUDA driver") != std::string::npos || av.reason.find("no CUDA device") != std::string::npos)
+      << av.reason;
+  cuda::GpuRunOptions o;
+  o.file = example("matmul_desc.tir");
+  o.spec = kGemmSpec;
+  o.grid = "cdiv(M, 64), cdiv(N, 64)";
+  std::ostringstream out;
+  EXPECT_EQ(userError([&] { cuda::runOnGpu(o, out); }), av.reason);
+  EXPECT_EQ(out.str(), "");
+}
+
+// On a Hopper GPU: the descriptor GEMM (with a partial K block and partial N blocks) compiled,
+// launched and checked against the executor, for one and two consumer groups.
+TEST(CudaRuntime, GemmOnHopper) {
+  auto av = cuda::probeGpu();
+  if (!av.ok) GTEST_SKIP() << av.reason;
+  if (cuda::Driver::get().device().ccMajor != 9) GTEST_SKIP() << "not a Hopper GPU";
+  for (int consumers : {1, 2}) {
+    cuda::GpuRunOptions o;
+    o.file = example(consumers == 1 ? "matmul_desc.tir" : "matmul_desc_128.tir");
+    o.spec =
+        "a:*fp16[M,K], b:*fp16[K,N], c:*fp16[M,N], M:i32=384, N:i32=200, K:i32=328, stride_am:i32=328, stride_ak:i32=1, "
+        "stride_bk:i32=200, stride_bn:i32=1, stride_cm:i32=200, stride_cn:i32=1";
+    o.grid = consumers == 1 ? "cdiv(M, 64), cdiv(N, 64)" : "cdiv(M, 128), cdiv(N, 128)";
+    o.ws.depth = 3;
+    o.ws.consumers = consumers;
+    o.seed = 11;
+    o.reps = 3;
+    std::ostringstream out;
+    EXPECT_EQ(cuda::runOnGpu(o, out), 0);
+    EXPECT_NE(out.str().find("matches the CPU executor"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("TFLOP/s"), std::string::npos) << out.str();
+  }
+}
