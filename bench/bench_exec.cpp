@@ -3,6 +3,7 @@
 // BENCHMARKS.md; nothing here passes or fails on time.
 #include <benchmark/benchmark.h>
 
+#include "backends/cuda/Emitter.h"
 #include "driver/Check.h"
 #include "driver/Launch.h"
 #include "driver/Spec.h"
@@ -92,6 +93,23 @@ void BM_WarpSpecializePipeline(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_WarpSpecializePipeline)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// Everything tawa itself does to turn a kernel into CUDA C++ for sm_90a (front end excluded):
+// canonicalize, block-access, warp-specialize, pipeline, lower-aref and emission, for the
+// 128x128x64 cooperative GEMM (attention is not emitted yet). nvcc/ptxas are not included: their
+// time is reported by `tawa compile --target sm_90a --resource-usage`.
+void BM_PassesAndEmitGemm128(benchmark::State& state) {
+  auto spec = driver::parseSpec("");
+  transforms::PassOptions opt;
+  opt.depth = 3;
+  opt.consumers = 2;
+  for (auto _ : state) {
+    auto lk = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/examples/matmul_desc_128.tir", "", spec, opt, "nv");
+    auto r = cuda::emitCudaKernel(*lk.module, *lk.kernel);
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_PassesAndEmitGemm128)->Unit(benchmark::kMicrosecond);
 
 // The Triton front end: read examples/attention.py and lower attn_fwd (causal) to verified tile IR.
 void BM_FrontendAttention(benchmark::State& state) {
