@@ -13,6 +13,7 @@
 #include "backends/cuda/Runner.h"
 #include "backends/cuda/Target.h"
 #include "driver/Launch.h"
+#include "profile/ProfileCommand.h"
 #include "driver/Spec.h"
 #include "ir/Printer.h"
 #include "transforms/LowerAref.h"
@@ -299,8 +300,12 @@ Examples:
   tawa check examples/matmul_desc.tir --spec '...' --grid '...' --inject skip-release
 )");
 
-  if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "opt" && std::string(argv[1]) != "run" && std::string(argv[1]) != "compile" && std::string(argv[1]) != "check") {
-    std::cerr << "tawa: unknown command '" << argv[1] << "' (commands: opt, run, compile, check; see tawa --help)\n";
+  std::function<int()> profileAction;
+  tawa::profile::addProfileCommand(app, profileAction);
+
+  if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "opt" && std::string(argv[1]) != "run" && std::string(argv[1]) != "compile" && std::string(argv[1]) != "check" &&
+      std::string(argv[1]) != "profile") {
+    std::cerr << "tawa: unknown command '" << argv[1] << "' (commands: opt, run, compile, check, profile; see tawa --help)\n";
     return 1;
   }
   try {
@@ -316,6 +321,7 @@ Examples:
   if (seedOpt->count() == 0) seed = std::random_device{}();
 
   try {
+    if (profileAction) return profileAction();
     if (compile->parsed()) {
       if (!compileTarget.empty() && compile->get_option("--emit")->count() == 0) emit = "cuda";
       return cmdCompile(compileCommon, compileWs, emit, compileOut, compileTarget, resourceUsage);
