@@ -37,7 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build", default=os.path.join(ROOT, "build"), help="build directory (tawa-tune, bench/skeletons/skel_*)")
+    p.add_argument("--build", default=os.path.join(ROOT, "build"), help="build directory (tawa, bench/skeletons/skel_*)")
     p.add_argument("--suite", default=os.path.join(ROOT, "bench", "skeletons"))
     p.add_argument("--db", default="tune-eval.db", help="the SQLite record shared by every run")
     p.add_argument("--results", default="tune-eval.json", help="finished rows, for resuming and for the table")
@@ -56,13 +56,7 @@ def parse_args():
 
 
 def tune_cmd(a):
-    tawa = os.path.join(a.build, "tawa")
-    try:
-        if subprocess.run([tawa, "tune", "--help"], capture_output=True, timeout=30).returncode == 0:
-            return [tawa, "tune"]
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-    return [os.path.join(a.build, "tawa-tune")]
+    return [os.path.join(a.build, "tawa"), "tune"]
 
 
 def run_tune(a, args, log=True):
@@ -283,8 +277,8 @@ def render(a, names, budgets, methods, results):
             "Leave-one-out over the oneTBB skeleton suite (`scripts/tune-eval.py`; each program's MaSiF neighbours come only from "
             "the other eleven, tuned by their oracle runs). Each cell: the search's best configuration as %% of the reference "
             "(reference time / found time; above 100%% means it found a faster configuration than the reference), averaged over "
-            "%d seed(s). A search at budget 20 with the same seed is the same search as at 45 stopped early for random search, "
-            "and shares the record (its measurements) with every other search. Default: the program's SPACE.json `default`, "
+            "%d seed(s). For random search, budget 20 with the same seed is the budget-45 search stopped early; every search "
+            "shares the record (its measurements) with the others. Default: the program's SPACE.json `default`, "
             "i.e. oneTBB's defaults (auto_partitioner, the smallest grain, all hardware threads) with the program's own "
             "settings for the rest. Machine: %s. Searches measured with %d warm-up run(s) and %d repetition(s) (median); "
             "oracle samples with one run each; a run over %g s counts as a failed configuration."

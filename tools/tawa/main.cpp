@@ -14,6 +14,7 @@
 #include "backends/cuda/Target.h"
 #include "driver/Launch.h"
 #include "profile/ProfileCommand.h"
+#include "tune/TuneCommand.h"
 #include "driver/Spec.h"
 #include "ir/Printer.h"
 #include "transforms/LowerAref.h"
@@ -252,6 +253,7 @@ int main(int argc, char** argv) {
   run->add_option("--check", checkMode, "cuda: exec (compare every buffer with the CPU executor) or none")->default_val("exec");
   run->add_option("--threads", threads, "worker threads for the executor (default: all cores)");
   run->footer(kRunExamples);
+  std::function<int()> tuneAction = tawa::tune::addTuneCommand(app);
 
   Common compileCommon;
   WsFlags compileWs;
@@ -304,8 +306,8 @@ Examples:
   tawa::profile::addProfileCommand(app, profileAction);
 
   if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "opt" && std::string(argv[1]) != "run" && std::string(argv[1]) != "compile" && std::string(argv[1]) != "check" &&
-      std::string(argv[1]) != "profile") {
-    std::cerr << "tawa: unknown command '" << argv[1] << "' (commands: opt, run, compile, check, profile; see tawa --help)\n";
+      std::string(argv[1]) != "profile" && std::string(argv[1]) != "tune") {
+    std::cerr << "tawa: unknown command '" << argv[1] << "' (commands: opt, run, compile, check, profile, tune; see tawa --help)\n";
     return 1;
   }
   try {
@@ -322,6 +324,7 @@ Examples:
 
   try {
     if (profileAction) return profileAction();
+    if (app.got_subcommand("tune")) return tuneAction();
     if (compile->parsed()) {
       if (!compileTarget.empty() && compile->get_option("--emit")->count() == 0) emit = "cuda";
       return cmdCompile(compileCommon, compileWs, emit, compileOut, compileTarget, resourceUsage);
