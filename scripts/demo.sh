@@ -32,3 +32,15 @@ echo
 echo "== and with a bug injected on purpose (the consumer releases its slot before its MMA has read it)"
 if build/tawa check examples/matmul_desc.py --kernel matmul_desc_kernel --spec "$SPEC" --grid 'cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)' \
   --depth 3 --mma-depth 1 --seeds 4 --inject early-release 2>&1 | tail -1; then :; fi
+
+echo
+echo "== tawa compile --target sm_90a: the same pipeline as CUDA C++ for Hopper, compiled by nvcc/ptxas"
+build/tawa compile examples/matmul_desc.py --kernel matmul_desc_kernel --spec "$SPEC" --depth 3 --mma-depth 1 \
+  --target sm_90a --emit cuda -o "$out/matmul_desc.cu"
+build/tawa compile examples/matmul_desc.py --kernel matmul_desc_kernel --spec "$SPEC" --depth 3 --mma-depth 1 \
+  --target sm_90a --emit cubin -o "$out/matmul_desc.cubin" --resource-usage
+echo "   (CUDA source: $out/matmul_desc.cu; no GPU is needed to compile, one is needed to run it)"
+echo
+echo "== tawa profile: per-warp-group timeline of that pipeline, modelled on the CPU (H200-class cost model)"
+build/tawa profile examples/matmul_desc.py --kernel matmul_desc_kernel --spec "$SPEC" --grid 'cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)' \
+  --depth 3 --mma-depth 1 -o "$out/matmul_desc.trace.json" | head -16

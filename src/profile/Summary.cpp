@@ -162,7 +162,10 @@ std::vector<Advice> advise(const Summary& s) {
                        pct(s.tcBusy) + " of the block (modelled) — consumers 1 -> 2 lets one warp group's softmax overlap the "
                        "other's MMAs"});
   }
-  if (cons && cons->share(cons->epilogue) >= kEpilogueHigh) {
+  // With the grid short of the SMs, fewer and larger programs would make that worse: the grid
+  // rule below speaks instead.
+  bool underfilled = s.programs > 0 && s.programs < s.sms;
+  if (cons && cons->share(cons->epilogue) >= kEpilogueHigh && !underfilled) {
     std::string t = "the epilogue takes " + pct(cons->share(cons->epilogue)) + " of consumer time (modelled): each program does little work";
     if (p.blockN > 0) t += " — BLOCK_N " + k(p.blockN) + " -> " + k(2 * p.blockN) + " halves the number of epilogues";
     t += ", or a persistent grid (" + std::to_string(s.sms) + " programs) overlaps each epilogue with the next tile's loads";
@@ -171,10 +174,11 @@ std::vector<Advice> advise(const Summary& s) {
   if (s.programs > 0 && s.programs < s.sms) {
     std::string t = "the grid fills " + std::to_string(s.programs) + " of " + std::to_string(s.sms) + " SMs (" +
                     pct(static_cast<double>(s.programs) / s.sms) + "): at most that share of the modelled device ceilings";
+    std::string param = "BLOCK_M";
     if (p.blockM > 64) t += " — BLOCK_M " + k(p.blockM) + " -> " + k(p.blockM / 2) + " doubles the programs";
-    else if (p.blockN > 8) t += " — BLOCK_N " + k(p.blockN) + " -> " + k(p.blockN / 2) + " doubles the programs (or split K)";
+    else if (p.blockN > 8) t += " — BLOCK_N " + k(p.blockN) + " -> " + k(p.blockN / 2) + " doubles the programs (or split K)", param = "BLOCK_N";
     else t += " — split K to give more programs work";
-    out.push_back({"grid", "BLOCK_M", t});
+    out.push_back({"grid", param, t});
   } else if (s.programs > s.sms && s.lastWaveSms / s.sms < kLastWaveLow) {
     int64_t waves = (s.programs + s.sms - 1) / s.sms;
     double eff = static_cast<double>(s.programs) / static_cast<double>(waves * s.sms);
