@@ -314,6 +314,21 @@ class Interp {
     return r;
   }
 
+  // A tile of type rt whose element at multi-index x is a's element at sum_d x[d] * srcStride[d].
+  static RV gather(const RV& a, const Type& rt, const std::vector<int64_t>& srcStride) {
+    auto rs = strides(rt.shape);
+    RV r = sized(rt);
+    for (int64_t k = 0, n = rt.numel(); k < n; ++k) {
+      int64_t src = 0, rem = k;
+      for (int d = 0; d < rt.rank(); ++d) {
+        src += (rem / rs[d]) * srcStride[static_cast<size_t>(d)];
+        rem %= rs[d];
+      }
+      if (!a.f.empty()) r.f[k] = a.f[src];
+      else r.i[k] = a.i[src];
+    }
+    return r;
+  }
   static RV intScalar(int64_t v) {
     RV r;
     r.i.push_back(v);
@@ -709,44 +724,24 @@ class Interp {
         set(std::move(r));
         return;
       }
-      case OpKind::Broadcast: {
-        const Type &at = op.operand(0)->type(), &rt = op.result()->type();
-        const RV& a = fr.at(op.operand(0));
-        auto as = strides(at.shape), rs = strides(rt.shape);
-        RV r = sized(rt);
-        for (int64_t k = 0, n = rt.numel(); k < n; ++k) {
-          int64_t src = 0, rem = k;
-          for (int d = 0; d < rt.rank(); ++d) {
-            int64_t idx = rem / rs[d];
-            rem %= rs[d];
-            if (at.shape[d] != 1) src += idx * as[d];
-          }
-          if (!a.f.empty()) r.f[k] = a.f[src];
-          else r.i[k] = a.i[src];
-        }
-        set(std::move(r));
+      case OpKind::Broadcast: {  // dimensions of size 1 are read with stride 0
+        const Type& at = op.operand(0)->type();
+        auto as = strides(at.shape);
+        for (int d = 0; d < at.rank(); ++d)
+          if (at.shape[d] == 1) as[d] = 0;
+        set(gather(fr.at(op.operand(0)), op.result()->type(), as));
         return;
       }
       case OpKind::ExpandDims:
       case OpKind::Reshape:
         set(fr.at(op.operand(0)));  // row-major data is unchanged
         return;
-      case OpKind::Permute: {
-        const Type &at = op.operand(0)->type(), &rt = op.result()->type();
+      case OpKind::Permute: {  // result dimension d reads source dimension order[d]
         const auto& order = op.arrayAttr("order");
-        const RV& a = fr.at(op.operand(0));
-        auto as = strides(at.shape), rs = strides(rt.shape);
-        RV r = sized(rt);
-        for (int64_t k = 0, n = rt.numel(); k < n; ++k) {
-          int64_t src = 0, rem = k;
-          for (int d = 0; d < rt.rank(); ++d) {
-            src += (rem / rs[d]) * as[order[d]];
-            rem %= rs[d];
-          }
-          if (!a.f.empty()) r.f[k] = a.f[src];
-          else r.i[k] = a.i[src];
-        }
-        set(std::move(r));
+        auto as = strides(op.operand(0)->type().shape);
+        std::vector<int64_t> src;
+        for (auto o : order) src.push_back(as[static_cast<size_t>(o)]);
+        set(gather(fr.at(op.operand(0)), op.result()->type(), src));
         return;
       }
       case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Max: case OpKind::Min:
