@@ -39,6 +39,7 @@ CheckReport check(const std::string& path, const std::string& kernel, const Spec
   rep.programs = lo.grid[0] * lo.grid[1] * lo.grid[2];
   ir::walk(ws.kernel->body, [&](const ir::Op* op) {
     if (op->hasAttr("mma_depth")) rep.mmaDepth = op->intAttr("mma_depth");
+    if (op->hasAttr("pv_overlap")) rep.pvOverlap = true;
   });
   for (int s = 1; s <= seeds; ++s) {
     auto run = input;

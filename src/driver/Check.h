@@ -17,6 +17,7 @@ struct CheckReport {
   int seeds = 0;
   int64_t programs = 0;
   int64_t mmaDepth = 0;  // the MMA depth the pipeline pass chose
+  bool pvOverlap = false;  // attention: PV of iteration j-1 overlapped with iteration j
 };
 
 // The warp-specialization pipeline up to `stage` ("ws" or "nv"); UserError when the kernel could

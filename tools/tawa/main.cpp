@@ -203,7 +203,7 @@ int cmdCheck(const Common& o, WsFlags& w, const std::string& grid, int seeds, co
             << (inject.empty() ? "" : ", injected fault " + inject) << "), lower to mbarriers, run " << seeds
             << " interleaving(s); inputs from seed " << dataSeed << std::endl;
   auto rep = driver::check(o.file, o.kernel, spec, grid, w.opt, seeds, dataSeed);
-  std::cout << "ok: @" << rep.kernel << " (MMA depth " << rep.mmaDepth << "), " << rep.seeds << " seed(s) x " << rep.programs
+  std::cout << "ok: @" << rep.kernel << " (MMA depth " << rep.mmaDepth << (rep.pvOverlap ? ", PV overlapped" : "") << "), " << rep.seeds << " seed(s) x " << rep.programs
             << " program(s): every seed agrees bit for bit with the unspecialized kernel; no deadlock, slot race or "
                "out-of-bounds access\n";
   return 0;
