@@ -140,13 +140,13 @@ std::vector<Config> configs() {
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, WsCheck, ::testing::ValuesIn(configs()), [](const auto& info) {
-  const auto& c = info.param;
+INSTANTIATE_TEST_SUITE_P(Kernels, WsCheck, ::testing::ValuesIn(configs()), [](const auto& param_info) {
+  const auto& c = param_info.param;
   std::string form = c.makePersistent ? std::string("MadePersistent") + (c.pointerForm ? "Ptr_" : c.attention == 1 ? "AttentionCausal_" : "Desc_")
                      : c.pointerForm ? "PointerForm_" : c.attention == 1 ? "AttentionCausal_" : c.attention == 0 ? "Attention_" : c.persistent ? "Persistent_"
                      : c.consumers == 2 ? "Cooperative_" : "";
-  return form + info.param.dtype + "_D" +
-         std::to_string(info.param.depth) + "_P" + std::to_string(info.param.mmaDepth);
+  return form + param_info.param.dtype + "_D" +
+         std::to_string(param_info.param.depth) + "_P" + std::to_string(param_info.param.mmaDepth);
 });
 
 // A producer/consumer pair at the aref level, parameterized by what the consumer does.

@@ -12,6 +12,7 @@
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/Runner.h"
 #include "backends/cuda/Target.h"
+#include "backends/emu/Emulator.h"
 #include "driver/Launch.h"
 #include "profile/ProfileCommand.h"
 #include "tune/TuneCommand.h"
@@ -135,9 +136,16 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
     if (w.explain) g.ws.explain = &std::cerr;
     return cuda::runOnGpu(g, std::cout);
   }
+  if (backend == "emu") {
+    cuda::GpuRunOptions g;
+    g.file = o.file, g.kernel = o.kernel, g.spec = o.spec, g.grid = grid, g.loads = loads, g.save = save, g.seed = seed;
+    g.ws = w.opt, g.check = checkMode, g.threads = threads;
+    if (w.explain) g.ws.explain = &std::cerr;
+    return emu::runOnEmu(g, std::cout);
+  }
   if (backend != "exec")
     throw UserError(Location::at(std::make_shared<const std::string>("--backend"), 0, 0),
-                    "unknown backend '" + backend + "'", "backends: cuda (GPU 0), exec (CPU executor)");
+                    "unknown backend '" + backend + "'", "backends: cuda (GPU 0), emu (the CUDA code on the CPU emulator), exec (CPU executor)");
   driver::Spec spec = driver::parseSpec(o.spec);
   auto lk = driver::loadKernel(o.file, o.kernel, spec);
   transforms::PassManager pm;
@@ -242,7 +250,7 @@ int main(int argc, char** argv) {
   run->add_option("--save", save, "write every pointer argument after the run as DIR/NAME.npy");
   auto* seedOpt = run->add_option("--seed", seed, "seed for the random inputs (default: fresh, printed)");
   run->add_option("--backend", backend,
-                  "cuda (GPU 0: compiled for sm_90a, checked against the executor, timed) or exec (CPU executor); "
+                  "cuda (GPU 0: compiled for sm_90a, checked against the executor, timed) , emu (the same CUDA code on the CPU emulator of the device primitives) or exec (CPU executor); "
                   "default: cuda when a GPU is present, else exec");
   WsFlags runWs;
   addWsFlags(run, runWs);

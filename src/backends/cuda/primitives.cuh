@@ -3,7 +3,7 @@
 // Emitted code never touches threadIdx, __shared__ arrays or inline assembly itself, so the same
 // text compiles unchanged as host C++ against a host implementation of these functions (the CPU
 // emulator). Under nvcc/NVRTC (__CUDACC__) the wrappers are inline PTX for sm_90a; otherwise this
-// header only declares them (the emulator defines them).
+// header includes the emulator's host definitions (../emu/EmuRuntime.h).
 //
 // Conventions: shared-memory operands are generic pointers into the block's dynamic buffer;
 // wrappers convert them to shared-window addresses. Arguments that PTX needs as immediates are
@@ -369,7 +369,7 @@ TAWA_DEVICE bool elect_one_sync() {
 
 }  // namespace tawa
 
-#else  // host C++: declarations only; the CPU emulator provides the definitions.
+#else  // host C++: the CPU emulator's implementation of every primitive (src/backends/emu/EmuRuntime.h).
 
 #include <cstdint>
 
@@ -379,7 +379,8 @@ TAWA_DEVICE bool elect_one_sync() {
 #define TAWA_DEVICE
 #define TAWA_UNROLL
 
-// The driver API's opaque 128-byte tensor map, as the host sees it.
+// The driver API's opaque 128-byte tensor map, as the host sees it (the emulator keeps its
+// TawaEmuTensorMap in these bytes).
 struct alignas(64) CUtensorMap {
   unsigned long long opaque[16];
 };
@@ -393,81 +394,8 @@ struct bf16 {
   uint16_t bits;
 };
 
-int thread_idx();
-int block_idx_x();
-int block_idx_y();
-int block_idx_z();
-int grid_dim_x();
-int grid_dim_y();
-int grid_dim_z();
-int lane_idx();
-int warpgroup_idx();
-int warpgroup_thread_idx();
-int warp_idx_in_warpgroup();
-
-uint8_t* dynamic_smem_1024();
-uint32_t smem_addr(const void* p);
-
-f16 to_f16(float x);
-bf16 to_bf16(float x);
-float to_f32(float x);
-void st_shared_pair(void* p, f16 a, f16 b);
-void st_shared_pair(void* p, bf16 a, bf16 b);
-void st_shared_pair(void* p, float a, float b);
-
-void mbarrier_init(uint64_t* bar, uint32_t count);
-void fence_mbarrier_init();
-void mbarrier_arrive(uint64_t* bar);
-void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes);
-bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity);
-void mbarrier_wait_parity(uint64_t* bar, uint32_t parity);
-
-void cp_async_bulk_tensor_2d_global_to_shared(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar);
-void cp_async_bulk_tensor_2d_shared_to_global(const CUtensorMap* map, int c0, int c1, const void* src);
-void cp_async_bulk_commit_group();
-template <int N>
-void cp_async_bulk_wait_group_read();
-void fence_proxy_async_shared_cta();
-
-uint64_t wgmma_smem_desc(const void* start, uint32_t lbo_bytes, uint32_t sbo_bytes, uint32_t swizzle_mode);
-void wgmma_fence();
-void wgmma_commit_group();
-template <int N>
-void wgmma_wait_group();
-void fence_operand(float& r);
-template <int N>
-void fence_operands(float (&d)[N]);
-int wgmma_acc_row(int i);
-int wgmma_acc_col(int i);
-template <int TransB>
-void wgmma_mma_async_m64n16k16_f32_f16(float (&d)[8], uint64_t desc_a, uint64_t desc_b, int scale_d);
-template <int TransB>
-void wgmma_mma_async_m64n32k16_f32_f16(float (&d)[16], uint64_t desc_a, uint64_t desc_b, int scale_d);
-template <int TransB>
-void wgmma_mma_async_m64n64k16_f32_f16(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int scale_d);
-template <int TransB>
-void wgmma_mma_async_m64n128k16_f32_f16(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d);
-template <int TransB>
-void wgmma_mma_async_m64n256k16_f32_f16(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d);
-template <int TransB>
-void wgmma_mma_async_m64n16k16_f32_bf16(float (&d)[8], uint64_t desc_a, uint64_t desc_b, int scale_d);
-template <int TransB>
-void wgmma_mma_async_m64n32k16_f32_bf16(float (&d)[16], uint64_t desc_a, uint64_t desc_b, int scale_d);
-template <int TransB>
-void wgmma_mma_async_m64n64k16_f32_bf16(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int scale_d);
-template <int TransB>
-void wgmma_mma_async_m64n128k16_f32_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d);
-template <int TransB>
-void wgmma_mma_async_m64n256k16_f32_bf16(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d);
-
-template <int N>
-void setmaxnreg_inc();
-template <int N>
-void setmaxnreg_dec();
-void bar_sync(int id, int count);
-void syncthreads();
-bool elect_one_sync();
-
 }  // namespace tawa
+
+#include "../emu/EmuRuntime.h"
 
 #endif

@@ -1,0 +1,51 @@
+// The plain-C boundary between tawa (the host process) and an emitted kernel compiled as host C++
+// against the CPU emulator (EmuRuntime.h) into a shared object. Both sides include this header; it
+// holds only standard-layout structs, so the two sides need not agree on anything but this file.
+//   - TawaEmuTensorMap: what cuTensorMapEncodeTiled would take for a 2-D tiled map (base, extents,
+//     row stride, box, element size, swizzle), stored in the 128 bytes of a host CUtensorMap.
+//   - TawaEmuLaunch: one launch (grid, block, shared memory, seed, names of the mbarrier arrays for
+//     diagnostics) in, statistics and the first error out.
+//   - the entry point every kernel object exports: int tawa_emu_entry(TawaEmuLaunch*, void* const* args),
+//     args[i] pointing at the value of kernel parameter i; returns 0, or 1 with L->error filled.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TAWA_EMU_ABI_VERSION 1u
+#define TAWA_EMU_MAP_MAGIC 0x54415741454d5531ull  // "TAWAEMU1"
+
+struct TawaEmuTensorMap {
+  uint64_t magic;          // TAWA_EMU_MAP_MAGIC: a map built by the emulator's encoder
+  uint8_t* base;           // global base address (host memory)
+  uint64_t bufferBytes;    // size of the buffer behind base: every access is checked against it
+  uint64_t dims[2];        // extents in elements, inner (contiguous) first
+  uint64_t rowStrideBytes; // byte stride of dimension 1 (dimension 0 is contiguous)
+  uint32_t box[2];         // box extents in elements, inner first
+  uint32_t elemBytes;      // 1, 2, 4 or 8
+  uint32_t swizzleBytes;   // 0, 32, 64 or 128
+};
+
+struct TawaEmuLaunch {
+  uint32_t abiVersion;     // TAWA_EMU_ABI_VERSION
+  int32_t grid[3];
+  int32_t threads;         // per block (a multiple of 128: whole warp groups)
+  int64_t smemBytes;       // dynamic shared memory per block
+  uint64_t seed;           // 0: round-robin scheduling; else a seeded shuffle of the threads each sweep
+  // mbarrier arrays by byte offset from the 1024-aligned base of dynamic shared memory (for messages)
+  int32_t nBarArrays;
+  const char* const* barNames;
+  const int64_t* barOffsets;
+  const int32_t* barCounts;
+  // out
+  char* error;             // the first fault (deadlock, race, misuse), NUL-terminated
+  size_t errorCap;
+  char* errorFile;         // kernel source file:line of the fault (through #line), when known
+  size_t errorFileCap;
+  int32_t errorLine;
+  uint64_t switches;       // fiber switches
+  uint64_t mmaOps;         // wgmma.mma_async instructions (per warp group)
+  uint64_t tmaOps;         // cp.async.bulk.tensor copies
+};
+
+typedef int (*TawaEmuEntry)(struct TawaEmuLaunch* launch, void* const* args);

@@ -1,0 +1,64 @@
+// Bit-exact f16 / bf16 conversions of the CPU emulator (round to nearest even, as cvt.rn does) and
+// its swizzle function, shared by the host runtime (EmuRuntime.h) and the tests. Header-only, standard C++17.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace tawa {
+namespace emu {
+
+// ---- f16 / bf16 bit conversions (round to nearest even)
+
+inline uint16_t f32ToF16Bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) return static_cast<uint16_t>(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
+  if (ax < 0x38800000u) {                                               // below 2^-14: subnormal or zero
+    float a;
+    std::memcpy(&a, &ax, 4);
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(a * 16777216.0f)));
+  }
+  uint32_t e = (ax >> 23) - 112u, m = ax & 0x7fffffu;
+  uint32_t h = (e << 10) | (m >> 13), rem = m & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+inline float f16BitsToF32(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
+  if (e == 0) {
+    float v = std::ldexp(static_cast<float>(m), -24);
+    return sign ? -v : v;
+  }
+  if (e == 31) x = sign | 0x7f800000u | (m << 13);
+  else x = sign | ((e + 112u) << 23) | (m << 13);
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+inline uint16_t f32ToBf16Bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>(((x >> 16) & 0x8000u) | 0x7fc0u);
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+inline float bf16BitsToF32(uint16_t b) {
+  uint32_t x = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+// The TMA / wgmma shared-memory swizzle of a shared-window address: the 16-byte chunk index (bits
+// [4, 7)) XOR the 128-byte row index within the repeating pattern (bits [7, 10)), restricted to 3, 2
+// or 1 bits for the 128B, 64B and 32B modes (patterns repeating every 1024, 512 and 256 bytes).
+inline uint32_t swizzle(uint32_t addr, uint32_t bytes) {
+  uint32_t bits = bytes == 128 ? 7u : bytes == 64 ? 3u : bytes == 32 ? 1u : 0u;
+  return addr ^ (((addr >> 7) & bits) << 4);
+}
+
+}  // namespace emu
+}  // namespace tawa

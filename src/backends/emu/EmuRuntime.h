@@ -1,0 +1,996 @@
+// The host implementation of tawa's device primitives: the CPU emulator. primitives.cuh includes this
+// header when it is compiled as host C++, so an emitted kernel compiles unchanged into a shared
+// object that runs one block at a time on one OS thread, every CUDA thread a fiber (ucontext).
+//
+// Semantics modeled (PTX ISA 8.7):
+//   - threads, warps (32), warp groups (128); block barriers and named barriers (id, thread count);
+//     elect.sync as a warp rendezvous (the lowest lane is elected).
+//   - mbarrier: expected arrival count, pending arrivals, tx-count, phase; try_wait.parity is true
+//     once the phase of that parity has completed ((current phase & 1) != parity). arrive.expect_tx
+//     adds bytes then arrives; a TMA copy's completion subtracts its box bytes. A phase completes when
+//     no arrival is pending and the tx-count is zero.
+//   - cp.async.bulk.tensor 2-D: queued, performed by an "async engine" between scheduler sweeps,
+//     reading/writing through the tensor map (zero fill out of bounds on loads, clipping on stores),
+//     shared memory written in the swizzled layout (address bits [4,7) XOR bits [7,10) for 128B,
+//     [4,6) ^ [7,9) for 64B, [4,5) ^ [7,8) for 32B, on shared-window addresses).
+//   - wgmma: fence / mma_async / commit_group / wait_group per warp group. Operands are decoded from
+//     the 64-bit descriptors (start, LBO, SBO, swizzle) into the canonical K-major / MN-major layouts.
+//     Each op snapshots its operands at issue; the math runs when a wait_group needs its group. The
+//     accumulator registers are poisoned from issue to completion (a write in between is reported,
+//     a read yields NaN); the smem operands changing between issue and completion is reported.
+//   - fence.proxy.async: shared bytes written by st_shared_pair stay "generic-dirty" for their writer
+//     until it fences; TMA stores and wgmma reading dirty bytes are reported.
+//   - setmaxnreg: 24..256, multiple of 8 (compile time), uniform across the warp group, the block's
+//     registers within the 64K register file.
+// Faults (deadlock, races, out-of-bounds or misaligned accesses, over-arrival, tx underflow, misuse)
+// stop the launch and report block, thread and the kernel source line (the caller's __builtin_LINE,
+// which follows the #line directives back to the user's kernel).
+#pragma once
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "EmuAbi.h"
+#include "EmuNumerics.h"
+
+#define TAWA_EMU_LOC const char *tawa_file = __builtin_FILE(), int tawa_line = __builtin_LINE()
+#define TAWA_EMU_AT tawa_file, tawa_line
+
+namespace tawa {
+namespace emu {
+
+// ---- state
+
+constexpr uint32_t kWindowBase = 1040;  // shared-window address of the dynamic buffer (not 1024-aligned on purpose)
+constexpr uint32_t kPoison = 0x7fbadbadu;  // a NaN: accumulator registers while a wgmma owns them
+constexpr size_t kStackBytes = 256 * 1024;
+
+enum class WaitKind { None, Mbar, NamedBar, Warp, Wgmma, BulkRead };
+
+struct Wait {
+  WaitKind kind = WaitKind::None;
+  uint32_t addr = 0;     // mbarrier window address
+  uint32_t parity = 0;
+  int id = 0;            // named barrier id, warp, warp group
+  uint64_t gen = 0;      // generation / group count needed
+  const char* file = "";
+  int line = 0;
+};
+
+struct Mbar {
+  uint32_t expected = 0;
+  int64_t pending = 0, tx = 0;
+  uint64_t phase = 0;
+};
+
+struct NamedBar {
+  int count = 0, arrived = 0;
+  uint64_t gen = 0;
+};
+
+struct Fiber {
+  ucontext_t ctx;
+  char* stack = nullptr;
+  int tid = 0;
+  bool done = false, blocked = false;
+  Wait wait;
+  // wgmma
+  uint64_t mmaIssued = 0, groupsCommitted = 0;
+  bool fenced = false;                           // wgmma.fence since the last wait_group
+  std::map<float*, int> inflight;                // accumulator register array -> accumulator id
+  // fence.proxy.async
+  std::vector<std::pair<uint32_t, uint32_t>> dirty;  // [offset, end) written by st_shared_pair
+  // bulk (TMA store) groups
+  uint64_t bulkCommitted = 0;
+  std::vector<size_t> bulkOps;                   // async ops of this thread, with their group in AsyncOp::group
+  uint64_t setmaxnregSeq = 0;
+};
+
+struct MmaOp {
+  uint64_t descA = 0, descB = 0;
+  int n = 0, transB = 0, scaleD = 1, elem = 0;  // elem: 0 f16, 1 bf16
+  int acc = -1;
+  bool fresh = false;
+  int issued = 0;
+  std::vector<float> a, b;                      // 64x16 and 16xn snapshots at issue
+  const char* file = "";
+  int line = 0;
+};
+
+struct Acc {
+  int n = 0;
+  std::vector<float> value;                     // 64 x n
+  std::vector<float*> regs;                     // per warp-group thread
+  int pendingOps = 0;
+  int gathered = 0;
+};
+
+struct WarpGroup {
+  std::vector<MmaOp> ops;
+  std::vector<uint64_t> groupEnd;               // op index after the last op of group g
+  std::vector<int> commits;                     // threads that committed group g
+  uint64_t groupsDone = 0;
+  std::vector<Acc> accs;
+  std::vector<std::pair<int, int>> maxnreg;     // per setmaxnreg sequence: (value, threads seen)
+  int regs = 0;                                 // current per-thread budget (0: unknown)
+};
+
+struct AsyncOp {
+  bool store = false, done = false;
+  TawaEmuTensorMap map;
+  int c0 = 0, c1 = 0;
+  uint32_t smem = 0, bar = 0;                   // window addresses
+  int tid = 0;
+  uint64_t group = 0;
+  std::vector<uint8_t> snapshot;                // store: the staging at issue
+  const char* file = "";
+  int line = 0;
+};
+
+struct Runtime {
+  TawaEmuLaunch* L = nullptr;
+  void (*body)(void* const*) = nullptr;
+  void* const* args = nullptr;
+  int bx = 0, by = 0, bz = 0, threads = 0;
+  std::vector<uint8_t> smem;
+  std::vector<uint16_t> dirtyOwner;             // tid + 1 of the unfenced generic writer of each byte
+  std::vector<Fiber> fibers;
+  Fiber* cur = nullptr;
+  ucontext_t sched;
+  std::unordered_map<uint32_t, Mbar> mbars;
+  NamedBar bars[16];
+  std::vector<NamedBar> warps;                  // elect.sync rendezvous
+  std::vector<WarpGroup> wgs;
+  std::vector<AsyncOp> async;
+  size_t asyncNext = 0;
+  bool failed = false;
+  std::mt19937_64 rng;
+};
+
+inline Runtime& rt() {
+  static Runtime r;
+  return r;
+}
+
+// ---- diagnostics
+
+inline std::string barName(uint32_t addr) {
+  Runtime& r = rt();
+  uint32_t alignedBase = (kWindowBase + 1023u) & ~1023u;
+  int64_t off = static_cast<int64_t>(addr) - alignedBase;
+  for (int i = 0; i < r.L->nBarArrays; ++i) {
+    int64_t o = r.L->barOffsets[i];
+    if (off >= o && off < o + 8 * r.L->barCounts[i] && (off - o) % 8 == 0)
+      return std::string(r.L->barNames[i]) + "[" + std::to_string((off - o) / 8) + "]";
+  }
+  return "mbarrier at smem+" + std::to_string(off);
+}
+
+inline std::string who(int tid) {
+  return "thread " + std::to_string(tid) + " (warp group " + std::to_string(tid / 128) + ", warp " + std::to_string(tid / 32) +
+         ", lane " + std::to_string(tid % 32) + ")";
+}
+
+inline void setError(const std::string& msg, const char* file, int line) {
+  Runtime& r = rt();
+  if (r.failed) return;
+  r.failed = true;
+  std::string full = "block (" + std::to_string(r.bx) + ", " + std::to_string(r.by) + ", " + std::to_string(r.bz) + "): " + msg;
+  std::snprintf(r.L->error, r.L->errorCap, "%s", full.c_str());
+  std::snprintf(r.L->errorFile, r.L->errorFileCap, "%s", file ? file : "");
+  r.L->errorLine = line;
+}
+
+// Reports a fault and abandons the launch: from a fiber, control never returns to it.
+[[noreturn]] inline void failHere(const std::string& msg, const char* file, int line);
+
+inline void fail(const std::string& msg, const char* file, int line) {
+  Runtime& r = rt();
+  if (r.cur) failHere(who(r.cur->tid) + ": " + msg, file, line);
+  setError(msg, file, line);
+}
+
+inline void failHere(const std::string& msg, const char* file, int line) {
+  Runtime& r = rt();
+  setError(msg, file, line);
+  Fiber* f = r.cur;
+  f->done = true;
+  swapcontext(&f->ctx, &r.sched);
+  std::abort();  // never resumed
+}
+
+inline Fiber& self() { return *rt().cur; }
+
+inline bool ready(const Wait& w);
+
+// Suspends the current fiber until `w` holds.
+inline void block(const Wait& w) {
+  Runtime& r = rt();
+  if (ready(w)) return;
+  Fiber* f = r.cur;
+  f->blocked = true;
+  f->wait = w;
+  swapcontext(&f->ctx, &r.sched);
+  f->blocked = false;
+  f->wait = Wait{};
+}
+
+// ---- shared memory
+
+inline uint8_t* smemBase() { return rt().smem.data(); }
+inline uint32_t windowOf(const void* p, size_t bytes, const char* what, const char* file, int line) {
+  Runtime& r = rt();
+  const uint8_t* b = r.smem.data();
+  const uint8_t* q = static_cast<const uint8_t*>(p);
+  if (q < b || q + bytes > b + r.smem.size()) {
+    fail(std::string(what) + ": address is outside the block's " + std::to_string(r.smem.size()) + " bytes of shared memory", file, line);
+    return 0;
+  }
+  return kWindowBase + static_cast<uint32_t>(q - b);
+}
+inline uint8_t* atWindow(uint32_t addr, size_t bytes, const char* what, const char* file, int line) {
+  Runtime& r = rt();
+  if (addr < kWindowBase || addr - kWindowBase + bytes > r.smem.size()) {
+    fail(std::string(what) + ": shared-window address " + std::to_string(addr) + " (+" + std::to_string(bytes) +
+             " bytes) is outside the block's shared memory [" + std::to_string(kWindowBase) + ", " +
+             std::to_string(kWindowBase + r.smem.size()) + ")",
+         file, line);
+    return nullptr;
+  }
+  return r.smem.data() + (addr - kWindowBase);
+}
+// The first byte in [addr, addr + n) still holding an unfenced generic write, or -1.
+inline int64_t firstDirty(uint32_t addr, size_t n) {
+  Runtime& r = rt();
+  size_t off = addr - kWindowBase;
+  for (size_t i = 0; i < n && off + i < r.dirtyOwner.size(); ++i)
+    if (r.dirtyOwner[off + i]) return static_cast<int64_t>(i);
+  return -1;
+}
+
+// ---- mbarrier
+
+inline Mbar* mbarAt(uint64_t* bar, const char* op, const char* file, int line, uint32_t* addrOut) {
+  uint32_t addr = windowOf(bar, 8, op, file, line);
+  if (addr % 8) fail(std::string(op) + ": mbarrier address " + std::to_string(addr) + " is not 8-byte aligned", file, line);
+  auto it = rt().mbars.find(addr);
+  if (it == rt().mbars.end()) fail(std::string(op) + " on " + barName(addr) + ", which was never initialized (mbarrier.init)", file, line);
+  if (addrOut) *addrOut = addr;
+  return &it->second;
+}
+
+inline void mbarComplete(Mbar& m, uint32_t addr, const char* file, int line) {
+  if (m.pending != 0) return;
+  if (m.tx < 0) {
+    fail("mbarrier transaction-count underflow on " + barName(addr) + ": all arrivals of phase " + std::to_string(m.phase) +
+             " are in but the tx-count is " + std::to_string(m.tx) + " (more bytes completed than expect_tx announced)",
+         file, line);
+    return;
+  }
+  if (m.tx > 0) return;
+  ++m.phase;
+  m.pending = m.expected;
+}
+
+inline void mbarArrive(uint32_t addr, Mbar& m, const char* file, int line) {
+  if (m.pending == 0)
+    fail("mbarrier over-arrival on " + barName(addr) + ": phase " + std::to_string(m.phase) +
+             " has no pending arrival left (it waits for " + std::to_string(m.tx) + " transaction bytes)",
+         file, line);
+  --m.pending;
+  mbarComplete(m, addr, file, line);
+}
+
+// ---- wgmma operand decoding
+
+struct Desc {
+  uint32_t start = 0, lbo = 0, sbo = 0, base = 0, mode = 0, swz = 0;
+};
+inline Desc decode(uint64_t d, const char* which, const char* file, int line) {
+  Desc x;
+  x.start = static_cast<uint32_t>(d & 0x3fffu) << 4;
+  x.lbo = static_cast<uint32_t>((d >> 16) & 0x3fffu) << 4;
+  x.sbo = static_cast<uint32_t>((d >> 32) & 0x3fffu) << 4;
+  x.base = static_cast<uint32_t>((d >> 49) & 7u);
+  x.mode = static_cast<uint32_t>(d >> 62);
+  x.swz = x.mode == 1 ? 128 : x.mode == 2 ? 64 : x.mode == 3 ? 32 : 0;
+  uint64_t reserved = d & ((3ull << 14) | (3ull << 30) | (7ull << 46) | (0x3ffull << 52));
+  if (reserved) fail(std::string("wgmma matrix descriptor of ") + which + " has reserved bits set", file, line);
+  if (x.base) fail(std::string("wgmma matrix descriptor of ") + which + ": a non-zero base offset is not modeled by the emulator", file, line);
+  return x;
+}
+// Byte offset (before swizzling) of element (mn, k) of a canonical layout. kMajor: K contiguous.
+inline uint32_t canonical(const Desc& d, bool kMajor, int mn, int k, int esize) {
+  uint32_t um = static_cast<uint32_t>(mn), uk = static_cast<uint32_t>(k), e = static_cast<uint32_t>(esize);
+  if (kMajor) {
+    if (!d.swz) return (um % 8) * 16 + (um / 8) * d.sbo + (uk * e / 16) * d.lbo + (uk * e) % 16;
+    return (um % 8) * d.swz + (um / 8) * d.sbo + uk * e;
+  }
+  if (!d.swz) return (um * e / 16) * d.sbo + (um * e) % 16 + (uk % 8) * 16 + (uk / 8) * d.lbo;
+  uint32_t perAtom = d.swz / e;
+  return (um / perAtom) * d.lbo + (um % perAtom) * e + (uk % 8) * d.swz + (uk / 8) * d.sbo;
+}
+// Gathers a rows x cols operand (element (mn, k)) through a descriptor; checks bounds, alignment and proxy fences.
+inline void gather(const Desc& d, bool kMajor, int mnCount, int kCount, int elem, std::vector<float>& out, bool transposeOut,
+                   const char* which, const char* file, int line) {
+  if (d.start % 16) fail(std::string("wgmma operand ") + which + ": start address is not 16-byte aligned", file, line);
+  out.assign(static_cast<size_t>(mnCount * kCount), 0.0f);
+  for (int mn = 0; mn < mnCount; ++mn)
+    for (int k = 0; k < kCount; ++k) {
+      uint32_t a = swizzle(d.start + canonical(d, kMajor, mn, k, 2), d.swz);
+      const uint8_t* p = atWindow(a, 2, (std::string("wgmma operand ") + which).c_str(), file, line);
+      if (rt().dirtyOwner[a - kWindowBase])
+        fail(std::string("wgmma reads operand ") + which + " at shared-window address " + std::to_string(a) +
+                 ", written by " + who(rt().dirtyOwner[a - kWindowBase] - 1) +
+                 " with a generic store and no fence.proxy.async since (the async proxy may not see it)",
+             file, line);
+      uint16_t bits;
+      std::memcpy(&bits, p, 2);
+      float v = elem ? bf16BitsToF32(bits) : f16BitsToF32(bits);
+      out[transposeOut ? static_cast<size_t>(k * mnCount + mn) : static_cast<size_t>(mn * kCount + k)] = v;
+    }
+}
+
+// Register i of warp-group thread t in the m64nNk16 f32 accumulator fragment.
+inline void fragment(int t, int i, int& row, int& col) {
+  int lane = t % 32;
+  row = 16 * (t / 32) + lane / 4 + 8 * ((i / 2) % 2);
+  col = 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
+}
+
+inline void snapshotOperands(MmaOp& op, std::vector<float>& a, std::vector<float>& b) {
+  gather(decode(op.descA, "A", op.file, op.line), true, 64, 16, op.elem, a, false, "A", op.file, op.line);
+  gather(decode(op.descB, "B", op.file, op.line), op.transB == 0, op.n, 16, op.elem, b, true, "B", op.file, op.line);
+}
+
+inline void executeOp(WarpGroup& g, MmaOp& op, int wg) {
+  std::vector<float> a, b;
+  snapshotOperands(op, a, b);
+  if (a != op.a || b != op.b)
+    fail("the shared memory read by a wgmma.mma_async of warp group " + std::to_string(wg) +
+             " changed between its issue and its completion (a slot was released or overwritten while the MMA was in flight)",
+         op.file, op.line);
+  Acc& acc = g.accs[static_cast<size_t>(op.acc)];
+  int n = op.n;
+  for (int m = 0; m < 64; ++m)
+    for (int j = 0; j < n; ++j) {
+      double s = 0;
+      for (int k = 0; k < 16; ++k) s += static_cast<double>(op.a[static_cast<size_t>(m * 16 + k)]) * op.b[static_cast<size_t>(k * n + j)];
+      float& d = acc.value[static_cast<size_t>(m * n + j)];
+      d = static_cast<float>((op.scaleD ? static_cast<double>(d) : 0.0) + s);
+    }
+  if (--acc.pendingOps > 0) return;
+  // Completion: the accumulator goes back to the registers of the 128 threads.
+  Runtime& r = rt();
+  for (int t = 0; t < 128; ++t) {
+    float* regs = acc.regs[static_cast<size_t>(t)];
+    for (int i = 0; i < n / 2; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &regs[i], 4);
+      if (bits != kPoison)
+        fail(who(wg * 128 + t) + " wrote accumulator register " + std::to_string(i) +
+                 " between wgmma.mma_async and the wgmma.wait_group that completes it",
+             op.file, op.line);
+      int row, col;
+      fragment(t, i, row, col);
+      regs[i] = acc.value[static_cast<size_t>(row * n + col)];
+    }
+    r.fibers[static_cast<size_t>(wg * 128 + t)].inflight.erase(regs);
+  }
+}
+
+template <int N>
+inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, int transB, int elem, const char* file, int line) {
+  Runtime& r = rt();
+  Fiber& f = self();
+  int wg = f.tid / 128, t = f.tid % 128;
+  WarpGroup& g = r.wgs[static_cast<size_t>(wg)];
+  uint64_t k = f.mmaIssued++;
+  auto mine = f.inflight.find(&d[0]);
+  if (k == g.ops.size()) {
+    MmaOp op;
+    op.descA = descA, op.descB = descB, op.n = N * 2, op.transB = transB, op.scaleD = scaleD, op.elem = elem;
+    op.file = file, op.line = line;
+    if (mine != f.inflight.end()) {
+      op.acc = mine->second;
+    } else {
+      op.fresh = true;
+      op.acc = static_cast<int>(g.accs.size());
+      Acc a;
+      a.n = N * 2;
+      a.value.assign(static_cast<size_t>(64 * N * 2), 0.0f);
+      a.regs.assign(128, nullptr);
+      g.accs.push_back(a);
+    }
+    g.ops.push_back(op);
+    g.accs[static_cast<size_t>(op.acc)].pendingOps++;
+    r.L->mmaOps++;
+  }
+  MmaOp& op = g.ops[k];
+  if (op.descA != descA || op.descB != descB || op.n != N * 2 || op.scaleD != scaleD || op.transB != transB || op.elem != elem)
+    fail("wgmma.mma_async #" + std::to_string(k) + " of warp group " + std::to_string(wg) +
+             " is not uniform across the warp group (descriptors, shape, scale-d or types differ from another thread's)",
+         file, line);
+  bool fresh = mine == f.inflight.end();
+  if (fresh != op.fresh || (!fresh && mine->second != op.acc))
+    fail("wgmma.mma_async #" + std::to_string(k) + ": the accumulator registers do not match the other threads' (in flight for some, not others)",
+         file, line);
+  if (fresh) {
+    if (!f.fenced) fail("wgmma.mma_async with accumulator registers not ordered by a wgmma.fence since they were last accessed", file, line);
+    Acc& acc = g.accs[static_cast<size_t>(op.acc)];
+    acc.regs[static_cast<size_t>(t)] = &d[0];
+    for (int i = 0; i < N; ++i) {
+      int row, col;
+      fragment(t, i, row, col);
+      acc.value[static_cast<size_t>(row * N * 2 + col)] = d[i];
+      std::memcpy(&d[i], &kPoison, 4);
+    }
+    f.inflight[&d[0]] = op.acc;
+  }
+  // The warp group's op starts once its last thread has issued it: the operands are read from then on.
+  if (++op.issued == 128) snapshotOperands(op, op.a, op.b);
+}
+
+// ---- scheduler
+
+inline bool ready(const Wait& w) {
+  Runtime& r = rt();
+  switch (w.kind) {
+    case WaitKind::None: return true;
+    case WaitKind::Mbar: {
+      const Mbar& m = r.mbars.at(w.addr);
+      return (m.phase & 1u) != w.parity;
+    }
+    case WaitKind::NamedBar: return r.bars[w.id].gen != w.gen;
+    case WaitKind::Warp: return r.warps[static_cast<size_t>(w.id)].gen != w.gen;
+    case WaitKind::Wgmma: {
+      const WarpGroup& g = r.wgs[static_cast<size_t>(w.id)];
+      if (g.commits.size() < w.gen) return false;
+      for (uint64_t i = g.groupsDone; i < w.gen; ++i)
+        if (g.commits[i] < 128) return false;
+      return true;
+    }
+    case WaitKind::BulkRead: return true;
+  }
+  return true;
+}
+
+inline std::string describeWait(const Fiber& f) {
+  Runtime& r = rt();
+  const Wait& w = f.wait;
+  std::string at = std::string(" at ") + w.file + ":" + std::to_string(w.line);
+  switch (w.kind) {
+    case WaitKind::Mbar: {
+      const Mbar& m = r.mbars.at(w.addr);
+      return "wait on " + barName(w.addr) + " for the phase of parity " + std::to_string(w.parity) + at + "; it is in phase " +
+             std::to_string(m.phase) + " with " + std::to_string(m.pending) + " of " + std::to_string(m.expected) +
+             " arrival(s) pending and tx-count " + std::to_string(m.tx);
+    }
+    case WaitKind::NamedBar:
+      return "wait at named barrier " + std::to_string(w.id) + at + " (" + std::to_string(r.bars[w.id].arrived) + " of " +
+             std::to_string(r.bars[w.id].count) + " threads arrived)";
+    case WaitKind::Warp:
+      return "wait in elect.sync" + at + " for the other lanes of warp " + std::to_string(w.id) + " (" +
+             std::to_string(r.warps[static_cast<size_t>(w.id)].arrived) + " of 32 arrived)";
+    case WaitKind::Wgmma:
+      return "wait in wgmma.wait_group" + at + " for wgmma group " + std::to_string(w.gen - 1) +
+             " to be committed by all 128 threads of warp group " + std::to_string(w.id);
+    default: return "wait" + at;
+  }
+}
+
+inline void runAsync(AsyncOp& op);
+
+inline void runPendingAsync() {
+  Runtime& r = rt();
+  for (; r.asyncNext < r.async.size() && !r.failed; ++r.asyncNext)
+    if (!r.async[r.asyncNext].done) runAsync(r.async[r.asyncNext]);
+}
+
+inline void fiberMain() {
+  Runtime& r = rt();
+  r.body(r.args);
+  Fiber* f = r.cur;
+  if (!f->inflight.empty())
+    failHere(who(f->tid) + " exited with wgmma accumulators still in flight (no wgmma.wait_group completed them)", "", 0);
+  f->done = true;
+  swapcontext(&f->ctx, &r.sched);
+}
+
+inline void deadlock() {
+  Runtime& r = rt();
+  std::string msg = "deadlock: no thread can make progress";
+  std::vector<std::pair<std::string, int>> lines;
+  for (const Fiber& f : r.fibers)
+    if (!f.done) lines.emplace_back(describeWait(f), f.tid);
+  // Ranges of consecutive threads with the same wait.
+  const char* file = "";
+  int line = 0;
+  for (size_t i = 0; i < lines.size();) {
+    size_t j = i;
+    while (j + 1 < lines.size() && lines[j + 1].first == lines[i].first && lines[j + 1].second == lines[j].second + 1) ++j;
+    msg += "\n  threads " + std::to_string(lines[i].second) + "-" + std::to_string(lines[j].second) + " " + lines[i].first;
+    if (i == 0) {
+      file = r.fibers[static_cast<size_t>(lines[i].second)].wait.file;
+      line = r.fibers[static_cast<size_t>(lines[i].second)].wait.line;
+    }
+    i = j + 1;
+  }
+  int finished = 0;
+  for (const Fiber& f : r.fibers) finished += f.done;
+  msg += "\n  (" + std::to_string(finished) + " thread(s) have exited)";
+  setError(msg, file, line);
+}
+
+inline void runBlock(char* stacks) {
+  Runtime& r = rt();
+  size_t nthreads = static_cast<size_t>(r.threads);
+  r.fibers.assign(nthreads, Fiber{});
+  r.smem.assign(static_cast<size_t>(r.L->smemBytes), 0);
+  // Fresh shared memory holds garbage on a GPU: a pattern, so reads of unwritten smem are not zeros.
+  for (size_t i = 0; i < r.smem.size(); ++i) r.smem[i] = static_cast<uint8_t>(0xA5 ^ (i * 131));
+  r.dirtyOwner.assign(r.smem.size(), 0);
+  r.mbars.clear();
+  for (auto& b : r.bars) b = NamedBar{};
+  r.warps.assign((nthreads + 31) / 32, NamedBar{});
+  r.wgs.assign((nthreads + 127) / 128, WarpGroup{});
+  r.async.clear();
+  r.asyncNext = 0;
+  for (size_t i = 0; i < nthreads; ++i) {
+    Fiber& f = r.fibers[i];
+    f.tid = static_cast<int>(i);
+    f.stack = stacks + i * (kStackBytes + 4096) + 4096;
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = f.stack;
+    f.ctx.uc_stack.ss_size = kStackBytes;
+    f.ctx.uc_link = nullptr;
+    makecontext(&f.ctx, fiberMain, 0);
+  }
+  std::vector<size_t> order(nthreads);
+  for (size_t i = 0; i < nthreads; ++i) order[i] = i;
+  while (!r.failed) {
+    bool alive = false, progress = false;
+    if (r.L->seed) std::shuffle(order.begin(), order.end(), r.rng);
+    for (size_t i : order) {
+      Fiber& f = r.fibers[i];
+      if (f.done) continue;
+      alive = true;
+      if (f.blocked && !ready(f.wait)) continue;
+      r.cur = &f;
+      swapcontext(&r.sched, &f.ctx);
+      r.cur = nullptr;
+      r.L->switches++;
+      progress = true;
+      if (r.failed) return;
+    }
+    if (!alive) break;
+    if (r.asyncNext < r.async.size()) {
+      runPendingAsync();
+      progress = true;
+    }
+    if (!progress) {
+      deadlock();
+      return;
+    }
+  }
+  runPendingAsync();
+}
+
+inline int runGrid(TawaEmuLaunch* L, void (*body)(void* const*), void* const* args) {
+  Runtime& r = rt();
+  r = Runtime{};
+  r.L = L;
+  r.body = body;
+  r.args = args;
+  r.threads = L->threads;
+  r.rng.seed(L->seed);
+  if (L->abiVersion != TAWA_EMU_ABI_VERSION) {
+    setError("emulator ABI mismatch", "", 0);
+    return 1;
+  }
+  if (L->threads <= 0 || L->threads % 128 || L->threads > 1024) {
+    setError("a block must be whole warp groups of 128 threads, at most 1024; got " + std::to_string(L->threads), "", 0);
+    return 1;
+  }
+  if (L->smemBytes < 0 || L->smemBytes + kWindowBase > 262144) {
+    setError("dynamic shared memory of " + std::to_string(L->smemBytes) + " bytes does not fit the 18-bit descriptor window", "", 0);
+    return 1;
+  }
+  size_t per = kStackBytes + 4096, total = per * static_cast<size_t>(L->threads);
+  void* mem = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mem == MAP_FAILED) {
+    setError("cannot map fiber stacks", "", 0);
+    return 1;
+  }
+  char* stacks = static_cast<char*>(mem);
+  for (int i = 0; i < L->threads; ++i) mprotect(stacks + static_cast<size_t>(i) * per, 4096, PROT_NONE);  // guard pages
+  for (int z = 0; z < L->grid[2] && !r.failed; ++z)
+    for (int y = 0; y < L->grid[1] && !r.failed; ++y)
+      for (int x = 0; x < L->grid[0] && !r.failed; ++x) {
+        r.bx = x, r.by = y, r.bz = z;
+        runBlock(stacks);
+      }
+  munmap(mem, total);
+  r.fibers.clear();
+  return r.failed ? 1 : 0;
+}
+
+// ---- TMA
+
+inline const TawaEmuTensorMap& mapOf(const void* m, const char* file, int line) {
+  const TawaEmuTensorMap* t = static_cast<const TawaEmuTensorMap*>(m);
+  if (t->magic != TAWA_EMU_MAP_MAGIC) fail("cp.async.bulk.tensor through a tensor map the emulator did not encode", file, line);
+  return *t;
+}
+
+inline uint8_t* globalAt(const TawaEmuTensorMap& m, int64_t x, int64_t y, const char* file, int line) {
+  uint64_t off = static_cast<uint64_t>(y) * m.rowStrideBytes + static_cast<uint64_t>(x) * m.elemBytes;
+  if (off + m.elemBytes > m.bufferBytes) {
+    fail("global access at element (" + std::to_string(y) + ", " + std::to_string(x) + ") of a tensor map lies outside its " +
+             std::to_string(m.bufferBytes) + "-byte buffer",
+         file, line);
+    return nullptr;
+  }
+  return m.base + off;
+}
+
+inline void runAsync(AsyncOp& op) {
+  Runtime& r = rt();
+  op.done = true;
+  const TawaEmuTensorMap& m = op.map;
+  uint32_t rowBytes = m.box[0] * m.elemBytes;
+  if (!op.store) {
+    for (uint32_t y = 0; y < m.box[1]; ++y)
+      for (uint32_t x = 0; x < m.box[0]; ++x) {
+        int64_t gx = static_cast<int64_t>(op.c0) + x, gy = static_cast<int64_t>(op.c1) + y;
+        uint32_t a = swizzle(op.smem + y * rowBytes + x * m.elemBytes, m.swizzleBytes);
+        uint8_t* dst = atWindow(a, m.elemBytes, "cp.async.bulk.tensor (load) destination", op.file, op.line);
+        if (r.failed) return;
+        bool in = gx >= 0 && gy >= 0 && static_cast<uint64_t>(gx) < m.dims[0] && static_cast<uint64_t>(gy) < m.dims[1];
+        if (in) {
+          const uint8_t* src = globalAt(m, gx, gy, op.file, op.line);
+          if (r.failed) return;
+          std::memcpy(dst, src, m.elemBytes);
+        } else {
+          std::memset(dst, 0, m.elemBytes);
+        }
+        std::memset(&r.dirtyOwner[a - kWindowBase], 0, m.elemBytes * sizeof(uint16_t));
+      }
+    Mbar& b = r.mbars.at(op.bar);
+    b.tx -= static_cast<int64_t>(rowBytes) * m.box[1];
+    mbarComplete(b, op.bar, op.file, op.line);
+    return;
+  }
+  const uint8_t* src = atWindow(op.smem, static_cast<size_t>(rowBytes) * m.box[1], "cp.async.bulk.tensor (store) source", op.file, op.line);
+  if (r.failed) return;
+  if (std::memcmp(src, op.snapshot.data(), op.snapshot.size()) != 0)
+    fail("the shared memory source of a TMA store issued by " + who(op.tid) +
+             " was overwritten before the store read it (no cp.async.bulk.wait_group.read before reuse)",
+         op.file, op.line);
+  for (uint32_t y = 0; y < m.box[1]; ++y)
+    for (uint32_t x = 0; x < m.box[0]; ++x) {
+      int64_t gx = static_cast<int64_t>(op.c0) + x, gy = static_cast<int64_t>(op.c1) + y;
+      if (gx < 0 || gy < 0 || static_cast<uint64_t>(gx) >= m.dims[0] || static_cast<uint64_t>(gy) >= m.dims[1]) continue;
+      uint32_t a = swizzle(op.smem + y * rowBytes + x * m.elemBytes, m.swizzleBytes);
+      uint8_t* dst = globalAt(m, gx, gy, op.file, op.line);
+      if (r.failed) return;
+      std::memcpy(dst, r.smem.data() + (a - kWindowBase), m.elemBytes);
+    }
+}
+
+inline void issueTma(bool store, void* smemPtr, const void* map, int c0, int c1, uint64_t* bar, const char* file, int line) {
+  Runtime& r = rt();
+  Fiber& f = self();
+  AsyncOp op;
+  op.store = store;
+  op.map = mapOf(map, file, line);
+  op.c0 = c0, op.c1 = c1, op.tid = f.tid, op.file = file, op.line = line;
+  const TawaEmuTensorMap& m = op.map;
+  size_t bytes = static_cast<size_t>(m.box[0]) * m.elemBytes * m.box[1];
+  const char* what = store ? "cp.async.bulk.tensor (store) source" : "cp.async.bulk.tensor (load) destination";
+  op.smem = windowOf(smemPtr, bytes, what, file, line);
+  if (op.smem % 128) fail(std::string(what) + ": shared address " + std::to_string(op.smem) + " is not 128-byte aligned", file, line);
+  if (m.swizzleBytes && m.box[0] * m.elemBytes != m.swizzleBytes)
+    fail("a TMA box whose inner extent (" + std::to_string(m.box[0] * m.elemBytes) + " bytes) differs from its " +
+             std::to_string(m.swizzleBytes) + "B swizzle span is not modeled by the emulator",
+         file, line);
+  if (store) {
+    int64_t d = firstDirty(op.smem, bytes);
+    if (d >= 0)
+      fail("TMA store reads shared memory at smem window address " + std::to_string(op.smem + d) + " written by " +
+               who(rt().dirtyOwner[op.smem - kWindowBase + static_cast<size_t>(d)] - 1) +
+               " with a generic store and no fence.proxy.async since",
+           file, line);
+    op.snapshot.assign(r.smem.data() + (op.smem - kWindowBase), r.smem.data() + (op.smem - kWindowBase) + bytes);
+    op.group = f.bulkCommitted;
+    f.bulkOps.push_back(r.async.size());
+  } else {
+    mbarAt(bar, "cp.async.bulk.tensor (load) completion mbarrier", file, line, &op.bar);
+  }
+  r.async.push_back(std::move(op));
+  r.L->tmaOps++;
+}
+
+}  // namespace emu
+
+// ---- the primitives
+
+inline int thread_idx() { return emu::self().tid; }
+inline int block_idx_x() { return emu::rt().bx; }
+inline int block_idx_y() { return emu::rt().by; }
+inline int block_idx_z() { return emu::rt().bz; }
+inline int grid_dim_x() { return emu::rt().L->grid[0]; }
+inline int grid_dim_y() { return emu::rt().L->grid[1]; }
+inline int grid_dim_z() { return emu::rt().L->grid[2]; }
+inline int lane_idx() { return emu::self().tid & 31; }
+inline int warpgroup_idx() { return emu::self().tid / 128; }
+inline int warpgroup_thread_idx() { return emu::self().tid & 127; }
+inline int warp_idx_in_warpgroup() { return (emu::self().tid / 32) & 3; }
+
+inline uint8_t* dynamic_smem_1024() {
+  return emu::smemBase() + ((1024u - (emu::kWindowBase & 1023u)) & 1023u);
+}
+inline uint32_t smem_addr(const void* p, TAWA_EMU_LOC) { return emu::windowOf(p, 0, "smem_addr", TAWA_EMU_AT); }
+
+inline f16 to_f16(float x) { return f16{emu::f32ToF16Bits(x)}; }
+inline bf16 to_bf16(float x) { return bf16{emu::f32ToBf16Bits(x)}; }
+inline float to_f32(float x) { return x; }
+
+namespace emu {
+inline void stShared(void* p, const void* v, uint32_t bytes, const char* file, int line) {
+  uint32_t a = windowOf(p, bytes, "st.shared", file, line);
+  if (a % bytes) fail("st.shared of " + std::to_string(bytes) + " bytes at a misaligned shared address " + std::to_string(a), file, line);
+  std::memcpy(p, v, bytes);
+  Fiber& f = self();
+  uint32_t off = a - kWindowBase;
+  for (uint32_t i = 0; i < bytes; ++i) rt().dirtyOwner[off + i] = static_cast<uint16_t>(f.tid + 1);
+  if (!f.dirty.empty() && f.dirty.back().second == off) f.dirty.back().second = off + bytes;
+  else f.dirty.emplace_back(off, off + bytes);
+}
+}  // namespace emu
+
+inline void st_shared_pair(void* p, f16 a, f16 b, TAWA_EMU_LOC) {
+  uint16_t v[2] = {a.bits, b.bits};
+  emu::stShared(p, v, 4, TAWA_EMU_AT);
+}
+inline void st_shared_pair(void* p, bf16 a, bf16 b, TAWA_EMU_LOC) {
+  uint16_t v[2] = {a.bits, b.bits};
+  emu::stShared(p, v, 4, TAWA_EMU_AT);
+}
+inline void st_shared_pair(void* p, float a, float b, TAWA_EMU_LOC) {
+  float v[2] = {a, b};
+  emu::stShared(p, v, 8, TAWA_EMU_AT);
+}
+
+inline void mbarrier_init(uint64_t* bar, uint32_t count, TAWA_EMU_LOC) {
+  uint32_t a = emu::windowOf(bar, 8, "mbarrier.init", TAWA_EMU_AT);
+  if (a % 8) emu::fail("mbarrier.init at a shared address that is not 8-byte aligned", TAWA_EMU_AT);
+  if (count < 1 || count > (1u << 20) - 1) emu::fail("mbarrier.init with an arrival count outside [1, 2^20 - 1]", TAWA_EMU_AT);
+  emu::Mbar m;
+  m.expected = count;
+  m.pending = count;
+  emu::rt().mbars[a] = m;
+}
+inline void fence_mbarrier_init() {}
+inline void mbarrier_arrive(uint64_t* bar, TAWA_EMU_LOC) {
+  uint32_t a;
+  emu::Mbar* m = emu::mbarAt(bar, "mbarrier.arrive", TAWA_EMU_AT, &a);
+  emu::mbarArrive(a, *m, TAWA_EMU_AT);
+}
+inline void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes, TAWA_EMU_LOC) {
+  uint32_t a;
+  emu::Mbar* m = emu::mbarAt(bar, "mbarrier.arrive.expect_tx", TAWA_EMU_AT, &a);
+  m->tx += bytes;
+  if (m->tx > (1 << 20) - 1) emu::fail("mbarrier tx-count above 2^20 - 1 on " + emu::barName(a), TAWA_EMU_AT);
+  emu::mbarArrive(a, *m, TAWA_EMU_AT);
+}
+// A try_wait that would fail suspends the thread until the phase completes (a time limit that never
+// expires is one the PTX ISA allows); a phase that can never complete is reported as a deadlock.
+inline bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity, TAWA_EMU_LOC) {
+  uint32_t a;
+  emu::mbarAt(bar, "mbarrier.try_wait.parity", TAWA_EMU_AT, &a);
+  emu::Wait w;
+  w.kind = emu::WaitKind::Mbar;
+  w.addr = a;
+  w.parity = parity & 1u;
+  w.file = tawa_file;
+  w.line = tawa_line;
+  emu::block(w);
+  return true;
+}
+inline void mbarrier_wait_parity(uint64_t* bar, uint32_t parity, TAWA_EMU_LOC) { mbarrier_try_wait_parity(bar, parity, TAWA_EMU_AT); }
+
+inline void cp_async_bulk_tensor_2d_global_to_shared(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar, TAWA_EMU_LOC) {
+  emu::issueTma(false, dst, map, c0, c1, bar, TAWA_EMU_AT);
+}
+inline void cp_async_bulk_tensor_2d_shared_to_global(const CUtensorMap* map, int c0, int c1, const void* src, TAWA_EMU_LOC) {
+  emu::issueTma(true, const_cast<void*>(src), map, c0, c1, nullptr, TAWA_EMU_AT);
+}
+inline void cp_async_bulk_commit_group() { emu::self().bulkCommitted++; }
+// Performs this thread's stores of every group but the newest N (their sources are then free).
+template <int N>
+inline void cp_async_bulk_wait_group_read() {
+  emu::Runtime& r = emu::rt();
+  emu::Fiber& f = emu::self();
+  std::vector<size_t> keep;
+  for (size_t i : f.bulkOps) {
+    emu::AsyncOp& op = r.async[i];
+    if (op.done) continue;
+    if (op.group + N < f.bulkCommitted) emu::runAsync(op);
+    else keep.push_back(i);
+  }
+  f.bulkOps = keep;
+}
+inline void fence_proxy_async_shared_cta() {
+  emu::Fiber& f = emu::self();
+  auto& owner = emu::rt().dirtyOwner;
+  for (auto [b, e] : f.dirty)
+    for (uint32_t i = b; i < e; ++i)
+      if (owner[i] == f.tid + 1) owner[i] = 0;
+  f.dirty.clear();
+}
+
+inline uint64_t wgmma_smem_desc(const void* start, uint32_t lbo_bytes, uint32_t sbo_bytes, uint32_t swizzle_mode, TAWA_EMU_LOC) {
+  uint64_t d = 0;
+  d |= static_cast<uint64_t>((smem_addr(start, TAWA_EMU_AT) & 0x3FFFFu) >> 4);
+  d |= static_cast<uint64_t>((lbo_bytes & 0x3FFFFu) >> 4) << 16;
+  d |= static_cast<uint64_t>((sbo_bytes & 0x3FFFFu) >> 4) << 32;
+  d |= static_cast<uint64_t>(swizzle_mode & 3u) << 62;
+  return d;
+}
+inline void wgmma_fence() { emu::self().fenced = true; }
+inline void wgmma_commit_group(TAWA_EMU_LOC) {
+  emu::Fiber& f = emu::self();
+  emu::WarpGroup& g = emu::rt().wgs[static_cast<size_t>(f.tid / 128)];
+  uint64_t k = f.groupsCommitted++;
+  if (k == g.groupEnd.size()) {
+    g.groupEnd.push_back(f.mmaIssued);
+    g.commits.push_back(0);
+  }
+  if (g.groupEnd[k] != f.mmaIssued)
+    emu::fail("wgmma.commit_group #" + std::to_string(k) + " closes a different set of wgmma.mma_async ops than in other threads of the warp group",
+              TAWA_EMU_AT);
+  g.commits[k]++;
+}
+template <int N>
+inline void wgmma_wait_group(TAWA_EMU_LOC) {
+  emu::Runtime& r = emu::rt();
+  emu::Fiber& f = emu::self();
+  int wg = f.tid / 128;
+  f.fenced = false;
+  if (f.groupsCommitted <= static_cast<uint64_t>(N)) return;
+  uint64_t need = f.groupsCommitted - N;
+  emu::Wait w;
+  w.kind = emu::WaitKind::Wgmma;
+  w.id = wg;
+  w.gen = need;
+  w.file = tawa_file;
+  w.line = tawa_line;
+  emu::block(w);
+  emu::WarpGroup& g = r.wgs[static_cast<size_t>(wg)];
+  for (; g.groupsDone < need; ++g.groupsDone) {
+    uint64_t b = g.groupsDone ? g.groupEnd[g.groupsDone - 1] : 0;
+    for (uint64_t i = b; i < g.groupEnd[g.groupsDone]; ++i) emu::executeOp(g, g.ops[i], wg);
+  }
+}
+inline void fence_operand(float&) {}
+template <int N>
+inline void fence_operands(float (&)[N]) {}
+inline int wgmma_acc_row(int i) { return 16 * (warpgroup_thread_idx() / 32) + (lane_idx() / 4) + 8 * ((i / 2) % 2); }
+inline int wgmma_acc_col(int i) { return 8 * (i / 4) + 2 * (lane_idx() % 4) + (i % 2); }
+
+#define TAWA_EMU_WGMMA(NN, TY, ELEM)                                                                             \
+  template <int TransB>                                                                                          \
+  inline void wgmma_mma_async_m64n##NN##k16_f32_##TY(float(&d)[NN / 2], uint64_t desc_a, uint64_t desc_b, int scale_d, \
+                                                       TAWA_EMU_LOC) {                                           \
+    emu::mmaAsync<NN / 2>(d, desc_a, desc_b, scale_d, TransB, ELEM, TAWA_EMU_AT);                                \
+  }
+TAWA_EMU_WGMMA(16, f16, 0)
+TAWA_EMU_WGMMA(32, f16, 0)
+TAWA_EMU_WGMMA(64, f16, 0)
+TAWA_EMU_WGMMA(128, f16, 0)
+TAWA_EMU_WGMMA(256, f16, 0)
+TAWA_EMU_WGMMA(16, bf16, 1)
+TAWA_EMU_WGMMA(32, bf16, 1)
+TAWA_EMU_WGMMA(64, bf16, 1)
+TAWA_EMU_WGMMA(128, bf16, 1)
+TAWA_EMU_WGMMA(256, bf16, 1)
+#undef TAWA_EMU_WGMMA
+
+namespace emu {
+inline void setmaxnreg(int n, bool inc, const char* file, int line) {
+  Runtime& r = rt();
+  Fiber& f = self();
+  int wg = f.tid / 128;
+  WarpGroup& g = r.wgs[static_cast<size_t>(wg)];
+  uint64_t k = f.setmaxnregSeq++;
+  int v = inc ? n : -n;
+  if (k == g.maxnreg.size()) g.maxnreg.emplace_back(v, 0);
+  if (g.maxnreg[k].first != v)
+    fail("setmaxnreg #" + std::to_string(k) + " is not uniform across warp group " + std::to_string(wg) + " (" +
+             std::string(inc ? "inc " : "dec ") + std::to_string(n) + " here, " + std::to_string(std::abs(g.maxnreg[k].first)) +
+             " in another thread)",
+         file, line);
+  if (++g.maxnreg[k].second < 128) return;
+  if (g.regs && inc && n < g.regs) fail("setmaxnreg.inc to " + std::to_string(n) + " below the current " + std::to_string(g.regs), file, line);
+  if (g.regs && !inc && n > g.regs) fail("setmaxnreg.dec to " + std::to_string(n) + " above the current " + std::to_string(g.regs), file, line);
+  g.regs = n;
+  int64_t total = 0;
+  for (const WarpGroup& w : r.wgs) total += 128 * (w.regs ? w.regs : 24);
+  if (total > 65536)
+    fail("setmaxnreg: the warp groups' register budgets need at least " + std::to_string(total) +
+             " registers; the register file holds 65536",
+         file, line);
+}
+}  // namespace emu
+
+template <int N>
+inline void setmaxnreg_inc(TAWA_EMU_LOC) {
+  static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg: the count must be a multiple of 8 in [24, 256]");
+  emu::setmaxnreg(N, true, TAWA_EMU_AT);
+}
+template <int N>
+inline void setmaxnreg_dec(TAWA_EMU_LOC) {
+  static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg: the count must be a multiple of 8 in [24, 256]");
+  emu::setmaxnreg(N, false, TAWA_EMU_AT);
+}
+
+inline void bar_sync(int id, int count, TAWA_EMU_LOC) {
+  emu::Runtime& r = emu::rt();
+  if (id < 0 || id > 15) emu::fail("bar.sync with barrier id " + std::to_string(id) + " outside [0, 15]", TAWA_EMU_AT);
+  if (count <= 0 || count % 32 || count > r.threads)
+    emu::fail("bar.sync with thread count " + std::to_string(count) + " (must be a positive multiple of 32, at most the block's " +
+                  std::to_string(r.threads) + ")",
+              TAWA_EMU_AT);
+  emu::NamedBar& b = r.bars[id];
+  if (b.arrived == 0) b.count = count;
+  else if (b.count != count)
+    emu::fail("bar.sync " + std::to_string(id) + " with thread count " + std::to_string(count) + " while other threads use " +
+                  std::to_string(b.count),
+              TAWA_EMU_AT);
+  if (++b.arrived == b.count) {
+    b.arrived = 0;
+    b.gen++;
+    return;
+  }
+  emu::Wait w;
+  w.kind = emu::WaitKind::NamedBar;
+  w.id = id;
+  w.gen = b.gen;
+  w.file = tawa_file;
+  w.line = tawa_line;
+  emu::block(w);
+}
+inline void syncthreads(TAWA_EMU_LOC) { bar_sync(0, emu::rt().threads, TAWA_EMU_AT); }
+inline bool elect_one_sync(TAWA_EMU_LOC) {
+  emu::Runtime& r = emu::rt();
+  int tid = emu::self().tid, warp = tid / 32;
+  emu::NamedBar& b = r.warps[static_cast<size_t>(warp)];
+  if (++b.arrived == 32) {
+    b.arrived = 0;
+    b.gen++;
+  } else {
+    emu::Wait w;
+    w.kind = emu::WaitKind::Warp;
+    w.id = warp;
+    w.gen = b.gen;
+    w.file = tawa_file;
+    w.line = tawa_line;
+    emu::block(w);
+  }
+  return tid % 32 == 0;
+}
+
+}  // namespace tawa

@@ -1,0 +1,415 @@
+#include "backends/emu/Emulator.h"
+
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <ostream>
+#include <random>
+#include <regex>
+#include <sstream>
+
+#include "backends/cuda/Compiler.h"
+#include "backends/cuda/Driver.h"
+#include "backends/emu/EmuAbi.h"
+#include "driver/Check.h"
+#include "driver/Launch.h"
+#include "transforms/PassManager.h"
+
+namespace tawa::emu {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Location where(const std::string& what = "<emu>") { return Location::at(std::make_shared<const std::string>(what), 0, 0); }
+
+std::string readFile(const fs::path& p, bool* ok = nullptr) {
+  std::ifstream f(p, std::ios::binary);
+  if (ok) *ok = static_cast<bool>(f);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void writeFile(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+  if (!f) throw UserError(where(p.string()), "cannot write file");
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string capture(const std::string& cmd, int* rc = nullptr) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buf[512];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int st = pclose(p);
+  if (rc) *rc = st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  return out;
+}
+
+// 128-bit content hash (two FNV-1a lanes): a cache key, not a security boundary.
+std::string hashHex(const std::string& data) {
+  uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x9e3779b97f4a7c15ull;
+  for (unsigned char c : data) {
+    h1 = (h1 ^ c) * 0x100000001b3ull;
+    h2 = (h2 ^ c) * 0x100000001b3ull;
+    h2 ^= h2 >> 31;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h1), static_cast<unsigned long long>(h2));
+  return buf;
+}
+
+fs::path cacheRoot(const Options& opt) {
+  if (!opt.cacheDir.empty()) return opt.cacheDir;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "tawa";
+  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "tawa";
+  return fs::temp_directory_path() / "tawa-cache";
+}
+
+std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
+
+// The launcher appended to the emitted source: unpacks the parameters and runs the grid.
+std::string launcher(const cuda::EmitResult& er) {
+  std::ostringstream s;
+  s << "\n#line 1 \"<tawa-emu-launcher>\"\n"
+    << "static void tawa_emu_body(void* const* a) {\n  " << er.kernelName << "(";
+  for (size_t i = 0; i < er.params.size(); ++i) {
+    const auto& p = er.params[i];
+    std::string ty = p.tensorMap >= 0 ? "CUtensorMap" : p.cType;
+    s << (i ? ",\n      " : "") << "*static_cast<const " << ty << "*>(a[" << i << "])";
+  }
+  s << ");\n}\n"
+    << "extern \"C\" __attribute__((visibility(\"default\"))) int tawa_emu_entry(TawaEmuLaunch* l, void* const* a) {\n"
+    << "  return tawa::emu::runGrid(l, &tawa_emu_body, a);\n}\n";
+  return s.str();
+}
+
+struct Headers {
+  fs::path cudaDir, emuDir;
+  std::string primitives, runtime, abi, numerics;
+};
+
+const Headers& headers() {
+  static std::mutex mu;
+  static Headers h;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!h.primitives.empty()) return h;
+  Headers x;
+  x.cudaDir = cuda::primitivesDir();
+  x.emuDir = x.cudaDir / ".." / "emu";
+  bool ok1 = false, ok2 = false, ok3 = false, ok4 = false;
+  x.primitives = readFile(x.cudaDir / "primitives.cuh", &ok1);
+  x.runtime = readFile(x.emuDir / "EmuRuntime.h", &ok2);
+  x.abi = readFile(x.emuDir / "EmuAbi.h", &ok3);
+  x.numerics = readFile(x.emuDir / "EmuNumerics.h", &ok4);
+  if (!ok1 || !ok2 || !ok3 || !ok4)
+    throw UserError(where(x.cudaDir.string()), "cannot read primitives.cuh or the emulator's headers in ../emu/",
+                    "set TAWA_CUDA_INCLUDE to the folder holding primitives.cuh (with the emu folder beside it)");
+  h = x;
+  return h;
+}
+
+std::string compilerVersion(const std::string& cxx) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = seen.find(cxx);
+  if (it != seen.end()) return it->second;
+  int rc = 0;
+  std::string v = capture(quote(cxx) + " --version", &rc);
+  if (rc != 0) throw UserError(where(cxx), "the host C++ compiler '" + cxx + "' does not run: " + tail(v, 400), "set CXX");
+  return seen[cxx] = v;
+}
+
+}  // namespace
+
+CompiledKernel compile(const cuda::EmitResult& er, const Options& opt) {
+  const Headers& h = headers();
+  std::string cxx = opt.cxx;
+  if (cxx.empty()) {
+    const char* e = std::getenv("CXX");
+    cxx = e && *e ? e : "c++";
+  }
+  std::string flags = "-std=c++17 " + opt.optLevel +
+                      " -fPIC -shared -fvisibility=hidden -fno-strict-aliasing -Wall -Wextra -Wno-unused-parameter -Wno-unused-variable -Wno-psabi";
+  std::string source = er.source;
+  if (source.find("#include \"primitives.cuh\"") == std::string::npos) source = "#include \"primitives.cuh\"\n" + source;
+  source += launcher(er);
+
+  CompiledKernel ck;
+  ck.key = hashHex(source + '\0' + flags + '\0' + compilerVersion(cxx) + '\0' + h.primitives + '\0' + h.runtime + '\0' + h.abi + '\0' + h.numerics);
+  fs::path root = cacheRoot(opt) / "emu";
+  fs::path dir = root / ck.key;
+  ck.soPath = (dir / "kernel.so").string();
+
+  static std::mutex mu;
+  static std::map<std::string, void*> opened;
+  auto open = [&]() {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = opened.find(ck.key);
+    if (it != opened.end()) {
+      ck.entry = it->second;
+      return;
+    }
+    void* so = dlopen(ck.soPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!so) throw UserError(where(ck.soPath), std::string("cannot open the emulated kernel: ") + dlerror());
+    void* e = dlsym(so, "tawa_emu_entry");
+    if (!e) throw UserError(where(ck.soPath), "the emulated kernel has no entry point tawa_emu_entry");
+    opened[ck.key] = e;
+    ck.entry = e;
+  };
+
+  if (opt.useCache && fs::exists(dir / "kernel.so")) {
+    ck.cacheHit = true;
+    open();
+    return ck;
+  }
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) throw UserError(where(root.string()), "cannot create the cache directory: " + ec.message());
+  std::random_device rd;
+  fs::path tmp = root / ("tmp-" + ck.key.substr(0, 8) + "-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
+  fs::create_directories(tmp / "cuda", ec);
+  fs::create_directories(tmp / "emu", ec);
+  if (ec) throw UserError(where(tmp.string()), "cannot create a build directory: " + ec.message());
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code e;
+      if (!p.empty()) fs::remove_all(p, e);
+    }
+  } cleanup{tmp};
+  // The build reads the very headers that were hashed: copies travel with the entry.
+  writeFile(tmp / "cuda" / "primitives.cuh", h.primitives);
+  writeFile(tmp / "emu" / "EmuRuntime.h", h.runtime);
+  writeFile(tmp / "emu" / "EmuAbi.h", h.abi);
+  writeFile(tmp / "emu" / "EmuNumerics.h", h.numerics);
+  writeFile(tmp / "kernel.cpp", source);
+  auto t0 = std::chrono::steady_clock::now();
+  int rc = 0;
+  std::string log = capture(quote(cxx) + " " + flags + " -I" + quote((tmp / "cuda").string()) + " " + quote((tmp / "kernel.cpp").string()) +
+                                " -o " + quote((tmp / "kernel.so").string()),
+                            &rc);
+  ck.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rc != 0)
+    throw UserError(where((tmp / "kernel.cpp").string()),
+                    "compiling the kernel as host C++ for the emulator failed (exit " + std::to_string(rc) + "):\n" + tail(log, 4000));
+  writeFile(tmp / "compile.log", log);
+  fs::rename(tmp, dir, ec);
+  if (ec) {
+    if (!fs::exists(dir / "kernel.so")) throw UserError(where(dir.string()), "cannot publish the emulated kernel: " + ec.message());
+  } else {
+    cleanup.p.clear();
+  }
+  open();
+  return ck;
+}
+
+LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& args, std::vector<exec::Buffer>& buffers,
+                   std::array<int64_t, 3> grid, const Options& opt) {
+  LaunchStats st;
+  CompiledKernel ck = compile(er, opt);
+  st.cacheHit = ck.cacheHit;
+  st.compileSeconds = ck.compileSeconds;
+
+  std::vector<int64_t> intArgs(args.size(), 0);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].kind == exec::Arg::Kind::Int) intArgs[i] = args[i].i;
+
+  // Tensor maps: the driver's checks (shared with the GPU runner), then the emulator's own encoding.
+  struct alignas(64) MapBytes {
+    unsigned char b[128];
+  };  // a host CUtensorMap
+  std::vector<MapBytes> maps(er.tensorMaps.size());
+  for (size_t m = 0; m < er.tensorMaps.size(); ++m) {
+    const auto& s = er.tensorMaps[m];
+    if (s.baseArg < 0 || static_cast<size_t>(s.baseArg) >= args.size() || args[static_cast<size_t>(s.baseArg)].kind != exec::Arg::Kind::Buffer)
+      throw UserError(where(), "tensor map " + s.param + ": its base is not a buffer argument of the launch");
+    exec::Buffer& buf = buffers.at(static_cast<size_t>(args[static_cast<size_t>(s.baseArg)].buffer));
+    auto base = reinterpret_cast<uintptr_t>(buf.data.data());
+    cuda::TensorMapArgs a = cuda::tensorMapArgs(s, intArgs, static_cast<cuda::CUdeviceptr>(base));
+    TawaEmuTensorMap t{};
+    t.magic = TAWA_EMU_MAP_MAGIC;
+    t.base = buf.data.data();
+    t.bufferBytes = buf.data.size();
+    t.dims[0] = a.globalDim[0];
+    t.dims[1] = a.globalDim[1];
+    t.rowStrideBytes = a.globalStrides[0];
+    t.box[0] = a.boxDim[0];
+    t.box[1] = a.boxDim[1];
+    t.elemBytes = static_cast<uint32_t>(ir::byteWidth(s.elem));
+    t.swizzleBytes = static_cast<uint32_t>(s.swizzleBytes);
+    uint64_t extent = (t.dims[1] - 1) * t.rowStrideBytes + t.dims[0] * t.elemBytes;
+    if (extent > t.bufferBytes)
+      throw UserError(where(), "tensor map " + s.param + " covers " + std::to_string(extent) + " bytes but its buffer " + buf.name +
+                                   " has " + std::to_string(t.bufferBytes));
+    static_assert(sizeof(TawaEmuTensorMap) <= sizeof(MapBytes), "the emulator's tensor map fits in a CUtensorMap");
+    std::memset(&maps[m], 0, sizeof(MapBytes));
+    std::memcpy(&maps[m], &t, sizeof t);
+  }
+  std::vector<uint64_t> scalars(er.params.size(), 0);
+  std::vector<void*> params;
+  for (size_t i = 0; i < er.params.size(); ++i) {
+    const cuda::KernelParam& p = er.params[i];
+    if (p.tensorMap >= 0) {
+      params.push_back(&maps[static_cast<size_t>(p.tensorMap)]);
+      continue;
+    }
+    const exec::Arg& a = args.at(static_cast<size_t>(p.irArg));
+    void* slot = &scalars[i];
+    double fv = a.kind == exec::Arg::Kind::Float ? a.f : static_cast<double>(a.i);
+    if (p.cType == "float") {
+      auto v = static_cast<float>(fv);
+      std::memcpy(slot, &v, sizeof v);
+    } else if (p.cType == "double") {
+      std::memcpy(slot, &fv, sizeof fv);
+    } else if (p.cType == "int32_t") {
+      auto v = static_cast<int32_t>(a.i);
+      std::memcpy(slot, &v, sizeof v);
+    } else if (p.cType == "int64_t") {
+      std::memcpy(slot, &a.i, sizeof a.i);
+    } else if (p.cType == "int16_t") {
+      auto v = static_cast<int16_t>(a.i);
+      std::memcpy(slot, &v, sizeof v);
+    } else if (p.cType == "int8_t" || p.cType == "bool") {
+      auto v = static_cast<int8_t>(a.i);
+      std::memcpy(slot, &v, sizeof v);
+    } else {
+      throw UserError(where(), "the emulator cannot pass parameter '" + p.name + "' of type " + p.cType);
+    }
+    params.push_back(slot);
+  }
+
+  // Names of the mbarrier arrays, from the emitted prologue, for diagnostics.
+  static const std::regex barDecl(R"(uint64_t\* (\w+) = reinterpret_cast<uint64_t\*>\(smem \+ (\d+)\);\s*//\s*(\d+) mbarriers)");
+  std::vector<std::string> names;
+  std::vector<int64_t> offsets;
+  std::vector<int32_t> counts;
+  for (auto it = std::sregex_iterator(er.source.begin(), er.source.end(), barDecl); it != std::sregex_iterator(); ++it) {
+    names.push_back((*it)[1]);
+    offsets.push_back(std::stoll((*it)[2]));
+    counts.push_back(std::stoi((*it)[3]));
+  }
+  std::vector<const char*> namePtrs;
+  for (const auto& n : names) namePtrs.push_back(n.c_str());
+
+  for (int d = 0; d < 3; ++d)
+    if (grid[static_cast<size_t>(d)] < 1 || grid[static_cast<size_t>(d)] > (1 << 30))
+      throw UserError(where("<grid>"), "grid dimension " + std::to_string(d) + " is " + std::to_string(grid[static_cast<size_t>(d)]));
+  std::vector<char> error(16384, 0), errorFile(1024, 0);
+  TawaEmuLaunch L{};
+  L.abiVersion = TAWA_EMU_ABI_VERSION;
+  for (int d = 0; d < 3; ++d) L.grid[d] = static_cast<int32_t>(grid[static_cast<size_t>(d)]);
+  L.threads = er.threads;
+  L.smemBytes = er.smemBytes;
+  L.seed = opt.seed;
+  L.nBarArrays = static_cast<int32_t>(names.size());
+  L.barNames = namePtrs.data();
+  L.barOffsets = offsets.data();
+  L.barCounts = counts.data();
+  L.error = error.data();
+  L.errorCap = error.size();
+  L.errorFile = errorFile.data();
+  L.errorFileCap = errorFile.size();
+
+  auto t0 = std::chrono::steady_clock::now();
+  int rc = reinterpret_cast<TawaEmuEntry>(ck.entry)(&L, params.data());
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  st.blocks = grid[0] * grid[1] * grid[2];
+  st.switches = L.switches;
+  st.mmaOps = L.mmaOps;
+  st.tmaOps = L.tmaOps;
+  if (rc != 0) {
+    std::string file = errorFile.data();
+    Location loc = file.empty() ? where("<emu:" + er.kernelName + ">")
+                                : Location::at(std::make_shared<const std::string>(file), L.errorLine, 1);
+    throw UserError(loc, "the CPU emulator stopped kernel " + er.kernelName + ": " + std::string(error.data()),
+                    "the emulator runs the emitted CUDA C++ with the documented semantics of each instruction");
+  }
+  return st;
+}
+
+int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
+  if (o.spec.empty()) throw UserError(where("<spec>"), "tawa run needs --spec");
+  if (o.grid.empty()) throw UserError(where("<grid>"), "tawa run needs --grid");
+  if (o.check != "exec" && o.check != "none")
+    throw UserError(where("--check"), "unknown check '" + o.check + "'", "exec (compare with the CPU executor) or none");
+  driver::Spec spec = driver::parseSpec(o.spec);
+  auto nv = driver::specialize(o.file, o.kernel, spec, o.ws, "nv");
+  cuda::EmitResult er = cuda::emitCudaKernel(*nv.module, *nv.kernel);
+  auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed);
+  for (const auto& l : o.loads) {
+    auto eq = l.find('=');
+    if (eq == std::string::npos || eq == 0) throw UserError(where("--load"), "expected NAME=FILE.npy, got '" + l + "'");
+    driver::loadInto(bound, l.substr(0, eq), l.substr(eq + 1));
+  }
+  std::vector<exec::Buffer> emu = bound.buffers;
+  Options eo;
+  eo.seed = o.seed;
+  LaunchStats st = launch(er, bound.args, emu, bound.grid, eo);
+  const auto& g = bound.grid;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "ran @%s on the CPU emulator of the CUDA backend: grid (%lld, %lld, %lld) of %d threads, %lld B shared memory; "
+                "D = %d, P = %d, %d consumer group(s)\n",
+                nv.kernel->name.c_str(), static_cast<long long>(g[0]), static_cast<long long>(g[1]), static_cast<long long>(g[2]),
+                er.threads, static_cast<long long>(er.smemBytes), static_cast<int>(o.ws.depth), static_cast<int>(o.ws.mmaDepth),
+                static_cast<int>(o.ws.consumers));
+  out << line;
+  std::snprintf(line, sizeof line, "compiled as host C++ in %.2f s%s; emulated in %.3f s (%llu fiber switches, %llu wgmma, %llu TMA)\n",
+                st.compileSeconds, st.cacheHit ? " (from the cache)" : "", st.seconds, static_cast<unsigned long long>(st.switches),
+                static_cast<unsigned long long>(st.mmaOps), static_cast<unsigned long long>(st.tmaOps));
+  out << line;
+  std::string checkWord = "skipped";
+  if (o.check == "exec") {
+    auto ref = driver::loadKernel(o.file, o.kernel, spec);
+    transforms::PassManager pm;
+    pm.add("canonicalize");
+    pm.run(*ref.module);
+    std::vector<exec::Buffer> want = bound.buffers;
+    exec::LaunchOptions lo;
+    lo.grid = bound.grid;
+    lo.threads = o.threads;
+    lo.seed = o.seed;
+    exec::launch(*ref.module, *ref.kernel, bound.args, want, lo);
+    for (size_t i = 0; i < want.size(); ++i) {
+      cuda::Comparison c = cuda::compareBuffers(emu[i], want[i]);
+      std::snprintf(line, sizeof line, "%s, max |err| %.3g, ||err||/||ref|| %.3g", std::string(ir::scalarName(want[i].dtype)).c_str(), c.maxAbsErr, c.relL2);
+      if (!c.ok)
+        throw UserError(where(), "the emulated CUDA kernel's result differs from the CPU executor's: buffer " + want[i].name + ", " +
+                                     std::to_string(c.mismatches) + " of " + std::to_string(c.elements) +
+                                     " element(s) out of tolerance (" + line + ")");
+      out << "  check " << want[i].name << ": matches the CPU executor (" << line << ")\n";
+    }
+    checkWord = "ok";
+  }
+  if (!o.save.empty()) {
+    driver::Bound saved;
+    saved.buffers = emu;
+    driver::saveAll(saved, o.save);
+    out << "saved " << emu.size() << " buffer(s) from the emulator to " << o.save << "/\n";
+  }
+  std::snprintf(line, sizeof line, "result: kernel=%s backend=emu check=%s emulated_s=%.6f\n", nv.kernel->name.c_str(), checkWord.c_str(),
+                st.seconds);
+  out << line;
+  return 0;
+}
+
+}  // namespace tawa::emu

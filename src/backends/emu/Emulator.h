@@ -1,0 +1,65 @@
+// The CPU emulator of the CUDA backend: runs the very CUDA C++ that emitCudaKernel prints, compiled as
+// host C++ against the host implementation of primitives.cuh (EmuRuntime.h), so CI checks the CUDA
+// backend's numbers without a GPU.
+//   compile(): appends a small launcher (one exported entry point) to the emitted source, compiles it
+//     with the host C++ compiler (-O2, shared object) into a content-addressed cache
+//     ($XDG_CACHE_HOME/tawa/emu/KEY, KEY = hash of the source, flags, compiler version and the
+//     emulator headers), published by one atomic rename, and opens it (dlopen, once per process).
+//   launch(): builds one tensor map per EmitResult::tensorMaps entry from the host buffers (with the
+//     checks cuTensorMapEncodeTiled makes, plus that the map stays inside its buffer), passes the
+//     scalars, and runs the grid one block at a time, every thread a fiber. Buffers are updated in
+//     place. A fault the emulator detects (deadlock, race, missing proxy fence, out-of-bounds or
+//     misaligned access, mbarrier over-arrival, tx underflow, wgmma misuse) is a UserError located at
+//     the kernel source line of the faulting primitive (through the emitted #line directives).
+//   runOnEmu(): `tawa run --backend emu`, like runOnGpu: specialize, emit, emulate, check against the
+//     CPU executor, print the time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/Emitter.h"
+#include "backends/cuda/Runner.h"
+#include "backends/exec/Executor.h"
+
+namespace tawa::emu {
+
+struct Options {
+  std::string cacheDir;    // empty: the user's cache directory (as the CUDA compiler's)
+  std::string cxx;         // empty: $CXX, else "c++"
+  std::string optLevel = "-O2";
+  bool useCache = true;
+  uint64_t seed = 0;       // 0: round-robin scheduling of the threads; else a seeded shuffle per sweep
+};
+
+struct CompiledKernel {
+  std::string key, soPath;
+  bool cacheHit = false;
+  double compileSeconds = 0;  // 0 on a cache hit
+  void* entry = nullptr;      // TawaEmuEntry
+};
+
+// Compiles (or finds in the cache) and opens the emulated kernel. Compile errors are UserErrors
+// carrying the compiler's messages.
+CompiledKernel compile(const cuda::EmitResult& er, const Options& opt = {});
+
+struct LaunchStats {
+  double seconds = 0;         // the emulated launch (not the compile)
+  double compileSeconds = 0;
+  bool cacheHit = false;
+  int64_t blocks = 0;
+  uint64_t switches = 0, mmaOps = 0, tmaOps = 0;
+};
+
+// Runs the kernel over `grid` with the IR function's arguments (`args`, buffers by index into
+// `buffers`, which the launch reads and writes in place).
+LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& args, std::vector<exec::Buffer>& buffers,
+                   std::array<int64_t, 3> grid, const Options& opt = {});
+
+// `tawa run --backend emu`: the GPU runner's options (reps and warm-up are ignored: one launch).
+int runOnEmu(const cuda::GpuRunOptions& opt, std::ostream& out);
+
+}  // namespace tawa::emu
