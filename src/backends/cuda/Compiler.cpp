@@ -1,5 +1,7 @@
 #include "backends/cuda/Compiler.h"
 
+#include "backends/cuda/BuildCache.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,41 +51,10 @@ int run(const std::string& cmd, const fs::path& log) {
   return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
 }
 
-std::string capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return out;
-  char buf[512];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
-// 128-bit content hash (two FNV-1a lanes): the cache key, not a security boundary.
-std::string hashHex(const std::string& data) {
-  uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull;
-  for (unsigned char c : data) {
-    h1 = (h1 ^ c) * 0x100000001b3ull;
-    h2 = (h2 ^ c) * 0x100000001b3ull;
-    h2 ^= h2 >> 29;
-  }
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h1), static_cast<unsigned long long>(h2));
-  return buf;
-}
-
-fs::path cacheRoot(const CompileOptions& opt) {
-  if (!opt.cacheDir.empty()) return opt.cacheDir;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "tawa";
-  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "tawa";
-  return fs::temp_directory_path() / "tawa-cache";
-}
-
 double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
 
 }  // namespace
 
@@ -159,8 +130,8 @@ CompiledModule compile(const std::string& source, const CompileOptions& opt) {
   flags += " -arch=" + opt.arch;
 
   CompiledModule cm;
-  cm.key = hashHex(source + '\0' + flags + '\0' + tk.version + '\0' + header);
-  fs::path root = cacheRoot(opt) / "cuda";
+  cm.key = contentHash(source + '\0' + flags + '\0' + tk.version + '\0' + header);
+  fs::path root = cacheRoot(opt.cacheDir) / "cuda";
   fs::path dir = root / cm.key;
   cm.dir = dir.string();
   cm.sourcePath = (dir / "kernel.cu").string();
@@ -202,7 +173,7 @@ CompiledModule compile(const std::string& source, const CompileOptions& opt) {
   cm.nvccSeconds = secondsSince(t0);
   if (rc != 0)
     throw UserError(where((tmp / "kernel.cu").string()), "nvcc failed (exit " + std::to_string(rc) + "):\n" +
-                                                             tail(readFile(tmp / "nvcc.log"), 4000));
+                                                             tailOf(readFile(tmp / "nvcc.log"), 4000));
   t0 = std::chrono::steady_clock::now();
   std::string ptxas = quote(tk.ptxas) + " -arch=" + opt.arch + " -O3 -v " + quote((tmp / "kernel.ptx").string()) + " -o " +
                       quote((tmp / "kernel.cubin").string());
@@ -210,7 +181,7 @@ CompiledModule compile(const std::string& source, const CompileOptions& opt) {
   cm.ptxasSeconds = secondsSince(t0);
   if (rc != 0)
     throw UserError(where((tmp / "kernel.ptx").string()), "ptxas failed (exit " + std::to_string(rc) + "):\n" +
-                                                              tail(readFile(tmp / "ptxas.log"), 4000));
+                                                              tailOf(readFile(tmp / "ptxas.log"), 4000));
 
   // Publish: one rename. If another process published the same key first, theirs is as good.
   fs::rename(tmp, dir, ec);

@@ -1,5 +1,7 @@
 #include "backends/emu/Emulator.h"
 
+#include "backends/cuda/BuildCache.h"
+
 #include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +27,11 @@
 #include "transforms/PassManager.h"
 
 namespace tawa::emu {
+
+using cuda::capture;
+using cuda::cacheRoot;
+using cuda::contentHash;
+using cuda::tailOf;
 
 namespace fs = std::filesystem;
 
@@ -52,38 +59,6 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-std::string capture(const std::string& cmd, int* rc = nullptr) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return out;
-  char buf[512];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int st = pclose(p);
-  if (rc) *rc = st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-  return out;
-}
-
-// 128-bit content hash (two FNV-1a lanes): a cache key, not a security boundary.
-std::string hashHex(const std::string& data) {
-  uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x9e3779b97f4a7c15ull;
-  for (unsigned char c : data) {
-    h1 = (h1 ^ c) * 0x100000001b3ull;
-    h2 = (h2 ^ c) * 0x100000001b3ull;
-    h2 ^= h2 >> 31;
-  }
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h1), static_cast<unsigned long long>(h2));
-  return buf;
-}
-
-fs::path cacheRoot(const Options& opt) {
-  if (!opt.cacheDir.empty()) return opt.cacheDir;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "tawa";
-  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "tawa";
-  return fs::temp_directory_path() / "tawa-cache";
-}
-
-std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
 
 // The launcher appended to the emitted source: unpacks the parameters and runs the grid.
 std::string launcher(const cuda::EmitResult& er) {
@@ -134,7 +109,7 @@ std::string compilerVersion(const std::string& cxx) {
   if (it != seen.end()) return it->second;
   int rc = 0;
   std::string v = capture(quote(cxx) + " --version", &rc);
-  if (rc != 0) throw UserError(where(cxx), "the host C++ compiler '" + cxx + "' does not run: " + tail(v, 400), "set CXX");
+  if (rc != 0) throw UserError(where(cxx), "the host C++ compiler '" + cxx + "' does not run: " + tailOf(v, 400), "set CXX");
   return seen[cxx] = v;
 }
 
@@ -154,8 +129,8 @@ CompiledKernel compile(const cuda::EmitResult& er, const Options& opt) {
   source += launcher(er);
 
   CompiledKernel ck;
-  ck.key = hashHex(source + '\0' + flags + '\0' + compilerVersion(cxx) + '\0' + h.primitives + '\0' + h.runtime + '\0' + h.abi + '\0' + h.numerics);
-  fs::path root = cacheRoot(opt) / "emu";
+  ck.key = contentHash(source + '\0' + flags + '\0' + compilerVersion(cxx) + '\0' + h.primitives + '\0' + h.runtime + '\0' + h.abi + '\0' + h.numerics);
+  fs::path root = cacheRoot(opt.cacheDir) / "emu";
   fs::path dir = root / ck.key;
   ck.soPath = (dir / "kernel.so").string();
 
@@ -210,7 +185,7 @@ CompiledKernel compile(const cuda::EmitResult& er, const Options& opt) {
   ck.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rc != 0)
     throw UserError(where((tmp / "kernel.cpp").string()),
-                    "compiling the kernel as host C++ for the emulator failed (exit " + std::to_string(rc) + "):\n" + tail(log, 4000));
+                    "compiling the kernel as host C++ for the emulator failed (exit " + std::to_string(rc) + "):\n" + tailOf(log, 4000));
   writeFile(tmp / "compile.log", log);
   fs::rename(tmp, dir, ec);
   if (ec) {

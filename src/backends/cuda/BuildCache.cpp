@@ -1,0 +1,46 @@
+#include "backends/cuda/BuildCache.h"
+
+#include <sys/wait.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+namespace tawa::cuda {
+
+std::string capture(const std::string& cmd, int* rc) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) {
+    if (rc) *rc = -1;
+    return out;
+  }
+  char buf[512];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int st = pclose(p);
+  if (rc) *rc = st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  return out;
+}
+
+std::string contentHash(const std::string& data) {
+  uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x9e3779b97f4a7c15ull;
+  for (unsigned char c : data) {
+    h1 = (h1 ^ c) * 0x100000001b3ull;
+    h2 = (h2 ^ c) * 0x100000001b3ull;
+    h2 ^= h2 >> 31;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h1), static_cast<unsigned long long>(h2));
+  return buf;
+}
+
+std::filesystem::path cacheRoot(const std::filesystem::path& override) {
+  if (!override.empty()) return override;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "tawa";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "tawa";
+  return std::filesystem::temp_directory_path() / "tawa-cache";
+}
+
+std::string tailOf(const std::string& s, size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
+
+}  // namespace tawa::cuda

@@ -1,0 +1,20 @@
+// Helpers shared by the two compilers of emitted CUDA C++ (nvcc/ptxas for the GPU, the host C++
+// compiler for the emulator): running a tool, the content hash that keys the build cache, and the
+// cache's root directory.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace tawa::cuda {
+
+// Runs a shell command with stderr folded into stdout; `rc` gets its exit status (-1: not run).
+std::string capture(const std::string& cmd, int* rc = nullptr);
+// 128-bit content hash (two FNV-1a lanes), hex: a cache key, not a security boundary.
+std::string contentHash(const std::string& data);
+// `override` if set, else $XDG_CACHE_HOME/tawa, else ~/.cache/tawa, else a temporary directory.
+std::filesystem::path cacheRoot(const std::filesystem::path& override);
+// The last n characters of s, marked with "..." when cut (for tool logs in error messages).
+std::string tailOf(const std::string& s, size_t n);
+
+}  // namespace tawa::cuda
