@@ -41,10 +41,9 @@ class Canonicalizer {
     return c && std::holds_alternative<double>(*c) && std::get<double>(*c) == want;
   }
 
-  void replace(Op* op, Value* from, Value* to) {
+  void replace(Value* from, Value* to) {
     replaceAllUsesWith(f_.body, from, to);
     changed_ = true;
-    (void)op;
   }
   // Replaces op's single result by a new constant of the same type, then erases op.
   void foldTo(Op* op, AttrValue v) {
@@ -52,11 +51,11 @@ class Canonicalizer {
     b.setInsertionPointBefore(op);
     Value* c = b.op1(OpKind::Constant, {}, op->result()->type(), {{"value", std::move(v)}});
     c->nameHint = op->result()->nameHint;
-    replace(op, op->result(), c);
+    replace(op->result(), c);
     op->parent->erase(op);
   }
   void forwardTo(Op* op, Value* v) {
-    replace(op, op->result(), v);
+    replace(op->result(), v);
     op->parent->erase(op);
   }
 
@@ -139,7 +138,7 @@ class Canonicalizer {
       case OpKind::For: {
         auto lb = constOf(op->operand(0)), ub = constOf(op->operand(1));
         if (lb && ub && std::get<int64_t>(*lb) >= std::get<int64_t>(*ub)) {
-          for (size_t k = 0; k < op->numResults(); ++k) replace(op, op->result(k), op->operand(3 + k));
+          for (size_t k = 0; k < op->numResults(); ++k) replace(op->result(k), op->operand(3 + k));
           op->parent->erase(op);
         }
         return;
@@ -190,7 +189,7 @@ class Canonicalizer {
     for (auto& op : r->ops())
       if (op.get() != yield) op->parent = parent;
     ops.splice(pos, r->ops(), r->ops().begin(), std::prev(r->ops().end()));
-    for (size_t k = 0; k < ifOp->numResults(); ++k) replace(ifOp, ifOp->result(k), yielded[k]);
+    for (size_t k = 0; k < ifOp->numResults(); ++k) replace(ifOp->result(k), yielded[k]);
     parent->erase(ifOp);
     changed_ = true;
   }

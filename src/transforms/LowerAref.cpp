@@ -149,8 +149,7 @@ class Lowerer {
                        dot->result()->type());
       r->nameHint = dot->result()->nameHint;
       d.create(OpKind::WgmmaCommit, {}, {});
-      Op* wait = d.create(OpKind::WgmmaWait, {}, {}, {{"pending", dot->hasAttr("async") ? p : int64_t{0}}});
-      (void)wait;
+      d.create(OpKind::WgmmaWait, {}, {}, {{"pending", dot->hasAttr("async") ? p : int64_t{0}}});
       replaceAllUsesWith(f_.body, dot->result(), r);
       dot->parent->erase(dot);
     }

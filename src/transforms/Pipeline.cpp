@@ -16,7 +16,7 @@ namespace {
 
 // Whether `v` (a dot's result inside `body`) is used only as the loop's yielded value, which in
 // turn is used only as the accumulator of dots or after the loop.
-bool onlyCarried(const Value* v, const Block& body, const Op& loop, std::string& why) {
+bool onlyCarried(const Value* v, const Block& body, std::string& why) {
   const Op* yield = body.terminator();
   int idx = -1;
   bool ok = true;
@@ -37,7 +37,6 @@ bool onlyCarried(const Value* v, const Block& body, const Op& loop, std::string&
       if (op->operand(k) == arg && !(op->kind() == OpKind::Dot && k == 2) && op != yield)
         ok = false, why = std::string(op->name()) + " at " + op->loc().str() + " reads the accumulator before the next MMA";
   });
-  (void)loop;
   return ok;
 }
 
@@ -204,7 +203,7 @@ void pipeline(Module& m, const PassOptions& opt) {
           ++dots;
           depth = std::min(depth, inner->operand(0)->definingOp()->operand(0)->type().shape[0]);
           std::string reason;
-          if (inner->numOperands() == 3 && onlyCarried(inner->result(), body, *op, reason)) {
+          if (inner->numOperands() == 3 && onlyCarried(inner->result(), body, reason)) {
             inner->attrs["async"] = true;
             ++async;
           } else {
