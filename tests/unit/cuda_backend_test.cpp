@@ -1,5 +1,5 @@
 // The Hopper backend without a GPU: the warp-specialized GEMM, emitted as CUDA C++ and compiled for
-// sm_90a by the toolkit's nvcc and ptxas, over f16 and bf16, aref depth D in {2, 3, 4}, MMA depth
+// sm_90a by the toolkit's nvcc and ptxas, over f16 and bf16 (and fp8 e4m3/e5m2 inputs, B K-major), aref depth D in {2, 3, 4}, MMA depth
 // P in {0, 1}, and the blocks 64x64x32, 128x128x64 (one consumer and two cooperative ones) and
 // 128x256x64 (two cooperative consumers). Every kernel must compile with no spills and no local
 // memory, and its PTX must hold the instructions of the pipeline. The toolkit is required: without
@@ -26,10 +26,12 @@ using namespace tawa;
 
 namespace {
 
-// A descriptor-form GEMM C = A @ B with BMxBN blocks stepping K by BK, in the given element type.
+// A descriptor-form GEMM C = A @ B with BMxBN blocks stepping K by BK, in the given element type
+// (fp8 inputs: C is f16).
 std::string gemmTir(int bm, int bn, int bk, const std::string& ty) {
+  std::string cty = ty.rfind("f8", 0) == 0 ? "f16" : ty;
   std::ostringstream s;
-  s << "tile.func @gemm(%a: ptr<" << ty << ">, %b: ptr<" << ty << ">, %c: ptr<" << ty << ">, %M: i32, %N: i32, %K: i32,\n"
+  s << "tile.func @gemm(%a: ptr<" << ty << ">, %b: ptr<" << ty << ">, %c: ptr<" << cty << ">, %M: i32, %N: i32, %K: i32,\n"
     << "                %sam: i32, %sak: i32, %sbk: i32, %sbn: i32, %scm: i32, %scn: i32) {\n"
     << "  %zero = tile.constant {value = 0} : i32\n"
     << "  %bk = tile.constant {value = " << bk << "} : i32\n"
@@ -41,7 +43,7 @@ std::string gemmTir(int bm, int bn, int bk, const std::string& ty) {
     << "  %off_n = tile.mul %pid_n, %bn : i32\n"
     << "  %a_desc = tile.make_desc %a, %M, %K, %sam, %sak : tdesc<" << bm << "x" << bk << "x" << ty << ">\n"
     << "  %b_desc = tile.make_desc %b, %K, %N, %sbk, %sbn : tdesc<" << bk << "x" << bn << "x" << ty << ">\n"
-    << "  %c_desc = tile.make_desc %c, %M, %N, %scm, %scn : tdesc<" << bm << "x" << bn << "x" << ty << ">\n"
+    << "  %c_desc = tile.make_desc %c, %M, %N, %scm, %scn : tdesc<" << bm << "x" << bn << "x" << cty << ">\n"
     << "  %init = tile.constant {value = 0.0} : tile<" << bm << "x" << bn << "xf32>\n"
     << "  %acc = tile.for %zero, %K, %bk, %init : tile<" << bm << "x" << bn << "xf32> {\n"
     << "  ^bb0(%k: i32, %acc_in: tile<" << bm << "x" << bn << "xf32>):\n"
@@ -50,7 +52,7 @@ std::string gemmTir(int bm, int bn, int bk, const std::string& ty) {
     << "    %acc_next = tile.dot %x, %y, %acc_in : tile<" << bm << "x" << bn << "xf32>\n"
     << "    tile.yield %acc_next\n"
     << "  }\n"
-    << "  %out = tile.cast %acc : tile<" << bm << "x" << bn << "x" << ty << ">\n"
+    << "  %out = tile.cast %acc : tile<" << bm << "x" << bn << "x" << cty << ">\n"
     << "  tile.desc_store %c_desc, %out, %off_m, %off_n\n"
     << "  tile.return\n"
     << "}\n";
@@ -98,6 +100,14 @@ std::vector<Config> configs() {
         out.push_back({128, 128, 64, 2, d, p, ty});
         if (d < 4) out.push_back({128, 256, 64, 2, d, p, ty});
       }
+  // fp8 inputs (k32 wgmma, B K-major through a transposed tensor map): 64x64x64 (64B swizzle),
+  // 128x128x128 and 128x256x128 cooperative (128B swizzle), e4m3 and one e5m2.
+  for (int d : {2, 3}) {
+    out.push_back({64, 64, 64, 1, d, 1, "f8e4m3"});
+    out.push_back({128, 128, 128, 1, d, d - 2, "f8e4m3"});
+    out.push_back({128, 256, 128, 2, d, 1, "f8e4m3"});
+  }
+  out.push_back({128, 128, 128, 2, 3, 1, "f8e5m2"});
   return out;
 }
 
@@ -149,6 +159,31 @@ TEST(CudaEmit, CooperativeUsesOneBarrierPerConsumer) {
   EXPECT_NE(r.source.find("tawa::bar_sync(1, 128);"), std::string::npos);
   EXPECT_NE(r.source.find("tawa::bar_sync(2, 128);"), std::string::npos);
   EXPECT_NE(r.source.find("wgmma_mma_async_m64n256k16_f32_bf16<1>"), std::string::npos);
+}
+
+TEST(CudaEmit, Fp8GemmLoadsBKMajor) {
+  auto r = emit({128, 128, 128, 1, 2, 1, "f8e4m3"});
+  // k32 steps, no transpose template argument (fp8 wgmma is K-major only); 128 / 32 x 2 M-blocks.
+  EXPECT_NE(r.source.find("tawa::wgmma_mma_async_m64n128k32_f32_e4m3(acc"), std::string::npos) << r.source;
+  EXPECT_EQ(r.source.find("k16"), std::string::npos);
+  EXPECT_NE(r.source.find("8 x wgmma m64n128k32 (A K-major, B K-major)"), std::string::npos);
+  // B's tensor map walks N as rows and K innermost: extent (N, K), strides (stride_bn, stride_bk).
+  ASSERT_EQ(r.tensorMaps.size(), 3u);
+  const cuda::TensorMapSpec &a = r.tensorMaps[0], &b = r.tensorMaps[1], &c = r.tensorMaps[2];
+  // Arguments: a 0, b 1, c 2, M 3, N 4, K 5, sam 6, sak 7, sbk 8, sbn 9.
+  EXPECT_EQ(a.rows.arg, 3);
+  EXPECT_EQ(a.cols.arg, 5);
+  EXPECT_EQ(b.rows.arg, 4);
+  EXPECT_EQ(b.cols.arg, 5);
+  EXPECT_EQ(b.rowStride.arg, 9);
+  EXPECT_EQ(b.colStride.arg, 8);
+  EXPECT_EQ(b.boxRows, 128);
+  EXPECT_EQ(b.boxCols, 128);
+  EXPECT_EQ(b.swizzleBytes, 128);
+  EXPECT_EQ(b.elem, ir::Scalar::F8E4M3);
+  EXPECT_EQ(c.elem, ir::Scalar::F16);
+  // The load of B swaps its coordinates: K first (innermost), then N.
+  EXPECT_NE(r.source.find("&b_desc, k, off_n"), std::string::npos) << r.source;
 }
 
 TEST(CudaEmit, AccumulatorTooLargeIsALocatedError) {

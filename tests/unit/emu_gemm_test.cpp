@@ -38,7 +38,10 @@ struct Gemm {
 
 cuda::EmitResult emitGemm(const Gemm& g) {
   std::string text = readFile(std::string(TAWA_SOURCE_DIR) + "/examples/" + g.file);
-  if (g.ty != "f16") {
+  if (text.find("f8e4m3") != std::string::npos) {
+    // fp8 examples: the inputs are f8e4m3 and C stays f16; g.ty picks the fp8 format.
+    for (size_t p = 0; g.ty != "f8e4m3" && (p = text.find("f8e4m3", p)) != std::string::npos;) text.replace(p, 6, g.ty), p += g.ty.size();
+  } else if (g.ty != "f16") {
     for (size_t p = 0; (p = text.find("f16>", p)) != std::string::npos;) text.replace(p, 4, g.ty + ">"), p += g.ty.size();
     for (size_t p = 0; (p = text.find("xf16", p)) != std::string::npos;) text.replace(p, 4, "x" + g.ty), p += g.ty.size();
   }
@@ -62,24 +65,33 @@ struct GemmRun {
   ir::Scalar ty;
 };
 
-// C[M,N] = A[M,K] @ B[K,N] with fresh random inputs; grid from the block size.
-GemmRun runGemm(const cuda::EmitResult& er, ir::Scalar ty, int M, int N, int K, int block, uint64_t seed) {
+// C[M,N] = A[M,K] @ B[K,N] with fresh random inputs; grid from the block size. C has type cty (the
+// input type when F64, a placeholder); bKMajor stores B as [N,K] (stride_bk = 1, stride_bn = K), as
+// fp8 wgmma needs.
+GemmRun runGemm(const cuda::EmitResult& er, ir::Scalar ty, int M, int N, int K, int block, uint64_t seed,
+                ir::Scalar cty = ir::Scalar::F64, bool bKMajor = false) {
+  if (cty == ir::Scalar::F64) cty = ty;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<exec::Buffer> bufs = {exec::Buffer("a", ty, {M, K}), exec::Buffer("b", ty, {K, N}), exec::Buffer("c", ty, {M, N})};
+  std::vector<exec::Buffer> bufs = {exec::Buffer("a", ty, {M, K}),
+                                    bKMajor ? exec::Buffer("b", ty, {N, K}) : exec::Buffer("b", ty, {K, N}),
+                                    exec::Buffer("c", cty, {M, N})};
   for (int i = 0; i < 2; ++i)
     for (int64_t j = 0; j < bufs[static_cast<size_t>(i)].numel(); ++j) bufs[static_cast<size_t>(i)].setFloat(j, u(rng));
   for (int64_t j = 0; j < bufs[2].numel(); ++j) bufs[2].setFloat(j, 777.0);  // a value no element of C should keep
   std::vector<exec::Arg> args = {exec::Arg::buf(0),     exec::Arg::buf(1),     exec::Arg::buf(2),     exec::Arg::integer(M),
                                  exec::Arg::integer(N), exec::Arg::integer(K), exec::Arg::integer(K), exec::Arg::integer(1),
-                                 exec::Arg::integer(N), exec::Arg::integer(1), exec::Arg::integer(N), exec::Arg::integer(1)};
+                                 exec::Arg::integer(bKMajor ? 1 : N), exec::Arg::integer(bKMajor ? K : 1), exec::Arg::integer(N),
+                                 exec::Arg::integer(1)};
   GemmRun r;
   r.ty = ty;
   r.want.assign(static_cast<size_t>(M) * N, 0.0);
   for (int i = 0; i < M; ++i)
     for (int k = 0; k < K; ++k) {
       double a = bufs[0].getFloat(static_cast<int64_t>(i) * K + k);
-      for (int j = 0; j < N; ++j) r.want[static_cast<size_t>(i) * N + j] += a * bufs[1].getFloat(static_cast<int64_t>(k) * N + j);
+      for (int j = 0; j < N; ++j)
+        r.want[static_cast<size_t>(i) * N + j] +=
+            a * bufs[1].getFloat(bKMajor ? static_cast<int64_t>(j) * K + k : static_cast<int64_t>(k) * N + j);
     }
   r.stats = emu::launch(er, args, bufs, {(M + block - 1) / block, (N + block - 1) / block, 1});
   for (int64_t j = 0; j < bufs[2].numel(); ++j) r.c.push_back(bufs[2].getFloat(j));
@@ -88,7 +100,10 @@ GemmRun runGemm(const cuda::EmitResult& er, ir::Scalar ty, int M, int N, int K, 
 
 // Mismatches against the reference: |c - want| <= rtol * |want| + atol (atol = rtol * rms).
 int64_t mismatches(const GemmRun& r, std::string* first = nullptr) {
-  double rtol = r.ty == ir::Scalar::BF16 ? 3e-2 : 4e-3, ss = 0;
+  // fp8: the reference multiplies the stored (already rounded) fp8 inputs; what is left is f32
+  // accumulation and the f16 store, with some margin.
+  bool fp8 = r.ty == ir::Scalar::F8E4M3 || r.ty == ir::Scalar::F8E5M2;
+  double rtol = r.ty == ir::Scalar::BF16 ? 3e-2 : fp8 ? 8e-3 : 4e-3, ss = 0;
   for (double w : r.want) ss += w * w;
   double atol = rtol * std::sqrt(ss / static_cast<double>(r.want.size()));
   int64_t bad = 0;
@@ -204,6 +219,52 @@ TEST(EmuGemm, MatmulSmallVariants) {
         std::string first;
         EXPECT_EQ(mismatches(r, &first), 0) << first;
       }
+}
+
+TEST(EmuNumerics, Fp8Decoding) {
+  EXPECT_EQ(emu::e4m3BitsToF32(0x38), 1.0f);
+  EXPECT_EQ(emu::e4m3BitsToF32(0xb8), -1.0f);
+  EXPECT_EQ(emu::e4m3BitsToF32(0x7e), 448.0f);          // the largest finite e4m3
+  EXPECT_EQ(emu::e4m3BitsToF32(0x08), 0.015625f);       // the smallest normal, 2^-6
+  EXPECT_EQ(emu::e4m3BitsToF32(0x01), 0.001953125f);    // the smallest subnormal, 2^-9
+  EXPECT_EQ(emu::e4m3BitsToF32(0x00), 0.0f);
+  EXPECT_TRUE(std::isnan(emu::e4m3BitsToF32(0x7f)));
+  EXPECT_TRUE(std::isnan(emu::e4m3BitsToF32(0xff)));
+  EXPECT_EQ(emu::e5m2BitsToF32(0x3c), 1.0f);
+  EXPECT_EQ(emu::e5m2BitsToF32(0x7b), 57344.0f);        // the largest finite e5m2
+  EXPECT_EQ(emu::e5m2BitsToF32(0x01), 1.52587890625e-05f);  // 2^-16
+  EXPECT_TRUE(std::isinf(emu::e5m2BitsToF32(0x7c)));
+  // Every byte agrees with the IR's fp8 numerics (the executor's decoding).
+  for (int b = 0; b < 256; ++b) {
+    exec::Buffer e4("e4", ir::Scalar::F8E4M3, {1}), e5("e5", ir::Scalar::F8E5M2, {1});
+    e4.data[0] = static_cast<uint8_t>(b);
+    e5.data[0] = static_cast<uint8_t>(b);
+    double w4 = e4.getFloat(0), w5 = e5.getFloat(0);
+    float g4 = emu::e4m3BitsToF32(static_cast<uint8_t>(b)), g5 = emu::e5m2BitsToF32(static_cast<uint8_t>(b));
+    EXPECT_TRUE(std::isnan(w4) ? std::isnan(g4) : static_cast<double>(g4) == w4) << b;
+    EXPECT_TRUE(std::isnan(w5) ? std::isnan(g5) : static_cast<double>(g5) == w5) << b;
+  }
+}
+
+TEST(EmuGemm, Fp8Variants) {
+  // matmul_fp8.tir (64x64x64, fp8 inputs, f16 C) with B stored K-major: e4m3 at D in {2, 3}, P in
+  // {0, 1}, and e5m2 once. 160x96x208 has partial blocks in M, N and K.
+  struct V {
+    const char* ty;
+    int d, p;
+  };
+  for (V v : {V{"f8e4m3", 2, 1}, V{"f8e4m3", 3, 0}, V{"f8e4m3", 2, 0}, V{"f8e5m2", 3, 1}}) {
+    SCOPED_TRACE(std::string(v.ty) + " D=" + std::to_string(v.d) + " P=" + std::to_string(v.p));
+    auto er = emitGemm({"matmul_fp8.tir", v.ty, v.d, v.p, 1});
+    EXPECT_NE(er.source.find(std::string("wgmma_mma_async_m64n64k32_f32_") + (v.ty + 2) + "("), std::string::npos);
+    ir::Scalar ty = std::string(v.ty) == "f8e4m3" ? ir::Scalar::F8E4M3 : ir::Scalar::F8E5M2;
+    GemmRun r = runGemm(er, ty, 160, 96, 208, 64, 200 + v.d * 10 + v.p, ir::Scalar::F16, true);
+    std::string first;
+    EXPECT_EQ(mismatches(r, &first), 0) << first;
+    double norm = 0;
+    for (double w : r.want) norm += std::fabs(w);
+    EXPECT_GT(norm, 0.0);  // the inputs are not all rounded to zero
+  }
 }
 
 TEST(EmuGemm, CooperativeBf16At256) {

@@ -76,7 +76,12 @@ struct Ring {
   Type tile;
   int64_t depth = 0, offset = 0;
   TileLayout layout;
+  // The B operand of an fp8 wgmma: the PTX ISA has no transpose for fp8, so the KxN slot is held
+  // K-major, as its NxK transpose (layout of that), loaded through a tensor map with K innermost.
+  bool kMajor = false;
 };
+
+bool isFp8(Scalar s) { return s == Scalar::F8E4M3 || s == Scalar::F8E5M2; }
 struct Bars {
   std::string name;
   int64_t n = 0, count = 0, offset = 0;
@@ -327,12 +332,26 @@ class Emitter {
         throw UserError(v->definingOp()->loc(), "this barrier expects " + std::to_string(b.count) +
                                                     " releases per phase, but there are " + std::to_string(consumers) +
                                                     " consumer warp group(s)");
+    // fp8 B operands are held K-major: the slot is laid out as the NxK transpose of its KxN tile.
+    for (const Op* r : regions_)
+      walk(*r->region(0), [&](const Op* op) {
+        if (op->kind() != OpKind::Wgmma || !rings_.count(op->operand(2))) return;
+        Ring& ring = rings_.at(op->operand(2));
+        if (!isFp8(ring.tile.scalar) || ring.kMajor) return;
+        auto l = swizzledLayout(ring.tile.withShape({ring.tile.shape[1], ring.tile.shape[0]}));
+        if (!l)
+          unsupported(*op, "the fp8 B slot " + ring.tile.str() +
+                               " is held K-major (NxK) and has no TMA/wgmma layout: N must be a multiple of 8 (at most 256) and "
+                               "a row of K elements 32, 64 or a multiple of 128 bytes");
+        ring.kMajor = true;
+        ring.layout = *l;
+      });
     // Descriptors: the box and swizzle follow the slot they are copied into, or the staging tile.
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
         if (op->kind() == OpKind::TmaLoad) {
           const Ring& ring = rings_.at(op->operand(1));
-          setBox(*op, op->operand(0), ring.layout.rows, ring.layout.chunkCols, static_cast<int>(ring.layout.swizzle));
+          setBox(*op, op->operand(0), ring.layout.rows, ring.layout.chunkCols, static_cast<int>(ring.layout.swizzle), ring.kMajor);
         } else if (op->kind() == OpKind::TmaStore) {
           const Type& t = op->operand(1)->type();
           Staging s;
@@ -372,12 +391,19 @@ class Emitter {
     }
   }
 
-  void setBox(const Op& op, const Value* desc, int64_t rows, int64_t cols, int swizzle) {
+  // transposed: the tensor map walks the descriptor's columns as rows (K innermost for an fp8 B), so
+  // its column stride (the descriptor's row stride) must be 1 at launch.
+  void setBox(const Op& op, const Value* desc, int64_t rows, int64_t cols, int swizzle, bool transposed = false) {
     auto it = descs_.find(desc);
     if (it == descs_.end()) unsupported(op, "the descriptor must come from a tile.make_desc at the top of the kernel");
     TensorMapSpec& s = allMaps_[static_cast<size_t>(it->second)];
-    if (s.boxRows && (s.boxRows != rows || s.boxCols != cols || s.swizzleBytes != swizzle))
+    if (s.boxRows && (s.boxRows != rows || s.boxCols != cols || s.swizzleBytes != swizzle || transposed_.count(it->second) != transposed))
       unsupported(op, "descriptor '" + s.param + "' is used with two different boxes (a TMA load and a store?)");
+    if (transposed && !transposed_.count(it->second)) {
+      transposed_.insert(it->second);
+      std::swap(s.rows, s.cols);
+      std::swap(s.rowStride, s.colStride);
+    }
     s.boxRows = rows;
     s.boxCols = cols;
     s.swizzleBytes = swizzle;
@@ -755,6 +781,7 @@ class Emitter {
     const auto& l = r.layout;
     at(op);
     std::string slot = ex(op.operand(2)), row = ex(op.operand(4)), col = ex(op.operand(5));
+    if (r.kMajor) std::swap(row, col);  // the tensor map is transposed: K is its inner coordinate
     std::string dst = r.name + " + " + slot + " * " + std::to_string(l.slotBytes);
     for (int64_t j = 0; j < l.chunks; ++j)
       oneThread("tawa::cp_async_bulk_tensor_2d_global_to_shared(" + dst + (j ? " + " + std::to_string(j * l.chunkBytes) : "") +
@@ -767,14 +794,19 @@ class Emitter {
     const Ring &ra = rings_.at(op.operand(0)), &rb = rings_.at(op.operand(2));
     const TileLayout &la = ra.layout, &lb = rb.layout;
     Scalar in = ra.tile.scalar;
-    if ((in != Scalar::F16 && in != Scalar::BF16) || rb.tile.scalar != in)
-      unsupported(op, "wgmma from shared memory is emitted for f16 and bf16 operands so far, got " + ra.tile.str() + " and " +
-                          rb.tile.str());
-    int64_t m = la.rows, k = la.cols, n = lb.cols;
+    bool fp8 = isFp8(in);
+    if ((in != Scalar::F16 && in != Scalar::BF16 && !fp8) || rb.tile.scalar != in)
+      unsupported(op, "wgmma from shared memory is emitted for f16, bf16, f8e4m3 and f8e5m2 operands (both the same) so far, got " +
+                          ra.tile.str() + " and " + rb.tile.str());
+    if (ra.kMajor || (fp8 && !rb.kMajor))
+      unsupported(op, "an fp8 slot is used both as the A and the B operand of wgmma: B is held K-major, A cannot share it");
+    // f16/bf16: k16 steps, B N-major (the slot as loaded); fp8: k32 steps, B K-major (the slot's transpose).
+    int64_t kStep = fp8 ? 32 : 16;
+    int64_t m = la.rows, k = la.cols, n = fp8 ? lb.rows : lb.cols;
     static const std::set<int64_t> ns = {16, 32, 64, 128, 256};
-    if (m % 64 != 0 || k % 16 != 0 || !ns.count(n))
-      unsupported(op, "needs M a multiple of 64, K of 16 and N in {16, 32, 64, 128, 256}, got " + std::to_string(m) + "x" +
-                          std::to_string(n) + "x" + std::to_string(k));
+    if (m % 64 != 0 || k % kStep != 0 || !ns.count(n))
+      unsupported(op, "needs M a multiple of 64, K of " + std::to_string(kStep) + " and N in {16, 32, 64, 128, 256}, got " +
+                          std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
     const Value* accIn = op.operand(4);
     const Type& accTy = op.result()->type();
     if (accTy.scalar != Scalar::F32) unsupported(op, "accumulates in f32 only so far");
@@ -801,31 +833,39 @@ class Emitter {
     }
     frags_[op.result()] = acc;
     names_[op.result()] = acc.name;
-    std::string ty = in == Scalar::F16 ? "f16" : "bf16";
+    std::string ty = in == Scalar::F16 ? "f16" : in == Scalar::BF16 ? "bf16" : in == Scalar::F8E4M3 ? "e4m3" : "e5m2";
     line("{  // " + std::to_string(m) + "x" + std::to_string(n) + " += " + std::to_string(m) + "x" + std::to_string(k) + " * " +
-         std::to_string(k) + "x" + std::to_string(n) + ": " + std::to_string(k / 16 * (m / 64)) + " x wgmma m64n" +
-         std::to_string(n) + "k16 (A K-major, B N-major)");
+         std::to_string(k) + "x" + std::to_string(n) + ": " + std::to_string(k / kStep * (m / 64)) + " x wgmma m64n" +
+         std::to_string(n) + "k" + std::to_string(kStep) + (fp8 ? " (A K-major, B K-major)" : " (A K-major, B N-major)"));
     ++indent_;
     std::string a = fresh("a_slot"), b = fresh("b_slot");
     line("const uint8_t* " + a + " = " + ra.name + " + " + ex(op.operand(1)) + " * " + std::to_string(la.slotBytes) + ";");
     line("const uint8_t* " + b + " = " + rb.name + " + " + ex(op.operand(3)) + " * " + std::to_string(lb.slotBytes) + ";");
     for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");
     line("tawa::wgmma_fence();");
-    for (int64_t kk = 0; kk < k / 16; ++kk) {
-      // A (K-major): k-step kk lies in chunk kk*16 / chunkCols at byte kk*16 % chunkCols * elem of each
-      // row; 64-row blocks are 64 rows of one swizzle span apart; LBO unused (1), SBO = 8 rows.
-      int64_t aCol = kk * 16, aChunk = aCol / la.chunkCols, aIn = (aCol % la.chunkCols) * la.elemBytes;
-      // B (N-major): k-step kk starts 16 rows down; N-chunks are chunkBytes apart (LBO), 8-row
-      // groups one swizzle atom apart (SBO).
-      int64_t bOff = kk * 16 * lb.swizzle;
-      std::string db = "tawa::wgmma_smem_desc(" + b + " + " + std::to_string(bOff) + ", " + std::to_string(lb.chunkBytes) + ", " +
-                       std::to_string(8 * lb.swizzle) + ", " + std::to_string(swizzleMode(lb.swizzle)) + ")";
+    for (int64_t kk = 0; kk < k / kStep; ++kk) {
+      // A (K-major): k-step kk lies in chunk kk*kStep / chunkCols at byte kk*kStep % chunkCols * elem of
+      // each row; 64-row blocks are 64 rows of one swizzle span apart; LBO unused (1), SBO = 8 rows.
+      int64_t aCol = kk * kStep, aChunk = aCol / la.chunkCols, aIn = (aCol % la.chunkCols) * la.elemBytes;
+      std::string db;
+      if (fp8) {
+        // B (K-major, the NxK transpose): addressed like A, all N rows in one descriptor.
+        int64_t bChunk = aCol / lb.chunkCols, bIn = (aCol % lb.chunkCols) * lb.elemBytes;
+        db = "tawa::wgmma_smem_desc(" + b + " + " + std::to_string(bChunk * lb.chunkBytes + bIn) + ", 16, " +
+             std::to_string(8 * lb.swizzle) + ", " + std::to_string(swizzleMode(lb.swizzle)) + ")";
+      } else {
+        // B (N-major): k-step kk starts 16 rows down; N-chunks are chunkBytes apart (LBO), 8-row
+        // groups one swizzle atom apart (SBO).
+        int64_t bOff = kk * 16 * lb.swizzle;
+        db = "tawa::wgmma_smem_desc(" + b + " + " + std::to_string(bOff) + ", " + std::to_string(lb.chunkBytes) + ", " +
+             std::to_string(8 * lb.swizzle) + ", " + std::to_string(swizzleMode(lb.swizzle)) + ")";
+      }
       for (int64_t mb = 0; mb < acc.mBlocks; ++mb) {
         int64_t aOff = aChunk * la.chunkBytes + mb * 64 * la.swizzle + aIn;
         std::string da = "tawa::wgmma_smem_desc(" + a + " + " + std::to_string(aOff) + ", 16, " + std::to_string(8 * la.swizzle) +
                          ", " + std::to_string(swizzleMode(la.swizzle)) + ")";
-        line("tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k16_f32_" + ty + "<1>(" + acc.name + "[" + std::to_string(mb) +
-             "], " + da + ", " + db + ", 1);");
+        line("tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k" + std::to_string(kStep) + "_f32_" + ty + (fp8 ? "(" : "<1>(") +
+             acc.name + "[" + std::to_string(mb) + "], " + da + ", " + db + ", 1);");
       }
     }
     for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");
@@ -896,6 +936,7 @@ class Emitter {
   std::set<std::string> taken_;
   std::map<const Value*, int> descs_;  // make_desc -> index into allMaps_
   std::vector<TensorMapSpec> allMaps_;
+  std::set<int> transposed_;  // allMaps_ indices of tensor maps built transposed (fp8 B)
   int region_ = 0;  // the warp group being emitted
   std::map<const Value*, Ring> rings_;
   std::vector<const Value*> ringOrder_;

@@ -52,6 +52,19 @@ inline float bf16BitsToF32(uint16_t b) {
   return f;
 }
 
+// ---- fp8 decoding (wgmma inputs): e4m3 (bias 7, no infinities, S.1111.111 is NaN, max 448) and
+// e5m2 (bias 15, IEEE-style: the upper byte of an f16)
+
+inline float e4m3BitsToF32(uint8_t b) {
+  uint32_t e = (b >> 3) & 0xfu, m = b & 7u;
+  float v;
+  if ((b & 0x7fu) == 0x7fu) v = std::nanf("");
+  else if (e == 0) v = std::ldexp(static_cast<float>(m), -9);  // subnormal: m * 2^-6 / 8
+  else v = std::ldexp(static_cast<float>(8u + m), static_cast<int>(e) - 10);
+  return (b & 0x80u) ? -v : v;
+}
+inline float e5m2BitsToF32(uint8_t b) { return f16BitsToF32(static_cast<uint16_t>(b << 8)); }
+
 // The TMA / wgmma shared-memory swizzle of a shared-window address: the 16-byte chunk index (bits
 // [4, 7)) XOR the 128-byte row index within the repeating pattern (bits [7, 10)), restricted to 3, 2
 // or 1 bits for the 128B, 64B and 32B modes (patterns repeating every 1024, 512 and 256 bytes).

@@ -100,11 +100,11 @@ struct Fiber {
 
 struct MmaOp {
   uint64_t descA = 0, descB = 0;
-  int n = 0, transB = 0, scaleD = 1, elem = 0;  // elem: 0 f16, 1 bf16
+  int n = 0, transB = 0, scaleD = 1, elem = 0;  // elem: 0 f16, 1 bf16, 2 e4m3, 3 e5m2 (fp8: k32)
   int acc = -1;
   bool fresh = false;
   int issued = 0;
-  std::vector<float> a, b;                      // 64x16 and 16xn snapshots at issue
+  std::vector<float> a, b;                      // 64xK and Kxn snapshots at issue (K: kSteps(elem))
   const char* file = "";
   int line = 0;
 };
@@ -322,6 +322,9 @@ inline uint32_t canonical(const Desc& d, bool kMajor, int mn, int k, int esize) 
   uint32_t perAtom = d.swz / e;
   return (um / perAtom) * d.lbo + (um % perAtom) * e + (uk % 8) * d.swz + (uk / 8) * d.sbo;
 }
+// The K extent of one wgmma: 16 for f16/bf16, 32 for fp8; and the element size in bytes.
+inline int kSteps(int elem) { return elem >= 2 ? 32 : 16; }
+inline int elemSize(int elem) { return elem >= 2 ? 1 : 2; }
 // Gathers a rows x cols operand (element (mn, k)) through a descriptor; checks bounds, alignment and proxy fences.
 inline void gather(const Desc& d, bool kMajor, int mnCount, int kCount, int elem, std::vector<float>& out, bool transposeOut,
                    const char* which, const char* file, int line) {
@@ -329,16 +332,22 @@ inline void gather(const Desc& d, bool kMajor, int mnCount, int kCount, int elem
   out.assign(static_cast<size_t>(mnCount * kCount), 0.0f);
   for (int mn = 0; mn < mnCount; ++mn)
     for (int k = 0; k < kCount; ++k) {
-      uint32_t a = swizzle(d.start + canonical(d, kMajor, mn, k, 2), d.swz);
-      const uint8_t* p = atWindow(a, 2, (std::string("wgmma operand ") + which).c_str(), file, line);
+      int es = elemSize(elem);
+      uint32_t a = swizzle(d.start + canonical(d, kMajor, mn, k, es), d.swz);
+      const uint8_t* p = atWindow(a, static_cast<uint32_t>(es), (std::string("wgmma operand ") + which).c_str(), file, line);
       if (rt().dirtyOwner[a - kWindowBase])
         fail(std::string("wgmma reads operand ") + which + " at shared-window address " + std::to_string(a) +
                  ", written by " + who(rt().dirtyOwner[a - kWindowBase] - 1) +
                  " with a generic store and no fence.proxy.async since (the async proxy may not see it)",
              file, line);
-      uint16_t bits;
-      std::memcpy(&bits, p, 2);
-      float v = elem ? bf16BitsToF32(bits) : f16BitsToF32(bits);
+      float v;
+      if (es == 1) {
+        v = elem == 2 ? e4m3BitsToF32(*p) : e5m2BitsToF32(*p);
+      } else {
+        uint16_t bits;
+        std::memcpy(&bits, p, 2);
+        v = elem ? bf16BitsToF32(bits) : f16BitsToF32(bits);
+      }
       out[transposeOut ? static_cast<size_t>(k * mnCount + mn) : static_cast<size_t>(mn * kCount + k)] = v;
     }
 }
@@ -351,8 +360,9 @@ inline void fragment(int t, int i, int& row, int& col) {
 }
 
 inline void snapshotOperands(MmaOp& op, std::vector<float>& a, std::vector<float>& b) {
-  gather(decode(op.descA, "A", op.file, op.line), true, 64, 16, op.elem, a, false, "A", op.file, op.line);
-  gather(decode(op.descB, "B", op.file, op.line), op.transB == 0, op.n, 16, op.elem, b, true, "B", op.file, op.line);
+  int kc = kSteps(op.elem);
+  gather(decode(op.descA, "A", op.file, op.line), true, 64, kc, op.elem, a, false, "A", op.file, op.line);
+  gather(decode(op.descB, "B", op.file, op.line), op.transB == 0, op.n, kc, op.elem, b, true, "B", op.file, op.line);
 }
 
 inline void executeOp(WarpGroup& g, MmaOp& op, int wg) {
@@ -363,11 +373,11 @@ inline void executeOp(WarpGroup& g, MmaOp& op, int wg) {
              " changed between its issue and its completion (a slot was released or overwritten while the MMA was in flight)",
          op.file, op.line);
   Acc& acc = g.accs[static_cast<size_t>(op.acc)];
-  int n = op.n;
+  int n = op.n, kc = kSteps(op.elem);
   for (int m = 0; m < 64; ++m)
     for (int j = 0; j < n; ++j) {
       double s = 0;
-      for (int k = 0; k < 16; ++k) s += static_cast<double>(op.a[static_cast<size_t>(m * 16 + k)]) * op.b[static_cast<size_t>(k * n + j)];
+      for (int k = 0; k < kc; ++k) s += static_cast<double>(op.a[static_cast<size_t>(m * kc + k)]) * op.b[static_cast<size_t>(k * n + j)];
       float& d = acc.value[static_cast<size_t>(m * n + j)];
       d = static_cast<float>((op.scaleD ? static_cast<double>(d) : 0.0) + s);
     }
@@ -908,6 +918,23 @@ TAWA_EMU_WGMMA(64, bf16, 1)
 TAWA_EMU_WGMMA(128, bf16, 1)
 TAWA_EMU_WGMMA(256, bf16, 1)
 #undef TAWA_EMU_WGMMA
+// fp8: both operands K-major (no transpose), k32.
+#define TAWA_EMU_WGMMA_FP8(NN, TY, ELEM)                                                                                   \
+  inline void wgmma_mma_async_m64n##NN##k32_f32_##TY(float(&d)[NN / 2], uint64_t desc_a, uint64_t desc_b, int scale_d, \
+                                                       TAWA_EMU_LOC) {                                                     \
+    emu::mmaAsync<NN / 2>(d, desc_a, desc_b, scale_d, 0, ELEM, TAWA_EMU_AT);                                               \
+  }
+TAWA_EMU_WGMMA_FP8(16, e4m3, 2)
+TAWA_EMU_WGMMA_FP8(32, e4m3, 2)
+TAWA_EMU_WGMMA_FP8(64, e4m3, 2)
+TAWA_EMU_WGMMA_FP8(128, e4m3, 2)
+TAWA_EMU_WGMMA_FP8(256, e4m3, 2)
+TAWA_EMU_WGMMA_FP8(16, e5m2, 3)
+TAWA_EMU_WGMMA_FP8(32, e5m2, 3)
+TAWA_EMU_WGMMA_FP8(64, e5m2, 3)
+TAWA_EMU_WGMMA_FP8(128, e5m2, 3)
+TAWA_EMU_WGMMA_FP8(256, e5m2, 3)
+#undef TAWA_EMU_WGMMA_FP8
 
 namespace emu {
 inline void setmaxnreg(int n, bool inc, const char* file, int line) {
