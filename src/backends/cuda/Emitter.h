@@ -3,8 +3,9 @@
 //   requires: verified nv-level IR as warp-specialize + pipeline + lower-aref produce it: a pure
 //     prologue, nv.smem_alloc rings and nv.mbarrier_init arrays at the top level, one producer and
 //     one consumer wg.region, tile.return. The producer issues TMA loads of 2-D descriptors; the
-//     consumer multiplies f16/bf16 slots (or fp8 e4m3/e5m2 slots, with B K-major: fp8 wgmma has no transpose) with nv.wgmma into f32 accumulators and stores the result
-//     with nv.tma_store (optionally after a tile.cast to f16/bf16).
+//     consumer multiplies f16/bf16 slots (or fp8 e4m3/e5m2 slots, B then K-major: fp8 wgmma has
+//     no transpose) with nv.wgmma into f32 accumulators and stores the result with nv.tma_store
+//     (optionally after a tile.cast to f16/bf16).
 //   guarantees: one `extern "C" __global__ __launch_bounds__(128 * regions, 1)` kernel whose
 //     parameters are one `const __grid_constant__ CUtensorMap` per tile.make_desc and then every
 //     scalar argument; one dynamic shared-memory buffer (rings with the TMA swizzle matching the
