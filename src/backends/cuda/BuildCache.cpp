@@ -5,6 +5,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "ir/Diagnostic.h"
 
 namespace tawa::cuda {
 
@@ -42,5 +47,25 @@ std::filesystem::path cacheRoot(const std::filesystem::path& override) {
 }
 
 std::string tailOf(const std::string& s, size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
+
+std::string readFile(const std::filesystem::path& p, bool* ok) {
+  std::ifstream f(p, std::ios::binary);
+  if (ok) *ok = static_cast<bool>(f);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void writeFile(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+  if (!f) throw UserError(Location::at(std::make_shared<const std::string>(p.string()), 0, 0), "cannot write file");
+}
+
+std::string shellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
 
 }  // namespace tawa::cuda

@@ -16,5 +16,11 @@ std::string contentHash(const std::string& data);
 std::filesystem::path cacheRoot(const std::filesystem::path& override);
 // The last n characters of s, marked with "..." when cut (for tool logs in error messages).
 std::string tailOf(const std::string& s, size_t n);
+// A whole file as bytes (`ok`, when given, says whether it could be opened).
+std::string readFile(const std::filesystem::path& p, bool* ok = nullptr);
+// Writes bytes to a file; UserError naming the file when it cannot.
+void writeFile(const std::filesystem::path& p, const std::string& text);
+// A single-quoted shell word.
+std::string shellQuote(const std::string& s);
 
 }  // namespace tawa::cuda

@@ -25,29 +25,10 @@ namespace {
 
 Location where(const std::string& what) { return Location::at(std::make_shared<const std::string>(what), 0, 0); }
 
-std::string readFile(const fs::path& p, bool* ok = nullptr) {
-  std::ifstream f(p, std::ios::binary);
-  if (ok) *ok = static_cast<bool>(f);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-void writeFile(const fs::path& p, const std::string& text) {
-  std::ofstream f(p, std::ios::binary);
-  f << text;
-  if (!f) throw UserError(where(p.string()), "cannot write file");
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 // Runs a shell command with its output in `log`; returns the exit status.
 int run(const std::string& cmd, const fs::path& log) {
-  int rc = std::system((cmd + " > " + quote(log.string()) + " 2>&1").c_str());
+  int rc = std::system((cmd + " > " + shellQuote(log.string()) + " 2>&1").c_str());
   return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
 }
 
@@ -73,7 +54,7 @@ const Toolkit& findToolkit() {
   t.root = root.string();
   t.nvcc = nvcc.string();
   t.ptxas = ptxas.string();
-  t.version = capture(quote(t.nvcc) + " --version") + capture(quote(t.ptxas) + " --version");
+  t.version = capture(shellQuote(t.nvcc) + " --version") + capture(shellQuote(t.ptxas) + " --version");
   tk = t;
   return tk;
 }
@@ -167,16 +148,16 @@ CompiledModule compile(const std::string& source, const CompileOptions& opt) {
   writeFile(tmp / "kernel.cu", source);
 
   auto t0 = std::chrono::steady_clock::now();
-  std::string nvcc = quote(tk.nvcc) + flags + " -ptx -I" + quote(tmp.string()) + " " + quote((tmp / "kernel.cu").string()) + " -o " +
-                     quote((tmp / "kernel.ptx").string());
+  std::string nvcc = shellQuote(tk.nvcc) + flags + " -ptx -I" + shellQuote(tmp.string()) + " " + shellQuote((tmp / "kernel.cu").string()) + " -o " +
+                     shellQuote((tmp / "kernel.ptx").string());
   int rc = run(nvcc, tmp / "nvcc.log");
   cm.nvccSeconds = secondsSince(t0);
   if (rc != 0)
     throw UserError(where((tmp / "kernel.cu").string()), "nvcc failed (exit " + std::to_string(rc) + "):\n" +
                                                              tailOf(readFile(tmp / "nvcc.log"), 4000));
   t0 = std::chrono::steady_clock::now();
-  std::string ptxas = quote(tk.ptxas) + " -arch=" + opt.arch + " -O3 -v " + quote((tmp / "kernel.ptx").string()) + " -o " +
-                      quote((tmp / "kernel.cubin").string());
+  std::string ptxas = shellQuote(tk.ptxas) + " -arch=" + opt.arch + " -O3 -v " + shellQuote((tmp / "kernel.ptx").string()) + " -o " +
+                      shellQuote((tmp / "kernel.cubin").string());
   rc = run(ptxas, tmp / "ptxas.log");
   cm.ptxasSeconds = secondsSince(t0);
   if (rc != 0)

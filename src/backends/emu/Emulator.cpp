@@ -32,6 +32,9 @@ using cuda::capture;
 using cuda::cacheRoot;
 using cuda::contentHash;
 using cuda::tailOf;
+using cuda::readFile;
+using cuda::shellQuote;
+using cuda::writeFile;
 
 namespace fs = std::filesystem;
 
@@ -39,25 +42,6 @@ namespace {
 
 Location where(const std::string& what = "<emu>") { return Location::at(std::make_shared<const std::string>(what), 0, 0); }
 
-std::string readFile(const fs::path& p, bool* ok = nullptr) {
-  std::ifstream f(p, std::ios::binary);
-  if (ok) *ok = static_cast<bool>(f);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-void writeFile(const fs::path& p, const std::string& text) {
-  std::ofstream f(p, std::ios::binary);
-  f << text;
-  if (!f) throw UserError(where(p.string()), "cannot write file");
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 
 // The launcher appended to the emitted source: unpacks the parameters and runs the grid.
@@ -108,7 +92,7 @@ std::string compilerVersion(const std::string& cxx) {
   auto it = seen.find(cxx);
   if (it != seen.end()) return it->second;
   int rc = 0;
-  std::string v = capture(quote(cxx) + " --version", &rc);
+  std::string v = capture(shellQuote(cxx) + " --version", &rc);
   if (rc != 0) throw UserError(where(cxx), "the host C++ compiler '" + cxx + "' does not run: " + tailOf(v, 400), "set CXX");
   return seen[cxx] = v;
 }
@@ -179,8 +163,8 @@ CompiledKernel compile(const cuda::EmitResult& er, const Options& opt) {
   writeFile(tmp / "kernel.cpp", source);
   auto t0 = std::chrono::steady_clock::now();
   int rc = 0;
-  std::string log = capture(quote(cxx) + " " + flags + " -I" + quote((tmp / "cuda").string()) + " " + quote((tmp / "kernel.cpp").string()) +
-                                " -o " + quote((tmp / "kernel.so").string()),
+  std::string log = capture(shellQuote(cxx) + " " + flags + " -I" + shellQuote((tmp / "cuda").string()) + " " + shellQuote((tmp / "kernel.cpp").string()) +
+                                " -o " + shellQuote((tmp / "kernel.so").string()),
                             &rc);
   ck.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rc != 0)
