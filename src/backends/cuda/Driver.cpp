@@ -13,6 +13,11 @@ namespace {
 Location where() { return Location::at(std::make_shared<const std::string>("<cuda>"), 0, 0); }
 
 int64_t valueOf(const HostValue& h, const std::vector<int64_t>& intArgs, const std::string& param, const char* what) {
+  if (h.op) {
+    valueOf(h.parts[0], intArgs, param, what);  // the same checks on every argument it reads
+    valueOf(h.parts[1], intArgs, param, what);
+    return h.eval(intArgs);
+  }
   if (h.arg < 0) return h.constant;
   if (static_cast<size_t>(h.arg) >= intArgs.size())
     throw UserError(where(), "tensor map " + param + ": its " + what + " comes from argument #" + std::to_string(h.arg) +

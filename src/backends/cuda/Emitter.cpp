@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -12,7 +14,19 @@ namespace tawa::cuda {
 
 using namespace ir;
 
-std::string HostValue::str() const { return arg >= 0 ? "arg#" + std::to_string(arg) : std::to_string(constant); }
+std::string HostValue::str() const {
+  if (op) return "(" + parts[0].str() + " " + op + " " + parts[1].str() + ")";
+  return arg >= 0 ? "arg#" + std::to_string(arg) : std::to_string(constant);
+}
+
+int64_t HostValue::eval(const std::vector<int64_t>& intArgs) const {
+  if (op) {
+    int64_t a = parts[0].eval(intArgs), b = parts[1].eval(intArgs);
+    return op == '+' ? a + b : op == '-' ? a - b : a * b;
+  }
+  if (arg < 0) return constant;
+  return static_cast<size_t>(arg) < intArgs.size() ? intArgs[static_cast<size_t>(arg)] : 0;
+}
 
 namespace {
 
@@ -87,11 +101,41 @@ struct Bars {
   int64_t n = 0, count = 0, offset = 0;
   std::string kind;
 };
-// A tile held in registers in the wgmma accumulator fragment layout: M/64 blocks of N/2 values per thread.
+// A tile held in registers in the wgmma accumulator fragment layout: M/64 blocks of N/2 values per
+// thread. A row vector (tile<M>, e.g. a reduction along axis 1) is held the same way with the two
+// rows of each 64-row block that the thread's accumulator registers cover (`row`; perThread = 2),
+// replicated over the four threads of a quad.
 struct Frag {
   std::string name;
   Scalar elem = Scalar::F32;
   int64_t mBlocks = 0, perThread = 0;
+  bool row = false;
+};
+// Where an element expression is evaluated: inside the loops over a 2-D fragment (mi, ri) or over
+// a row vector (mi, h). `row`/`col` name the element's coordinates in the tile, `slot` indexes this
+// thread's entry of a row vector ("[mi][h]").
+struct Ctx {
+  std::string row, col, slot;
+};
+// A tile that is never materialized: a function of the element's coordinates (constants, splats,
+// aranges, broadcasts of row vectors, and elementwise ops on those).
+using Lazy = std::function<std::string(const Ctx&)>;
+// A tile in shared memory (an aref slot or a consumer's own TMA buffer), read by wgmma in place.
+struct View {
+  std::string base;          // C++ expression: the slot's first byte
+  TileLayout layout;
+  Type tile;                 // as stored (rows x cols, row-major with the TMA swizzle)
+  const Value* ring = nullptr;  // the nv.smem_alloc, or null for a consumer's own buffer
+  std::string slot;          // slot index expression (ring views)
+  bool transposed = false;   // a tile.permute of the stored tile
+};
+// A consumer's own buffer for a tile.desc_load it issues itself (e.g. Q): one TMA box, one mbarrier.
+struct Private {
+  std::string name, bar, phase;
+  TileLayout layout;
+  Type tile;
+  int64_t offset = 0, barOffset = 0;
+  int region = 0;
 };
 struct Staging {
   std::string name;
@@ -106,7 +150,7 @@ const std::set<std::string>& reservedNames() {
       "template", "typename", "operator", "true", "false", "nullptr", "sizeof", "register", "volatile", "inline", "asm",
       "private", "public", "protected", "friend", "virtual", "explicit", "mutable", "typedef", "try", "catch", "throw",
       "and", "or", "not", "xor", "bitand", "bitor", "compl", "min", "max", "int8_t", "int16_t", "int32_t", "int64_t",
-      "uint8_t", "uint32_t", "uint64_t", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "CUtensorMap"};
+      "uint8_t", "uint32_t", "uint64_t", "h", "j", "x", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "CUtensorMap"};
   return r;
 }
 
@@ -186,10 +230,17 @@ class Emitter {
     const AttrValue& a = c.attrs.at("value");
     if (t.elemIsFloat()) {
       double d = std::get<double>(a);
+      if (std::isnan(d)) unsupported(c, "a NaN constant is not emitted");
+      if (std::isinf(d)) {
+        if (t.scalar != Scalar::F32) unsupported(c, "an infinite constant is emitted for f32 only");
+        return d < 0 ? "(-tawa::inf_f32())" : "tawa::inf_f32()";
+      }
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.9g", d);
       std::string s = buf;
       if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+      if (t.scalar == Scalar::F16) return "tawa::to_f16(" + s + "f)";
+      if (t.scalar == Scalar::BF16) return "tawa::to_bf16(" + s + "f)";
       return t.scalar == Scalar::F32 ? s + "f" : s;
     }
     int64_t i = std::get<int64_t>(a);
@@ -207,8 +258,8 @@ class Emitter {
     return it->second;
   }
   void needScalar(const Op& op, const Type& t) {
-    if (!t.isScalar() || cType(t.scalar).empty() || t.elemIsFloat())
-      unsupported(op, "only integer scalar arithmetic is emitted so far, got " + t.str());
+    if (!t.isScalar() || cType(t.scalar).empty() || (t.elemIsFloat() && t.scalar != Scalar::F32))
+      unsupported(op, "only integer and f32 scalar arithmetic is emitted so far, got " + t.str());
   }
   Frag& frag(const Op& op, const Value* v) {
     auto it = frags_.find(v);
@@ -259,7 +310,13 @@ class Emitter {
       h.constant = std::get<int64_t>(d->attrs.at("value"));
       return h;
     }
-    unsupported(op, "descriptor shapes and strides must be kernel arguments or constants",
+    if (d && d->parent == &f_.body && v->type().isScalar() && v->type().elemIsInt() &&
+        (d->kind() == OpKind::Add || d->kind() == OpKind::Sub || d->kind() == OpKind::Mul)) {
+      h.op = d->kind() == OpKind::Add ? '+' : d->kind() == OpKind::Sub ? '-' : '*';
+      h.parts = {hostValue(op, d->operand(0)), hostValue(op, d->operand(1))};
+      return h;
+    }
+    unsupported(op, "descriptor shapes and strides must be kernel arguments, constants, or sums and products of them",
                 "the host builds the tensor map from them before the launch");
   }
 
@@ -352,6 +409,26 @@ class Emitter {
         if (op->kind() == OpKind::TmaLoad) {
           const Ring& ring = rings_.at(op->operand(1));
           setBox(*op, op->operand(0), ring.layout.rows, ring.layout.chunkCols, static_cast<int>(ring.layout.swizzle), ring.kMajor);
+        } else if (op->kind() == OpKind::DescLoad) {
+          const Type& t = op->result()->type();
+          int w = regionIndex(op);
+          if (w == 0) unsupported(*op, "a tile.desc_load left in the producer is not emitted (the producer fills aref slots)");
+          auto l = swizzledLayout(t);
+          if (!l)
+            unsupported(*op, "tile " + t.str() +
+                                 " has no TMA/wgmma layout: rows must be a multiple of 8 (at most 256) and a row 32, 64 or a "
+                                 "multiple of 128 bytes");
+          Private pv;
+          std::string hint = op->result()->nameHint.empty() ? "tile" : op->result()->nameHint;
+          pv.name = fresh(hint + "_buf");
+          pv.bar = fresh(hint + "_full");
+          pv.phase = fresh(hint + "_phase");
+          pv.layout = *l;
+          pv.tile = t;
+          pv.region = w;
+          setBox(*op, op->operand(0), l->rows, l->chunkCols, static_cast<int>(l->swizzle));
+          privates_[op] = pv;
+          privateOrder_.push_back(op);
         } else if (op->kind() == OpKind::TmaStore) {
           const Type& t = op->operand(1)->type();
           Staging s;
@@ -409,12 +486,26 @@ class Emitter {
     s.swizzleBytes = swizzle;
   }
 
+  // The index of the wg.region holding op.
+  int regionIndex(const Op* op) const {
+    const Op* r = op;
+    while (r && r->kind() != OpKind::WgRegion) r = r->parent ? r->parent->parentOp : nullptr;
+    for (size_t w = 0; w < regions_.size(); ++w)
+      if (regions_[w] == r) return static_cast<int>(w);
+    return -1;
+  }
+
   void layoutSmem() {
     int64_t off = 0;
     for (const Value* v : ringOrder_) {
       Ring& r = rings_.at(v);
       r.offset = off;
       off += r.depth * r.layout.slotBytes;
+    }
+    for (const Op* op : privateOrder_) {
+      Private& pv = privates_.at(op);
+      pv.offset = off;
+      off += pv.layout.slotBytes;
     }
     for (const Op* op : stagingOrder_) {
       Staging& s = stagings_.at(op);
@@ -425,6 +516,10 @@ class Emitter {
       Bars& b = bars_.at(v);
       b.offset = off;
       off += 8 * b.n;
+    }
+    for (const Op* op : privateOrder_) {
+      privates_.at(op).barOffset = off;
+      off += 8;
     }
     smemUsed_ = off;
     res_.smemBytes = off + kAlign;
@@ -470,6 +565,13 @@ class Emitter {
            r.tile.str() + ", " + std::to_string(l.slotBytes) + " B per slot: " + std::to_string(l.chunks) + " chunk(s) of " +
            std::to_string(l.rows) + "x" + std::to_string(l.chunkCols) + ", " + std::to_string(l.swizzle) + "B swizzle");
     }
+    for (const Op* op : privateOrder_) {
+      const Private& pv = privates_.at(op);
+      const auto& l = pv.layout;
+      line("uint8_t* " + pv.name + " = smem + " + std::to_string(pv.offset) + ";  // " + pv.tile.str() + " loaded by consumer " +
+           std::to_string(pv.region - 1) + " itself: " + std::to_string(l.chunks) + " chunk(s) of " + std::to_string(l.rows) + "x" +
+           std::to_string(l.chunkCols) + ", " + std::to_string(l.swizzle) + "B swizzle");
+    }
     for (const Op* op : stagingOrder_) {
       const Staging& s = stagings_.at(op);
       line("uint8_t* " + s.name + " = smem + " + std::to_string(s.offset) + ";  // epilogue staging, " + std::to_string(s.rows) +
@@ -481,7 +583,12 @@ class Emitter {
            std::to_string(b.n) + " mbarriers" + (b.kind.empty() ? "" : " (" + b.kind + ")") + ", " + std::to_string(b.count) +
            " arrival(s) per phase");
     }
-    if (!barOrder_.empty()) {
+    for (const Op* op : privateOrder_) {
+      const Private& pv = privates_.at(op);
+      line("uint64_t* " + pv.bar + " = reinterpret_cast<uint64_t*>(smem + " + std::to_string(pv.barOffset) + ");  // " + pv.name +
+           " is full (1 arrival + tx per phase)");
+    }
+    if (!barOrder_.empty() || !privateOrder_.empty()) {
       line("if (tawa::thread_idx() == 0) {");
       ++indent_;
       for (const Value* v : barOrder_) {
@@ -489,6 +596,10 @@ class Emitter {
         at(*v->definingOp());
         line("for (int s = 0; s < " + std::to_string(b.n) + "; ++s) tawa::mbarrier_init(&" + b.name + "[s], " +
              std::to_string(b.count) + ");");
+      }
+      for (const Op* op : privateOrder_) {
+        at(*op);
+        line("tawa::mbarrier_init(" + privates_.at(op).bar + ", 1);");
       }
       line("tawa::fence_mbarrier_init();");
       --indent_;
@@ -504,10 +615,15 @@ class Emitter {
         case OpKind::MbarInit:
         case OpKind::WgRegion:
         case OpKind::Return: break;
-        case OpKind::Constant:
-          if (op.result()->type().isTile()) break;  // materialized where it is used
-          [[fallthrough]];
-        default: emitScalar(op); break;
+        default:
+          if (op.numResults() == 1 && op.result()->type().isTile()) {
+            prologueTile_ = true;
+            emitTileOp(op);
+            prologueTile_ = false;
+          } else {
+            emitScalar(op);
+          }
+          break;
       }
     }
   }
@@ -528,6 +644,8 @@ class Emitter {
       auto it = b.ops().begin();
       // setmaxnreg is warp-group wide; the producer's remaining work runs on one elected thread.
       for (; it != b.ops().end() && (*it)->kind() == OpKind::SetMaxNReg; ++it) emitOp(**it);
+      for (const Op* op : privateOrder_)
+        if (privates_.at(op).region == static_cast<int>(w)) line("uint32_t " + privates_.at(op).phase + " = 0;");
       if (producer) {
         line("if (tawa::warp_idx_in_warpgroup() == 0 && tawa::elect_one_sync()) {");
         ++indent_;
@@ -579,17 +697,22 @@ class Emitter {
       case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
       case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr:
         needScalar(op, t);
+        if (t.elemIsFloat() && op.kind() != OpKind::Add && op.kind() != OpKind::Sub && op.kind() != OpKind::Mul &&
+            op.kind() != OpKind::Div)
+          unsupported(op, "not emitted for f32 scalars");
         e = ex(op.operand(0)) + " " + bin.at(op.kind()) + " " + ex(op.operand(1));
         break;
       case OpKind::Max:
       case OpKind::Min: {
         needScalar(op, t);
         std::string a = ex(op.operand(0)), b = ex(op.operand(1));
-        e = a + (op.kind() == OpKind::Max ? " > " : " < ") + b + " ? " + a + " : " + b;
+        if (t.elemIsFloat()) e = std::string(op.kind() == OpKind::Max ? "tawa::max_nan(" : "tawa::min_nan(") + a + ", " + b + ")";
+        else e = a + (op.kind() == OpKind::Max ? " > " : " < ") + b + " ? " + a + " : " + b;
         break;
       }
       case OpKind::FloorDiv: {
         needScalar(op, t);
+        if (t.elemIsFloat()) unsupported(op, "not emitted for f32 scalars");
         std::string a = ex(op.operand(0)), b = ex(op.operand(1));
         e = a + " / " + b + " - ((" + a + " % " + b + " != 0) && ((" + a + " < 0) != (" + b + " < 0)))";
         break;
@@ -659,17 +782,9 @@ class Emitter {
         line("tawa::fence_proxy_async_shared_cta();");
         return;
       }
-      case OpKind::Cast:
-        if (op.result()->type().isTile()) return emitTileCast(op);
-        return emitScalar(op);
-      case OpKind::Constant:
-        if (op.result()->type().isTile()) return;  // materialized where it is used
-        return;
-      case OpKind::SmemLoad:
-        unsupported(op, "reading an aref slot into registers is not emitted yet",
-                    "only tile.dot of two loaded tiles (wgmma from shared memory) is supported so far");
       default: break;
     }
+    if (op.numResults() == 1 && op.result()->type().isTile()) return emitTileOp(op);
     if (op.numResults() == 1 && op.result()->type().isScalar() && op.regions().empty()) return emitScalar(op);
     unsupported(op, "not emitted yet", "the CUDA backend covers the warp-specialized GEMM so far");
   }
@@ -692,14 +807,41 @@ class Emitter {
     at(op);
     std::vector<std::string> carried;
     std::vector<bool> isTile;
+    const Op* yield = body.terminator();
     for (size_t k = 0; k < op.numResults(); ++k) {
       const Value *init = op.operand(3 + k), *arg = body.arg(1 + k), *res = op.result(k);
-      if (res->type().isTile()) {
+      if (res->type().isTile() && yield && viewSource(yield->operand(k))) {
+        // A shared-memory slot carried to the next iteration: the loop carries its slot index.
+        const Op* src = viewSource(yield->operand(k));
+        const Ring& r = rings_.at(src->operand(0));
+        std::string n = fresh((arg->nameHint.empty() ? "carried" : arg->nameHint) + "_slot");
+        std::string init0 = "0";
+        if (auto iv = views_.find(init); iv != views_.end()) {
+          if (iv->second.ring != src->operand(0)) unsupported(op, "a loop carries slots of two different rings in one value");
+          init0 = iv->second.slot;
+        } else if (!lazies_.count(init)) {
+          unsupported(op, "a loop-carried shared-memory slot must start from another slot or a placeholder constant");
+        }
+        line("int " + n + " = " + init0 + ";  // slot of " + r.name + " carried from the previous iteration");
+        View v;
+        v.layout = r.layout;
+        v.tile = r.tile;
+        v.ring = src->operand(0);
+        v.slot = n;
+        v.base = r.name + " + " + n + " * " + std::to_string(r.layout.slotBytes);
+        for (const Op* d = yield->operand(k)->definingOp(); d && d->kind() == OpKind::Permute; d = d->operand(0)->definingOp())
+          v.transposed = !v.transposed;
+        views_[arg] = v;
+        views_[res] = v;
+        names_[arg] = n;
+        carried.push_back(n);
+        isTile.push_back(false);
+        viewCarried_.insert(arg);
+      } else if (res->type().isTile()) {
         // The loop's storage takes the result's name, or the body argument's when the result has none.
         if (res->nameHint.empty() && !arg->nameHint.empty()) names_[res] = fresh(arg->nameHint);
-        Frag fr = declareFrag(op, res->type(), nameFor(res));
-        if (const Op* c = tileConstant(init)) fill(fr, *c);
-        else copy(fr, frag(op, init));
+        Frag fr = declareTile(op, res->type(), nameFor(res));
+        assignTile(op, fr, init);
         frags_[arg] = fr;
         frags_[res] = fr;
         names_[arg] = fr.name;
@@ -728,9 +870,18 @@ class Emitter {
       for (size_t k = 0; k < carried.size(); ++k) {
         const Value* v = y->operand(k);
         if (isTile[k]) {
-          const Frag& from = frag(*y, v);
-          if (from.name != carried[k]) copy(frags_.at(body.arg(1 + k)), from);
+          assignTile(*y, frags_.at(body.arg(1 + k)), v);
           temps.emplace_back();
+        } else if (viewCarried_.count(body.arg(1 + k))) {
+          const View& now = views_.at(v);
+          if (now.ring != views_.at(body.arg(1 + k)).ring) unsupported(*y, "a loop carries slots of two different rings in one value");
+          if (now.slot != carried[k]) {
+            std::string t = fresh(carried[k] + "_next");
+            line("const int " + t + " = " + now.slot + ";");
+            temps.push_back(t);
+          } else {
+            temps.emplace_back();
+          }
         } else if (ex(v) != carried[k]) {
           std::string t = fresh(carried[k] + "_next");
           line("const " + cType(v->type().scalar) + " " + t + " = " + ex(v) + ";");
@@ -748,13 +899,22 @@ class Emitter {
 
   void emitIf(const Op& op) {
     std::vector<std::string> results;
+    std::vector<bool> isTile;
     for (size_t k = 0; k < op.numResults(); ++k) {
       const Type& t = op.result(k)->type();
-      if (t.isTile()) unsupported(op, "a tile.if yielding tiles is not emitted yet");
+      if (t.isTile()) {
+        if (single_ || prologueTile_) unsupported(op, "a tile.if yielding tiles is emitted in consumer warp groups only");
+        Frag fr = declareTile(op, t, nameFor(op.result(k)));
+        frags_[op.result(k)] = fr;
+        results.push_back(fr.name);
+        isTile.push_back(true);
+        continue;
+      }
       needScalar(op, t);
       std::string n = nameFor(op.result(k));
       line(cType(t.scalar) + " " + n + ";");
       results.push_back(n);
+      isTile.push_back(false);
     }
     at(op);
     line("if (" + ex(op.operand(0)) + ") {");
@@ -768,10 +928,426 @@ class Emitter {
       ++indent_;
       emitBlock(b);
       if (const Op* y = b.terminator())
-        for (size_t k = 0; k < results.size(); ++k) line(results[k] + " = " + ex(y->operand(k)) + ";");
+        for (size_t k = 0; k < results.size(); ++k) {
+          if (isTile[k]) assignTile(*y, frags_.at(op.result(k)), y->operand(k));
+          else line(results[k] + " = " + ex(y->operand(k)) + ";");
+        }
       --indent_;
     }
     line("}");
+  }
+
+  // ---- tiles in a consumer: register fragments, row vectors, lazy element expressions, smem views
+
+  static Ctx fragCtx() { return Ctx{"row", "col", "[mi][(ri >> 1) & 1]"}; }
+  static Ctx rowCtx() { return Ctx{"row", "", "[mi][h]"}; }
+  static bool mentions(const std::string& s, const std::string& id) {
+    for (size_t p = s.find(id); p != std::string::npos; p = s.find(id, p + 1)) {
+      bool l = p == 0 || !(std::isalnum(static_cast<unsigned char>(s[p - 1])) || s[p - 1] == '_');
+      size_t e = p + id.size();
+      bool r = e >= s.size() || !(std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_');
+      if (l && r) return true;
+    }
+    return false;
+  }
+
+  // The element expression of a tile operand (or a scalar) in context c.
+  std::string elem(const Op& op, const Value* v, const Ctx& c) {
+    if (v->type().isScalar()) return ex(v);
+    if (auto it = lazies_.find(v); it != lazies_.end()) return it->second(c);
+    if (auto it = frags_.find(v); it != frags_.end()) {
+      const Frag& fr = it->second;
+      if (fr.row) {
+        if (c.slot.empty())
+          unsupported(op, "a row vector held in registers (a reduction along axis 1) cannot be laid along the columns of a tile");
+        return fr.name + c.slot;
+      }
+      if (c.col.empty()) unsupported(op, "a 2-D register tile is used where a row vector is expected");
+      return fr.name + "[mi][ri]";
+    }
+    if (views_.count(v))
+      unsupported(op, "reading a shared-memory tile into registers is not emitted yet",
+                  "shared-memory tiles are read by tile.dot (wgmma) in place");
+    unsupported(op, "operand of type " + v->type().str() + " has no register form in the CUDA backend");
+  }
+
+  // Writes fr (a 2-D fragment or a row vector) element by element from e.
+  void writeFrag(const Frag& fr, const std::function<std::string(const Ctx&)>& e) {
+    Ctx c = fr.row ? rowCtx() : fragCtx();
+    std::string body = e(c);
+    bool r = mentions(body, "row"), col = mentions(body, "col");
+    line("TAWA_UNROLL");
+    line("for (int mi = 0; mi < " + std::to_string(fr.mBlocks) + "; ++mi) {");
+    line("TAWA_UNROLL");
+    if (fr.row) {
+      line("  for (int h = 0; h < 2; ++h) {");
+      if (r) line("    const int row = 64 * mi + tawa::wgmma_acc_row(2 * h);");
+      line("    " + fr.name + "[mi][h] = " + body + ";");
+    } else {
+      line("  for (int ri = 0; ri < " + std::to_string(fr.perThread) + "; ++ri) {");
+      if (r) line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");
+      if (col) line("    const int col = tawa::wgmma_acc_col(ri);");
+      line("    " + fr.name + "[mi][ri] = " + body + ";");
+    }
+    line("  }");
+    line("}");
+  }
+
+  // Declares register storage for a tile value: a 2-D fragment or (rank 1) a row vector.
+  Frag declareTile(const Op& op, const Type& t, const std::string& name) {
+    if (t.isTile() && t.rank() == 1) {
+      if (t.shape[0] % 64 != 0)
+        unsupported(op, "a row vector in registers must have a multiple of 64 rows (the wgmma accumulator layout), got " + t.str());
+      Frag fr;
+      fr.name = name;
+      fr.elem = t.scalar;
+      fr.mBlocks = t.shape[0] / 64;
+      fr.perThread = 2;
+      fr.row = true;
+      std::string ty = cType(fr.elem);
+      if (ty.empty()) unsupported(op, "element type " + std::string(scalarName(fr.elem)) + " has no register form yet");
+      line(ty + " " + fr.name + "[" + std::to_string(fr.mBlocks) + "][2];");
+      return fr;
+    }
+    return declareFrag(op, t, name);
+  }
+  // Initializes storage `to` from a tile value: a lazy expression or another fragment.
+  void assignTile(const Op& op, const Frag& to, const Value* from) {
+    if (auto it = lazies_.find(from); it != lazies_.end()) return writeFrag(to, it->second);
+    const Frag& fr = frag(op, from);
+    if (fr.name == to.name) return;
+    if (fr.row != to.row || fr.mBlocks != to.mBlocks || fr.perThread != to.perThread) unsupported(op, "register tiles of different shapes");
+    forEachReg(to, to.name + "[mi][ri] = " + fr.name + "[mi][ri];");
+  }
+
+  static bool floatElem(Scalar s) { return s == Scalar::F32; }
+
+  // The C++ expression of one element of an elementwise op, given its operands' element expressions.
+  std::string elementwise(const Op& op, const std::vector<std::string>& a) {
+    static const std::map<std::string, const char*> cmp = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
+                                                           {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
+    Scalar in = op.operand(op.kind() == OpKind::Select ? 1 : 0)->type().scalar;
+    Scalar out = op.result()->type().scalar;
+    bool fl = isFloat(in), i1 = in == Scalar::I1;
+    if (fl && !floatElem(in) && op.kind() != OpKind::Cast && op.kind() != OpKind::Select)
+      unsupported(op, "arithmetic on " + std::string(scalarName(in)) + " tiles is not emitted; compute in f32 and cast");
+    auto bin = [&](const char* o) { return "(" + a[0] + " " + o + " " + a[1] + ")"; };
+    switch (op.kind()) {
+      case OpKind::Add: return bin("+");
+      case OpKind::Sub: return bin("-");
+      case OpKind::Mul: return bin("*");
+      case OpKind::Div: return bin("/");
+      case OpKind::Rem:
+        if (fl) break;
+        return bin("%");
+      case OpKind::Max:
+        return fl ? "tawa::max_nan(" + a[0] + ", " + a[1] + ")" : "(" + a[0] + " > " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
+      case OpKind::Min:
+        return fl ? "tawa::min_nan(" + a[0] + ", " + a[1] + ")" : "(" + a[0] + " < " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
+      case OpKind::And: return bin(i1 ? "&&" : "&");
+      case OpKind::Or: return bin(i1 ? "||" : "|");
+      case OpKind::Xor: return bin(i1 ? "!=" : "^");
+      case OpKind::Shl:
+        if (fl) break;
+        return bin("<<");
+      case OpKind::Shr:
+        if (fl) break;
+        return bin(">>");
+      case OpKind::Cmp: return bin(cmp.at(op.strAttr("pred")));
+      case OpKind::Select: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+      case OpKind::Neg: return "(-" + a[0] + ")";
+      case OpKind::Not: return i1 ? "(!" + a[0] + ")" : "(~" + a[0] + ")";
+      case OpKind::Exp2:
+        if (!fl) break;
+        return "tawa::exp2_approx(" + a[0] + ")";
+      case OpKind::Cast: {
+        if (in == Scalar::F32 && out == Scalar::F16) return "tawa::to_f16(" + a[0] + ")";
+        if (in == Scalar::F32 && out == Scalar::BF16) return "tawa::to_bf16(" + a[0] + ")";
+        if (in == out) return a[0];
+        if (!isFloat(out) && !isFloat(in)) return "static_cast<" + cType(out) + ">(" + a[0] + ")";
+        if (out == Scalar::F32 && !isFloat(in)) return "static_cast<float>(" + a[0] + ")";
+        unsupported(op, "casts from " + std::string(scalarName(in)) + " to " + std::string(scalarName(out)) + " are not emitted yet");
+      }
+      default: break;
+    }
+    unsupported(op, "not emitted for " + std::string(scalarName(in)) + " tiles yet");
+  }
+
+  void emitTileOp(const Op& op) {
+    const Value* res = op.result();
+    const Type& t = res->type();
+    if (!t.isData())
+      unsupported(op, "tiles of pointers are not emitted: the CUDA backend moves data with tensor descriptors (TMA)",
+                  "load through tl.make_tensor_descriptor, or let block-access turn the pointer arithmetic into descriptors");
+    switch (op.kind()) {
+      case OpKind::Constant: {
+        std::string lit = literal(op);
+        lazies_[res] = [lit](const Ctx&) { return lit; };
+        return;
+      }
+      case OpKind::Splat: {
+        std::string e = ex(op.operand(0));
+        lazies_[res] = [e](const Ctx&) { return e; };
+        return;
+      }
+      case OpKind::Arange: {
+        int64_t start = op.intAttr("start");
+        lazies_[res] = [start](const Ctx& c) { return start ? "(" + c.row + " + " + std::to_string(start) + ")" : c.row; };
+        return;
+      }
+      case OpKind::ExpandDims: {
+        const Value* src = op.operand(0);
+        if (src->type().rank() != 1) unsupported(op, "only tile<N> -> tile<Nx1> or tile<1xN> is emitted");
+        if (op.intAttr("axis") == 1) {  // indexed by the row
+          if (auto it = lazies_.find(src); it != lazies_.end()) {
+            lazies_[res] = it->second;
+          } else {
+            const Frag& fr = frag(op, src);
+            if (!fr.row) unsupported(op, "expected a row vector");
+            std::string n = fr.name;
+            lazies_[res] = [n, &op, this](const Ctx& c) {
+              if (c.slot.empty()) unsupported(op, "a row vector held in registers cannot be laid along the columns of a tile");
+              return n + c.slot;
+            };
+          }
+        } else {  // indexed by the column
+          auto it = lazies_.find(src);
+          if (it == lazies_.end())
+            unsupported(op, "a row vector held in registers (a reduction along axis 1) cannot be laid along the columns of a tile");
+          Lazy f = it->second;
+          lazies_[res] = [f](const Ctx& c) { return f(Ctx{c.col, "", ""}); };
+        }
+        return;
+      }
+      case OpKind::Broadcast: {
+        const Value* src = op.operand(0);
+        if (auto it = lazies_.find(src); it != lazies_.end()) {
+          lazies_[res] = it->second;  // the expression already depends on the coordinate it varies along
+          return;
+        }
+        if (src->type().shape == t.shape && frags_.count(src)) {
+          frags_[res] = frags_.at(src);
+          return;
+        }
+        unsupported(op, "only broadcasts of row vectors, constants and index expressions are emitted");
+      }
+      case OpKind::Permute: {
+        auto it = views_.find(op.operand(0));
+        if (it == views_.end() || t.rank() != 2) unsupported(op, "only the transpose of a shared-memory tile (a wgmma operand) is emitted");
+        View v = it->second;
+        v.transposed = !v.transposed;
+        views_[res] = v;
+        return;
+      }
+      case OpKind::SmemLoad: {
+        const Ring& r = rings_.at(op.operand(0));
+        View v;
+        v.layout = r.layout;
+        v.tile = r.tile;
+        v.ring = op.operand(0);
+        v.slot = ex(op.operand(1));
+        v.base = r.name + " + " + v.slot + " * " + std::to_string(r.layout.slotBytes);
+        if (r.kMajor) unsupported(op, "an fp8 slot read by tile.dot is not emitted yet");
+        views_[res] = v;
+        return;
+      }
+      case OpKind::DescLoad: return emitDescLoad(op);
+      case OpKind::Dot: return emitDot(op);
+      case OpKind::Reduce: return emitReduce(op);
+      default: break;
+    }
+    if (!isElementwise(op.kind())) unsupported(op, "not emitted yet");
+    bool allLazy = true;
+    for (const Value* v : op.operands) allLazy = allLazy && (v->type().isScalar() || lazies_.count(v));
+    if (allLazy) {
+      std::vector<Lazy> fs;
+      for (const Value* v : op.operands) fs.push_back(lazies_.count(v) ? lazies_.at(v) : Lazy([e = ex(v)](const Ctx&) { return e; }));
+      lazies_[res] = [fs, &op, this](const Ctx& c) {
+        std::vector<std::string> a;
+        for (const Lazy& f : fs) a.push_back(f(c));
+        return elementwise(op, a);
+      };
+      return;
+    }
+    if (prologueTile_ || single_) unsupported(op, "tile arithmetic on registers is emitted in consumer warp groups only");
+    at(op);
+    Frag fr = declareTile(op, t, nameFor(res));
+    writeFrag(fr, [&](const Ctx& c) {
+      std::vector<std::string> a;
+      for (const Value* v : op.operands) a.push_back(elem(op, v, c));
+      return elementwise(op, a);
+    });
+    frags_[res] = fr;
+  }
+
+  // tile.reduce along axis 1 of a fragment: each thread folds its registers of each of its two rows,
+  // then the quad (lanes 4q..4q+3, which share those rows) folds with two butterfly shuffles.
+  void emitReduce(const Op& op) {
+    const Value* src = op.operand(0);
+    auto it = frags_.find(src);
+    if (op.intAttr("axis") != 1 || src->type().rank() != 2 || it == frags_.end() || it->second.row)
+      unsupported(op, "only reductions along axis 1 of a register tile (an MMA result or arithmetic on one) are emitted");
+    const Frag& in = it->second;
+    if (in.elem != Scalar::F32) unsupported(op, "reductions are emitted for f32 tiles only");
+    std::string kind = op.strAttr("kind");
+    auto fold = [&](const std::string& a, const std::string& b) {
+      if (kind == "sum") return a + " + " + b;
+      if (kind == "max") return "tawa::max_nan(" + a + ", " + b + ")";
+      if (kind == "min") return "tawa::min_nan(" + a + ", " + b + ")";
+      unsupported(op, "reduction kind '" + kind + "' is not emitted");
+    };
+    at(op);
+    Frag out = declareTile(op, op.result()->type(), nameFor(op.result()));
+    line("TAWA_UNROLL");
+    line("for (int mi = 0; mi < " + std::to_string(out.mBlocks) + "; ++mi) {");
+    line("TAWA_UNROLL");
+    line("  for (int h = 0; h < 2; ++h) {  // this thread's rows 8h + lane/4 of each 16-row warp slice");
+    line("    float x = " + in.name + "[mi][2 * h];");
+    line("    x = " + fold("x", in.name + "[mi][2 * h + 1]") + ";");
+    if (in.perThread > 4) {
+      line("TAWA_UNROLL");
+      line("    for (int j = 1; j < " + std::to_string(in.perThread / 4) + "; ++j) {");
+      line("      x = " + fold("x", in.name + "[mi][4 * j + 2 * h]") + ";");
+      line("      x = " + fold("x", in.name + "[mi][4 * j + 2 * h + 1]") + ";");
+      line("    }");
+    }
+    line("    x = " + fold("x", "tawa::shfl_xor(x, 1)") + ";");
+    line("    x = " + fold("x", "tawa::shfl_xor(x, 2)") + ";");
+    line("    " + out.name + "[mi][h] = x;");
+    line("  }");
+    line("}");
+    frags_[op.result()] = out;
+  }
+
+  // tile.desc_load in a consumer: one thread expects the bytes and issues the TMA box into the
+  // consumer's own buffer; the warp group waits on its mbarrier and then reads it in place.
+  void emitDescLoad(const Op& op) {
+    if (single_ || prologueTile_) unsupported(op, "a tile.desc_load is emitted in consumer warp groups only");
+    const Private& pv = privates_.at(&op);
+    const TensorMapSpec& map = allMaps_[static_cast<size_t>(descs_.at(op.operand(0)))];
+    const auto& l = pv.layout;
+    at(op);
+    std::string row = ex(op.operand(1)), col = ex(op.operand(2));
+    line("if (tawa::warpgroup_thread_idx() == 0) {  // " + pv.tile.str() + " -> " + pv.name);
+    line("  tawa::mbarrier_arrive_expect_tx(" + pv.bar + ", " + std::to_string(l.rows * l.cols * l.elemBytes) + ");");
+    for (int64_t j = 0; j < l.chunks; ++j)
+      line("  tawa::cp_async_bulk_tensor_2d_global_to_shared(" + pv.name + (j ? " + " + std::to_string(j * l.chunkBytes) : "") +
+           ", &" + map.param + ", " + col + (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + ", " + pv.bar + ");");
+    line("}");
+    line("tawa::mbarrier_wait_parity(" + pv.bar + ", " + pv.phase + ");");
+    line(pv.phase + " ^= 1u;");
+    View v;
+    v.base = pv.name;
+    v.layout = l;
+    v.tile = pv.tile;
+    views_[op.result()] = v;
+  }
+
+  // tile.dot on a consumer: A from shared memory (a view, K-major) or from registers (an f16/bf16
+  // fragment: its registers 8kk..8kk+7 are the A fragment of k-step kk), B from shared memory (a
+  // stored KxN tile, N-major, or the transpose of a stored NxK tile, K-major). Issued, committed
+  // and waited for at once: the result is in registers when the statement ends.
+  void emitDot(const Op& op) {
+    if (single_ || prologueTile_) unsupported(op, "wgmma is a warp-group operation and runs in consumer warp groups only");
+    const Value *va = op.operand(0), *vb = op.operand(1);
+    auto ib = views_.find(vb);
+    if (ib == views_.end())
+      unsupported(op, "the B operand of tile.dot must be a tile in shared memory (an aref slot or a tile.desc_load)");
+    const View& b = ib->second;
+    const View* a = views_.count(va) ? &views_.at(va) : nullptr;
+    const Frag* af = (!a && frags_.count(va)) ? &frags_.at(va) : nullptr;
+    if (!a && !af) unsupported(op, "the A operand of tile.dot must be a tile in shared memory or a register tile");
+    if (a && a->transposed) unsupported(op, "a transposed A operand is not emitted (A is read K-major)");
+    Scalar in = b.tile.scalar;
+    if ((in != Scalar::F16 && in != Scalar::BF16) || (a ? a->tile.scalar : af->elem) != in)
+      unsupported(op, "tile.dot on a consumer is emitted for f16 and bf16 operands (both the same) so far");
+    if (af && af->row) unsupported(op, "the A operand is a row vector");
+    const Type& at = va->type();
+    int64_t m = at.shape[0], k = at.shape[1], n = op.result()->type().shape[1];
+    static const std::set<int64_t> ns = {16, 32, 64, 128, 256};
+    if (m % 64 != 0 || k % 16 != 0 || !ns.count(n))
+      unsupported(op, "needs M a multiple of 64, K of 16 and N in {16, 32, 64, 128, 256}, got " + std::to_string(m) + "x" +
+                          std::to_string(n) + "x" + std::to_string(k));
+    if (op.result()->type().scalar != Scalar::F32) unsupported(op, "accumulates in f32 only so far");
+    int64_t regs = m * n / 128;
+    int64_t budget = regions_[static_cast<size_t>(region_)]->intAttr("regs") - 40;
+    if (regs > budget)
+      unsupported(op, "the " + std::to_string(m) + "x" + std::to_string(n) + " result needs " + std::to_string(regs) +
+                          " registers per thread of one consumer warp group (budget " + std::to_string(budget) + ")",
+                  "use smaller blocks");
+    this->at(op);
+    Frag acc;
+    const Value* accIn = op.numOperands() > 2 ? op.operand(2) : nullptr;
+    if (accIn && frags_.count(accIn) && uses_[accIn] == 1) {
+      acc = frags_.at(accIn);  // accumulate in place: nothing else reads the old value
+    } else {
+      acc = declareFrag(op, op.result()->type(), nameFor(op.result()));
+      if (accIn) assignTile(op, acc, accIn);
+      else writeFrag(acc, [](const Ctx&) { return std::string("0.0f"); });
+    }
+    frags_[op.result()] = acc;
+    names_[op.result()] = acc.name;
+    std::string ty = in == Scalar::F16 ? "f16" : "bf16";
+    // B: a stored KxN tile is N-major (transpose flag 1); the transpose of a stored NxK tile is K-major (0).
+    bool bKMajor = b.transposed;
+    const TileLayout& lb = b.layout;
+    if ((bKMajor ? lb.rows : lb.cols) != n || (bKMajor ? lb.cols : lb.rows) != k)
+      unsupported(op, "operand shapes do not match the shared-memory tile");
+    line("{  // " + std::to_string(m) + "x" + std::to_string(n) + " " + (accIn ? "+" : "") + "= " + std::to_string(m) + "x" +
+         std::to_string(k) + " * " + std::to_string(k) + "x" + std::to_string(n) + ": " + std::to_string(k / 16 * (m / 64)) +
+         " x wgmma m64n" + std::to_string(n) + "k16 (A " + (a ? "K-major in shared memory" : "in registers") + ", B " +
+         (bKMajor ? "K-major" : "N-major") + ")");
+    ++indent_;
+    std::string bs = fresh("b_tile"), as;
+    line("const uint8_t* " + bs + " = " + b.base + ";");
+    if (a) {
+      as = fresh("a_tile");
+      line("const uint8_t* " + as + " = " + a->base + ";");
+    }
+    for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");
+    line("tawa::wgmma_fence();");
+    for (int64_t kk = 0; kk < k / 16; ++kk) {
+      std::string db;
+      if (bKMajor) {
+        int64_t bChunk = kk * 16 / lb.chunkCols, bIn = (kk * 16 % lb.chunkCols) * lb.elemBytes;
+        db = "tawa::wgmma_smem_desc(" + bs + " + " + std::to_string(bChunk * lb.chunkBytes + bIn) + ", 16, " +
+             std::to_string(8 * lb.swizzle) + ", " + std::to_string(swizzleMode(lb.swizzle)) + ")";
+      } else {
+        db = "tawa::wgmma_smem_desc(" + bs + " + " + std::to_string(kk * 16 * lb.swizzle) + ", " + std::to_string(lb.chunkBytes) +
+             ", " + std::to_string(8 * lb.swizzle) + ", " + std::to_string(swizzleMode(lb.swizzle)) + ")";
+      }
+      for (int64_t mb = 0; mb < acc.mBlocks; ++mb) {
+        std::string call;
+        if (a) {
+          const TileLayout& la = a->layout;
+          int64_t aCol = kk * 16, aOff = aCol / la.chunkCols * la.chunkBytes + mb * 64 * la.swizzle + (aCol % la.chunkCols) * la.elemBytes;
+          std::string da = "tawa::wgmma_smem_desc(" + as + " + " + std::to_string(aOff) + ", 16, " + std::to_string(8 * la.swizzle) +
+                           ", " + std::to_string(swizzleMode(la.swizzle)) + ")";
+          call = "tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k16_f32_" + ty + "<" + (bKMajor ? "0" : "1") + ">(" + acc.name +
+                 "[" + std::to_string(mb) + "], " + da + ", " + db + ", 1);";
+        } else {
+          std::string r = af->name + "[" + std::to_string(mb) + "]";
+          auto pk = [&](int64_t i) {
+            return "tawa::pack_pair(" + r + "[" + std::to_string(8 * kk + i) + "], " + r + "[" + std::to_string(8 * kk + i + 1) + "])";
+          };
+          call = "tawa::wgmma_mma_async_rs_m64n" + std::to_string(n) + "k16_f32_" + ty + "<" + (bKMajor ? "0" : "1") + ">(" +
+                 acc.name + "[" + std::to_string(mb) + "], " + pk(0) + ", " + pk(2) + ", " + pk(4) + ", " + pk(6) + ", " + db + ", 1);";
+        }
+        line(call);
+      }
+    }
+    line("tawa::wgmma_commit_group();");
+    line("tawa::wgmma_wait_group<0>();");
+    for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");
+    --indent_;
+    line("}");
+  }
+
+  // A tile value that is a shared-memory view through tile.permute / nv.smem_load (for loop-carried slots).
+  const Op* viewSource(const Value* v) const {
+    const Op* d = v->definingOp();
+    while (d && d->kind() == OpKind::Permute) d = d->operand(0)->definingOp();
+    return d && d->kind() == OpKind::SmemLoad ? d : nullptr;
   }
 
   void emitTmaLoad(const Op& op) {
@@ -873,19 +1449,6 @@ class Emitter {
     line("}");
   }
 
-  void emitTileCast(const Op& op) {
-    const Frag& from = frag(op, op.operand(0));
-    at(op);
-    const Type& t = op.result()->type();
-    static const std::map<Scalar, const char*> conv = {
-        {Scalar::F16, "tawa::to_f16"}, {Scalar::BF16, "tawa::to_bf16"}, {Scalar::F32, "tawa::to_f32"}};
-    if (from.elem != Scalar::F32 || !conv.count(t.scalar))
-      unsupported(op, "casts of f32 accumulators to f16, bf16 or f32 are emitted so far, got " + t.str());
-    Frag to = declareFrag(op, t, nameFor(op.result()));
-    forEachReg(to, to.name + "[mi][ri] = " + std::string(conv.at(t.scalar)) + "(" + from.name + "[mi][ri]);");
-    frags_[op.result()] = to;
-  }
-
   void emitTmaStore(const Op& op) {
     const TensorMapSpec& map = allMaps_[static_cast<size_t>(descs_.at(op.operand(0)))];
     const Staging& s = stagings_.at(&op);
@@ -947,6 +1510,12 @@ class Emitter {
   std::vector<const Op*> regions_;
   std::map<const Value*, Frag> frags_;
   std::vector<std::vector<Frag>> accumulators_;
+  std::map<const Value*, Lazy> lazies_;
+  std::map<const Value*, View> views_;
+  std::map<const Op*, Private> privates_;
+  std::vector<const Op*> privateOrder_;
+  bool prologueTile_ = false;  // emitting the prologue: tiles there must stay lazy
+  std::set<const Value*> viewCarried_;  // loop arguments that carry a slot index
 };
 
 }  // namespace

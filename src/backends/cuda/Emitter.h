@@ -29,11 +29,16 @@ struct EmitOptions {
   bool includeHeader = true;    // start with #include "primitives.cuh" (off: to concatenate kernels)
 };
 
-// A host-side value the launch must supply: an IR function argument or a constant.
+// A host-side value the launch must supply: an IR function argument, a constant, or the sum,
+// difference or product of two such values (e.g. a descriptor's row count Z * H * N_CTX).
 struct HostValue {
-  int arg = -1;                 // index of the IR function argument, or -1 for `constant`
+  int arg = -1;                 // index of the IR function argument, or -1 for `constant` / `op`
   int64_t constant = 0;
-  std::string str() const;      // the argument's name or the constant
+  char op = 0;                  // '+', '-' or '*' of parts[0] and parts[1]
+  std::vector<HostValue> parts;
+  std::string str() const;      // "arg#i", the constant, or "(a op b)"
+  // The value at launch, given the integer value of every IR argument (others are never read).
+  int64_t eval(const std::vector<int64_t>& intArgs) const;
 };
 
 // How to build one CUtensorMap parameter with cuTensorMapEncodeTiled (2-D, row-major, inner stride 1).

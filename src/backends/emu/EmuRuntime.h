@@ -57,7 +57,7 @@ constexpr uint32_t kWindowBase = 1040;  // shared-window address of the dynamic 
 constexpr uint32_t kPoison = 0x7fbadbadu;  // a NaN: accumulator registers while a wgmma owns them
 constexpr size_t kStackBytes = 256 * 1024;
 
-enum class WaitKind { None, Mbar, NamedBar, Warp, Wgmma, BulkRead };
+enum class WaitKind { None, Mbar, NamedBar, Warp, Shfl, Wgmma, BulkRead };
 
 struct Wait {
   WaitKind kind = WaitKind::None;
@@ -77,6 +77,15 @@ struct Mbar {
 
 struct NamedBar {
   int count = 0, arrived = 0;
+  uint64_t gen = 0;
+};
+
+// A warp's shuffle exchange: lanes deposit into the buffer of the current generation's parity and
+// read their partner's value once all 32 have arrived (two buffers: a lane cannot reach the next
+// shuffle's deposit before every lane has read this one's).
+struct Shfl {
+  float v[2][32] = {};
+  int arrived = 0;
   uint64_t gen = 0;
 };
 
@@ -100,6 +109,7 @@ struct Fiber {
 
 struct MmaOp {
   uint64_t descA = 0, descB = 0;
+  bool aRegs = false;                           // A from registers (RS): op.a filled by every thread at issue
   int n = 0, transB = 0, scaleD = 1, elem = 0;  // elem: 0 f16, 1 bf16, 2 e4m3, 3 e5m2 (fp8: k32)
   int acc = -1;
   bool fresh = false;
@@ -152,6 +162,7 @@ struct Runtime {
   std::unordered_map<uint32_t, Mbar> mbars;
   NamedBar bars[16];
   std::vector<NamedBar> warps;                  // elect.sync rendezvous
+  std::vector<Shfl> shfl;                       // shfl.sync exchanges, per warp
   std::vector<WarpGroup> wgs;
   std::vector<AsyncOp> async;
   size_t asyncNext = 0;
@@ -361,7 +372,8 @@ inline void fragment(int t, int i, int& row, int& col) {
 
 inline void snapshotOperands(MmaOp& op, std::vector<float>& a, std::vector<float>& b) {
   int kc = kSteps(op.elem);
-  gather(decode(op.descA, "A", op.file, op.line), true, 64, kc, op.elem, a, false, "A", op.file, op.line);
+  if (op.aRegs) a = op.a;  // registers: deposited by each thread at issue
+  else gather(decode(op.descA, "A", op.file, op.line), true, 64, kc, op.elem, a, false, "A", op.file, op.line);
   gather(decode(op.descB, "B", op.file, op.line), op.transB == 0, op.n, kc, op.elem, b, true, "B", op.file, op.line);
 }
 
@@ -401,8 +413,11 @@ inline void executeOp(WarpGroup& g, MmaOp& op, int wg) {
   }
 }
 
+// aRegs: A from registers, this thread's four 32-bit registers (two 16-bit elements each, low half
+// first) in the accumulator-fragment layout of a 64x16 tile; descA is then unused.
 template <int N>
-inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, int transB, int elem, const char* file, int line) {
+inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, int transB, int elem, const char* file, int line,
+                     const uint32_t* aRegs = nullptr) {
   Runtime& r = rt();
   Fiber& f = self();
   int wg = f.tid / 128, t = f.tid % 128;
@@ -412,6 +427,8 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
   if (k == g.ops.size()) {
     MmaOp op;
     op.descA = descA, op.descB = descB, op.n = N * 2, op.transB = transB, op.scaleD = scaleD, op.elem = elem;
+    op.aRegs = aRegs != nullptr;
+    if (op.aRegs) op.a.assign(64 * 16, 0.0f);
     op.file = file, op.line = line;
     if (mine != f.inflight.end()) {
       op.acc = mine->second;
@@ -429,7 +446,8 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
     r.L->mmaOps++;
   }
   MmaOp& op = g.ops[k];
-  if (op.descA != descA || op.descB != descB || op.n != N * 2 || op.scaleD != scaleD || op.transB != transB || op.elem != elem)
+  if (op.descA != descA || op.descB != descB || op.n != N * 2 || op.scaleD != scaleD || op.transB != transB || op.elem != elem ||
+      op.aRegs != (aRegs != nullptr))
     fail("wgmma.mma_async #" + std::to_string(k) + " of warp group " + std::to_string(wg) +
              " is not uniform across the warp group (descriptors, shape, scale-d or types differ from another thread's)",
          file, line);
@@ -449,6 +467,13 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
     }
     f.inflight[&d[0]] = op.acc;
   }
+  if (aRegs)
+    for (int j = 0; j < 8; ++j) {
+      int row, col;
+      fragment(t, j, row, col);
+      uint16_t bits = static_cast<uint16_t>(aRegs[j / 2] >> (16 * (j % 2)));
+      op.a[static_cast<size_t>(row * 16 + col)] = elem ? bf16BitsToF32(bits) : f16BitsToF32(bits);
+    }
   // The warp group's op starts once its last thread has issued it: the operands are read from then on.
   if (++op.issued == 128) snapshotOperands(op, op.a, op.b);
 }
@@ -465,6 +490,7 @@ inline bool ready(const Wait& w) {
     }
     case WaitKind::NamedBar: return r.bars[w.id].gen != w.gen;
     case WaitKind::Warp: return r.warps[static_cast<size_t>(w.id)].gen != w.gen;
+    case WaitKind::Shfl: return r.shfl[static_cast<size_t>(w.id)].gen != w.gen;
     case WaitKind::Wgmma: {
       const WarpGroup& g = r.wgs[static_cast<size_t>(w.id)];
       if (g.commits.size() < w.gen) return false;
@@ -494,6 +520,9 @@ inline std::string describeWait(const Fiber& f) {
     case WaitKind::Warp:
       return "wait in elect.sync" + at + " for the other lanes of warp " + std::to_string(w.id) + " (" +
              std::to_string(r.warps[static_cast<size_t>(w.id)].arrived) + " of 32 arrived)";
+    case WaitKind::Shfl:
+      return "wait in shfl.sync" + at + " for the other lanes of warp " + std::to_string(w.id) + " (" +
+             std::to_string(r.shfl[static_cast<size_t>(w.id)].arrived) + " of 32 arrived)";
     case WaitKind::Wgmma:
       return "wait in wgmma.wait_group" + at + " for wgmma group " + std::to_string(w.gen - 1) +
              " to be committed by all 128 threads of warp group " + std::to_string(w.id);
@@ -555,6 +584,7 @@ inline void runBlock(char* stacks) {
   r.mbars.clear();
   for (auto& b : r.bars) b = NamedBar{};
   r.warps.assign((nthreads + 31) / 32, NamedBar{});
+  r.shfl.assign((nthreads + 31) / 32, Shfl{});
   r.wgs.assign((nthreads + 127) / 128, WarpGroup{});
   r.async.clear();
   r.asyncNext = 0;
@@ -918,6 +948,25 @@ TAWA_EMU_WGMMA(64, bf16, 1)
 TAWA_EMU_WGMMA(128, bf16, 1)
 TAWA_EMU_WGMMA(256, bf16, 1)
 #undef TAWA_EMU_WGMMA
+// A from registers (RS).
+#define TAWA_EMU_WGMMA_RS(NN, TY, ELEM)                                                                                     \
+  template <int TransB>                                                                                                     \
+  inline void wgmma_mma_async_rs_m64n##NN##k16_f32_##TY(float(&d)[NN / 2], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, \
+                                                          uint64_t desc_b, int scale_d, TAWA_EMU_LOC) {                     \
+    const uint32_t a[4] = {a0, a1, a2, a3};                                                                                 \
+    emu::mmaAsync<NN / 2>(d, 0, desc_b, scale_d, TransB, ELEM, TAWA_EMU_AT, a);                                             \
+  }
+TAWA_EMU_WGMMA_RS(16, f16, 0)
+TAWA_EMU_WGMMA_RS(32, f16, 0)
+TAWA_EMU_WGMMA_RS(64, f16, 0)
+TAWA_EMU_WGMMA_RS(128, f16, 0)
+TAWA_EMU_WGMMA_RS(256, f16, 0)
+TAWA_EMU_WGMMA_RS(16, bf16, 1)
+TAWA_EMU_WGMMA_RS(32, bf16, 1)
+TAWA_EMU_WGMMA_RS(64, bf16, 1)
+TAWA_EMU_WGMMA_RS(128, bf16, 1)
+TAWA_EMU_WGMMA_RS(256, bf16, 1)
+#undef TAWA_EMU_WGMMA_RS
 // fp8: both operands K-major (no transpose), k32.
 #define TAWA_EMU_WGMMA_FP8(NN, TY, ELEM)                                                                                   \
   inline void wgmma_mma_async_m64n##NN##k32_f32_##TY(float(&d)[NN / 2], uint64_t desc_a, uint64_t desc_b, int scale_d, \
@@ -935,6 +984,36 @@ TAWA_EMU_WGMMA_FP8(64, e5m2, 3)
 TAWA_EMU_WGMMA_FP8(128, e5m2, 3)
 TAWA_EMU_WGMMA_FP8(256, e5m2, 3)
 #undef TAWA_EMU_WGMMA_FP8
+
+// Register-fragment arithmetic: exact exp2 (the device's ex2.approx is within 2 ulp of it),
+// NaN-propagating max/min, shuffles as a warp rendezvous, 16-bit pairs packed low half first.
+inline float exp2_approx(float x) { return std::exp2(x); }
+inline float max_nan(float a, float b) { return std::isnan(a) || std::isnan(b) ? std::nanf("") : std::max(a, b); }
+inline float min_nan(float a, float b) { return std::isnan(a) || std::isnan(b) ? std::nanf("") : std::min(a, b); }
+inline float inf_f32() { return HUGE_VALF; }
+inline uint32_t pack_pair(f16 lo, f16 hi) { return static_cast<uint32_t>(lo.bits) | (static_cast<uint32_t>(hi.bits) << 16); }
+inline uint32_t pack_pair(bf16 lo, bf16 hi) { return static_cast<uint32_t>(lo.bits) | (static_cast<uint32_t>(hi.bits) << 16); }
+inline float shfl_xor(float v, int mask, TAWA_EMU_LOC) {
+  emu::Runtime& r = emu::rt();
+  int tid = emu::self().tid, warp = tid / 32, lane = tid % 32;
+  if (mask < 0 || mask > 31) emu::fail("shfl.sync.bfly with lane mask " + std::to_string(mask) + " outside [0, 31]", TAWA_EMU_AT);
+  emu::Shfl& x = r.shfl[static_cast<size_t>(warp)];
+  uint64_t gen = x.gen;
+  x.v[gen & 1][lane] = v;
+  if (++x.arrived == 32) {
+    x.arrived = 0;
+    x.gen++;
+  } else {
+    emu::Wait w;
+    w.kind = emu::WaitKind::Shfl;
+    w.id = warp;
+    w.gen = gen;
+    w.file = tawa_file;
+    w.line = tawa_line;
+    emu::block(w);
+  }
+  return x.v[gen & 1][lane ^ mask];
+}
 
 namespace emu {
 inline void setmaxnreg(int n, bool inc, const char* file, int line) {
