@@ -51,6 +51,7 @@ def attn_fwd(Q, K, V, Out, sm_scale, Z, H,
              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
     tl.static_assert(BLOCK_N <= HEAD_DIM, "BLOCK_N must not exceed HEAD_DIM")
     tl.static_assert(N_CTX % BLOCK_M == 0)
+    tl.static_assert(not CAUSAL or BLOCK_M % BLOCK_N == 0, "the diagonal stage covers BLOCK_M keys in steps of BLOCK_N")
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
     rows = Z * H * N_CTX

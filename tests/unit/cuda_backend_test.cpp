@@ -2,13 +2,16 @@
 // sm_90a by the toolkit's nvcc and ptxas, over f16 and bf16 (and fp8 e4m3/e5m2 inputs, B K-major), aref depth D in {2, 3, 4}, MMA depth
 // P in {0, 1}, and the blocks 64x64x32, 128x128x64 (one consumer and two cooperative ones) and
 // 128x256x64 (two cooperative consumers). Every kernel must compile with no spills and no local
-// memory, and its PTX must hold the instructions of the pipeline. The toolkit is required: without
-// it these tests fail, they do not skip. All kernels go into two translation units compiled side by
+// memory, and its PTX must hold the instructions of the pipeline. The same for fused attention
+// (examples/attention.py: head dims 64 and 128, causal or not, D 2 or 3), whose PTX must also hold
+// the quad shuffles and exp2 of the softmax. The toolkit is required: without it these tests fail,
+// they do not skip. All kernels go into two translation units compiled side by
 // side (and cached by content), so the whole suite costs two nvcc runs.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +21,8 @@
 
 #include "backends/cuda/Compiler.h"
 #include "backends/cuda/Emitter.h"
+#include "driver/Check.h"
+#include "driver/Spec.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
@@ -303,4 +308,46 @@ TEST(CudaEmit, CompilesAsHostCxx) {
   msg << log.rdbuf();
   std::filesystem::remove_all(dir);
   EXPECT_EQ(rc, 0) << msg.str();
+}
+
+TEST(CudaCompile, AttentionConfigurationsForSm90a) {
+  struct A {
+    int dim, blockM, blockN, depth;
+    bool causal;
+  };
+  const A all[] = {{64, 64, 64, 2, false}, {64, 64, 64, 3, true}, {128, 64, 64, 2, true}, {128, 64, 128, 2, false}};
+  std::string tu = "#include \"primitives.cuh\"\n\n";
+  std::vector<std::string> names;
+  for (const A& a : all) {
+    std::string spec = "Q:*fp16[R,D], K:*fp16[R,D], V:*fp16[R,D], Out:*fp16[R,D], sm_scale:fp32=0.125, Z:i32=4, H:i32=16, R=262144, D=" +
+                       std::to_string(a.dim) + ", N_CTX=4096, HEAD_DIM=" + std::to_string(a.dim) + ", BLOCK_M=" + std::to_string(a.blockM) +
+                       ", BLOCK_N=" + std::to_string(a.blockN) + ", CAUSAL=" + (a.causal ? "True" : "False");
+    transforms::PassOptions ws;
+    ws.depth = a.depth;
+    auto nv = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/examples/attention.py", "attn_fwd", driver::parseSpec(spec), ws, "nv");
+    cuda::EmitOptions o;
+    o.includeHeader = false;
+    o.kernelName = "attn_d" + std::to_string(a.dim) + "_n" + std::to_string(a.blockN) + "_D" + std::to_string(a.depth) +
+                   (a.causal ? "_causal" : "");
+    auto r = cuda::emitCudaKernel(*nv.module, *nv.kernel, o);
+    EXPECT_LE(r.smemBytes, 232448);
+    tu += r.source + "\n";
+    names.push_back(o.kernelName);
+  }
+  cuda::CompiledModule cm = cuda::compile(tu);
+  EXPECT_EQ(cm.ptxasLog.find("arning"), std::string::npos) << cm.ptxasLog;
+  for (const auto& n : names) {
+    SCOPED_TRACE(n);
+    auto u = std::find_if(cm.usage.begin(), cm.usage.end(), [&](const cuda::ResourceUsage& x) { return x.kernel == n; });
+    ASSERT_NE(u, cm.usage.end());
+    EXPECT_EQ(u->spillStores, 0);
+    EXPECT_EQ(u->spillLoads, 0);
+    EXPECT_EQ(u->stack, 0);
+    std::string k = entryPtx(cm.ptx, n);
+    ASSERT_FALSE(k.empty());
+    for (const char* insn : {"wgmma.mma_async", "cp.async.bulk.tensor", "mbarrier.try_wait.parity", "setmaxnreg", "shfl.sync.bfly",
+                             "ex2.approx", "max.NaN.f32"})
+      EXPECT_NE(k.find(insn), std::string::npos) << insn;
+    EXPECT_EQ(k.find(".local"), std::string::npos);
+  }
 }

@@ -1,0 +1,139 @@
+// The CPU emulator on the emitted fused-attention kernel (examples/attention.py, the FlashAttention
+// shape: a producer streams K and V through arefs, the consumer loads Q itself, computes QK^T with
+// wgmma from shared memory, the online softmax on the accumulator fragments (quad shuffles, exp2),
+// and PV with wgmma taking P from registers). Fresh random Q, K, V; the reference is a naive softmax
+// in double. Sequences of 256 keys with 64-key blocks and D = 2 wrap every ring twice. A mutation of
+// the A-from-registers fragment order must give wrong numbers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "backends/cuda/Emitter.h"
+#include "backends/emu/Emulator.h"
+#include "driver/Check.h"
+#include "driver/Spec.h"
+
+using namespace tawa;
+
+namespace {
+
+struct Attn {
+  int dim = 64, blockM = 64, blockN = 64, depth = 2;
+  bool causal = false;
+  std::string name() const {
+    return "attn_d" + std::to_string(dim) + "_m" + std::to_string(blockM) + "_n" + std::to_string(blockN) + "_D" +
+           std::to_string(depth) + (causal ? "_causal" : "");
+  }
+};
+
+constexpr int kZ = 1, kH = 2, kS = 256;
+constexpr double kScale = 0.0883883;
+
+cuda::EmitResult emitAttention(const Attn& a) {
+  std::string spec = "Q:*fp16[R,D], K:*fp16[R,D], V:*fp16[R,D], Out:*fp16[R,D], sm_scale:fp32=0.125, Z:i32=" + std::to_string(kZ) +
+                     ", H:i32=" + std::to_string(kH) + ", R=" + std::to_string(kZ * kH * kS) + ", D=" + std::to_string(a.dim) +
+                     ", N_CTX=" + std::to_string(kS) + ", HEAD_DIM=" + std::to_string(a.dim) + ", BLOCK_M=" + std::to_string(a.blockM) +
+                     ", BLOCK_N=" + std::to_string(a.blockN) + ", CAUSAL=" + (a.causal ? "True" : "False");
+  transforms::PassOptions ws;
+  ws.depth = a.depth;
+  auto nv = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/examples/attention.py", "attn_fwd", driver::parseSpec(spec), ws, "nv");
+  cuda::EmitOptions o;
+  o.kernelName = a.name();
+  return cuda::emitCudaKernel(*nv.module, *nv.kernel, o);
+}
+
+struct AttnRun {
+  std::vector<double> out, want;
+};
+
+AttnRun runAttention(const cuda::EmitResult& er, const Attn& a, uint64_t seed) {
+  const int64_t rows = int64_t{kZ} * kH * kS, D = a.dim;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<exec::Buffer> bufs = {exec::Buffer("Q", ir::Scalar::F16, {rows, D}), exec::Buffer("K", ir::Scalar::F16, {rows, D}),
+                                    exec::Buffer("V", ir::Scalar::F16, {rows, D}), exec::Buffer("Out", ir::Scalar::F16, {rows, D})};
+  for (int i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < bufs[static_cast<size_t>(i)].numel(); ++j) bufs[static_cast<size_t>(i)].setFloat(j, 2.0 * u(rng));
+  for (int64_t j = 0; j < bufs[3].numel(); ++j) bufs[3].setFloat(j, 777.0);  // no element may keep it
+  std::vector<exec::Arg> args = {exec::Arg::buf(0), exec::Arg::buf(1), exec::Arg::buf(2),    exec::Arg::buf(3),
+                                 exec::Arg::real(kScale), exec::Arg::integer(kZ), exec::Arg::integer(kH)};
+  // The reference: softmax(Q K^T * scale [causal]) V in double, from the f16 inputs as stored.
+  AttnRun r;
+  r.want.assign(static_cast<size_t>(rows * D), 0.0);
+  for (int64_t bh = 0; bh < kZ * kH; ++bh)
+    for (int64_t i = 0; i < kS; ++i) {
+      int64_t qi = bh * kS + i, last = a.causal ? i : kS - 1;
+      std::vector<double> p(static_cast<size_t>(last + 1));
+      double mx = -INFINITY, sum = 0;
+      for (int64_t j = 0; j <= last; ++j) {
+        double s = 0;
+        for (int64_t d = 0; d < D; ++d) s += bufs[0].getFloat(qi * D + d) * bufs[1].getFloat((bh * kS + j) * D + d);
+        p[static_cast<size_t>(j)] = s * kScale;
+        mx = std::max(mx, p[static_cast<size_t>(j)]);
+      }
+      for (double& x : p) sum += (x = std::exp(x - mx));
+      for (int64_t j = 0; j <= last; ++j)
+        for (int64_t d = 0; d < D; ++d)
+          r.want[static_cast<size_t>(qi * D + d)] += p[static_cast<size_t>(j)] / sum * bufs[2].getFloat((bh * kS + j) * D + d);
+    }
+  emu::launch(er, args, bufs, {kS / a.blockM, kZ * kH, 1});
+  for (int64_t j = 0; j < bufs[3].numel(); ++j) r.out.push_back(bufs[3].getFloat(j));
+  return r;
+}
+
+// f16 output, P rounded to f16 before PV: |out - want| <= 1e-2 * |want| + 1e-2 * rms(want).
+int64_t mismatches(const AttnRun& r, std::string* first) {
+  double ss = 0;
+  for (double w : r.want) ss += w * w;
+  double rtol = 1e-2, atol = rtol * std::sqrt(ss / static_cast<double>(r.want.size()));
+  int64_t bad = 0;
+  for (size_t i = 0; i < r.out.size(); ++i)
+    if (!(std::fabs(r.out[i] - r.want[i]) <= rtol * std::fabs(r.want[i]) + atol)) {
+      if (!bad && first) *first = "element " + std::to_string(i) + ": got " + std::to_string(r.out[i]) + ", want " + std::to_string(r.want[i]);
+      ++bad;
+    }
+  return bad;
+}
+
+uint64_t freshSeed() { return std::random_device{}(); }
+
+void expectCorrect(const Attn& a) {
+  SCOPED_TRACE(a.name());
+  uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  auto er = emitAttention(a);
+  // The FlashAttention-3 structure is in the text: P feeds wgmma from registers, rows reduce by shuffles.
+  EXPECT_NE(er.source.find("tawa::wgmma_mma_async_rs_m64n" + std::to_string(a.dim) + "k16_f32_f16<1>"), std::string::npos);
+  EXPECT_NE(er.source.find("tawa::shfl_xor(x, 2)"), std::string::npos);
+  EXPECT_NE(er.source.find("tawa::exp2_approx"), std::string::npos);
+  AttnRun r = runAttention(er, a, seed);
+  std::string first;
+  EXPECT_EQ(mismatches(r, &first), 0) << first;
+}
+
+}  // namespace
+
+TEST(EmuAttention, Dim64NonCausal) { expectCorrect({64, 64, 64, 2, false}); }
+TEST(EmuAttention, Dim64Causal) { expectCorrect({64, 64, 64, 2, true}); }
+TEST(EmuAttention, Dim128Causal) { expectCorrect({128, 64, 64, 2, true}); }
+TEST(EmuAttention, Dim128Block128) { expectCorrect({128, 64, 128, 2, false}); }
+TEST(EmuAttention, Dim64Rows128CausalDepth3) { expectCorrect({64, 128, 64, 3, true}); }
+
+TEST(EmuAttentionMutation, SwappedAFragmentRegisters) {
+  // The A-from-registers operand of PV takes the fragment registers 8kk..8kk+7 in order; swapping the
+  // first two packed registers (rows r and r+8) must give wrong numbers, not a pass.
+  Attn a{64, 64, 64, 2, false};
+  auto er = emitAttention(a);
+  const std::string from = "tawa::pack_pair(p_prev[0][0], p_prev[0][1]), tawa::pack_pair(p_prev[0][2], p_prev[0][3])";
+  size_t p = er.source.find(from);
+  ASSERT_NE(p, std::string::npos) << er.source;
+  er.source.replace(p, from.size(), "tawa::pack_pair(p_prev[0][2], p_prev[0][3]), tawa::pack_pair(p_prev[0][0], p_prev[0][1])");
+  std::string name = er.kernelName + "_swapped";
+  for (size_t q = 0; (q = er.source.find(er.kernelName + "(", q)) != std::string::npos; q += name.size())
+    er.source.replace(q, er.kernelName.size(), name);
+  er.kernelName = name;
+  AttnRun r = runAttention(er, a, freshSeed());
+  EXPECT_GT(mismatches(r, nullptr), 0);
+}
