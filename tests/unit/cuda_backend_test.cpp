@@ -67,9 +67,11 @@ std::string gemmTir(int bm, int bn, int bk, const std::string& ty) {
 struct Config {
   int bm, bn, bk, consumers, depth, mmaDepth;
   std::string ty;
+  int persistent = 0;  // warp-specialize --persistent N (--group-m 8)
   std::string name() const {
     return "gemm_" + ty + "_" + std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + "_c" +
-           std::to_string(consumers) + "_d" + std::to_string(depth) + "_p" + std::to_string(mmaDepth);
+           std::to_string(consumers) + "_d" + std::to_string(depth) + "_p" + std::to_string(mmaDepth) +
+           (persistent ? "_pers" + std::to_string(persistent) : "");
   }
 };
 
@@ -80,6 +82,8 @@ std::unique_ptr<ir::Module> lowered(const Config& c) {
   pm.options.depth = c.depth;
   pm.options.mmaDepth = c.mmaDepth;
   pm.options.consumers = c.consumers;
+  pm.options.persistent = c.persistent;
+  pm.options.groupM = c.persistent ? 8 : 0;
   pm.addPipeline("canonicalize,warp-specialize,pipeline,lower-aref");
   pm.run(*m);
   return m;
@@ -113,6 +117,11 @@ std::vector<Config> configs() {
     out.push_back({128, 256, 128, 2, d, 1, "f8e4m3"});
   }
   out.push_back({128, 128, 128, 2, 3, 1, "f8e5m2"});
+  // Made persistent on the H200's 132 SMs (grouped tile order).
+  // (warp-specialize keeps one consumer group in a persistent loop: 128x128 blocks.)
+  out.push_back({128, 128, 64, 1, 3, 1, "f16", 132});
+  out.push_back({128, 128, 64, 1, 2, 0, "bf16", 132});
+  out.push_back({128, 128, 128, 1, 3, 1, "f8e4m3", 132});
   return out;
 }
 

@@ -15,6 +15,8 @@
 #include "backends/cuda/Emitter.h"
 #include "backends/emu/EmuNumerics.h"
 #include "backends/emu/Emulator.h"
+#include "driver/Check.h"
+#include "driver/Spec.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
@@ -34,6 +36,7 @@ struct Gemm {
   std::string file;  // examples/*.tir
   std::string ty = "f16";
   int depth = 2, mmaDepth = 1, consumers = 1;
+  int persistent = 0, groupM = 0;  // warp-specialize --persistent N --group-m G
 };
 
 cuda::EmitResult emitGemm(const Gemm& g) {
@@ -51,11 +54,13 @@ cuda::EmitResult emitGemm(const Gemm& g) {
   pm.options.depth = g.depth;
   pm.options.mmaDepth = g.mmaDepth;
   pm.options.consumers = g.consumers;
+  pm.options.persistent = g.persistent;
+  pm.options.groupM = g.groupM;
   pm.addPipeline("canonicalize,warp-specialize,pipeline,lower-aref");
   pm.run(*m);
   cuda::EmitOptions o;
   o.kernelName = g.file.substr(0, g.file.find('.')) + "_" + g.ty + "_d" + std::to_string(g.depth) + "_p" + std::to_string(g.mmaDepth) +
-                 "_c" + std::to_string(g.consumers);
+                 "_c" + std::to_string(g.consumers) + (g.persistent ? "_pers" + std::to_string(g.persistent) + "_g" + std::to_string(g.groupM) : "");
   return cuda::emitCudaKernel(*m, *m->funcs.front(), o);
 }
 
@@ -271,6 +276,66 @@ TEST(EmuGemm, CooperativeBf16At256) {
   auto er = emitGemm({"matmul_desc_128.tir", "bf16", 3, 1, 2});
   EXPECT_EQ(er.threads, 384);
   GemmRun r = runGemm(er, ir::Scalar::BF16, 256, 256, 256, 128, 3);
+  std::string first;
+  EXPECT_EQ(mismatches(r, &first), 0) << first;
+}
+
+TEST(EmuGemm, MadePersistentGrouped) {
+  // warp-specialize --persistent 3 --group-m 2: three blocks walk the four 128x128 tiles of a
+  // 256x256x256 GEMM (one block takes two, carrying its ring phases across tiles); tile.num_programs
+  // reads the logical grid from the kernel's grid parameters.
+  uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  auto er = emitGemm({"matmul_desc_128.tir", "f16", 2, 1, 1, 3, 2});
+  EXPECT_EQ(er.persistentPrograms, 3);
+  EXPECT_EQ(cuda::launchGrid(er, {2, 2, 1}), (std::array<int64_t, 3>{3, 1, 1}));
+  GemmRun r = runGemm(er, ir::Scalar::F16, 256, 256, 256, 128, seed);
+  EXPECT_EQ(r.stats.blocks, 3);
+  std::string first;
+  EXPECT_EQ(mismatches(r, &first), 0) << first;
+}
+
+TEST(EmuGemm, MadePersistentBf16RowMajor) {
+  // Two blocks, row-major tile order, D = 3 over a 256x384x192 GEMM (six tiles, three K steps each).
+  uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  auto er = emitGemm({"matmul_desc_128.tir", "bf16", 3, 1, 1, 2, 0});
+  GemmRun r = runGemm(er, ir::Scalar::BF16, 256, 384, 192, 128, seed);
+  EXPECT_EQ(r.stats.blocks, 2);
+  std::string first;
+  EXPECT_EQ(mismatches(r, &first), 0) << first;
+}
+
+TEST(EmuGemm, WrittenPersistentPy) {
+  // examples/matmul_persistent_desc.py: the kernel walks its tiles itself (NUM_SMS = 3 programs,
+  // grouped order); the launch is its own grid of 3.
+  uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int M = 256, N = 256, K = 256;
+  auto nv = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/examples/matmul_persistent_desc.py", "matmul_persistent_desc_kernel",
+                               driver::parseSpec("a_ptr:*fp16[M,K], b_ptr:*fp16[K,N], c_ptr:*fp16[M,N], M:i32=256, N:i32=256, "
+                                                 "K:i32=256, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=2, NUM_SMS=3"),
+                               {}, "nv");
+  cuda::EmitOptions o;
+  o.kernelName = "matmul_persistent_desc_py";
+  auto er = cuda::emitCudaKernel(*nv.module, *nv.kernel, o);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<exec::Buffer> bufs = {exec::Buffer("a", ir::Scalar::F16, {M, K}), exec::Buffer("b", ir::Scalar::F16, {K, N}),
+                                    exec::Buffer("c", ir::Scalar::F16, {M, N})};
+  for (int i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < bufs[static_cast<size_t>(i)].numel(); ++j) bufs[static_cast<size_t>(i)].setFloat(j, u(rng));
+  for (int64_t j = 0; j < bufs[2].numel(); ++j) bufs[2].setFloat(j, 777.0);
+  GemmRun r;
+  r.ty = ir::Scalar::F16;
+  r.want.assign(static_cast<size_t>(M) * N, 0.0);
+  for (int i = 0; i < M; ++i)
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < N; ++j) r.want[static_cast<size_t>(i) * N + j] += bufs[0].getFloat(i * K + k) * bufs[1].getFloat(k * N + j);
+  std::vector<exec::Arg> args = {exec::Arg::buf(0), exec::Arg::buf(1), exec::Arg::buf(2), exec::Arg::integer(M), exec::Arg::integer(N),
+                                 exec::Arg::integer(K)};
+  r.stats = emu::launch(er, args, bufs, {3, 1, 1});
+  for (int64_t j = 0; j < bufs[2].numel(); ++j) r.c.push_back(bufs[2].getFloat(j));
   std::string first;
   EXPECT_EQ(mismatches(r, &first), 0) << first;
 }

@@ -466,6 +466,17 @@ class Emitter {
       p.irArg = static_cast<int>(i);
       res_.params.push_back(p);
     }
+    if (auto it = f_.attrs.find("persistent_programs"); it != f_.attrs.end() && std::holds_alternative<int64_t>(it->second)) {
+      res_.persistentPrograms = std::get<int64_t>(it->second);
+      static const char* axes[] = {"x", "y", "z"};
+      for (int d = 0; d < 3; ++d) {
+        KernelParam p;
+        p.name = gridParams_[d] = fresh(std::string("grid_") + axes[d]);
+        p.cType = "int32_t";
+        p.gridAxis = d;
+        res_.params.push_back(p);
+      }
+    }
   }
 
   // transposed: the tensor map walks the descriptor's columns as rows (K innermost for an fp8 B), so
@@ -691,7 +702,8 @@ class Emitter {
       case OpKind::ProgramId:
       case OpKind::NumPrograms: {
         static const char* axes[] = {"x", "y", "z"};
-        e = std::string(op.kind() == OpKind::ProgramId ? "tawa::block_idx_" : "tawa::grid_dim_") + axes[op.intAttr("axis")] + "()";
+        if (op.kind() == OpKind::NumPrograms && res_.persistentPrograms > 0) e = gridParams_[op.intAttr("axis")];  // the logical grid
+        else e = std::string(op.kind() == OpKind::ProgramId ? "tawa::block_idx_" : "tawa::grid_dim_") + axes[op.intAttr("axis")] + "()";
         break;
       }
       case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
@@ -1516,9 +1528,15 @@ class Emitter {
   std::vector<const Op*> privateOrder_;
   bool prologueTile_ = false;  // emitting the prologue: tiles there must stay lazy
   std::set<const Value*> viewCarried_;  // loop arguments that carry a slot index
+  std::string gridParams_[3];           // persistent kernels: the logical grid's parameters
 };
 
 }  // namespace
+
+std::array<int64_t, 3> launchGrid(const EmitResult& er, const std::array<int64_t, 3>& logical) {
+  if (er.persistentPrograms <= 0) return logical;
+  return {std::min(er.persistentPrograms, logical[0] * logical[1] * logical[2]), 1, 1};
+}
 
 EmitResult emitCudaKernel(const Module& m, const Func& kernel, const EmitOptions& opt) {
   (void)m;  // one kernel per call; calls to other functions are not emitted yet

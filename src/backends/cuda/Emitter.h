@@ -15,6 +15,7 @@
 //   The result also says how the host must build each tensor map and launch the kernel.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -57,6 +58,7 @@ struct KernelParam {
   std::string cType;            // "CUtensorMap", "int32_t", ...
   int irArg = -1;               // scalar parameters: the IR function argument
   int tensorMap = -1;           // CUtensorMap parameters: index into EmitResult::tensorMaps
+  int gridAxis = -1;            // persistent kernels: the logical grid's extent along this axis (int32)
 };
 
 struct EmitResult {
@@ -66,7 +68,14 @@ struct EmitResult {
   int64_t smemBytes = 0;        // dynamic shared memory to request (includes 1024 bytes of alignment slack)
   std::vector<KernelParam> params;
   std::vector<TensorMapSpec> tensorMaps;
+  // A kernel made persistent by warp-specialize (--persistent N): it runs min(N, blocks of the
+  // logical grid) blocks along x, which walk the logical grid; tile.num_programs reads the logical
+  // grid from the gridAxis parameters.
+  int64_t persistentPrograms = 0;
 };
+
+// The grid to launch for a logical grid (the spec's): itself, or the persistent programs along x.
+std::array<int64_t, 3> launchGrid(const EmitResult& er, const std::array<int64_t, 3>& logical);
 
 EmitResult emitCudaKernel(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});
 std::string emitCuda(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});

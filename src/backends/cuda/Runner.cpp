@@ -216,6 +216,12 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
       params.push_back(&maps[static_cast<size_t>(p.tensorMap)]);
       continue;
     }
+    if (p.gridAxis >= 0) {  // a persistent kernel's logical grid
+      auto v = static_cast<int32_t>(bound.grid[static_cast<size_t>(p.gridAxis)]);
+      std::memcpy(&scalars[i], &v, sizeof v);
+      params.push_back(&scalars[i]);
+      continue;
+    }
     TAWA_ASSERT(p.irArg >= 0 && static_cast<size_t>(p.irArg) < bound.args.size(), "a scalar kernel parameter names an IR argument");
     const exec::Arg& a = bound.args[static_cast<size_t>(p.irArg)];
     void* slot = &scalars[i];
@@ -248,7 +254,7 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   CUfunction fn = d.function(mod.m, er.kernelName);
   d.setMaxDynamicSmem(fn, static_cast<int>(er.smemBytes));
 
-  const auto& g = bound.grid;
+  const std::array<int64_t, 3> g = launchGrid(er, bound.grid);  // persistent kernels: fewer blocks than the spec's grid
   int64_t blocks = g[0] * g[1] * g[2];
   out << "ran @" << nv.kernel->name << " on GPU 0 (" << dev.name << ", sm_" << dev.ccMajor << dev.ccMinor << ", "
       << dev.multiprocessors << " SMs, driver " << dev.driverVersion / 1000 << "." << (dev.driverVersion % 1000) / 10

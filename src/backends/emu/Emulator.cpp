@@ -231,6 +231,12 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
       params.push_back(&maps[static_cast<size_t>(p.tensorMap)]);
       continue;
     }
+    if (p.gridAxis >= 0) {  // a persistent kernel's logical grid
+      auto v = static_cast<int32_t>(grid[static_cast<size_t>(p.gridAxis)]);
+      std::memcpy(&scalars[i], &v, sizeof v);
+      params.push_back(&scalars[i]);
+      continue;
+    }
     const exec::Arg& a = args.at(static_cast<size_t>(p.irArg));
     void* slot = &scalars[i];
     double fv = a.kind == exec::Arg::Kind::Float ? a.f : static_cast<double>(a.i);
@@ -275,7 +281,8 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
   std::vector<char> error(16384, 0), errorFile(1024, 0);
   TawaEmuLaunch L{};
   L.abiVersion = TAWA_EMU_ABI_VERSION;
-  for (int d = 0; d < 3; ++d) L.grid[d] = static_cast<int32_t>(grid[static_cast<size_t>(d)]);
+  const std::array<int64_t, 3> run = cuda::launchGrid(er, grid);  // persistent kernels: fewer blocks
+  for (int d = 0; d < 3; ++d) L.grid[d] = static_cast<int32_t>(run[static_cast<size_t>(d)]);
   L.threads = er.threads;
   L.smemBytes = er.smemBytes;
   L.seed = opt.seed;
@@ -291,7 +298,7 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
   auto t0 = std::chrono::steady_clock::now();
   int rc = reinterpret_cast<TawaEmuEntry>(ck.entry)(&L, params.data());
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  st.blocks = grid[0] * grid[1] * grid[2];
+  st.blocks = run[0] * run[1] * run[2];
   st.switches = L.switches;
   st.mmaOps = L.mmaOps;
   st.tmaOps = L.tmaOps;
@@ -332,6 +339,8 @@ int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
                 er.threads, static_cast<long long>(er.smemBytes), static_cast<int>(o.ws.depth), static_cast<int>(o.ws.mmaDepth),
                 static_cast<int>(o.ws.consumers));
   out << line;
+  if (er.persistentPrograms > 0)
+    out << "persistent: " << st.blocks << " block(s) walk the grid's " << g[0] * g[1] * g[2] << " tile(s)\n";
   std::snprintf(line, sizeof line, "compiled as host C++ in %.2f s%s; emulated in %.3f s (%llu fiber switches, %llu wgmma, %llu TMA)\n",
                 st.compileSeconds, st.cacheHit ? " (from the cache)" : "", st.seconds, static_cast<unsigned long long>(st.switches),
                 static_cast<unsigned long long>(st.mmaOps), static_cast<unsigned long long>(st.tmaOps));
