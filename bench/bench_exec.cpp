@@ -96,8 +96,8 @@ BENCHMARK(BM_WarpSpecializePipeline)->Arg(0)->Arg(1)->Unit(benchmark::kMicroseco
 
 // Everything tawa itself does to turn a kernel into CUDA C++ for sm_90a (front end excluded):
 // canonicalize, block-access, warp-specialize, pipeline, lower-aref and emission, for the
-// 128x128x64 cooperative GEMM (attention is not emitted yet). nvcc/ptxas are not included: their
-// time is reported by `tawa compile --target sm_90a --resource-usage`.
+// 128x128x64 cooperative GEMM. nvcc/ptxas are not included: their time is reported by
+// `tawa compile --target sm_90a --resource-usage`.
 void BM_PassesAndEmitGemm128(benchmark::State& state) {
   auto spec = driver::parseSpec("");
   transforms::PassOptions opt;
@@ -110,6 +110,21 @@ void BM_PassesAndEmitGemm128(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PassesAndEmitGemm128)->Unit(benchmark::kMicrosecond);
+
+// The same for fused attention (examples/attention.py: head dim 128, causal, 64-row query blocks,
+// 64-key blocks, D = 2), front end included since the kernel is Python: read, lower, specialize, emit.
+void BM_FrontendPassesAndEmitAttention(benchmark::State& state) {
+  auto spec = driver::parseSpec("Q:*fp16[R,D], K:*fp16[R,D], V:*fp16[R,D], Out:*fp16[R,D], sm_scale:fp32=0.125, Z:i32=4, "
+                                "H:i32=16, R=262144, D=128, N_CTX=4096, HEAD_DIM=128, BLOCK_M=64, BLOCK_N=64, CAUSAL=True");
+  transforms::PassOptions opt;
+  opt.depth = 2;
+  for (auto _ : state) {
+    auto lk = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/examples/attention.py", "attn_fwd", spec, opt, "nv");
+    auto r = cuda::emitCudaKernel(*lk.module, *lk.kernel);
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_FrontendPassesAndEmitAttention)->Unit(benchmark::kMicrosecond);
 
 // The Triton front end: read examples/attention.py and lower attn_fwd (causal) to verified tile IR.
 void BM_FrontendAttention(benchmark::State& state) {

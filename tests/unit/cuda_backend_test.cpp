@@ -360,3 +360,30 @@ TEST(CudaCompile, AttentionConfigurationsForSm90a) {
     EXPECT_EQ(k.find(".local"), std::string::npos);
   }
 }
+
+TEST(CudaCompile, NvrtcAndNvccBothBuildTheKernel) {
+  // The in-process NVRTC path (to PTX, then ptxas) and the nvcc fallback build the same kernel with
+  // the same resources; each names itself in the result. NVRTC is part of the toolkit: it must load.
+  std::string why;
+  ASSERT_FALSE(cuda::nvrtcVersion(&why).empty()) << why;
+  auto r = emit({128, 128, 64, 1, 3, 1, "f16"});
+  auto dir = std::filesystem::temp_directory_path() / ("tawa_fe_" + std::to_string(::getpid()));
+  cuda::CompiledModule m[2];
+  const char* fe[] = {"nvrtc", "nvcc"};
+  for (int i = 0; i < 2; ++i) {
+    cuda::CompileOptions o;
+    o.frontend = fe[i];
+    o.cacheDir = dir.string();
+    m[i] = cuda::compile(r.source, o);
+    EXPECT_EQ(m[i].frontend, fe[i]);
+    EXPECT_NE(m[i].ptx.find("wgmma.mma_async"), std::string::npos);
+    ASSERT_EQ(m[i].usage.size(), 1u);
+    EXPECT_EQ(m[i].usage[0].spillStores, 0);
+  }
+  EXPECT_NE(m[0].key, m[1].key);  // the front end is part of the cache key
+  EXPECT_EQ(m[0].usage[0].registers, m[1].usage[0].registers);
+  cuda::CompileOptions bad;
+  bad.frontend = "clang";
+  EXPECT_THROW(cuda::compile(r.source, bad), UserError);
+  std::filesystem::remove_all(dir);
+}

@@ -2,6 +2,7 @@
 
 #include "backends/cuda/BuildCache.h"
 
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,8 +37,91 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// libnvrtc, opened once: the toolkit's lib64 first, then the loader's search path.
+struct Nvrtc {
+  using Prog = void*;
+  int (*create)(Prog*, const char*, const char*, int, const char* const*, const char* const*) = nullptr;
+  int (*compile)(Prog, int, const char* const*) = nullptr;
+  int (*ptxSize)(Prog, size_t*) = nullptr;
+  int (*ptx)(Prog, char*) = nullptr;
+  int (*logSize)(Prog, size_t*) = nullptr;
+  int (*log)(Prog, char*) = nullptr;
+  int (*destroy)(Prog*) = nullptr;
+  int (*version)(int*, int*) = nullptr;
+  std::string ver, error;
+};
+
+const Nvrtc& nvrtc(const std::string& root) {
+  static std::once_flag once;
+  static Nvrtc n;
+  std::call_once(once, [&] {
+    void* h = nullptr;
+    std::string tried;
+    for (const std::string& name : {root + "/lib64/libnvrtc.so.13", root + "/lib64/libnvrtc.so", std::string("libnvrtc.so.13"),
+                                    std::string("libnvrtc.so")}) {
+      if ((h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+      tried += (tried.empty() ? "" : ", ") + name;
+    }
+    if (!h) {
+      n.error = "libnvrtc not found (tried " + tried + ")";
+      return;
+    }
+    auto sym = [&](auto& fn, const char* s) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, s));
+      if (!fn && n.error.empty()) n.error = std::string("libnvrtc lacks ") + s;
+    };
+    sym(n.create, "nvrtcCreateProgram");
+    sym(n.compile, "nvrtcCompileProgram");
+    sym(n.ptxSize, "nvrtcGetPTXSize");
+    sym(n.ptx, "nvrtcGetPTX");
+    sym(n.logSize, "nvrtcGetProgramLogSize");
+    sym(n.log, "nvrtcGetProgramLog");
+    sym(n.destroy, "nvrtcDestroyProgram");
+    sym(n.version, "nvrtcVersion");
+    int major = 0, minor = 0;
+    if (n.error.empty() && n.version(&major, &minor) == 0) n.ver = std::to_string(major) + "." + std::to_string(minor);
+    else if (n.error.empty()) n.error = "nvrtcVersion failed";
+  });
+  return n;
+}
+
+// CUDA C++ -> PTX with NVRTC, primitives.cuh handed over as an in-memory header. Returns false with
+// the program log in *log when the source does not compile.
+bool nvrtcToPtx(const Nvrtc& n, const std::string& source, const std::string& header, const std::string& arch,
+                const std::string& includeDir, std::string* ptx, std::string* log) {
+  Nvrtc::Prog prog = nullptr;
+  const char* headers[] = {header.c_str()};
+  const char* names[] = {"primitives.cuh"};
+  if (n.create(&prog, source.c_str(), "kernel.cu", 1, headers, names) != 0) {
+    *log = "nvrtcCreateProgram failed";
+    return false;
+  }
+  std::string archOpt = "--gpu-architecture=compute_" + arch.substr(arch.rfind('_') + 1), inc = "-I" + includeDir;
+  const char* opts[] = {archOpt.c_str(), "-std=c++17", inc.c_str()};
+  int rc = n.compile(prog, 3, opts);
+  size_t size = 0;
+  n.logSize(prog, &size);
+  log->assign(size, '\0');
+  if (size) n.log(prog, log->data());
+  while (!log->empty() && log->back() == '\0') log->pop_back();
+  if (rc == 0) {
+    n.ptxSize(prog, &size);
+    ptx->assign(size, '\0');
+    n.ptx(prog, ptx->data());
+    while (!ptx->empty() && ptx->back() == '\0') ptx->pop_back();
+  }
+  n.destroy(&prog);
+  return rc == 0;
+}
+
 
 }  // namespace
+
+std::string nvrtcVersion(std::string* why) {
+  const Nvrtc& n = nvrtc(findToolkit().root);
+  if (why) *why = n.error;
+  return n.ver;
+}
 
 const Toolkit& findToolkit() {
   static std::mutex mu;
@@ -109,9 +193,19 @@ CompiledModule compile(const std::string& source, const CompileOptions& opt) {
   std::string flags;
   for (const auto& f : opt.nvccFlags) flags += " " + f;
   flags += " -arch=" + opt.arch;
+  std::string frontend = opt.frontend, from = "CompileOptions::frontend";
+  if (const char* e = std::getenv("TAWA_CUDA_FRONTEND"); frontend == "auto" && e && *e) frontend = e, from = "TAWA_CUDA_FRONTEND";
+  if (frontend != "auto" && frontend != "nvrtc" && frontend != "nvcc")
+    throw UserError(where(from), "unknown CUDA front end '" + frontend + "'", "nvrtc, nvcc or auto");
+  const Nvrtc& rtc = nvrtc(tk.root);
+  bool useNvrtc = frontend != "nvcc" && rtc.error.empty();
+  if (frontend == "nvrtc" && !useNvrtc)
+    throw UserError(where(from), "NVRTC is not available: " + rtc.error, "use nvcc (TAWA_CUDA_FRONTEND=nvcc)");
 
   CompiledModule cm;
-  cm.key = contentHash(source + '\0' + flags + '\0' + tk.version + '\0' + header);
+  cm.frontend = useNvrtc ? "nvrtc" : "nvcc";
+  cm.key = contentHash(source + '\0' + (useNvrtc ? "nvrtc " + rtc.ver + " -std=c++17" : flags) + '\0' + tk.version + '\0' + header +
+                       '\0' + opt.arch);
   fs::path root = cacheRoot(opt.cacheDir) / "cuda";
   fs::path dir = root / cm.key;
   cm.dir = dir.string();
@@ -123,6 +217,7 @@ CompiledModule compile(const std::string& source, const CompileOptions& opt) {
     cm.ptxasLog = readFile(dir / "ptxas.log");
     cm.usage = parsePtxasVerbose(cm.ptxasLog);
     cm.cacheHit = hit;
+    cm.frontend = readFile(dir / "frontend");
   };
   if (opt.useCache && fs::exists(dir / "kernel.cubin") && fs::exists(dir / "ptxas.log")) {
     load(true);
@@ -148,13 +243,24 @@ CompiledModule compile(const std::string& source, const CompileOptions& opt) {
   writeFile(tmp / "kernel.cu", source);
 
   auto t0 = std::chrono::steady_clock::now();
-  std::string nvcc = shellQuote(tk.nvcc) + flags + " -ptx -I" + shellQuote(tmp.string()) + " " + shellQuote((tmp / "kernel.cu").string()) + " -o " +
-                     shellQuote((tmp / "kernel.ptx").string());
-  int rc = run(nvcc, tmp / "nvcc.log");
-  cm.nvccSeconds = secondsSince(t0);
-  if (rc != 0)
-    throw UserError(where((tmp / "kernel.cu").string()), "nvcc failed (exit " + std::to_string(rc) + "):\n" +
-                                                             tailOf(readFile(tmp / "nvcc.log"), 4000));
+  int rc = 0;
+  if (useNvrtc) {
+    std::string ptx, log;
+    bool built = nvrtcToPtx(rtc, source, header, opt.arch, (fs::path(tk.root) / "include").string(), &ptx, &log);
+    cm.nvccSeconds = secondsSince(t0);
+    writeFile(tmp / "nvrtc.log", log);
+    if (!built) throw UserError(where((tmp / "kernel.cu").string()), "NVRTC failed:\n" + tailOf(log, 4000));
+    writeFile(tmp / "kernel.ptx", ptx);
+  } else {
+    std::string nvcc = shellQuote(tk.nvcc) + flags + " -ptx -I" + shellQuote(tmp.string()) + " " + shellQuote((tmp / "kernel.cu").string()) +
+                       " -o " + shellQuote((tmp / "kernel.ptx").string());
+    rc = run(nvcc, tmp / "nvcc.log");
+    cm.nvccSeconds = secondsSince(t0);
+    if (rc != 0)
+      throw UserError(where((tmp / "kernel.cu").string()), "nvcc failed (exit " + std::to_string(rc) + "):\n" +
+                                                               tailOf(readFile(tmp / "nvcc.log"), 4000));
+  }
+  writeFile(tmp / "frontend", cm.frontend);
   t0 = std::chrono::steady_clock::now();
   std::string ptxas = shellQuote(tk.ptxas) + " -arch=" + opt.arch + " -O3 -v " + shellQuote((tmp / "kernel.ptx").string()) + " -o " +
                       shellQuote((tmp / "kernel.cubin").string());

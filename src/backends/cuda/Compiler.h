@@ -1,6 +1,9 @@
-// Compiles emitted CUDA C++ for sm_90a with the CUDA toolkit's nvcc (to PTX) and ptxas (to a cubin),
-// into a content-addressed cache: $XDG_CACHE_HOME/tawa/cuda/KEY (or ~/.cache/tawa/cuda/KEY), KEY =
-// a hash of the source, the flags, the compiler's version and primitives.cuh. A build happens in a
+// Compiles emitted CUDA C++ for sm_90a to PTX in-process with NVRTC (libnvrtc opened with dlopen;
+// nvcc -ptx when NVRTC is missing or asked for), then assembles the PTX into a cubin with the
+// standalone ptxas. (NVRTC's and nvJitLink's own sm_90a code generation crash on wgmma kernels on
+// these machines, see DESIGN.md; PTX output and ptxas are sound.) Results go into a content-addressed
+// cache: $XDG_CACHE_HOME/tawa/cuda/KEY (or ~/.cache/tawa/cuda/KEY), KEY = a hash of the source, the
+// flags, the front end and its version, ptxas's version and primitives.cuh. A build happens in a
 // private directory that is published with one atomic rename, so concurrent compilers never see a
 // half-written entry. ptxas -v is parsed into per-kernel resource usage.
 //   A missing toolkit is a UserError (exit 1): tests that need it fail loudly instead of skipping.
@@ -36,7 +39,9 @@ std::vector<ResourceUsage> parsePtxasVerbose(const std::string& log);
 
 struct CompileOptions {
   std::string arch = "sm_90a";
-  std::vector<std::string> nvccFlags = {"-O3", "-std=c++17"};
+  // CUDA C++ -> PTX: "nvrtc", "nvcc", or "auto": $TAWA_CUDA_FRONTEND when set, else NVRTC when it loads, else nvcc.
+  std::string frontend = "auto";
+  std::vector<std::string> nvccFlags = {"-O3", "-std=c++17"};  // nvcc only; NVRTC gets -std=c++17
   std::string cacheDir;     // empty: the user's cache directory
   bool useCache = true;     // false: always compile (still publishes the result)
 };
@@ -48,8 +53,12 @@ struct CompiledModule {
   std::string ptxasLog;     // ptxas -v output (resource lines, warnings)
   std::vector<ResourceUsage> usage;
   bool cacheHit = false;
-  double nvccSeconds = 0, ptxasSeconds = 0;  // 0 on a cache hit
+  std::string frontend;     // what made the PTX: "nvrtc" or "nvcc"
+  double nvccSeconds = 0, ptxasSeconds = 0;  // front end (NVRTC or nvcc) and ptxas; 0 on a cache hit
 };
+
+// NVRTC's version ("13.0"), or "" when libnvrtc cannot be opened (the reason in *why).
+std::string nvrtcVersion(std::string* why = nullptr);
 
 // Compiles one translation unit (which may hold several kernels). Compile errors are UserErrors
 // carrying the compiler's messages (they point into the kernel source through its #line directives).

@@ -60,7 +60,7 @@ int compileForTarget(const driver::LoadedKernel& lk, const std::string& target, 
       os << line;
     }
     os << (cm.cacheHit ? "compiled: cached in " + cm.dir + "\n"
-                       : "compiled in " + std::to_string(cm.nvccSeconds + cm.ptxasSeconds).substr(0, 5) + " s (nvcc " +
+                       : "compiled in " + std::to_string(cm.nvccSeconds + cm.ptxasSeconds).substr(0, 5) + " s (" + cm.frontend + " " +
                              std::to_string(cm.nvccSeconds).substr(0, 5) + " s, ptxas " +
                              std::to_string(cm.ptxasSeconds).substr(0, 5) + " s) into " + cm.dir + "\n");
   }

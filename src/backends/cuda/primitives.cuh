@@ -13,10 +13,26 @@
 
 #if defined(__CUDACC__)
 
+#if defined(__CUDACC_RTC__)
+// NVRTC has no C library headers: the fixed-width integers and the driver API's 128-byte tensor map
+// (passed by value as a __grid_constant__ parameter, read only by TMA) are declared here.
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+struct alignas(64) CUtensorMap {
+  unsigned long long opaque[16];
+};
+#else
 #include <cuda.h>        // CUtensorMap
+#include <stdint.h>
+#endif
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <stdint.h>
 
 #define TAWA_DEVICE __device__ __forceinline__
 // Full unrolling of the loops over accumulator registers: they must be indexed by constants.
