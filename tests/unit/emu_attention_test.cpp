@@ -14,6 +14,7 @@
 #include "backends/emu/Emulator.h"
 #include "driver/Check.h"
 #include "driver/Spec.h"
+#include "ir/Diagnostic.h"
 
 using namespace tawa;
 
@@ -136,4 +137,27 @@ TEST(EmuAttentionMutation, SwappedAFragmentRegisters) {
   er.kernelName = name;
   AttnRun r = runAttention(er, a, freshSeed());
   EXPECT_GT(mismatches(r, nullptr), 0);
+}
+
+TEST(EmuAttentionMutation, ScoresReadBeforeTheirWait) {
+  // Without the wgmma.wait_group after QK^T, the softmax reads the score registers while the wgmma
+  // owns them: the emulator must stop with a diagnostic, not compute with NaNs.
+  Attn a{64, 64, 64, 2, false};
+  auto er = emitAttention(a);
+  const std::string wait = "tawa::wgmma_wait_group<0>();";
+  size_t p = er.source.find(wait);
+  ASSERT_NE(p, std::string::npos);
+  er.source.erase(p, wait.size());
+  std::string name = er.kernelName + "_nowait";
+  for (size_t q = 0; (q = er.source.find(er.kernelName + "(", q)) != std::string::npos; q += name.size())
+    er.source.replace(q, er.kernelName.size(), name);
+  er.kernelName = name;
+  try {
+    runAttention(er, a, freshSeed());
+    FAIL() << "expected the emulator to stop";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("a value read from wgmma accumulator registers before the wgmma.wait_group"), std::string::npos)
+        << e.what();
+    EXPECT_NE(e.loc.str().find("attention.py"), std::string::npos) << e.loc.str();  // located in the kernel source
+  }
 }

@@ -2,7 +2,8 @@
 // the host primitives, on fresh random data against a naive double-precision reference; and mutations
 // of the emitted text (a wrong swizzle, a transposed fragment index, an off-by-one expect-tx, a missing
 // proxy fence, an accumulator touched while a wgmma owns it) that must give a wrong result or a
-// diagnostic, never a pass. Kernels are compiled once into the user's cache (content-addressed).
+// diagnostic, never a pass; persistent GEMMs (made and written); and a hand-written kernel of warp
+// shuffles and votes. Kernels are compiled once into the user's cache (content-addressed).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <random>
 #include <sstream>
 
+#include "backends/cuda/Compiler.h"
 #include "backends/cuda/Emitter.h"
 #include "backends/emu/EmuNumerics.h"
 #include "backends/emu/Emulator.h"
@@ -410,4 +412,63 @@ TEST(EmuMutation, AccumulatorTouchedBeforeWait) {
   auto er = emitGemm({"matmul_desc.tir", "f16", 2, 1, 1});
   expectCaught(mutate(er, "      tawa::wgmma_commit_group();", "      acc[0][0] = 0.0f;\n      tawa::wgmma_commit_group();", "touch"), 128, 128,
                128, 64, "wrote accumulator register", false);
+}
+
+TEST(EmuWarp, ShufflesAndVotes) {
+  // A hand-written kernel over the primitives (one warp group): each thread t writes
+  // [shfl_xor(t, 1), shfl_xor(t, 16), vote_all(lane != 5 || warp == 2), ballot(lane % 3 == 0) == 0x49249249]
+  // to row t of a 128x4 f32 buffer through shared memory and a TMA store.
+  cuda::EmitResult er;
+  er.kernelName = "warp_collectives";
+  er.threads = 128;
+  er.smemBytes = 1024 + 128 * 4 * 4 + 1024;
+  er.source = R"(#include "primitives.cuh"
+extern "C" __global__ void __launch_bounds__(128, 1) warp_collectives(const __grid_constant__ CUtensorMap out) {
+  uint8_t* smem = tawa::dynamic_smem_1024();
+  const int t = tawa::thread_idx(), lane = tawa::lane_idx(), warp = t / 32;
+  float a = tawa::shfl_xor(static_cast<float>(t), 1);
+  float b = tawa::shfl_xor(static_cast<float>(t), 16);
+  float c = tawa::vote_all(lane != 5 || warp == 2) ? 1.0f : 0.0f;
+  float d = tawa::ballot(lane % 3 == 0) == 0x49249249u && tawa::vote_any(lane == 31) && !tawa::vote_any(false) ? 1.0f : 0.0f;
+  tawa::st_shared_pair(smem + t * 16, a, b);
+  tawa::st_shared_pair(smem + t * 16 + 8, c, d);
+  tawa::fence_proxy_async_shared_cta();
+  tawa::bar_sync(0, 128);
+  if (t == 0) {
+    tawa::cp_async_bulk_tensor_2d_shared_to_global(&out, 0, 0, smem);
+    tawa::cp_async_bulk_commit_group();
+    tawa::cp_async_bulk_wait_group_read<0>();
+  }
+}
+)";
+  cuda::TensorMapSpec m;
+  m.param = "out";
+  m.elem = ir::Scalar::F32;
+  m.baseArg = 0;
+  m.rows.constant = 128;
+  m.cols.constant = 4;
+  m.rowStride.constant = 4;
+  m.colStride.constant = 1;
+  m.boxRows = 128;
+  m.boxCols = 4;
+  er.tensorMaps = {m};
+  cuda::KernelParam p;
+  p.name = "out";
+  p.cType = "CUtensorMap";
+  p.tensorMap = 0;
+  er.params = {p};
+  // The same text compiles for sm_90a into the PTX collectives.
+  cuda::CompiledModule cm = cuda::compile(er.source);
+  for (const char* insn : {"shfl.sync.bfly", "vote.sync.ballot", "vote.sync.all", "vote.sync.any"})
+    EXPECT_NE(cm.ptx.find(insn), std::string::npos) << insn;
+  std::vector<exec::Buffer> bufs = {exec::Buffer("out", ir::Scalar::F32, {128, 4})};
+  for (int64_t j = 0; j < bufs[0].numel(); ++j) bufs[0].setFloat(j, -7.0);
+  emu::launch(er, {exec::Arg::buf(0)}, bufs, {1, 1, 1});
+  for (int t = 0; t < 128; ++t) {
+    SCOPED_TRACE("thread " + std::to_string(t));
+    EXPECT_EQ(bufs[0].getFloat(t * 4 + 0), t ^ 1);
+    EXPECT_EQ(bufs[0].getFloat(t * 4 + 1), t ^ 16);
+    EXPECT_EQ(bufs[0].getFloat(t * 4 + 2), t / 32 == 2 ? 1.0 : 0.0);
+    EXPECT_EQ(bufs[0].getFloat(t * 4 + 3), 1.0);
+  }
 }

@@ -797,6 +797,10 @@ TAWA_DEVICE float min_nan(float a, float b) {
 TAWA_DEVICE float inf_f32() { return __int_as_float(0x7f800000); }
 // shfl.sync.bfly.b32 over the full warp: the value held by lane (lane ^ mask).
 TAWA_DEVICE float shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+// vote.sync over the full warp: the predicates of all 32 lanes (bit l: lane l), all of them, any.
+TAWA_DEVICE uint32_t ballot(bool p) { return __ballot_sync(0xffffffffu, p); }
+TAWA_DEVICE bool vote_all(bool p) { return __all_sync(0xffffffffu, p) != 0; }
+TAWA_DEVICE bool vote_any(bool p) { return __any_sync(0xffffffffu, p) != 0; }
 // Two 16-bit values as one 32-bit register, the first in the low half (a wgmma A-fragment register).
 TAWA_DEVICE uint32_t pack_pair(f16 lo, f16 hi) {
   __half2 h = __halves2half2(lo, hi);

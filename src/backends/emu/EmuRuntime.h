@@ -4,7 +4,8 @@
 //
 // Semantics modeled (PTX ISA 8.7):
 //   - threads, warps (32), warp groups (128); block barriers and named barriers (id, thread count);
-//     elect.sync as a warp rendezvous (the lowest lane is elected).
+//     elect.sync as a warp rendezvous (the lowest lane is elected); shfl.sync.bfly and vote.sync
+//     (ballot, all, any) over the full warp as a rendezvous exchanging every lane's value.
 //   - mbarrier: expected arrival count, pending arrivals, tx-count, phase; try_wait.parity is true
 //     once the phase of that parity has completed ((current phase & 1) != parity). arrive.expect_tx
 //     adds bytes then arrives; a TMA copy's completion subtracts its box bytes. A phase completes when
@@ -17,7 +18,9 @@
 //     the 64-bit descriptors (start, LBO, SBO, swizzle) into the canonical K-major / MN-major layouts.
 //     Each op snapshots its operands at issue; the math runs when a wait_group needs its group. The
 //     accumulator registers are poisoned from issue to completion (a write in between is reported,
-//     a read yields NaN); the smem operands changing between issue and completion is reported.
+//     a value read from them is reported when it reaches a conversion, a store, a shuffle or a math
+//     primitive); the smem operands changing between issue and completion is reported. A from
+//     registers (RS) is taken from each thread's four 32-bit registers at issue.
 //   - fence.proxy.async: shared bytes written by st_shared_pair stay "generic-dirty" for their writer
 //     until it fences; TMA stores and wgmma reading dirty bytes are reported.
 //   - setmaxnreg: 24..256, multiple of 8 (compile time), uniform across the warp group, the block's
@@ -784,9 +787,32 @@ inline uint8_t* dynamic_smem_1024() {
 }
 inline uint32_t smem_addr(const void* p, TAWA_EMU_LOC) { return emu::windowOf(p, 0, "smem_addr", TAWA_EMU_AT); }
 
-inline f16 to_f16(float x) { return f16{emu::f32ToF16Bits(x)}; }
-inline bf16 to_bf16(float x) { return bf16{emu::f32ToBf16Bits(x)}; }
-inline float to_f32(float x) { return x; }
+namespace emu {
+// An accumulator register is poisoned (kPoison, a signalling NaN) from wgmma issue to completion;
+// arithmetic keeps the payload (quieted). The conversions, stores, shuffles and math primitives
+// reject it: a read of an accumulator before its wgmma.wait_group is reported, not just a NaN.
+inline void checkRead(float x, const char* what, const char* file, int line) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if ((bits & 0x7fbfffffu) == (kPoison & 0x7fbfffffu))
+    fail(std::string("used, in ") + what + ", a value read from wgmma accumulator registers before the wgmma.wait_group that "
+                                           "completes their wgmma.mma_async",
+         file, line);
+}
+}  // namespace emu
+
+inline f16 to_f16(float x, TAWA_EMU_LOC) {
+  emu::checkRead(x, "a conversion to f16", TAWA_EMU_AT);
+  return f16{emu::f32ToF16Bits(x)};
+}
+inline bf16 to_bf16(float x, TAWA_EMU_LOC) {
+  emu::checkRead(x, "a conversion to bf16", TAWA_EMU_AT);
+  return bf16{emu::f32ToBf16Bits(x)};
+}
+inline float to_f32(float x, TAWA_EMU_LOC) {
+  emu::checkRead(x, "a conversion to f32", TAWA_EMU_AT);
+  return x;
+}
 
 namespace emu {
 inline void stShared(void* p, const void* v, uint32_t bytes, const char* file, int line) {
@@ -810,6 +836,8 @@ inline void st_shared_pair(void* p, bf16 a, bf16 b, TAWA_EMU_LOC) {
   emu::stShared(p, v, 4, TAWA_EMU_AT);
 }
 inline void st_shared_pair(void* p, float a, float b, TAWA_EMU_LOC) {
+  emu::checkRead(a, "st.shared", TAWA_EMU_AT);
+  emu::checkRead(b, "st.shared", TAWA_EMU_AT);
   float v[2] = {a, b};
   emu::stShared(p, v, 8, TAWA_EMU_AT);
 }
@@ -987,33 +1015,59 @@ TAWA_EMU_WGMMA_FP8(256, e5m2, 3)
 
 // Register-fragment arithmetic: exact exp2 (the device's ex2.approx is within 2 ulp of it),
 // NaN-propagating max/min, shuffles as a warp rendezvous, 16-bit pairs packed low half first.
-inline float exp2_approx(float x) { return std::exp2(x); }
-inline float max_nan(float a, float b) { return std::isnan(a) || std::isnan(b) ? std::nanf("") : std::max(a, b); }
-inline float min_nan(float a, float b) { return std::isnan(a) || std::isnan(b) ? std::nanf("") : std::min(a, b); }
+inline float exp2_approx(float x, TAWA_EMU_LOC) {
+  emu::checkRead(x, "ex2.approx", TAWA_EMU_AT);
+  return std::exp2(x);
+}
+inline float max_nan(float a, float b, TAWA_EMU_LOC) {
+  emu::checkRead(a, "max.NaN", TAWA_EMU_AT);
+  emu::checkRead(b, "max.NaN", TAWA_EMU_AT);
+  return std::isnan(a) || std::isnan(b) ? std::nanf("") : std::max(a, b);
+}
+inline float min_nan(float a, float b, TAWA_EMU_LOC) {
+  emu::checkRead(a, "min.NaN", TAWA_EMU_AT);
+  emu::checkRead(b, "min.NaN", TAWA_EMU_AT);
+  return std::isnan(a) || std::isnan(b) ? std::nanf("") : std::min(a, b);
+}
 inline float inf_f32() { return HUGE_VALF; }
 inline uint32_t pack_pair(f16 lo, f16 hi) { return static_cast<uint32_t>(lo.bits) | (static_cast<uint32_t>(hi.bits) << 16); }
 inline uint32_t pack_pair(bf16 lo, bf16 hi) { return static_cast<uint32_t>(lo.bits) | (static_cast<uint32_t>(hi.bits) << 16); }
-inline float shfl_xor(float v, int mask, TAWA_EMU_LOC) {
-  emu::Runtime& r = emu::rt();
-  int tid = emu::self().tid, warp = tid / 32, lane = tid % 32;
-  if (mask < 0 || mask > 31) emu::fail("shfl.sync.bfly with lane mask " + std::to_string(mask) + " outside [0, 31]", TAWA_EMU_AT);
-  emu::Shfl& x = r.shfl[static_cast<size_t>(warp)];
+namespace emu {
+// One exchange of the warp: every lane deposits v; once all 32 have, each gets the 32 values.
+inline const float* warpExchange(float v, const char* file, int line) {
+  Runtime& r = rt();
+  int tid = self().tid, warp = tid / 32, lane = tid % 32;
+  Shfl& x = r.shfl[static_cast<size_t>(warp)];
   uint64_t gen = x.gen;
   x.v[gen & 1][lane] = v;
   if (++x.arrived == 32) {
     x.arrived = 0;
     x.gen++;
   } else {
-    emu::Wait w;
-    w.kind = emu::WaitKind::Shfl;
+    Wait w;
+    w.kind = WaitKind::Shfl;
     w.id = warp;
     w.gen = gen;
-    w.file = tawa_file;
-    w.line = tawa_line;
-    emu::block(w);
+    w.file = file;
+    w.line = line;
+    block(w);
   }
-  return x.v[gen & 1][lane ^ mask];
+  return x.v[gen & 1];
 }
+}  // namespace emu
+inline float shfl_xor(float v, int mask, TAWA_EMU_LOC) {
+  if (mask < 0 || mask > 31) emu::fail("shfl.sync.bfly with lane mask " + std::to_string(mask) + " outside [0, 31]", TAWA_EMU_AT);
+  emu::checkRead(v, "shfl.sync", TAWA_EMU_AT);
+  return emu::warpExchange(v, TAWA_EMU_AT)[(emu::self().tid % 32) ^ mask];
+}
+inline uint32_t ballot(bool p, TAWA_EMU_LOC) {
+  const float* all = emu::warpExchange(p ? 1.0f : 0.0f, TAWA_EMU_AT);
+  uint32_t b = 0;
+  for (int l = 0; l < 32; ++l) b |= (all[l] != 0.0f ? 1u : 0u) << l;
+  return b;
+}
+inline bool vote_all(bool p, TAWA_EMU_LOC) { return ballot(p, TAWA_EMU_AT) == 0xffffffffu; }
+inline bool vote_any(bool p, TAWA_EMU_LOC) { return ballot(p, TAWA_EMU_AT) != 0u; }
 
 namespace emu {
 inline void setmaxnreg(int n, bool inc, const char* file, int line) {
