@@ -324,24 +324,7 @@ class Emitter {
     for (const auto& up : f_.body.ops()) {
       const Op& op = *up;
       switch (op.kind()) {
-        case OpKind::MakeDesc: {
-          const Type& d = op.result()->type();
-          if (d.rank() != 2) unsupported(op, "only 2-D tensor descriptors are emitted so far");
-          const Value* base = op.operand(0);
-          if (base->definingOp() || base->ownerBlock() != &f_.body)
-            unsupported(op, "the base of a descriptor must be a pointer argument of the kernel");
-          TensorMapSpec s;
-          s.param = nameFor(op.result());
-          s.elem = d.scalar;
-          s.baseArg = base->index();
-          s.rows = hostValue(op, op.operand(1));
-          s.cols = hostValue(op, op.operand(2));
-          s.rowStride = hostValue(op, op.operand(3));
-          s.colStride = hostValue(op, op.operand(4));
-          descs_[op.result()] = static_cast<int>(allMaps_.size());
-          allMaps_.push_back(s);
-          break;
-        }
+        case OpKind::MakeDesc: collectDesc(op); break;
         case OpKind::SmemAlloc: {
           Ring r;
           r.name = nameFor(op.result());
@@ -406,7 +389,9 @@ class Emitter {
     // Descriptors: the box and swizzle follow the slot they are copied into, or the staging tile.
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
-        if (op->kind() == OpKind::TmaLoad) {
+        if (op->kind() == OpKind::MakeDesc) {
+          collectDesc(*op);
+        } else if (op->kind() == OpKind::TmaLoad) {
           const Ring& ring = rings_.at(op->operand(1));
           setBox(*op, op->operand(0), ring.layout.rows, ring.layout.chunkCols, static_cast<int>(ring.layout.swizzle), ring.kMajor);
         } else if (op->kind() == OpKind::DescLoad) {
@@ -479,6 +464,130 @@ class Emitter {
     }
   }
 
+  // ---- descriptors on a moved base (block-access turns `ptr + offs_m * s0 + offs_n * s1` with masks
+  // into make_desc(ptr + r * s0 + c * s1, M - r, N - c, s0, s1) for the program's block r, c): the
+  // tensor map covers the whole tensor (M x N from ptr) and each TMA coordinate is shifted by (r, c).
+  // Bounds are the same: the moved descriptor's extent ends where the tensor's does.
+
+  // A product of SSA values and an integer constant; sums of them describe offsets and extents.
+  struct Product {
+    std::vector<const Value*> factors;  // sorted
+    int64_t constant = 1;
+  };
+  bool sumOfProducts(const Value* v, std::vector<Product>& out, int64_t sign = 1) {
+    const Op* d = v->definingOp();
+    if (d && v->type().isScalar() && v->type().elemIsInt()) {
+      switch (d->kind()) {
+        case OpKind::Constant: out.push_back({{}, sign * std::get<int64_t>(d->attrs.at("value"))}); return true;
+        case OpKind::Add: return sumOfProducts(d->operand(0), out, sign) && sumOfProducts(d->operand(1), out, sign);
+        case OpKind::Sub: return sumOfProducts(d->operand(0), out, sign) && sumOfProducts(d->operand(1), out, -sign);
+        case OpKind::Mul: {
+          std::vector<Product> a, b;
+          if (!sumOfProducts(d->operand(0), a) || !sumOfProducts(d->operand(1), b)) return false;
+          for (const Product& x : a)
+            for (const Product& y : b) {
+              Product p{x.factors, sign * x.constant * y.constant};
+              p.factors.insert(p.factors.end(), y.factors.begin(), y.factors.end());
+              std::sort(p.factors.begin(), p.factors.end());
+              out.push_back(p);
+            }
+          return true;
+        }
+        default: break;
+      }
+    }
+    out.push_back({{v}, sign});
+    return true;
+  }
+  // Sums like terms and drops zeros.
+  static std::vector<Product> simplify(std::vector<Product> t) {
+    std::map<std::vector<const Value*>, int64_t> m;
+    for (const Product& p : t) m[p.factors] += p.constant;
+    std::vector<Product> out;
+    for (const auto& [f, c] : m)
+      if (c) out.push_back({f, c});
+    return out;
+  }
+  // term / stride, when the stride (a value or a constant) divides it.
+  static bool divideBy(const Product& term, const Value* stride, Product& q) {
+    q = term;
+    const Op* d = stride->definingOp();
+    if (d && d->kind() == OpKind::Constant) {
+      int64_t c = std::get<int64_t>(d->attrs.at("value"));
+      if (c == 0 || term.constant % c != 0) return false;
+      q.constant /= c;
+      return true;
+    }
+    auto it = std::find(q.factors.begin(), q.factors.end(), stride);
+    if (it == q.factors.end()) return false;
+    q.factors.erase(it);
+    return true;
+  }
+  HostValue hostProducts(const Op& op, const std::vector<Product>& terms) {
+    HostValue sum;
+    bool first = true;
+    for (const Product& p : terms) {
+      HostValue prod;
+      prod.constant = p.constant;
+      for (const Value* f : p.factors) {
+        if (f->definingOp() || f->ownerBlock() != &f_.body)
+          unsupported(op, "the tensor behind this descriptor has an extent that depends on the program id",
+                      "TMA needs the whole tensor's extent at launch");
+        HostValue a;
+        a.arg = f->index();
+        HostValue m;
+        m.op = '*';
+        m.parts = {prod, a};
+        prod = m;
+      }
+      if (first) {
+        sum = prod;
+      } else {
+        HostValue s;
+        s.op = '+';
+        s.parts = {sum, prod};
+        sum = s;
+      }
+      first = false;
+    }
+    return sum;
+  }
+  void rebase(const Op& op, const Op& addptr, TensorMapSpec& s) {
+    const Value* base = addptr.operand(0);
+    if (base->definingOp() || base->ownerBlock() != &f_.body)
+      unsupported(op, "the base of a descriptor must be a pointer argument of the kernel, or one moved by whole rows and columns");
+    s.baseArg = base->index();
+    std::vector<Product> off, shift[2];
+    if (!sumOfProducts(addptr.operand(1), off)) unsupported(op, "cannot analyze the descriptor's base offset");
+    for (const Product& t : simplify(off)) {
+      Product q;
+      if (divideBy(t, op.operand(3), q)) shift[0].push_back(q);
+      else if (divideBy(t, op.operand(4), q)) shift[1].push_back(q);
+      else unsupported(op, "the descriptor's base is not moved by whole rows and columns (an offset term is not a multiple of a stride)");
+    }
+    // The tensor's extents: the descriptor's plus the shift; they must not depend on the program.
+    HostValue* ext[2] = {&s.rows, &s.cols};
+    for (int d = 0; d < 2; ++d) {
+      std::vector<Product> e;
+      sumOfProducts(op.operand(1 + d), e);
+      e.insert(e.end(), shift[d].begin(), shift[d].end());
+      *ext[d] = hostProducts(op, simplify(e));
+      shifts_[op.result()][d] = simplify(shift[d]);
+    }
+  }
+  // A TMA coordinate on descriptor `desc` along dimension d (0 rows, 1 columns), shifted when its base moved.
+  std::string coord(const Value* desc, int d, const std::string& c) {
+    auto it = shifts_.find(desc);
+    if (it == shifts_.end() || it->second[d].empty()) return c;
+    std::string e = c;
+    for (const Product& p : it->second[d]) {
+      std::string t = std::to_string(p.constant < 0 ? -p.constant : p.constant);
+      for (const Value* f : p.factors) t += " * " + ex(f);
+      e += (p.constant < 0 ? " - " : " + ") + t;
+    }
+    return "(" + e + ")";
+  }
+
   // transposed: the tensor map walks the descriptor's columns as rows (K innermost for an fp8 B), so
   // its column stride (the descriptor's row stride) must be 1 at launch.
   void setBox(const Op& op, const Value* desc, int64_t rows, int64_t cols, int swizzle, bool transposed = false) {
@@ -495,6 +604,29 @@ class Emitter {
     s.boxRows = rows;
     s.boxCols = cols;
     s.swizzleBytes = swizzle;
+  }
+
+  // A tile.make_desc (at the top or inside a warp group): one tensor map of the launch.
+  void collectDesc(const Op& op) {
+    const Type& d = op.result()->type();
+    if (d.rank() != 2) unsupported(op, "only 2-D tensor descriptors are emitted so far");
+    const Value* base = op.operand(0);
+    TensorMapSpec s;
+    s.param = nameFor(op.result());
+    s.elem = d.scalar;
+    s.rowStride = hostValue(op, op.operand(3));
+    s.colStride = hostValue(op, op.operand(4));
+    if (const Op* ap = base->definingOp(); ap && ap->kind() == OpKind::AddPtr && ap->parent == op.parent) {
+      rebase(op, *ap, s);  // a base moved by whole rows and columns: the tensor's map, shifted coordinates
+    } else {
+      if (base->definingOp() || base->ownerBlock() != &f_.body)
+        unsupported(op, "the base of a descriptor must be a pointer argument of the kernel, or one moved by whole rows and columns");
+      s.baseArg = base->index();
+      s.rows = hostValue(op, op.operand(1));
+      s.cols = hostValue(op, op.operand(2));
+    }
+    descs_[op.result()] = static_cast<int>(allMaps_.size());
+    allMaps_.push_back(s);
   }
 
   // The index of the wg.region holding op.
@@ -626,6 +758,11 @@ class Emitter {
         case OpKind::MbarInit:
         case OpKind::WgRegion:
         case OpKind::Return: break;
+        case OpKind::AddPtr:
+          // A moved descriptor base: the tensor map is built on the host, the shift goes into the
+          // TMA coordinates. Any other use of a pointer is rejected where it is used.
+          if (!op.result()->type().isPtr()) emitTileOp(op);
+          break;
         default:
           if (op.numResults() == 1 && op.result()->type().isTile()) {
             prologueTile_ = true;
@@ -756,6 +893,10 @@ class Emitter {
         return;
       case OpKind::For: return emitFor(op);
       case OpKind::If: return emitIf(op);
+      case OpKind::MakeDesc: return;  // a tensor map of the launch (collect)
+      case OpKind::AddPtr:
+        if (op.result()->type().isPtr()) return;  // a moved descriptor base: folded into the TMA coordinates
+        break;
       case OpKind::MbarWait: {
         at(op);
         const Bars& b = bars_.at(op.operand(0));
@@ -1239,7 +1380,7 @@ class Emitter {
     const TensorMapSpec& map = allMaps_[static_cast<size_t>(descs_.at(op.operand(0)))];
     const auto& l = pv.layout;
     at(op);
-    std::string row = ex(op.operand(1)), col = ex(op.operand(2));
+    std::string row = coord(op.operand(0), 0, ex(op.operand(1))), col = coord(op.operand(0), 1, ex(op.operand(2)));
     line("if (tawa::warpgroup_thread_idx() == 0) {  // " + pv.tile.str() + " -> " + pv.name);
     line("  tawa::mbarrier_arrive_expect_tx(" + pv.bar + ", " + std::to_string(l.rows * l.cols * l.elemBytes) + ");");
     for (int64_t j = 0; j < l.chunks; ++j)
@@ -1368,7 +1509,7 @@ class Emitter {
     const Bars& b = bars_.at(op.operand(3));
     const auto& l = r.layout;
     at(op);
-    std::string slot = ex(op.operand(2)), row = ex(op.operand(4)), col = ex(op.operand(5));
+    std::string slot = ex(op.operand(2)), row = coord(op.operand(0), 0, ex(op.operand(4))), col = coord(op.operand(0), 1, ex(op.operand(5)));
     if (r.kMajor) std::swap(row, col);  // the tensor map is transposed: K is its inner coordinate
     std::string dst = r.name + " + " + slot + " * " + std::to_string(l.slotBytes);
     for (int64_t j = 0; j < l.chunks; ++j)
@@ -1487,8 +1628,8 @@ class Emitter {
     line("tawa::fence_proxy_async_shared_cta();  // the staging writes, before the TMA engine reads them");
     line("tawa::bar_sync(" + std::to_string(region_) + ", 128);                 // this warp group has written its part (bar 0 is the block's)");
     line("if (tawa::warpgroup_thread_idx() == 0) {");
-    line("  tawa::cp_async_bulk_tensor_2d_shared_to_global(&" + map.param + ", " + ex(op.operand(3)) + ", " + ex(op.operand(2)) +
-         ", " + s.name + ");");
+    line("  tawa::cp_async_bulk_tensor_2d_shared_to_global(&" + map.param + ", " + coord(op.operand(0), 1, ex(op.operand(3))) + ", " +
+         coord(op.operand(0), 0, ex(op.operand(2))) + ", " + s.name + ");");
     line("  tawa::cp_async_bulk_commit_group();");
     line("  tawa::cp_async_bulk_wait_group_read<0>();  // the staging stays valid until the copy has read it");
     line("}");
@@ -1529,6 +1670,7 @@ class Emitter {
   bool prologueTile_ = false;  // emitting the prologue: tiles there must stay lazy
   std::set<const Value*> viewCarried_;  // loop arguments that carry a slot index
   std::string gridParams_[3];           // persistent kernels: the logical grid's parameters
+  std::map<const Value*, std::array<std::vector<Product>, 2>> shifts_;  // descriptors on a moved base
 };
 
 }  // namespace
