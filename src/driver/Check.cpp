@@ -11,7 +11,8 @@ LoadedKernel specialize(const std::string& path, const std::string& kernel, cons
   auto lk = loadKernel(path, kernel, spec);
   transforms::PassManager pm;
   pm.options = opt;
-  pm.addPipeline(stage == "nv" ? "canonicalize,block-access,warp-specialize,pipeline,lower-aref" : "canonicalize,block-access,warp-specialize,pipeline");
+  pm.addPipeline(stage == "nv" ? "canonicalize,block-access,warp-specialize,pipeline,split-consumers,lower-aref"
+                               : "canonicalize,block-access,warp-specialize,pipeline,split-consumers");
   pm.run(*lk.module);
   bool specialized = false;
   for (auto& op : lk.kernel->body.ops()) specialized = specialized || op->kind() == ir::OpKind::WgRegion;

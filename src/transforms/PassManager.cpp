@@ -8,6 +8,7 @@
 #include "transforms/Canonicalize.h"
 #include "transforms/LowerAref.h"
 #include "transforms/Pipeline.h"
+#include "transforms/SplitConsumers.h"
 #include "transforms/WarpSpecialize.h"
 
 namespace tawa::transforms {
@@ -22,6 +23,8 @@ const std::vector<PassInfo>& registeredPasses() {
        [](ir::Module& m, const PassOptions& o) { warpSpecialize(m, o); }},
       {"pipeline", "choose the MMA depth: async MMAs left in flight before a slot is released",
        [](ir::Module& m, const PassOptions& o) { pipeline(m, o); }},
+      {"split-consumers", "split a single consumer warp group's rows between two cooperative ones (--consumers 2)",
+       [](ir::Module& m, const PassOptions& o) { splitConsumers(m, o); }},
       {"lower-aref", "lower arefs to shared-memory rings, mbarriers, TMA and async MMA (nv level)",
        [](ir::Module& m, const PassOptions& o) { lowerAref(m, o); }},
   };

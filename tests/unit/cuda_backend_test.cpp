@@ -323,8 +323,10 @@ TEST(CudaCompile, AttentionConfigurationsForSm90a) {
   struct A {
     int dim, blockM, blockN, depth;
     bool causal;
+    int consumers = 1;
   };
-  const A all[] = {{64, 64, 64, 2, false}, {64, 64, 64, 3, true}, {128, 64, 64, 2, true}, {128, 64, 128, 2, false}};
+  const A all[] = {{64, 64, 64, 2, false},        {64, 64, 64, 3, true},           {128, 64, 64, 2, true},
+                   {128, 64, 128, 2, false},      {128, 128, 128, 2, false, 2},    {128, 128, 64, 2, true, 2}};
   std::string tu = "#include \"primitives.cuh\"\n\n";
   std::vector<std::string> names;
   for (const A& a : all) {
@@ -333,11 +335,12 @@ TEST(CudaCompile, AttentionConfigurationsForSm90a) {
                        ", BLOCK_N=" + std::to_string(a.blockN) + ", CAUSAL=" + (a.causal ? "True" : "False");
     transforms::PassOptions ws;
     ws.depth = a.depth;
+    ws.consumers = a.consumers;
     auto nv = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/examples/attention.py", "attn_fwd", driver::parseSpec(spec), ws, "nv");
     cuda::EmitOptions o;
     o.includeHeader = false;
-    o.kernelName = "attn_d" + std::to_string(a.dim) + "_n" + std::to_string(a.blockN) + "_D" + std::to_string(a.depth) +
-                   (a.causal ? "_causal" : "");
+    o.kernelName = "attn_d" + std::to_string(a.dim) + "_m" + std::to_string(a.blockM) + "_n" + std::to_string(a.blockN) + "_D" +
+                   std::to_string(a.depth) + (a.causal ? "_causal" : "") + (a.consumers == 2 ? "_coop" : "");
     auto r = cuda::emitCudaKernel(*nv.module, *nv.kernel, o);
     EXPECT_LE(r.smemBytes, 232448);
     tu += r.source + "\n";

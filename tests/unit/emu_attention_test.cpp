@@ -23,9 +23,10 @@ namespace {
 struct Attn {
   int dim = 64, blockM = 64, blockN = 64, depth = 2;
   bool causal = false;
+  int consumers = 1;  // 2: split-consumers gives each cooperative consumer half of the query rows
   std::string name() const {
     return "attn_d" + std::to_string(dim) + "_m" + std::to_string(blockM) + "_n" + std::to_string(blockN) + "_D" +
-           std::to_string(depth) + (causal ? "_causal" : "");
+           std::to_string(depth) + (causal ? "_causal" : "") + (consumers == 2 ? "_coop" : "");
   }
 };
 
@@ -39,6 +40,7 @@ cuda::EmitResult emitAttention(const Attn& a) {
                      ", BLOCK_N=" + std::to_string(a.blockN) + ", CAUSAL=" + (a.causal ? "True" : "False");
   transforms::PassOptions ws;
   ws.depth = a.depth;
+  ws.consumers = a.consumers;
   auto nv = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/examples/attention.py", "attn_fwd", driver::parseSpec(spec), ws, "nv");
   cuda::EmitOptions o;
   o.kernelName = a.name();
@@ -121,6 +123,13 @@ TEST(EmuAttention, Dim64Causal) { expectCorrect({64, 64, 64, 2, true}); }
 TEST(EmuAttention, Dim128Causal) { expectCorrect({128, 64, 64, 2, true}); }
 TEST(EmuAttention, Dim128Block128) { expectCorrect({128, 64, 128, 2, false}); }
 TEST(EmuAttention, Dim64Rows128CausalDepth3) { expectCorrect({64, 128, 64, 3, true}); }
+// FlashAttention-3's shape: 128-row query blocks split between two cooperative consumer warp groups.
+TEST(EmuAttention, Dim128CooperativeCausal) {
+  Attn a{128, 128, 64, 2, true, 2};
+  EXPECT_EQ(emitAttention(a).threads, 384);
+  expectCorrect(a);
+}
+TEST(EmuAttention, Dim64CooperativeBlock128) { expectCorrect({64, 128, 64, 3, false, 2}); }
 
 TEST(EmuAttentionMutation, SwappedAFragmentRegisters) {
   // The A-from-registers operand of PV takes the fragment registers 8kk..8kk+7 in order; swapping the
