@@ -2,7 +2,8 @@
 # The demo: builds tawa, runs the pointer-form matmul example on the CPU executor with fresh random
 # inputs and checks the result against an independent reference (scripts/check_reference.py, plain
 # Python loops in double precision); then warp-specializes a real Triton kernel, checks the pipeline
-# over 16 interleavings on the CPU, and shows a deliberately broken lowering being caught.
+# over 16 interleavings on the CPU, shows a deliberately broken lowering being caught, compiles it
+# for sm_90a, runs fused attention's CUDA C++ on the CPU emulator, and profiles the GEMM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh
@@ -34,12 +35,18 @@ if build/tawa check examples/matmul_desc.py --kernel matmul_desc_kernel --spec "
   --depth 3 --mma-depth 1 --seeds 4 --inject early-release 2>&1 | tail -1; then :; fi
 
 echo
-echo "== tawa compile --target sm_90a: the same pipeline as CUDA C++ for Hopper, compiled by nvcc/ptxas"
+echo "== tawa compile --target sm_90a: the same pipeline as CUDA C++ for Hopper, compiled by NVRTC + ptxas"
 build/tawa compile examples/matmul_desc.py --kernel matmul_desc_kernel --spec "$SPEC" --depth 3 --mma-depth 1 \
   --target sm_90a --emit cuda -o "$out/matmul_desc.cu"
 build/tawa compile examples/matmul_desc.py --kernel matmul_desc_kernel --spec "$SPEC" --depth 3 --mma-depth 1 \
   --target sm_90a --emit cubin -o "$out/matmul_desc.cubin" --resource-usage
 echo "   (CUDA source: $out/matmul_desc.cu; no GPU is needed to compile, one is needed to run it)"
+echo
+echo "== tawa run --backend emu: fused attention (examples/attention.py, causal, two cooperative consumers) as"
+echo "   CUDA C++ for sm_90a, run on the CPU emulator of the device primitives and checked against the executor"
+build/tawa run examples/attention.py --kernel attn_fwd --backend emu --consumers 2 --grid '2, 2' \
+  --spec 'Q:*fp16[R,D], K:*fp16[R,D], V:*fp16[R,D], Out:*fp16[R,D], sm_scale:fp32=0.125, Z:i32=1, H:i32=2,
+          R=512, D=64, N_CTX=256, HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=True' | grep -v "check [QKV]:"
 echo
 echo "== tawa profile: per-warp-group timeline of that pipeline, modelled on the CPU (H200-class cost model)"
 build/tawa profile examples/matmul_desc.py --kernel matmul_desc_kernel --spec "$SPEC" --grid 'cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)' \
