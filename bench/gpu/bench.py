@@ -240,6 +240,25 @@ def main():
         rows.append(dict(case=case, tawa=tawa, ref_name=ref_name, ref=ref, triton=triton_t))
         results["rows"].append(rows[-1])
 
+    def best_tawa_gemm(variants, spec, ref, ref_name, k, flops, ad, bd, kind):
+        """Runs each tawa GEMM variant on the .npy inputs, checks C against `ref`; the best TFLOP/s."""
+        best = None
+        for label, path, flags, bm, bn in variants:
+            sd = os.path.join(work, "tawa_out")
+            res, _ = run_tawa(log, bundle, ["run", kernel_path(path), "--backend", "cuda", "--spec", spec,
+                                            "--grid", f"cdiv(M, {bm}), cdiv(N, {bn})", "--load", f"a={ad}", "--load", f"b={bd}",
+                                            "--check", "none", "--save", sd, "--reps", str(args.reps)] + flags,
+                              f"{label} K={k}")
+            c = torch.from_numpy(np.load(os.path.join(sd, "c.npy"))).to("cuda")
+            err = ((c.float() - ref.float()).norm() / ref.float().norm()).item()
+            if not err < 1e-2:
+                fail(log, f"{label} K={k}: ||tawa - {ref_name}|| / ||{ref_name}|| = {err:.3g} (f16 output: want < 1e-2)")
+            tf = flops / (float(res["median_ms"]) * 1e-3) / 1e12
+            log(f"{label} {kind} K={k}: {float(res['median_ms']):.3f} ms, {tf:.1f} TFLOP/s, rel err vs {ref_name} {err:.2e}")
+            results["rows"].append(dict(case=f"gemm {kind} K={k} {label}", tflops=tf, err=err))
+            best = tf if best is None or tf > best else best
+        return best
+
     # ---- 3. GEMM
     for k in GEMM_K:
         m = n = GEMM_MN
@@ -247,25 +266,10 @@ def main():
         a = torch.randn(m, k, device="cuda", dtype=torch.float16)
         b = torch.randn(k, n, device="cuda", dtype=torch.float16)
         ref = torch.matmul(a, b)
-        best = None
         ad, bd = os.path.join(work, "a.npy"), os.path.join(work, "b.npy")
         np.save(ad, a.cpu().numpy())
         np.save(bd, b.cpu().numpy())
-        for label, path, flags, bm, bn in TAWA_GEMMS:
-            sd = os.path.join(work, "tawa_out")
-            res, _ = run_tawa(log, bundle, ["run", kernel_path(path), "--backend", "cuda", "--spec", gemm_spec(m, n, k),
-                                            "--grid", f"cdiv(M, {bm}), cdiv(N, {bn})", "--load", f"a={ad}", "--load", f"b={bd}",
-                                            "--check", "none", "--save", sd, "--reps", str(args.reps)] + flags,
-                              f"{label} K={k}")
-            c = torch.from_numpy(np.load(os.path.join(sd, "c.npy"))).to("cuda")
-            err = ((c.float() - ref.float()).norm() / ref.float().norm()).item()
-            if not err < 1e-2:
-                fail(log, f"{label} K={k}: ||tawa - torch.matmul|| / ||torch.matmul|| = {err:.3g} (fp16 output: want < 1e-2)")
-            tf = flops / (float(res["median_ms"]) * 1e-3) / 1e12
-            log(f"{label} fp16 K={k}: {float(res['median_ms']):.3f} ms, {tf:.1f} TFLOP/s, rel err vs cuBLAS {err:.2e}")
-            results["rows"].append(dict(case=f"gemm fp16 K={k} {label}", tflops=tf, err=err))
-            if best is None or tf > best:
-                best = tf
+        best = best_tawa_gemm(TAWA_GEMMS, gemm_spec(m, n, k), ref, "torch.matmul", k, flops, ad, bd, "fp16")
         del ref
         t_cublas = tk.time_ms(lambda: torch.matmul(a, b))
         t_triton = tk.time_ms(tk.triton_matmul_fn(a, b))
@@ -281,21 +285,7 @@ def main():
         # tawa: A [M,K] and B as [N,K] (K-major), raw e4m3 bytes in .npy (|u1).
         np.save(ad, a8.view(torch.uint8).cpu().numpy())
         np.save(bd, b8.t().contiguous().view(torch.uint8).cpu().numpy())
-        best8 = None
-        for label, path, flags, bm, bn in TAWA_FP8:
-            sd = os.path.join(work, "tawa_out")
-            res, _ = run_tawa(log, bundle, ["run", kernel_path(path), "--backend", "cuda", "--spec", gemm_fp8_spec(m, n, k),
-                                            "--grid", f"cdiv(M, {bm}), cdiv(N, {bn})", "--load", f"a={ad}", "--load", f"b={bd}",
-                                            "--check", "none", "--save", sd, "--reps", str(args.reps)] + flags,
-                              f"{label} K={k}")
-            c = torch.from_numpy(np.load(os.path.join(sd, "c.npy"))).to("cuda")
-            err = ((c.float() - ref8.float()).norm() / ref8.float().norm()).item()
-            if not err < 1e-2:
-                fail(log, f"{label} K={k}: ||tawa - torch._scaled_mm|| / ||torch._scaled_mm|| = {err:.3g} (want < 1e-2)")
-            tf = flops / (float(res["median_ms"]) * 1e-3) / 1e12
-            log(f"{label} K={k}: {float(res['median_ms']):.3f} ms, {tf:.1f} TFLOP/s, rel err vs cuBLAS {err:.2e}")
-            results["rows"].append(dict(case=f"gemm fp8 K={k} {label}", tflops=tf, err=err))
-            best8 = tf if best8 is None or tf > best8 else best8
+        best8 = best_tawa_gemm(TAWA_FP8, gemm_fp8_spec(m, n, k), ref8, "torch._scaled_mm", k, flops, ad, bd, "fp8")
         log(f"fp8 K={k}: cuBLAS {flops / t8_cublas / 1e9:.1f} TFLOP/s; Triton {flops / t8_triton / 1e9:.1f} TFLOP/s")
         row(f"GEMM fp8 8192x8192x{k}", best8, "cuBLAS", flops / t8_cublas / 1e9, flops / t8_triton / 1e9)
         del ref8

@@ -308,40 +308,6 @@ TEST(EmuGemm, MadePersistentBf16RowMajor) {
   EXPECT_EQ(mismatches(r, &first), 0) << first;
 }
 
-TEST(EmuGemm, WrittenPersistentPy) {
-  // examples/matmul_persistent_desc.py: the kernel walks its tiles itself (NUM_SMS = 3 programs,
-  // grouped order); the launch is its own grid of 3.
-  uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  const int M = 256, N = 256, K = 256;
-  auto nv = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/examples/matmul_persistent_desc.py", "matmul_persistent_desc_kernel",
-                               driver::parseSpec("a_ptr:*fp16[M,K], b_ptr:*fp16[K,N], c_ptr:*fp16[M,N], M:i32=256, N:i32=256, "
-                                                 "K:i32=256, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=2, NUM_SMS=3"),
-                               {}, "nv");
-  cuda::EmitOptions o;
-  o.kernelName = "matmul_persistent_desc_py";
-  auto er = cuda::emitCudaKernel(*nv.module, *nv.kernel, o);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<exec::Buffer> bufs = {exec::Buffer("a", ir::Scalar::F16, {M, K}), exec::Buffer("b", ir::Scalar::F16, {K, N}),
-                                    exec::Buffer("c", ir::Scalar::F16, {M, N})};
-  for (int i = 0; i < 2; ++i)
-    for (int64_t j = 0; j < bufs[static_cast<size_t>(i)].numel(); ++j) bufs[static_cast<size_t>(i)].setFloat(j, u(rng));
-  for (int64_t j = 0; j < bufs[2].numel(); ++j) bufs[2].setFloat(j, 777.0);
-  GemmRun r;
-  r.ty = ir::Scalar::F16;
-  r.want.assign(static_cast<size_t>(M) * N, 0.0);
-  for (int i = 0; i < M; ++i)
-    for (int k = 0; k < K; ++k)
-      for (int j = 0; j < N; ++j) r.want[static_cast<size_t>(i) * N + j] += bufs[0].getFloat(i * K + k) * bufs[1].getFloat(k * N + j);
-  std::vector<exec::Arg> args = {exec::Arg::buf(0), exec::Arg::buf(1), exec::Arg::buf(2), exec::Arg::integer(M), exec::Arg::integer(N),
-                                 exec::Arg::integer(K)};
-  r.stats = emu::launch(er, args, bufs, {3, 1, 1});
-  for (int64_t j = 0; j < bufs[2].numel(); ++j) r.c.push_back(bufs[2].getFloat(j));
-  std::string first;
-  EXPECT_EQ(mismatches(r, &first), 0) << first;
-}
-
 TEST(EmuGemm, SeededInterleavingsAgree) {
   auto er = emitGemm({"matmul_desc.tir", "f16", 2, 1, 1});
   for (uint64_t seed : {11u, 12u}) {
@@ -475,7 +441,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) warp_collectives(const __gr
 
 namespace {
 // A GEMM given by a kernel file and spec (a, b, c buffers first, then M, N, K and the six strides
-// when `strides`), run on the emulator against the double reference.
+// when `strides`), run on the emulator over `grid` against the double reference.
 void pointerFormGemm(const std::string& file, const std::string& kernel, const std::string& spec, int M, int N, int K, bool strides,
                      std::array<int64_t, 3> grid) {
   uint64_t seed = std::random_device{}();
@@ -521,4 +487,13 @@ TEST(EmuGemm, PointerFormKernels) {
                   "a:*fp16[M,K], b:*fp16[K,N], c:*fp16[M,N], M:i32=200, N:i32=136, K:i32=104, stride_am:i32=104, stride_ak:i32=1, "
                   "stride_bk:i32=136, stride_bn:i32=1, stride_cm:i32=136, stride_cn:i32=1",
                   200, 136, 104, true, {4 * 3, 1, 1});
+}
+
+TEST(EmuGemm, WrittenPersistentPy) {
+  // examples/matmul_persistent_desc.py: the kernel walks its tiles itself (NUM_SMS = 3 programs,
+  // grouped order); the launch is its own grid of 3.
+  pointerFormGemm("matmul_persistent_desc.py", "matmul_persistent_desc_kernel",
+                  "a_ptr:*fp16[M,K], b_ptr:*fp16[K,N], c_ptr:*fp16[M,N], M:i32=256, N:i32=256, K:i32=256, BLOCK_M=128, BLOCK_N=128, "
+                  "BLOCK_K=64, GROUP_M=2, NUM_SMS=3",
+                  256, 256, 256, false, {3, 1, 1});
 }
