@@ -791,6 +791,51 @@ TAWA_DEVICE uint32_t pack_pair(bf16 lo, bf16 hi) {
   return *reinterpret_cast<uint32_t*>(&h);
 }
 
+// ---- clocks and the profile's event records (emitted only with --profile)
+
+// %clock64: the SM's cycle counter (comparable between the warp groups of one block).
+TAWA_DEVICE uint64_t clock64() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
+  return t;
+}
+// %globaltimer: nanoseconds on a clock shared by all SMs (places blocks on one time axis).
+TAWA_DEVICE uint64_t globaltimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+  return t;
+}
+// %smid: the SM this block runs on.
+TAWA_DEVICE uint32_t smid() {
+  uint32_t s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+// One profile event into a warp group's ring in shared memory (16 bytes: start and end cycles since
+// clk0, iteration, source line, scope, slot), ring slot n % cap; the end is now. n counts every
+// event, so the host knows exactly how many the ring lost (n - cap when n > cap).
+TAWA_DEVICE void prof_record(uint8_t* ring, uint32_t& n, uint32_t cap, uint64_t start, uint64_t clk0, uint32_t scope, int32_t iter,
+                             int32_t slot, uint32_t line) {
+  uint32_t end = static_cast<uint32_t>(clock64() - clk0);
+  uint4 e = make_uint4(static_cast<uint32_t>(start - clk0), end, static_cast<uint32_t>(iter),
+                       (line & 0xffffu) | ((scope & 0xffu) << 16) | ((static_cast<uint32_t>(slot) & 0xffu) << 24));
+  *reinterpret_cast<uint4*>(ring + 16u * (n % cap)) = e;
+  ++n;
+}
+// Copies a warp group's ring and its header (events counted, SM, clk0, globaltimer at start and now)
+// to global memory: block (linear in the launched grid) b, warp group wg of nwg, 32 + 16 * cap bytes each.
+TAWA_DEVICE void prof_flush(uint8_t* out, int wg, int nwg, const uint8_t* ring, uint32_t n, uint32_t cap, uint64_t clk0, uint64_t gt0) {
+  uint64_t b = blockIdx.x + static_cast<uint64_t>(gridDim.x) * (blockIdx.y + static_cast<uint64_t>(gridDim.y) * blockIdx.z);
+  uint8_t* dst = out + (b * static_cast<uint64_t>(nwg) + static_cast<uint64_t>(wg)) * (32u + 16u * cap);
+  uint32_t kept = n < cap ? n : cap;
+  for (uint32_t i = 0; i < kept; ++i)
+    reinterpret_cast<uint4*>(dst + 32)[i] = reinterpret_cast<const uint4*>(ring)[i];
+  uint64_t gt1 = globaltimer();
+  reinterpret_cast<uint4*>(dst)[0] = make_uint4(n, smid(), static_cast<uint32_t>(clk0), static_cast<uint32_t>(clk0 >> 32));
+  reinterpret_cast<uint4*>(dst)[1] = make_uint4(static_cast<uint32_t>(gt0), static_cast<uint32_t>(gt0 >> 32), static_cast<uint32_t>(gt1),
+                                                static_cast<uint32_t>(gt1 >> 32));
+}
+
 // ---- register reallocation, barriers, election
 
 // setmaxnreg.inc: raises this warp group's per-thread register budget to N (blocks until available).
