@@ -1,6 +1,7 @@
 #include "profile/ProfileCommand.h"
 
 #include <fstream>
+#include <sstream>
 #include <iostream>
 
 #include "backends/cuda/Driver.h"
@@ -28,6 +29,9 @@ Examples:
     K:i32=512, stride_am:i32=512, stride_ak:i32=1, stride_bk:i32=256, stride_bn:i32=1, stride_cm:i32=256,
     stride_cn:i32=1' --grid 'cdiv(M, 64), cdiv(N, 64)' --depth 3 -o gemm.trace.json
   tawa profile ... --json          # the same summary and advice as JSON on stdout
+  tawa profile ... --backend emu   # the emitted CUDA kernel's own --profile records, on the CPU emulator
+                                   # (its clock64 is modelled by the same cost model)
+  tawa profile ... --backend cuda  # the same on GPU 0 (clock64 measured); without a GPU: exit 1
 )";
 
 }  // namespace
@@ -37,22 +41,29 @@ namespace {
 // --backend emu / cuda: the kernel's own --profile records, decoded into the recorder.
 ProfileResult profileEmitted(const std::string& path, const std::string& kernel, const driver::Spec& spec, const std::string& grid,
                              const ProfileOptions& opt) {
-  if (opt.backend == "cuda") {
-    cuda::Driver::get();  // without a driver or a GPU: the runner's error
-    throw UserError(where("--backend"), "tawa profile --backend cuda is not wired to the GPU runner yet",
-                    "use --backend emu (the same instrumented kernel on the CPU emulator, modelled clock)");
-  }
+  const bool gpu = opt.backend == "cuda";
+  if (gpu) cuda::Driver::get();  // without a driver or a GPU: the runner's error, before any work
   auto ws = driver::specialize(path, kernel, spec, opt.ws, "nv");
   cuda::EmitOptions eo;
   eo.profile = true;
   eo.profileCapacity = opt.profileCapacity;
   cuda::EmitResult er = cuda::emitCudaKernel(*ws.module, *ws.kernel, eo);
   auto input = driver::bind(*ws.kernel, spec, grid, opt.dataSeed);
-  emu::Options o;
-  o.model = opt.model;
-  emu::LaunchStats st = emu::launch(er, input.args, input.buffers, input.grid, o);
-  auto launched = cuda::launchGrid(er, input.grid);
-  auto traces = cuda::decodeProfile(er.profile, st.profile.data(), st.profile.size(), launched, opt.model.clockGHz);
+  std::vector<BlockTrace> traces;
+  if (gpu) {  // the runner: compile, launch once checked against the executor, decode (clock64 measured)
+    cuda::GpuRunOptions g;
+    g.file = path, g.kernel = kernel, g.grid = grid, g.seed = opt.dataSeed, g.ws = opt.ws, g.threads = opt.threads;
+    g.reps = 1, g.warmup = 0;
+    g.profile = true, g.profileCapacity = opt.profileCapacity, g.profileTraces = &traces;
+    g.spec = opt.specText;
+    std::ostringstream log;
+    cuda::runOnGpu(g, log);
+  } else {
+    emu::Options o;
+    o.model = opt.model;
+    emu::LaunchStats st = emu::launch(er, input.args, input.buffers, input.grid, o);
+    traces = cuda::decodeProfile(er.profile, st.profile.data(), st.profile.size(), cuda::launchGrid(er, input.grid), opt.model.clockGHz);
+  }
   double flops = cuda::dotFlops(*ws.module, spec).value_or(0), bytes = 0;
   for (const auto& b : input.buffers) bytes += static_cast<double>(b.data.size());  // each buffer moved once
   ProfileResult res;
@@ -68,6 +79,10 @@ ProfileResult profileEmitted(const std::string& path, const std::string& kernel,
   });
   res.summary = summarize(*res.recorder, ws.kernel->name, p);
   res.summary.timedBy = "the CPU emulator's clock (the --profile kernel's own records; tawa's cost model advances the clock)";
+  if (gpu) {
+    res.summary.modelled = false;
+    res.summary.timedBy = "GPU 0's clock64 within blocks and %globaltimer between them (the --profile kernel's own records)";
+  }
   res.summary.capacityFlag = "--profile-capacity";
   res.summary.tensorCoreSeen = false;
   res.advice = advise(res.summary);
@@ -147,6 +162,7 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
         if (f->spec.empty()) throw UserError(where("<spec>"), "tawa profile needs --spec");
         if (f->grid.empty()) throw UserError(where("<grid>"), "tawa profile needs --grid");
         auto spec = driver::parseSpec(f->spec);
+        f->opt.specText = f->spec;
         auto res = profileKernel(f->file, f->kernel, spec, f->grid, f->opt);
         std::string out = f->out.empty() ? res.summary.kernel + ".trace.json" : f->out;
         {
@@ -158,6 +174,10 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
           meta.cyclesPerUs = res.recorder->model().cyclesPerUs();
           if (f->opt.backend == "emu")
             meta.note = "modelled: the kernel's own --profile records, timed by the CPU emulator's clock (tawa's cost model), not by a GPU";
+          if (f->opt.backend == "cuda") {
+            meta.modelled = false;
+            meta.note = "measured on GPU 0: clock64 within a block, %globaltimer between blocks; cycles shown at 1.98 GHz";
+          }
           writeChromeTrace(os, res.recorder->traces(), meta);
         }
         if (f->json) {
@@ -166,7 +186,7 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
           std::cout << j.dump(2) << "\n";
         } else {
           printSummary(std::cout, res.summary, res.advice);
-          std::cout << "trace (modelled): " << out << " (open in https://ui.perfetto.dev or chrome://tracing)\n";
+          std::cout << (f->opt.backend == "cuda" ? "trace: " : "trace (modelled): ") << out << " (open in https://ui.perfetto.dev or chrome://tracing)\n";
         }
         return 0;
       } catch (const UserError& e) {

@@ -32,6 +32,7 @@ struct ProfileOptions {
   std::string backend = "exec";  // exec, emu or cuda
   size_t eventsPerBlock = 4096;   // exec
   int profileCapacity = 256;      // emu, cuda: events per warp group in the kernel's ring
+  std::string specText;           // cuda: the spec as written (the GPU runner parses it itself)
   uint64_t seed = 1;      // scheduler seed (the modelled times do not depend on it)
   uint64_t dataSeed = 1;  // random inputs
   int threads = 0;

@@ -193,7 +193,8 @@ std::vector<Advice> advise(const Summary& s) {
 
 void printSummary(std::ostream& os, const Summary& s, const std::vector<Advice>& advice) {
   os << "profile @" << s.kernel << " on " << s.device
-     << ": every figure is modelled by " << s.timedBy << ", not measured\n";
+     << (s.modelled ? ": every figure is modelled by " + s.timedBy + ", not measured\n"
+                    : ": times measured by " + s.timedBy + "; device ceilings and advice thresholds are the cost model's\n");
   os << "  " << s.programs << " program(s) on " << s.smsUsed << " of " << s.sms << " SMs; kernel " << num(s.kernelUs, 2)
      << " us (" << num(s.kernelCycles, 0) << " cycles) modelled\n";
   char line[256];

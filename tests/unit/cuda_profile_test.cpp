@@ -99,7 +99,7 @@ TEST(CudaProfile, TextWithoutProfileIsUnchangedAndWithItInstrumented) {
   EXPECT_EQ(c.profile.roles, (std::vector<std::string>{"producer", "consumer"}));
   ASSERT_FALSE(c.params.empty());
   EXPECT_TRUE(c.params.back().profileBuffer);
-  EXPECT_EQ(c.smemBytes, a.smemBytes + 2 * 256 * 16);  // one ring per warp group (already 16-aligned here)
+  EXPECT_EQ(c.smemBytes, a.smemBytes + 2 * (32 + 256 * 16));  // one ring per warp group (already 16-aligned here)
 }
 
 TEST(CudaProfile, BadCapacityIsAnError) {

@@ -165,7 +165,7 @@ class Emitter {
     res_.kernelName = opt_.kernelName.empty() ? sanitize(f_.name) : opt_.kernelName;
     taken_.insert(res_.kernelName);
     if (opt_.profile)
-      for (const char* n : {"prof_out", "prof_smem", "prof_ring", "prof_n", "prof_clk0", "prof_gt0", "prof_t", "prof_rec"}) taken_.insert(n);
+      for (const char* n : {"prof_out", "prof_smem", "prof_ring", "prof_t", "prof_rec"}) taken_.insert(n);
     collect();
     layoutSmem();
     res_.threads = 128 * static_cast<int>(regions_.size());
@@ -555,7 +555,7 @@ class Emitter {
     if (opt_.profile) {
       off = alignUp(off, 16);
       profOffset_ = off;
-      off += static_cast<int64_t>(regions_.size()) * 16 * opt_.profileCapacity;
+      off += static_cast<int64_t>(regions_.size()) * profRingBytes();
     }
     smemUsed_ = off;
     res_.smemBytes = off + kAlign;
@@ -626,7 +626,7 @@ class Emitter {
     }
     if (opt_.profile)
       line("uint8_t* prof_smem = smem + " + std::to_string(profOffset_) + ";  // --profile: " + std::to_string(regions_.size()) +
-           " ring(s) of " + std::to_string(opt_.profileCapacity) + " events x 16 B, one per warp group");
+           " ring(s), one per warp group: 32 B header + " + std::to_string(opt_.profileCapacity) + " events x 16 B");
     if (!barOrder_.empty() || !privateOrder_.empty()) {
       line("if (tawa::thread_idx() == 0) {");
       ++indent_;
@@ -708,24 +708,30 @@ class Emitter {
   // ---- --profile: scopes timed with tawa::clock64 by the elected thread of each warp group
 
   std::string profRec() const { return single_ ? "" : "if (prof_rec) "; }
+  int64_t profRingBytes() const { return 32 + 16 * static_cast<int64_t>(opt_.profileCapacity); }
+  // --profile keeps the ring's address and the open scope's start live through the producer's
+  // loops: its budget grows by 8 registers when the register file (64K) still holds every warp group.
+  int64_t profProducerRegs(int64_t regs) const {
+    int64_t others = 0;
+    for (size_t w = 1; w < regions_.size(); ++w) others += regions_[w]->intAttr("regs");
+    return 128 * (regs + 8 + others) <= 65536 ? regs + 8 : regs;
+  }
 
   void profBegin(int w) {
     if (!opt_.profile) return;
     line("// --profile: this warp group's event ring; " + std::string(single_ ? "this thread" : "its thread 0") + " records");
     if (!single_) line("const bool prof_rec = tawa::warpgroup_thread_idx() == 0;");
-    line("uint8_t* const prof_ring = prof_smem + " + std::to_string(static_cast<int64_t>(w) * 16 * opt_.profileCapacity) + ";");
-    line("uint32_t prof_n = 0;");
-    line("const uint64_t prof_clk0 = tawa::clock64();");
-    line("const uint64_t prof_gt0 = tawa::globaltimer();");
-    line("uint64_t prof_t = prof_clk0;");
+    line("uint8_t* const prof_ring = prof_smem + " + std::to_string(static_cast<int64_t>(w) * profRingBytes()) + ";");
+    line(profRec() + "tawa::prof_begin(prof_ring);");
+    line("uint32_t prof_t = 0;  // the open scope's start (low 32 bits of clock64)");
     profActive_ = true;
     profAfterLoop_ = false;
   }
   void profEnd(int w) {
     if (!profActive_) return;
     profClose();
-    line(profRec() + "tawa::prof_flush(prof_out, " + std::to_string(w) + ", " + std::to_string(regions_.size()) + ", prof_ring, prof_n, " +
-         std::to_string(opt_.profileCapacity) + ", prof_clk0, prof_gt0);");
+    line(profRec() + "tawa::prof_flush(prof_out, " + std::to_string(w) + ", " + std::to_string(regions_.size()) + ", prof_ring, " +
+         std::to_string(opt_.profileCapacity) + ");");
     profActive_ = false;
   }
   // Starts timing scope s at op (closing the open one) unless the same scope instance is open.
@@ -735,7 +741,7 @@ class Emitter {
     std::string iter = profIter_.empty() ? "-1" : profIter_.back();
     if (prof_.open && prof_.scope == s && prof_.iter == iter && (slot.empty() || slot == prof_.slot)) return;
     profClose();
-    line("prof_t = tawa::clock64();");
+    line("prof_t = static_cast<uint32_t>(tawa::clock64());");
     prof_.open = true;
     prof_.scope = s;
     prof_.iter = iter;
@@ -745,7 +751,7 @@ class Emitter {
   void profClose() {
     if (!prof_.open) return;
     prof_.open = false;
-    line(profRec() + "tawa::prof_record(prof_ring, prof_n, " + std::to_string(opt_.profileCapacity) + ", prof_t, prof_clk0, " +
+    line(profRec() + "tawa::prof_record(prof_ring, " + std::to_string(opt_.profileCapacity) + ", prof_t, " +
          std::to_string(static_cast<int>(prof_.scope)) + ", " + prof_.iter + ", " + prof_.slot + ", " + std::to_string(prof_.line) +
          ");  // " + profile::scopeName(prof_.scope));
   }
@@ -852,10 +858,13 @@ class Emitter {
   void emitOp(const Op& op) {
     if (profActive_) profScopeOf(op);
     switch (op.kind()) {
-      case OpKind::SetMaxNReg:
+      case OpKind::SetMaxNReg: {
         at(op);
-        line("tawa::setmaxnreg_" + op.strAttr("action") + "<" + std::to_string(op.intAttr("regs")) + ">();");
+        int64_t regs = op.intAttr("regs");
+        if (opt_.profile && single_ == false && region_ == 0 && op.strAttr("action") == "dec") regs = profProducerRegs(regs);
+        line("tawa::setmaxnreg_" + op.strAttr("action") + "<" + std::to_string(regs) + ">();");
         return;
+      }
       case OpKind::For: return emitFor(op);
       case OpKind::If: return emitIf(op);
       case OpKind::MbarWait: {

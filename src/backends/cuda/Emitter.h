@@ -16,9 +16,13 @@
 //   With EmitOptions::profile the kernel also records the scopes tawa inserted (profile::Scope:
 //   waits on empty and full slots, TMA issue, MMA issue and wait, softmax, epilogue, TMA store,
 //   release) with tawa::clock64, one 16-byte event per scope instance from the elected thread of each
-//   warp group, into a ring of `profileCapacity` events per warp group in shared memory, and copies
+//   warp group, into a ring of `profileCapacity` events per warp group in shared memory (after a
+//   32-byte header holding the event count and the start times, so that profiling keeps a single
+//   32-bit register, the open scope's start, live across the kernel), and copies
 //   the rings to a global buffer (one more kernel parameter, EmitResult::profile) when each warp
-//   group ends. Without it the text is exactly what it was without profiling.
+//   group ends; the producer's setmaxnreg budget grows by 8 registers when the register file allows
+//   (without it, a persistent producer at 40 registers spills). Without it the text is exactly what
+//   it was without profiling.
 #pragma once
 
 #include <array>

@@ -290,7 +290,10 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   for (size_t i = 0; i < gpu.size(); ++i) d.copyToHost(gpu[i].data.data(), dbuf.ptrs[i], gpu[i].data.size());
   if (o.profile) {
     d.copyToHost(profileBytes.data(), profileBuf, profileBytes.size());
-    writeProfileTrace(er, profileBytes, g, profile::CostModel::h200().clockGHz, false,
+    if (o.profileTraces)
+      *o.profileTraces = decodeProfile(er.profile, profileBytes.data(), profileBytes.size(), g, profile::CostModel::h200().clockGHz);
+    else
+      writeProfileTrace(er, profileBytes, g, profile::CostModel::h200().clockGHz, false,
                       "measured on GPU 0: clock64 within a block, %globaltimer between blocks; cycles shown at 1.98 GHz",
                       o.profileTrace.empty() ? er.kernelName + ".trace.json" : o.profileTrace, out);
   }

@@ -1199,25 +1199,37 @@ inline uint32_t smid() {
   int64_t linear = r.bx + static_cast<int64_t>(r.L->grid[0]) * (r.by + static_cast<int64_t>(r.L->grid[1]) * r.bz);
   return static_cast<uint32_t>(linear % static_cast<int64_t>(r.smFree.size()));
 }
-inline void prof_record(uint8_t* ring, uint32_t& n, uint32_t cap, uint64_t start, uint64_t clk0, uint32_t scope, int32_t iter, int32_t slot,
-                        uint32_t line, TAWA_EMU_LOC) {
-  uint8_t* p = ring + 16u * (n % cap);
+inline void prof_begin(uint8_t* ring, TAWA_EMU_LOC) {
+  emu::windowOf(ring, 32, "profile ring header", TAWA_EMU_AT);
+  uint64_t head[4] = {0, clock64(), globaltimer(), 0};
+  std::memcpy(ring, head, 32);
+}
+inline void prof_record(uint8_t* ring, uint32_t cap, uint32_t start, uint32_t scope, int32_t iter, int32_t slot, uint32_t line,
+                        TAWA_EMU_LOC) {
+  uint32_t n, c0;
+  std::memcpy(&n, ring, 4);
+  std::memcpy(&c0, ring + 8, 4);
+  uint8_t* p = ring + 32u + 16u * (n % cap);
   emu::windowOf(p, 16, "profile record", TAWA_EMU_AT);
-  uint32_t e[4] = {static_cast<uint32_t>(start - clk0), static_cast<uint32_t>(clock64() - clk0), static_cast<uint32_t>(iter),
+  uint32_t e[4] = {start - c0, static_cast<uint32_t>(clock64()) - c0, static_cast<uint32_t>(iter),
                    (line & 0xffffu) | ((scope & 0xffu) << 16) | ((static_cast<uint32_t>(slot) & 0xffu) << 24)};
   std::memcpy(p, e, 16);
   ++n;
+  std::memcpy(ring, &n, 4);
 }
-inline void prof_flush(uint8_t* out, int wg, int nwg, const uint8_t* ring, uint32_t n, uint32_t cap, uint64_t clk0, uint64_t gt0) {
+inline void prof_flush(uint8_t* out, int wg, int nwg, const uint8_t* ring, uint32_t cap) {
   emu::Runtime& r = emu::rt();
   uint64_t b = static_cast<uint64_t>(r.bx) + static_cast<uint64_t>(r.L->grid[0]) * (r.by + static_cast<uint64_t>(r.L->grid[1]) * r.bz);
   uint8_t* dst = out + (b * static_cast<uint64_t>(nwg) + static_cast<uint64_t>(wg)) * (32u + 16u * cap);
+  uint32_t n;
+  std::memcpy(&n, ring, 4);
   uint32_t kept = n < cap ? n : cap;
-  std::memcpy(dst + 32, ring, 16u * kept);
+  std::memcpy(dst + 32, ring + 32, 16u * kept);
   uint64_t gt1 = globaltimer();
-  uint32_t head[8] = {n, smid(), static_cast<uint32_t>(clk0), static_cast<uint32_t>(clk0 >> 32),
-                      static_cast<uint32_t>(gt0), static_cast<uint32_t>(gt0 >> 32), static_cast<uint32_t>(gt1), static_cast<uint32_t>(gt1 >> 32)};
-  std::memcpy(dst, head, 32);
+  uint32_t head[2] = {n, smid()};
+  std::memcpy(dst, head, 8);
+  std::memcpy(dst + 8, ring + 8, 16);  // clk0, gt0
+  std::memcpy(dst + 24, &gt1, 8);
 }
 
 }  // namespace tawa
