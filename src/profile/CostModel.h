@@ -1,6 +1,8 @@
 // The cost model that times the CPU executor's events: what each op of a warp-specialized kernel
 // costs on an H100/H200-class SM, in SM clock cycles. Every figure that comes out of it is
-// *modelled*, never measured, and is labelled so wherever it is shown.
+// *modelled*, never measured, and is labelled so wherever it is shown. The same figures drive the
+// CPU emulator's clock64 for kernels emitted with --profile (TawaEmuCostModel in
+// src/backends/emu/EmuAbi.h; how each primitive advances it: src/backends/emu/EmuRuntime.h).
 //
 // The numbers (approximate; the defaults are an H200 SXM):
 //

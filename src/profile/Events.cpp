@@ -41,7 +41,7 @@ void writeChromeTrace(std::ostream& os, const std::vector<BlockTrace>& blocks, c
       events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", g}, {"args", {{"sort_index", g}}}});
     }
     for (const auto& e : b.events) {
-      json args = {{"iteration", e.iteration}, {"slot", e.slot}, {"modelled", true},
+      json args = {{"iteration", e.iteration}, {"slot", e.slot}, {"modelled", meta.modelled},
                    {"start_cycles", e.start}, {"end_cycles", e.end}};
       if (!e.file.empty()) args["source"] = e.file + ":" + std::to_string(e.line);
       std::string role = static_cast<size_t>(e.wg) < b.roles.size() ? b.roles[static_cast<size_t>(e.wg)] : "?";

@@ -64,6 +64,7 @@ struct TraceMeta {
   std::string kernel, device;
   double cyclesPerUs = 1980;
   std::string note = "modelled: times come from tawa's cost model on the CPU executor, not from a GPU";
+  bool modelled = true;  // every event's args say so
 };
 
 // Writes a Chrome trace (JSON object format: traceEvents with "M" metadata and "X" complete

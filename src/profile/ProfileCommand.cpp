@@ -1,8 +1,13 @@
 #include "profile/ProfileCommand.h"
 
 #include <fstream>
+#include <sstream>
 #include <iostream>
 
+#include "backends/cuda/Driver.h"
+#include "backends/cuda/ProfileBuffer.h"
+#include "backends/cuda/Runner.h"
+#include "backends/emu/Emulator.h"
 #include "driver/Check.h"
 #include "driver/Launch.h"
 #include "ir/Diagnostic.h"
@@ -24,12 +29,73 @@ Examples:
     K:i32=512, stride_am:i32=512, stride_ak:i32=1, stride_bk:i32=256, stride_bn:i32=1, stride_cm:i32=256,
     stride_cn:i32=1' --grid 'cdiv(M, 64), cdiv(N, 64)' --depth 3 -o gemm.trace.json
   tawa profile ... --json          # the same summary and advice as JSON on stdout
+  tawa profile ... --backend emu   # the emitted CUDA kernel's own --profile records, on the CPU emulator
+                                   # (its clock64 is modelled by the same cost model)
+  tawa profile ... --backend cuda  # the same on GPU 0 (clock64 measured); without a GPU: exit 1
 )";
+
+}  // namespace
+
+namespace {
+
+// --backend emu / cuda: the kernel's own --profile records, decoded into the recorder.
+ProfileResult profileEmitted(const std::string& path, const std::string& kernel, const driver::Spec& spec, const std::string& grid,
+                             const ProfileOptions& opt) {
+  const bool gpu = opt.backend == "cuda";
+  if (gpu) cuda::Driver::get();  // without a driver or a GPU: the runner's error, before any work
+  auto ws = driver::specialize(path, kernel, spec, opt.ws, "nv");
+  cuda::EmitOptions eo;
+  eo.profile = true;
+  eo.profileCapacity = opt.profileCapacity;
+  cuda::EmitResult er = cuda::emitCudaKernel(*ws.module, *ws.kernel, eo);
+  auto input = driver::bind(*ws.kernel, spec, grid, opt.dataSeed);
+  std::vector<BlockTrace> traces;
+  if (gpu) {  // the runner: compile, launch once checked against the executor, decode (clock64 measured)
+    cuda::GpuRunOptions g;
+    g.file = path, g.kernel = kernel, g.grid = grid, g.seed = opt.dataSeed, g.ws = opt.ws, g.threads = opt.threads;
+    g.reps = 1, g.warmup = 0;
+    g.profile = true, g.profileCapacity = opt.profileCapacity, g.profileTraces = &traces;
+    g.spec = opt.specText;
+    std::ostringstream log;
+    cuda::runOnGpu(g, log);
+  } else {
+    emu::Options o;
+    o.model = opt.model;
+    emu::LaunchStats st = emu::launch(er, input.args, input.buffers, input.grid, o);
+    traces = cuda::decodeProfile(er.profile, st.profile.data(), st.profile.size(), cuda::launchGrid(er, input.grid), opt.model.clockGHz);
+  }
+  double flops = cuda::dotFlops(*ws.module, spec).value_or(0), bytes = 0;
+  for (const auto& b : input.buffers) bytes += static_cast<double>(b.data.size());  // each buffer moved once
+  ProfileResult res;
+  res.recorder = std::make_unique<Recorder>(opt.model, static_cast<size_t>(opt.profileCapacity));
+  const double n = std::max<double>(1, static_cast<double>(traces.size()));
+  for (auto& t : traces) res.recorder->adopt(std::move(t), flops / n, bytes / n);
+  res.recorder->finish();
+  Params p;
+  p.depth = opt.ws.depth;
+  p.consumers = opt.ws.consumers;
+  ir::walk(ws.kernel->body, [&](const ir::Op* op) {
+    if (op->hasAttr("mma_depth")) p.mmaDepth = static_cast<int>(op->intAttr("mma_depth"));
+  });
+  res.summary = summarize(*res.recorder, ws.kernel->name, p);
+  res.summary.timedBy = "the CPU emulator's clock (the --profile kernel's own records; tawa's cost model advances the clock)";
+  if (gpu) {
+    res.summary.modelled = false;
+    res.summary.timedBy = "GPU 0's clock64 within blocks and %globaltimer between them (the --profile kernel's own records)";
+  }
+  res.summary.capacityFlag = "--profile-capacity";
+  res.summary.tensorCoreSeen = false;
+  res.advice = advise(res.summary);
+  return res;
+}
 
 }  // namespace
 
 ProfileResult profileKernel(const std::string& path, const std::string& kernel, const driver::Spec& spec,
                             const std::string& grid, const ProfileOptions& opt) {
+  if (opt.backend == "emu" || opt.backend == "cuda") return profileEmitted(path, kernel, spec, grid, opt);
+  if (opt.backend != "exec")
+    throw UserError(where("--backend"), "unknown backend '" + opt.backend + "'", "backends: exec, emu, cuda");
   auto ws = driver::specialize(path, kernel, spec, opt.ws, "nv");
   auto input = driver::bind(*ws.kernel, spec, grid, opt.dataSeed);
   ProfileResult res;
@@ -65,7 +131,9 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
   c->add_option("--kernel,-k", f->kernel, "kernel (function) name; default: the file's first");
   c->add_option("--spec", f->spec, "launch spec (argument types, shapes, constexprs), as for tawa run");
   c->add_option("--grid", f->grid, "launch grid, as for tawa run");
-  c->add_option("--backend", f->backend, "exec: the CPU executor with the cost model (cuda, emu: not in this build)")
+  c->add_option("--backend", f->opt.backend,
+                 "exec: the CPU executor timed by the cost model; emu: the kernel's own --profile records on the CPU emulator "
+                 "(modelled clock); cuda: the same on GPU 0")
       ->default_val("exec");
   c->add_option("-o", f->out, "trace file (Chrome trace JSON); default: KERNEL.trace.json");
   c->add_flag("--json", f->json, "print the summary and advice as JSON on stdout");
@@ -78,6 +146,10 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
       ->check(CLI::Range(1, 2));
   c->add_option("--events-per-block", f->opt.eventsPerBlock, "capacity of each block's event buffer (lost events are counted)")
       ->default_val(4096);
+  c->add_option("--profile-capacity", f->opt.profileCapacity,
+                "emu, cuda: events per warp group in the kernel's shared-memory ring (older events are lost, and counted)")
+      ->default_val(256)
+      ->check(CLI::Range(1, 65536));
   c->add_option("--seed", f->opt.seed, "scheduler seed of the executor run")->default_val(1);
   c->add_option("--data-seed", f->opt.dataSeed, "seed of the random inputs")->default_val(1);
   c->add_option("--threads", f->opt.threads, "worker threads for the executor (default: all cores)")->default_val(0);
@@ -85,14 +157,12 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
   c->callback([f, &action] {
     action = [f]() -> int {
       try {
-        if (f->backend == "cuda" || f->backend == "emu")
-          throw UserError(where("--backend"), "backend '" + f->backend + "' is not available in this build of tawa profile",
-                          "use --backend exec: the CPU executor timed by the cost model (modelled)");
-        if (f->backend != "exec")
-          throw UserError(where("--backend"), "unknown backend '" + f->backend + "'", "backends: exec (cuda and emu are not in this build)");
+        if (f->opt.backend != "exec" && f->opt.backend != "emu" && f->opt.backend != "cuda")
+          throw UserError(where("--backend"), "unknown backend '" + f->opt.backend + "'", "backends: exec, emu, cuda");
         if (f->spec.empty()) throw UserError(where("<spec>"), "tawa profile needs --spec");
         if (f->grid.empty()) throw UserError(where("<grid>"), "tawa profile needs --grid");
         auto spec = driver::parseSpec(f->spec);
+        f->opt.specText = f->spec;
         auto res = profileKernel(f->file, f->kernel, spec, f->grid, f->opt);
         std::string out = f->out.empty() ? res.summary.kernel + ".trace.json" : f->out;
         {
@@ -102,6 +172,12 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
           meta.kernel = res.summary.kernel;
           meta.device = res.summary.device;
           meta.cyclesPerUs = res.recorder->model().cyclesPerUs();
+          if (f->opt.backend == "emu")
+            meta.note = "modelled: the kernel's own --profile records, timed by the CPU emulator's clock (tawa's cost model), not by a GPU";
+          if (f->opt.backend == "cuda") {
+            meta.modelled = false;
+            meta.note = "measured on GPU 0: clock64 within a block, %globaltimer between blocks; cycles shown at 1.98 GHz";
+          }
           writeChromeTrace(os, res.recorder->traces(), meta);
         }
         if (f->json) {
@@ -110,7 +186,7 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
           std::cout << j.dump(2) << "\n";
         } else {
           printSummary(std::cout, res.summary, res.advice);
-          std::cout << "trace (modelled): " << out << " (open in https://ui.perfetto.dev or chrome://tracing)\n";
+          std::cout << (f->opt.backend == "cuda" ? "trace: " : "trace (modelled): ") << out << " (open in https://ui.perfetto.dev or chrome://tracing)\n";
         }
         return 0;
       } catch (const UserError& e) {

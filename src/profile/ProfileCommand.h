@@ -1,6 +1,10 @@
 // `tawa profile`: warp-specializes a kernel (driver::specialize, stage "nv"), runs it on the CPU
 // executor with a profile::Recorder, writes a Chrome trace and prints the per-role summary, the
 // roofline position and advice. On the executor every figure is modelled by the cost model.
+// --backend emu emits the kernel's CUDA C++ with --profile (the kernel records its own scopes with
+// tawa::clock64), runs it on the CPU emulator, whose clock is modelled by the same cost model, and
+// decodes the kernel's buffer into the same events; --backend cuda is that on GPU 0, and without a
+// GPU it is the runner's "no GPU" error.
 //
 //   std::function<int()> profileAction;
 //   tawa::profile::addProfileCommand(app, profileAction);   // before app.parse
@@ -25,7 +29,10 @@ namespace tawa::profile {
 
 struct ProfileOptions {
   transforms::PassOptions ws;
-  size_t eventsPerBlock = 4096;
+  std::string backend = "exec";  // exec, emu or cuda
+  size_t eventsPerBlock = 4096;   // exec
+  int profileCapacity = 256;      // emu, cuda: events per warp group in the kernel's ring
+  std::string specText;           // cuda: the spec as written (the GPU runner parses it itself)
   uint64_t seed = 1;      // scheduler seed (the modelled times do not depend on it)
   uint64_t dataSeed = 1;  // random inputs
   int threads = 0;

@@ -255,10 +255,33 @@ ProgramRecorder* Recorder::program(int64_t linear, std::array<int64_t, 3> pid) {
   return p.get();
 }
 
+ProgramRecorder* Recorder::adopt(BlockTrace trace, double flops, double bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& p = programs_[trace.block];
+  p = std::make_unique<ProgramRecorder>(model_, trace.block, trace.pid, trace.sm, trace.capacity);
+  p->placed = true;
+  p->flops = flops;
+  p->bytesLoaded = bytes;
+  p->groups.resize(trace.roles.size());
+  for (size_t k = 0; k < trace.roles.size(); ++k) p->groups[k].role = trace.roles[k];
+  for (const Event& e : trace.events) {
+    if (e.wg < 0 || static_cast<size_t>(e.wg) >= p->groups.size()) continue;
+    GroupTotals& g = p->groups[static_cast<size_t>(e.wg)];
+    g.scope[static_cast<size_t>(e.scope)] += e.end - e.start;
+    g.end = std::max(g.end, e.end);
+  }
+  p->trace = std::move(trace);
+  return p.get();
+}
+
 void Recorder::finish() {
   std::vector<double> smClock(static_cast<size_t>(model_.sms), 0.0);
   kernelCycles_ = 0;
   for (auto& [linear, p] : programs_) {  // program order
+    if (p->placed) {
+      kernelCycles_ = std::max(kernelCycles_, p->trace.offset + p->trace.duration);
+      continue;
+    }
     double d = p->finish();
     double& c = smClock[static_cast<size_t>(p->trace.sm)];
     p->trace.offset = c;

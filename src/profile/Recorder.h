@@ -73,6 +73,7 @@ class ProgramRecorder {
   std::array<int64_t, 3> mmaShape{0, 0, 0};  // M, N, K of the first wgmma
   double stageBytes = 0;                      // bytes of TMA per iteration of the first loop (one slot)
   double finish();                            // closes open events; returns the block's duration
+  bool placed = false;                        // adopted: timed and placed by the backend that ran it
 
  private:
   struct Group {
@@ -105,6 +106,10 @@ class Recorder {
 
   // The recorder of program `linear` (thread-safe).
   ProgramRecorder* program(int64_t linear, std::array<int64_t, 3> pid);
+  // A block timed by the backend that ran it (the CUDA backend's --profile buffer, decoded: GPU
+  // clocks, or the emulator's modelled clock): per-warp-group scope totals come from its events,
+  // and finish() keeps its offset and duration. flops and bytes: this block's share of the launch.
+  ProgramRecorder* adopt(BlockTrace trace, double flops, double bytes);
   // After the launch: closes every block and places it on its SM's time axis.
   void finish();
 

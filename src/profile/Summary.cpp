@@ -193,7 +193,8 @@ std::vector<Advice> advise(const Summary& s) {
 
 void printSummary(std::ostream& os, const Summary& s, const std::vector<Advice>& advice) {
   os << "profile @" << s.kernel << " on " << s.device
-     << ": every figure is modelled by tawa's cost model on the CPU executor, not measured\n";
+     << (s.modelled ? ": every figure is modelled by " + s.timedBy + ", not measured\n"
+                    : ": times measured by " + s.timedBy + "; device ceilings and advice thresholds are the cost model's\n");
   os << "  " << s.programs << " program(s) on " << s.smsUsed << " of " << s.sms << " SMs; kernel " << num(s.kernelUs, 2)
      << " us (" << num(s.kernelCycles, 0) << " cycles) modelled\n";
   char line[256];
@@ -207,9 +208,12 @@ void printSummary(std::ostream& os, const Summary& s, const std::vector<Advice>&
                   pct(r.share(r.idle)).c_str());
     os << line;
   }
-  os << "  tensor core (modelled): busy " << pct(s.tcBusy) << " of block time; MMA issue gaps: " << pct(s.mmaGapShare)
-     << " of the span from first to last MMA idle, " << num(s.mmaGapMean) << " cycles between MMAs on average (" << s.mmas
-     << " MMAs)\n";
+  if (s.tensorCoreSeen)
+    os << "  tensor core (modelled): busy " << pct(s.tcBusy) << " of block time; MMA issue gaps: " << pct(s.mmaGapShare)
+       << " of the span from first to last MMA idle, " << num(s.mmaGapMean) << " cycles between MMAs on average (" << s.mmas
+       << " MMAs)\n";
+  else
+    os << "  tensor core: not observed (the kernel records MMA issue and MMA wait scopes, not the tensor core itself)\n";
   os << "  throughput (modelled): " << num(s.tflops, 2) << " TFLOP/s (" << pct(s.peakTflops > 0 ? s.tflops / s.peakTflops : 0)
      << " of the " << num(s.peakTflops, 0) << " TFLOP/s ceiling), " << num(s.gbps, 1) << " GB/s ("
      << pct(s.peakGbps > 0 ? s.gbps / s.peakGbps : 0) << " of " << num(s.peakGbps, 0) << " GB/s)\n";
@@ -217,7 +221,7 @@ void printSummary(std::ostream& os, const Summary& s, const std::vector<Advice>&
      << (s.memoryBound ? "memory-bound" : "compute-bound") << ", at " << pct(s.rooflinePct) << " of the attainable "
      << num(s.attainableTflops, 1) << " TFLOP/s\n";
   os << "  events: " << s.events << " recorded, " << s.lostEvents << " lost"
-     << (s.lostEvents ? " (a block's buffer was full: raise --events-per-block)" : "") << "\n";
+     << (s.lostEvents ? " (a block's buffer was full: raise " + s.capacityFlag + ")" : std::string()) << "\n";
   if (advice.empty()) {
     os << "advice: none — no rule fired on the modelled summary\n";
     return;
@@ -238,6 +242,7 @@ nlohmann::json toJson(const Summary& s, const std::vector<Advice>& advice) {
   return {{"kernel", s.kernel},
           {"device", s.device},
           {"modelled", s.modelled},
+          {"timed_by", s.timedBy},
           {"params", {{"D", s.params.depth}, {"P", s.params.mmaDepth}, {"consumers", s.params.consumers},
                       {"BLOCK_M", s.params.blockM}, {"BLOCK_N", s.params.blockN}, {"BLOCK_K", s.params.blockK}}},
           {"programs", s.programs},

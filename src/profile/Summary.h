@@ -35,6 +35,9 @@ struct RoleSummary {
 struct Summary {
   std::string kernel, device;
   bool modelled = true;
+  std::string timedBy = "tawa's cost model on the CPU executor";  // what produced the times
+  std::string capacityFlag = "--events-per-block";                // raises the event buffers
+  bool tensorCoreSeen = true;  // false: the trace has issue and wait scopes only (--profile kernels)
   Params params;
   int64_t programs = 0;
   int smsUsed = 0, sms = 132;

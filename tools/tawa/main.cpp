@@ -78,7 +78,22 @@ void addCommon(CLI::App* c, Common& o) {
 struct WsFlags {
   transforms::PassOptions opt;
   bool explain = false;
+  bool profile = false;  // compile --target, run --backend cuda|emu: instrument the CUDA kernel
+  int profileCapacity = 256;
+  std::string profileTrace;
 };
+
+void addProfileFlags(CLI::App* c, WsFlags& w, bool trace) {
+  c->add_flag("--profile", w.profile,
+              "instrument the CUDA kernel: the elected thread of each warp group records tawa's scopes (waits, TMA, MMA, "
+              "softmax, epilogue) with clock64 into a shared-memory ring, copied to a global buffer at the end");
+  c->add_option("--profile-capacity", w.profileCapacity, "with --profile: events per warp group (older ones are lost, and counted)")
+      ->default_val(256)
+      ->check(CLI::Range(1, 65536));
+  if (trace) c->add_option("--profile-trace", w.profileTrace, "with --profile: the Chrome trace file (default: KERNEL.trace.json)");
+}
+
+Location flagLoc(const std::string& f) { return Location::at(std::make_shared<const std::string>(f), 0, 0); }
 
 void addWsFlags(CLI::App* c, WsFlags& w) {
   c->add_option("--depth,-D", w.opt.depth, "aref depth D: slots per ring")->default_val(2)->check(CLI::Range(1, 8));
@@ -133,6 +148,7 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
     cuda::GpuRunOptions g;
     g.file = o.file, g.kernel = o.kernel, g.spec = o.spec, g.grid = grid, g.loads = loads, g.save = save, g.seed = seed;
     g.ws = w.opt, g.reps = reps, g.warmup = warmup, g.check = checkMode, g.threads = threads;
+    g.profile = w.profile, g.profileCapacity = w.profileCapacity, g.profileTrace = w.profileTrace;
     if (w.explain) g.ws.explain = &std::cerr;
     return cuda::runOnGpu(g, std::cout);
   }
@@ -140,12 +156,16 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
     cuda::GpuRunOptions g;
     g.file = o.file, g.kernel = o.kernel, g.spec = o.spec, g.grid = grid, g.loads = loads, g.save = save, g.seed = seed;
     g.ws = w.opt, g.check = checkMode, g.threads = threads;
+    g.profile = w.profile, g.profileCapacity = w.profileCapacity, g.profileTrace = w.profileTrace;
     if (w.explain) g.ws.explain = &std::cerr;
     return emu::runOnEmu(g, std::cout);
   }
   if (backend != "exec")
     throw UserError(Location::at(std::make_shared<const std::string>("--backend"), 0, 0),
                     "unknown backend '" + backend + "'", "backends: cuda (GPU 0), emu (the CUDA code on the CPU emulator), exec (CPU executor)");
+  if (w.profile)
+    throw UserError(flagLoc("--profile"), "--profile instruments the CUDA kernel, which the executor does not run",
+                    "use --backend emu or cuda, or tawa profile --backend exec");
   driver::Spec spec = driver::parseSpec(o.spec);
   auto lk = driver::loadKernel(o.file, o.kernel, spec);
   transforms::PassManager pm;
@@ -183,8 +203,12 @@ int cmdCompile(const Common& o, WsFlags& w, const std::string& emit, const std::
     driver::Spec spec = driver::parseSpec(o.spec);
     if (w.explain) w.opt.explain = &std::cerr;
     auto lk = driver::specialize(o.file, o.kernel, spec, w.opt, "nv");
-    return cuda::compileForTarget(lk, target, emit, out, resourceUsage);
+    cuda::EmitOptions eo;
+    eo.profile = w.profile;
+    eo.profileCapacity = w.profileCapacity;
+    return cuda::compileForTarget(lk, target, emit, out, resourceUsage, eo);
   }
+  if (w.profile) throw UserError(flagLoc("--profile"), "--profile instruments CUDA code", "add --target sm_90a");
   if (emit != "ws" && emit != "nv")
     throw UserError(Location::at(std::make_shared<const std::string>("--emit"), 0, 0), "unknown stage '" + emit + "'",
                     "stages: ws (after warp specialization), nv (after lowering the arefs)");
@@ -254,6 +278,7 @@ int main(int argc, char** argv) {
                   "default: cuda when a GPU is present, else exec");
   WsFlags runWs;
   addWsFlags(run, runWs);
+  addProfileFlags(run, runWs, true);
   int reps = 20, warmup = 3;
   std::string checkMode = "exec";
   run->add_option("--reps", reps, "cuda: timed launches (the median is reported)")->default_val(20)->check(CLI::Range(1, 100000));
@@ -269,6 +294,7 @@ int main(int argc, char** argv) {
   auto* compile = app.add_subcommand("compile", "warp-specialize a kernel and print the IR after a stage");
   addCommon(compile, compileCommon);
   addWsFlags(compile, compileWs);
+  addProfileFlags(compile, compileWs, false);
   compile->add_option("--emit", emit,
                       "ws: after warp specialization (arefs); nv: after lowering (mbarriers, TMA, wgmma); with --target: "
                       "cuda, ptx or cubin")

@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "profile/Events.h"
+
 namespace tawa::cuda {
 
 using namespace ir;
@@ -162,6 +164,8 @@ class Emitter {
     countUses(f_.body, uses_);
     res_.kernelName = opt_.kernelName.empty() ? sanitize(f_.name) : opt_.kernelName;
     taken_.insert(res_.kernelName);
+    if (opt_.profile)
+      for (const char* n : {"prof_out", "prof_smem", "prof_ring", "prof_t", "prof_rec"}) taken_.insert(n);
     collect();
     layoutSmem();
     res_.threads = 128 * static_cast<int>(regions_.size());
@@ -178,7 +182,10 @@ class Emitter {
     for (size_t i = 0; i < res_.params.size(); ++i) {
       const auto& p = res_.params[i];
       out_ << (i ? ",\n    " : "\n    ")
-           << (p.tensorMap >= 0 ? "const __grid_constant__ CUtensorMap " : "const " + p.cType + " ") << p.name;
+           << (p.tensorMap >= 0 ? "const __grid_constant__ CUtensorMap "
+               : p.profileBuffer ? p.cType + " const "
+                                 : "const " + p.cType + " ")
+           << p.name;
     }
     out_ << ") {\n" << body << "}\n";
     res_.source = (opt_.includeHeader ? std::string("#include \"primitives.cuh\"\n\n") : std::string()) + out_.str();
@@ -462,6 +469,19 @@ class Emitter {
         res_.params.push_back(p);
       }
     }
+    if (opt_.profile) {
+      if (opt_.profileCapacity < 1 || opt_.profileCapacity > 65536)
+        throw UserError(f_.loc, "the profile's capacity must be 1 to 65536 events per warp group, got " + std::to_string(opt_.profileCapacity));
+      KernelParam p;
+      p.name = "prof_out";
+      p.cType = "uint8_t*";
+      p.profileBuffer = true;
+      res_.params.push_back(p);
+      res_.profile.capacity = opt_.profileCapacity;
+      res_.profile.warpGroups = static_cast<int>(regions_.size());
+      for (const Op* r : regions_) res_.profile.roles.push_back(r->strAttr("role"));
+      res_.profile.file = f_.loc.known() ? *f_.loc.file : "";
+    }
   }
 
   // ---- descriptors on a moved base (block-access turns `ptr + offs_m * s0 + offs_n * s1` with masks
@@ -664,6 +684,11 @@ class Emitter {
       privates_.at(op).barOffset = off;
       off += 8;
     }
+    if (opt_.profile) {
+      off = alignUp(off, 16);
+      profOffset_ = off;
+      off += static_cast<int64_t>(regions_.size()) * profRingBytes();
+    }
     smemUsed_ = off;
     res_.smemBytes = off + kAlign;
     if (res_.smemBytes > kSmemLimit) {
@@ -731,6 +756,9 @@ class Emitter {
       line("uint64_t* " + pv.bar + " = reinterpret_cast<uint64_t*>(smem + " + std::to_string(pv.barOffset) + ");  // " + pv.name +
            " is full (1 arrival + tx per phase)");
     }
+    if (opt_.profile)
+      line("uint8_t* prof_smem = smem + " + std::to_string(profOffset_) + ";  // --profile: " + std::to_string(regions_.size()) +
+           " ring(s), one per warp group: 32 B header + " + std::to_string(opt_.profileCapacity) + " events x 16 B");
     if (!barOrder_.empty() || !privateOrder_.empty()) {
       line("if (tawa::thread_idx() == 0) {");
       ++indent_;
@@ -799,8 +827,10 @@ class Emitter {
         ++indent_;
       }
       single_ = producer;
+      profBegin(static_cast<int>(w));
       for (; it != b.ops().end(); ++it)
         if ((*it)->kind() != OpKind::Yield) emitOp(**it);
+      profEnd(static_cast<int>(w));
       single_ = false;
       if (producer) {
         --indent_;
@@ -810,6 +840,83 @@ class Emitter {
       --indent_;
     }
     line("}");
+  }
+
+  // ---- --profile: scopes timed with tawa::clock64 by the elected thread of each warp group
+
+  std::string profRec() const { return single_ ? "" : "if (prof_rec) "; }
+  int64_t profRingBytes() const { return 32 + 16 * static_cast<int64_t>(opt_.profileCapacity); }
+  // --profile keeps the ring's address and the open scope's start live through the producer's
+  // loops: its budget grows by 8 registers when the register file (64K) still holds every warp group.
+  int64_t profProducerRegs(int64_t regs) const {
+    int64_t others = 0;
+    for (size_t w = 1; w < regions_.size(); ++w) others += regions_[w]->intAttr("regs");
+    return 128 * (regs + 8 + others) <= 65536 ? regs + 8 : regs;
+  }
+
+  void profBegin(int w) {
+    if (!opt_.profile) return;
+    line("// --profile: this warp group's event ring; " + std::string(single_ ? "this thread" : "its thread 0") + " records");
+    if (!single_) line("const bool prof_rec = tawa::warpgroup_thread_idx() == 0;");
+    line("uint8_t* const prof_ring = prof_smem + " + std::to_string(static_cast<int64_t>(w) * profRingBytes()) + ";");
+    line(profRec() + "tawa::prof_begin(prof_ring);");
+    line("uint32_t prof_t = 0;  // the open scope's start (low 32 bits of clock64)");
+    profActive_ = true;
+    profAfterLoop_ = false;
+  }
+  void profEnd(int w) {
+    if (!profActive_) return;
+    profClose();
+    line(profRec() + "tawa::prof_flush(prof_out, " + std::to_string(w) + ", " + std::to_string(regions_.size()) + ", prof_ring, " +
+         std::to_string(opt_.profileCapacity) + ");");
+    profActive_ = false;
+  }
+  // Starts timing scope s at op (closing the open one) unless the same scope instance is open.
+  // slot "": keep the open scope's slot (an op that continues it, e.g. the commit after the MMAs).
+  void profMark(const Op& op, profile::Scope s, const std::string& slot = "-1") {
+    if (!profActive_) return;
+    std::string iter = profIter_.empty() ? "-1" : profIter_.back();
+    if (prof_.open && prof_.scope == s && prof_.iter == iter && (slot.empty() || slot == prof_.slot)) return;
+    profClose();
+    line("prof_t = static_cast<uint32_t>(tawa::clock64());");
+    prof_.open = true;
+    prof_.scope = s;
+    prof_.iter = iter;
+    prof_.slot = slot.empty() ? "-1" : slot;
+    prof_.line = op.loc().known() ? op.loc().line : 0;
+  }
+  void profClose() {
+    if (!prof_.open) return;
+    prof_.open = false;
+    line(profRec() + "tawa::prof_record(prof_ring, " + std::to_string(opt_.profileCapacity) + ", prof_t, " +
+         std::to_string(static_cast<int>(prof_.scope)) + ", " + prof_.iter + ", " + prof_.slot + ", " + std::to_string(prof_.line) +
+         ");  // " + profile::scopeName(prof_.scope));
+  }
+  // The scope an op of a role starts; ops that start none (scalars, fences) continue the open one.
+  void profScopeOf(const Op& op) {
+    using profile::Scope;
+    switch (op.kind()) {
+      case OpKind::For:
+      case OpKind::If: return profClose();
+      case OpKind::MbarWait:
+        return profMark(op, bars_.at(op.operand(0)).kind == "empty" ? Scope::WaitEmpty : Scope::WaitFull, ex(op.operand(1)));
+      case OpKind::MbarArrive:
+        return profMark(op, bars_.at(op.operand(0)).kind == "empty" ? Scope::Release : Scope::TmaIssue, ex(op.operand(1)));
+      case OpKind::MbarArriveExpectTx: return profMark(op, Scope::TmaIssue, ex(op.operand(1)));
+      case OpKind::TmaLoad: return profMark(op, Scope::TmaIssue, ex(op.operand(2)));
+      case OpKind::Wgmma: return profMark(op, Scope::MmaIssue, ex(op.operand(1)));
+      case OpKind::WgmmaCommit: return profMark(op, Scope::MmaIssue, "");
+      case OpKind::WgmmaWait: return profMark(op, Scope::MmaWait);
+      case OpKind::TmaStore: return profMark(op, Scope::TmaStore);
+      default: return;
+    }
+  }
+  // Register-tile arithmetic: softmax in a loop that issues MMAs, epilogue after the main loop.
+  void profTile(const Op& op) {
+    if (!profActive_) return;
+    using profile::Scope;
+    if (!profLoopMma_.empty() && profLoopMma_.back()) profMark(op, Scope::Softmax);
+    else profMark(op, profAfterLoop_ ? Scope::Epilogue : Scope::Compute);
   }
 
   void emitBlock(const Block& b) {
@@ -886,11 +993,15 @@ class Emitter {
   }
 
   void emitOp(const Op& op) {
+    if (profActive_) profScopeOf(op);
     switch (op.kind()) {
-      case OpKind::SetMaxNReg:
+      case OpKind::SetMaxNReg: {
         at(op);
-        line("tawa::setmaxnreg_" + op.strAttr("action") + "<" + std::to_string(op.intAttr("regs")) + ">();");
+        int64_t regs = op.intAttr("regs");
+        if (opt_.profile && single_ == false && region_ == 0 && op.strAttr("action") == "dec") regs = profProducerRegs(regs);
+        line("tawa::setmaxnreg_" + op.strAttr("action") + "<" + std::to_string(regs) + ">();");
         return;
+      }
       case OpKind::For: return emitFor(op);
       case OpKind::If: return emitIf(op);
       case OpKind::MakeDesc: return;  // a tensor map of the launch (collect)
@@ -1015,6 +1126,12 @@ class Emitter {
     line("for (" + cType(iv->type().scalar) + " " + i + " = " + ex(op.operand(0)) + "; " + i + " < " + ex(op.operand(1)) + "; " +
          i + " += " + ex(op.operand(2)) + ") {");
     ++indent_;
+    if (profActive_) {
+      profIter_.push_back("static_cast<int32_t>((" + i + " - " + ex(op.operand(0)) + ") / " + ex(op.operand(2)) + ")");
+      bool mma = false;
+      for (const auto& o : body.ops()) mma = mma || o->kind() == OpKind::Wgmma || o->kind() == OpKind::Dot;
+      profLoopMma_.push_back(mma);
+    }
     emitBlock(body);
     const Op* y = body.terminator();
     if (y) {
@@ -1045,6 +1162,12 @@ class Emitter {
       }
       for (size_t k = 0; k < carried.size(); ++k)
         if (!temps[k].empty()) line(carried[k] + " = " + temps[k] + ";");
+    }
+    if (profActive_) {
+      profClose();
+      profIter_.pop_back();
+      profLoopMma_.pop_back();
+      profAfterLoop_ = true;
     }
     --indent_;
     line("}");
@@ -1085,6 +1208,7 @@ class Emitter {
           if (isTile[k]) assignTile(*y, frags_.at(op.result(k)), y->operand(k));
           else line(results[k] + " = " + ex(y->operand(k)) + ";");
         }
+      if (profActive_) profClose();
       --indent_;
     }
     line("}");
@@ -1323,6 +1447,7 @@ class Emitter {
       return;
     }
     if (prologueTile_ || single_) unsupported(op, "tile arithmetic on registers is emitted in consumer warp groups only");
+    profTile(op);
     at(op);
     Frag fr = declareTile(op, t, nameFor(res));
     writeFrag(fr, [&](const Ctx& c) {
@@ -1349,6 +1474,7 @@ class Emitter {
       if (kind == "min") return "tawa::min_nan(" + a + ", " + b + ")";
       unsupported(op, "reduction kind '" + kind + "' is not emitted");
     };
+    profTile(op);
     at(op);
     Frag out = declareTile(op, op.result()->type(), nameFor(op.result()));
     line("TAWA_UNROLL");
@@ -1379,6 +1505,7 @@ class Emitter {
     const Private& pv = privates_.at(&op);
     const TensorMapSpec& map = allMaps_[static_cast<size_t>(descs_.at(op.operand(0)))];
     const auto& l = pv.layout;
+    profMark(op, profile::Scope::TmaIssue);
     at(op);
     std::string row = coord(op.operand(0), 0, ex(op.operand(1))), col = coord(op.operand(0), 1, ex(op.operand(2)));
     line("if (tawa::warpgroup_thread_idx() == 0) {  // " + pv.tile.str() + " -> " + pv.name);
@@ -1387,6 +1514,7 @@ class Emitter {
       line("  tawa::cp_async_bulk_tensor_2d_global_to_shared(" + pv.name + (j ? " + " + std::to_string(j * l.chunkBytes) : "") +
            ", &" + map.param + ", " + col + (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + ", " + pv.bar + ");");
     line("}");
+    profMark(op, profile::Scope::WaitFull);
     line("tawa::mbarrier_wait_parity(" + pv.bar + ", " + pv.phase + ");");
     line(pv.phase + " ^= 1u;");
     View v;
@@ -1428,6 +1556,7 @@ class Emitter {
       unsupported(op, "the " + std::to_string(m) + "x" + std::to_string(n) + " result needs " + std::to_string(regs) +
                           " registers per thread of one consumer warp group (budget " + std::to_string(budget) + ")",
                   "use smaller blocks");
+    profMark(op, profile::Scope::MmaIssue, b.slot.empty() ? "-1" : b.slot);
     this->at(op);
     Frag acc;
     const Value* accIn = op.numOperands() > 2 ? op.operand(2) : nullptr;
@@ -1490,6 +1619,7 @@ class Emitter {
       }
     }
     line("tawa::wgmma_commit_group();");
+    profMark(op, profile::Scope::MmaWait, "-1");
     line("tawa::wgmma_wait_group<0>();");
     for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");
     --indent_;
@@ -1671,6 +1801,18 @@ class Emitter {
   std::set<const Value*> viewCarried_;  // loop arguments that carry a slot index
   std::string gridParams_[3];           // persistent kernels: the logical grid's parameters
   std::map<const Value*, std::array<std::vector<Product>, 2>> shifts_;  // descriptors on a moved base
+  // --profile: the scope being timed in the role being emitted (one event per scope instance)
+  bool profActive_ = false;
+  int64_t profOffset_ = 0;
+  struct ProfOpen {
+    bool open = false;
+    profile::Scope scope = profile::Scope::Compute;
+    std::string iter, slot;
+    int line = 0;
+  } prof_;
+  std::vector<std::string> profIter_;   // iteration index of each enclosing loop
+  std::vector<bool> profLoopMma_;       // whether that loop's body issues MMAs itself
+  bool profAfterLoop_ = false;          // a loop of this role has ended
 };
 
 }  // namespace

@@ -13,6 +13,16 @@
 //     one if/else on the warp-group index; accumulators as float arrays indexed by constants only;
 //     `#line` directives back to the kernel source. Anything else is a UserError located at the op.
 //   The result also says how the host must build each tensor map and launch the kernel.
+//   With EmitOptions::profile the kernel also records the scopes tawa inserted (profile::Scope:
+//   waits on empty and full slots, TMA issue, MMA issue and wait, softmax, epilogue, TMA store,
+//   release) with tawa::clock64, one 16-byte event per scope instance from the elected thread of each
+//   warp group, into a ring of `profileCapacity` events per warp group in shared memory (after a
+//   32-byte header holding the event count and the start times, so that profiling keeps a single
+//   32-bit register, the open scope's start, live across the kernel), and copies
+//   the rings to a global buffer (one more kernel parameter, EmitResult::profile) when each warp
+//   group ends; the producer's setmaxnreg budget grows by 8 registers when the register file allows
+//   (without it, a persistent producer at 40 registers spills). Without it the text is exactly what
+//   it was without profiling.
 #pragma once
 
 #include <array>
@@ -28,6 +38,8 @@ struct EmitOptions {
   std::string kernelName;       // default: the IR function's name
   bool lineDirectives = true;   // #line back to the user's kernel source
   bool includeHeader = true;    // start with #include "primitives.cuh" (off: to concatenate kernels)
+  bool profile = false;         // record per-warp-group scopes (see above)
+  int profileCapacity = 256;    // events per warp group in the shared-memory ring (older ones are lost)
 };
 
 // A host-side value the launch must supply: an IR function argument, a constant, or the sum,
@@ -59,6 +71,24 @@ struct KernelParam {
   int irArg = -1;               // scalar parameters: the IR function argument
   int tensorMap = -1;           // CUtensorMap parameters: index into EmitResult::tensorMaps
   int gridAxis = -1;            // persistent kernels: the logical grid's extent along this axis (int32)
+  bool profileBuffer = false;   // `uint8_t* const`: the profile's global buffer (ProfileLayout), a raw device pointer
+};
+
+// The global buffer of a kernel emitted with --profile: for block b (linear in the launched grid,
+// x fastest) and warp group w, a record at (b * warpGroups + w) * recordBytes():
+//   header (32 bytes): u32 events recorded (all of them, kept or not), u32 SM (%smid),
+//     u64 clock64 at the warp group's start (clk0), u64 %globaltimer (ns) at its start, and at its end;
+//   then min(events, capacity) events of 16 bytes, ring slot i holding event i mod capacity:
+//     u32 start, u32 end (clock64 - clk0), i32 iteration (-1: outside loops), u32 line | scope << 16 |
+//     slot << 24 (profile::Scope; slot 255: none).
+// The host zeroes it before the launch; events - capacity (when positive) were lost.
+struct ProfileLayout {
+  int capacity = 0;             // events per warp group (0: the kernel is not profiled)
+  int warpGroups = 0;
+  std::vector<std::string> roles;  // per warp group: "producer", "consumer"
+  std::string file;             // the kernel's source file (events carry its line numbers)
+  int64_t recordBytes() const { return 32 + 16 * static_cast<int64_t>(capacity); }
+  int64_t bytesPerBlock() const { return recordBytes() * warpGroups; }
 };
 
 struct EmitResult {
@@ -72,6 +102,7 @@ struct EmitResult {
   // logical grid) blocks along x, which walk the logical grid; tile.num_programs reads the logical
   // grid from the gridAxis parameters.
   int64_t persistentPrograms = 0;
+  ProfileLayout profile;        // capacity 0 unless emitted with EmitOptions::profile
 };
 
 // The grid to launch for a logical grid (the spec's): itself, or the persistent programs along x.

@@ -1,5 +1,8 @@
 #include "backends/cuda/Runner.h"
 
+#include "backends/cuda/ProfileBuffer.h"
+#include "profile/CostModel.h"
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -170,7 +173,10 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   driver::Spec spec = driver::parseSpec(o.spec);
   auto t0 = std::chrono::steady_clock::now();
   auto nv = driver::specialize(o.file, o.kernel, spec, o.ws, "nv");
-  EmitResult er = emitCudaKernel(*nv.module, *nv.kernel);
+  EmitOptions eo;
+  eo.profile = o.profile;
+  eo.profileCapacity = o.profileCapacity;
+  EmitResult er = emitCudaKernel(*nv.module, *nv.kernel, eo);
   CompiledModule cm = compile(er.source);
   double compileS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (er.smemBytes > dev.maxSmemOptin)
@@ -210,10 +216,21 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   }
   std::vector<uint64_t> scalars(er.params.size(), 0);  // 8-byte slots, values in their low bytes
   std::vector<void*> params;
+  const std::array<int64_t, 3> g = launchGrid(er, bound.grid);  // persistent kernels: fewer blocks than the spec's grid
+  std::vector<uint8_t> profileBytes;
+  CUdeviceptr profileBuf = 0;
   for (size_t i = 0; i < er.params.size(); ++i) {
     const KernelParam& p = er.params[i];
     if (p.tensorMap >= 0) {
       params.push_back(&maps[static_cast<size_t>(p.tensorMap)]);
+      continue;
+    }
+    if (p.profileBuffer) {  // --profile: the kernel's event records, zeroed
+      profileBytes.assign(static_cast<size_t>(er.profile.bytesPerBlock() * g[0] * g[1] * g[2]), 0);
+      dbuf.ptrs.push_back(profileBuf = d.alloc(profileBytes.size()));
+      d.copyToDevice(profileBuf, profileBytes.data(), profileBytes.size());
+      std::memcpy(&scalars[i], &profileBuf, sizeof profileBuf);
+      params.push_back(&scalars[i]);
       continue;
     }
     if (p.gridAxis >= 0) {  // a persistent kernel's logical grid
@@ -254,7 +271,6 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   CUfunction fn = d.function(mod.m, er.kernelName);
   d.setMaxDynamicSmem(fn, static_cast<int>(er.smemBytes));
 
-  const std::array<int64_t, 3> g = launchGrid(er, bound.grid);  // persistent kernels: fewer blocks than the spec's grid
   int64_t blocks = g[0] * g[1] * g[2];
   out << "ran @" << nv.kernel->name << " on GPU 0 (" << dev.name << ", sm_" << dev.ccMajor << dev.ccMinor << ", "
       << dev.multiprocessors << " SMs, driver " << dev.driverVersion / 1000 << "." << (dev.driverVersion % 1000) / 10
@@ -272,6 +288,15 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   d.synchronize();
   std::vector<exec::Buffer> gpu = bound.buffers;
   for (size_t i = 0; i < gpu.size(); ++i) d.copyToHost(gpu[i].data.data(), dbuf.ptrs[i], gpu[i].data.size());
+  if (o.profile) {
+    d.copyToHost(profileBytes.data(), profileBuf, profileBytes.size());
+    if (o.profileTraces)
+      *o.profileTraces = decodeProfile(er.profile, profileBytes.data(), profileBytes.size(), g, profile::CostModel::h200().clockGHz);
+    else
+      writeProfileTrace(er, profileBytes, g, profile::CostModel::h200().clockGHz, false,
+                      "measured on GPU 0: clock64 within a block, %globaltimer between blocks; cycles shown at 1.98 GHz",
+                      o.profileTrace.empty() ? er.kernelName + ".trace.json" : o.profileTrace, out);
+  }
 
   std::string checkWord = "skipped";
   if (o.check == "exec") {

@@ -18,6 +18,7 @@
 
 #include "backends/exec/Executor.h"
 #include "driver/Spec.h"
+#include "profile/Events.h"
 #include "transforms/PassOptions.h"
 
 namespace tawa::cuda {
@@ -32,6 +33,11 @@ struct GpuRunOptions {
   int reps = 20;                   // timed launches (median reported)
   std::string check = "exec";      // "exec": compare with the CPU executor; "none": skip
   int threads = 0;                 // executor threads for the reference (0: all cores)
+  bool profile = false;            // emit with --profile and write the trace of the checked launch
+  int profileCapacity = 256;       // events per warp group
+  std::string profileTrace;        // trace file ("" : KERNEL.trace.json)
+  // tawa profile --backend cuda: the decoded events of the checked launch go here instead of a trace file.
+  std::vector<profile::BlockTrace>* profileTraces = nullptr;
 };
 
 // Tolerance of a comparison against the executor: |gpu - ref| <= rtol * |ref| + atol, where atol is

@@ -31,7 +31,7 @@ std::string readBinary(const std::string& path) {
 }  // namespace
 
 int compileForTarget(const driver::LoadedKernel& lk, const std::string& target, const std::string& emit,
-                     const std::string& out, bool resourceUsage) {
+                     const std::string& out, bool resourceUsage, const EmitOptions& emitOpt) {
   if (target != "sm_90a")
     throw UserError(flag("--target"), "unknown target '" + target + "'", "targets: sm_90a (Hopper: H100, H200)");
   if (emit != "cuda" && emit != "ptx" && emit != "cubin")
@@ -39,7 +39,7 @@ int compileForTarget(const driver::LoadedKernel& lk, const std::string& target, 
                     "stages: cuda (CUDA C++), ptx, cubin; or ws / nv without --target");
   if (emit == "cubin" && (out.empty() || out == "-"))
     throw UserError(flag("--emit"), "a cubin is binary: write it to a file with -o FILE");
-  EmitResult er = emitCudaKernel(*lk.module, *lk.kernel);
+  EmitResult er = emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
   bool toStdout = out.empty() || out == "-";
   if (emit == "cuda") writeOut(out, er.source, false);
   if (emit == "cuda" && !resourceUsage) return 0;

@@ -6,6 +6,7 @@
 #include <iosfwd>
 #include <string>
 
+#include "backends/cuda/Emitter.h"
 #include "driver/Launch.h"
 
 namespace tawa::cuda {
@@ -14,7 +15,8 @@ namespace tawa::cuda {
 // cubin). resourceUsage: also compile and print registers, shared memory, spills and stack per
 // kernel (to stdout, or to stderr when the artifact itself goes to stdout). Returns the exit status;
 // user errors (unknown target or stage, unsupported IR, missing toolkit) are thrown as UserError.
+// emitOpt: e.g. --profile.
 int compileForTarget(const driver::LoadedKernel& lk, const std::string& target, const std::string& emit,
-                     const std::string& out, bool resourceUsage);
+                     const std::string& out, bool resourceUsage, const EmitOptions& emitOpt = {});
 
 }  // namespace tawa::cuda

@@ -811,6 +811,62 @@ TAWA_DEVICE uint32_t pack_pair(bf16 lo, bf16 hi) {
   return *reinterpret_cast<uint32_t*>(&h);
 }
 
+// ---- clocks and the profile's event records (emitted only with --profile)
+
+// %clock64: the SM's cycle counter (comparable between the warp groups of one block).
+TAWA_DEVICE uint64_t clock64() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
+  return t;
+}
+// %globaltimer: nanoseconds on a clock shared by all SMs (places blocks on one time axis).
+TAWA_DEVICE uint64_t globaltimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+  return t;
+}
+// %smid: the SM this block runs on.
+TAWA_DEVICE uint32_t smid() {
+  uint32_t s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+// A warp group's profile ring in shared memory: a 32-byte header (u32 events recorded, u32 unused,
+// u64 clock64 and u64 %globaltimer at the warp group's start), then `cap` events of 16 bytes. The
+// counter and the start times live there, not in registers, so profiling holds one register (the
+// open scope's start) across the kernel.
+TAWA_DEVICE void prof_begin(uint8_t* ring) {
+  uint64_t c = clock64(), g = globaltimer();
+  reinterpret_cast<uint4*>(ring)[0] = make_uint4(0u, 0u, static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32));
+  reinterpret_cast<uint4*>(ring)[1] = make_uint4(static_cast<uint32_t>(g), static_cast<uint32_t>(g >> 32), 0u, 0u);
+}
+// One event (start and end: the low 32 bits of clock64 minus the start's; iteration; line | scope
+// << 16 | slot << 24) into ring slot n % cap; the end is now. n counts every event, so the host knows
+// exactly how many the ring lost (n - cap when n > cap).
+TAWA_DEVICE void prof_record(uint8_t* ring, uint32_t cap, uint32_t start, uint32_t scope, int32_t iter, int32_t slot, uint32_t line) {
+  uint32_t end = static_cast<uint32_t>(clock64());
+  uint32_t n = *reinterpret_cast<uint32_t*>(ring);
+  uint32_t c0 = *reinterpret_cast<uint32_t*>(ring + 8);
+  uint4 e = make_uint4(start - c0, end - c0, static_cast<uint32_t>(iter),
+                       (line & 0xffffu) | ((scope & 0xffu) << 16) | ((static_cast<uint32_t>(slot) & 0xffu) << 24));
+  *reinterpret_cast<uint4*>(ring + 32u + 16u * (n % cap)) = e;
+  *reinterpret_cast<uint32_t*>(ring) = n + 1;
+}
+// Copies a warp group's ring to global memory (block b, linear in the launched grid, warp group wg
+// of nwg: 32 + 16 * cap bytes each): the header (events, %smid, clk0, globaltimer at start and now),
+// then the kept events.
+TAWA_DEVICE void prof_flush(uint8_t* out, int wg, int nwg, const uint8_t* ring, uint32_t cap) {
+  uint64_t b = blockIdx.x + static_cast<uint64_t>(gridDim.x) * (blockIdx.y + static_cast<uint64_t>(gridDim.y) * blockIdx.z);
+  uint8_t* dst = out + (b * static_cast<uint64_t>(nwg) + static_cast<uint64_t>(wg)) * (32u + 16u * cap);
+  uint32_t n = *reinterpret_cast<const uint32_t*>(ring);
+  uint32_t kept = n < cap ? n : cap;
+  for (uint32_t i = 0; i < kept; ++i) reinterpret_cast<uint4*>(dst + 32)[i] = reinterpret_cast<const uint4*>(ring + 32)[i];
+  uint64_t gt1 = globaltimer();
+  uint4 h0 = reinterpret_cast<const uint4*>(ring)[0], h1 = reinterpret_cast<const uint4*>(ring)[1];
+  reinterpret_cast<uint4*>(dst)[0] = make_uint4(n, smid(), h0.z, h0.w);
+  reinterpret_cast<uint4*>(dst)[1] = make_uint4(h1.x, h1.y, static_cast<uint32_t>(gt1), static_cast<uint32_t>(gt1 >> 32));
+}
+
 // ---- register reallocation, barriers, election
 
 // setmaxnreg.inc: raises this warp group's per-thread register budget to N (blocks until available).

@@ -5,6 +5,8 @@
 //     row stride, box, element size, swizzle), stored in the 128 bytes of a host CUtensorMap.
 //   - TawaEmuLaunch: one launch (grid, block, shared memory, seed, names of the mbarrier arrays for
 //     diagnostics) in, statistics and the first error out.
+//   - TawaEmuCostModel: the figures of tawa's cost model (src/profile/CostModel.h) that drive the
+//     emulator's *modelled* clock (tawa::clock64 / globaltimer on the CPU), filled in by the host.
 //   - the entry point every kernel object exports: int tawa_emu_entry(TawaEmuLaunch*, void* const* args),
 //     args[i] pointing at the value of kernel parameter i; returns 0, or 1 with L->error filled.
 #pragma once
@@ -12,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TAWA_EMU_ABI_VERSION 1u
+#define TAWA_EMU_ABI_VERSION 2u
 #define TAWA_EMU_MAP_MAGIC 0x54415741454d5531ull  // "TAWAEMU1"
 
 struct TawaEmuTensorMap {
@@ -26,6 +28,24 @@ struct TawaEmuTensorMap {
   uint32_t swizzleBytes;   // 0, 32, 64 or 128
 };
 
+// The modelled clock's figures (cycles of an SM; see src/profile/CostModel.h for their sources).
+struct TawaEmuCostModel {
+  double clockGHz;         // SM clock: modelled %globaltimer = (block start + cycles) / clockGHz ns
+  int32_t sms;             // block b runs on SM b % sms, an SM's blocks back to back
+  double tmaLatency;       // global -> shared latency of a TMA copy
+  double tmaIssue;         // issuing one cp.async.bulk.tensor
+  double bytesPerClk;      // the SM's share of memory bandwidth (its TMA copies take turns)
+  double flopsPerClk;      // tensor core, f16/bf16 dense (fp8 x2)
+  double mmaIssue;         // per tile MMA (wgmma.fence ... commit)
+  double mmaWait;          // wgmma.wait_group on completed groups
+  double arrive;           // mbarrier arrive / arrive.expect_tx
+  double waitWake;         // after the awaited phase completed
+  double aluPerClk;        // fp32 results per clock per SM (max/min, shared stores per byte)
+  double mufuPerClk;       // exp2 per clock per SM
+  double cvtPerClk;        // conversions per clock per SM
+  double smemBytesPerClk;  // shared-memory stores
+};
+
 struct TawaEmuLaunch {
   uint32_t abiVersion;     // TAWA_EMU_ABI_VERSION
   int32_t grid[3];
@@ -37,6 +57,7 @@ struct TawaEmuLaunch {
   const char* const* barNames;
   const int64_t* barOffsets;
   const int32_t* barCounts;
+  TawaEmuCostModel model;  // the modelled clock (read only by kernels emitted with --profile)
   // out
   char* error;             // the first fault (deadlock, race, misuse), NUL-terminated
   size_t errorCap;

@@ -25,6 +25,16 @@
 //     until it fences; TMA stores and wgmma reading dirty bytes are reported.
 //   - setmaxnreg: 24..256, multiple of 8 (compile time), uniform across the warp group, the block's
 //     registers within the 64K register file.
+//   - the *modelled* clock behind clock64 / globaltimer / smid (read only by kernels emitted with
+//     --profile): each warp group has a virtual cycle counter, advanced by its thread 0 (the elected
+//     thread that records) with the figures of tawa's cost model (TawaEmuCostModel, filled from
+//     src/profile/CostModel.h): TMA issue, then a per-SM memory pipe (bytes / bandwidth) and the
+//     latency until the copy lands; wgmma issue per tile MMA, the tensor core (one per SM, in issue
+//     order) for 2*64*N*K / rate cycles per instruction; arrivals; waits advance to the modelled time
+//     the awaited phase, MMA group or barrier completed, plus a wake-up cost; exp2, max/min,
+//     conversions, shuffles and shared stores by their per-SM throughput. Plain C++ arithmetic in the
+//     emitted code (+, -, *, /, indexing) is not charged. Block b runs on SM b % sms, an SM's blocks
+//     back to back; globaltimer = (block start + cycles) / clock GHz. Nothing here is measured.
 // Faults (deadlock, races, out-of-bounds or misaligned accesses, over-arrival, tx underflow, misuse)
 // stop the launch and report block, thread and the kernel source line (the caller's __builtin_LINE,
 // which follows the #line directives back to the user's kernel).
@@ -76,11 +86,14 @@ struct Mbar {
   uint32_t expected = 0;
   int64_t pending = 0, tx = 0;
   uint64_t phase = 0;
+  double last = 0;                 // modelled: latest arrival or landed copy of the current phase
+  double doneAt[2] = {0, 0};       // modelled: when the last phase of each parity completed
 };
 
 struct NamedBar {
   int count = 0, arrived = 0;
   uint64_t gen = 0;
+  double maxAt = 0, releaseAt = 0;  // modelled: latest arrival of this generation, and of the last one
 };
 
 // A warp's shuffle exchange: lanes deposit into the buffer of the current generation's parity and
@@ -120,6 +133,7 @@ struct MmaOp {
   std::vector<float> a, b;                      // 64xK and Kxn snapshots at issue (K: kSteps(elem))
   const char* file = "";
   int line = 0;
+  double end = 0;                               // modelled: when the tensor core finishes it
 };
 
 struct Acc {
@@ -138,6 +152,7 @@ struct WarpGroup {
   std::vector<Acc> accs;
   std::vector<std::pair<int, int>> maxnreg;     // per setmaxnreg sequence: (value, threads seen)
   int regs = 0;                                 // current per-thread budget (0: unknown)
+  std::vector<double> groupDoneAt;              // modelled: completion of committed group g
 };
 
 struct AsyncOp {
@@ -150,6 +165,7 @@ struct AsyncOp {
   std::vector<uint8_t> snapshot;                // store: the staging at issue
   const char* file = "";
   int line = 0;
+  double landed = 0;                            // modelled: load lands / store has read its source
 };
 
 struct Runtime {
@@ -171,6 +187,11 @@ struct Runtime {
   size_t asyncNext = 0;
   bool failed = false;
   std::mt19937_64 rng;
+  // the modelled clock
+  std::vector<double> wgClock;                  // per warp group: cycles since the block's start
+  double tcFree = 0, pipeFree = 0;              // the SM's tensor core and memory pipe
+  double blockStart = 0;                        // cycles on the kernel's axis
+  std::vector<double> smFree;                   // per SM: when its last block ended
 };
 
 inline Runtime& rt() {
@@ -226,6 +247,17 @@ inline void failHere(const std::string& msg, const char* file, int line) {
 }
 
 inline Fiber& self() { return *rt().cur; }
+
+// ---- the modelled clock (see the header comment); thread 0 of each warp group keeps its clock
+inline double& wgClock() { return rt().wgClock[static_cast<size_t>(self().tid / 128)]; }
+inline bool clockKeeper() { return (self().tid & 127) == 0; }
+inline void charge(double cycles) {
+  if (clockKeeper()) wgClock() += cycles;
+}
+inline void advanceTo(double t) {
+  if (clockKeeper()) wgClock() = std::max(wgClock(), t);
+}
+inline const TawaEmuCostModel& model() { return rt().L->model; }
 
 inline bool ready(const Wait& w);
 
@@ -294,6 +326,8 @@ inline void mbarComplete(Mbar& m, uint32_t addr, const char* file, int line) {
     return;
   }
   if (m.tx > 0) return;
+  m.doneAt[m.phase & 1u] = m.last;
+  m.last = 0;
   ++m.phase;
   m.pending = m.expected;
 }
@@ -304,6 +338,7 @@ inline void mbarArrive(uint32_t addr, Mbar& m, const char* file, int line) {
              " has no pending arrival left (it waits for " + std::to_string(m.tx) + " transaction bytes)",
          file, line);
   --m.pending;
+  if (rt().cur) m.last = std::max(m.last, wgClock());
   mbarComplete(m, addr, file, line);
 }
 
@@ -433,6 +468,8 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
     op.aRegs = aRegs != nullptr;
     if (op.aRegs) op.a.assign(64 * 16, 0.0f);
     op.file = file, op.line = line;
+    double start = std::max(wgClock(), r.tcFree);
+    r.tcFree = op.end = start + 2.0 * 64 * op.n * kSteps(elem) / (model().flopsPerClk * (elem >= 2 ? 2 : 1));
     if (mine != f.inflight.end()) {
       op.acc = mine->second;
     } else {
@@ -591,6 +628,8 @@ inline void runBlock(char* stacks) {
   r.wgs.assign((nthreads + 127) / 128, WarpGroup{});
   r.async.clear();
   r.asyncNext = 0;
+  r.wgClock.assign((nthreads + 127) / 128, 0.0);
+  r.tcFree = r.pipeFree = 0;
   for (size_t i = 0; i < nthreads; ++i) {
     Fiber& f = r.fibers[i];
     f.tid = static_cast<int>(i);
@@ -658,12 +697,19 @@ inline int runGrid(TawaEmuLaunch* L, void (*body)(void* const*), void* const* ar
     return 1;
   }
   char* stacks = static_cast<char*>(mem);
+  r.smFree.assign(static_cast<size_t>(L->model.sms > 0 ? L->model.sms : 1), 0.0);
   for (int i = 0; i < L->threads; ++i) mprotect(stacks + static_cast<size_t>(i) * per, 4096, PROT_NONE);  // guard pages
   for (int z = 0; z < L->grid[2] && !r.failed; ++z)
     for (int y = 0; y < L->grid[1] && !r.failed; ++y)
       for (int x = 0; x < L->grid[0] && !r.failed; ++x) {
         r.bx = x, r.by = y, r.bz = z;
+        int64_t linear = x + static_cast<int64_t>(L->grid[0]) * (y + static_cast<int64_t>(L->grid[1]) * z);
+        double& sm = r.smFree[static_cast<size_t>(linear % static_cast<int64_t>(r.smFree.size()))];
+        r.blockStart = sm;
         runBlock(stacks);
+        double end = 0;
+        for (double c : r.wgClock) end = std::max(end, c);
+        sm = r.blockStart + end;
       }
   munmap(mem, total);
   r.fibers.clear();
@@ -712,6 +758,7 @@ inline void runAsync(AsyncOp& op) {
         std::memset(&r.dirtyOwner[a - kWindowBase], 0, m.elemBytes * sizeof(uint16_t));
       }
     Mbar& b = r.mbars.at(op.bar);
+    b.last = std::max(b.last, op.landed);
     b.tx -= static_cast<int64_t>(rowBytes) * m.box[1];
     mbarComplete(b, op.bar, op.file, op.line);
     return;
@@ -744,6 +791,12 @@ inline void issueTma(bool store, void* smemPtr, const void* map, int c0, int c1,
   size_t bytes = static_cast<size_t>(m.box[0]) * m.elemBytes * m.box[1];
   const char* what = store ? "cp.async.bulk.tensor (store) source" : "cp.async.bulk.tensor (load) destination";
   op.smem = windowOf(smemPtr, bytes, what, file, line);
+  charge(model().tmaIssue);
+  {
+    double start = std::max(wgClock(), r.pipeFree);
+    r.pipeFree = start + static_cast<double>(bytes) / model().bytesPerClk;
+    op.landed = r.pipeFree + (store ? 0.0 : model().tmaLatency);
+  }
   if (op.smem % 128) fail(std::string(what) + ": shared address " + std::to_string(op.smem) + " is not 128-byte aligned", file, line);
   if (m.swizzleBytes && m.box[0] * m.elemBytes != m.swizzleBytes)
     fail("a TMA box whose inner extent (" + std::to_string(m.box[0] * m.elemBytes) + " bytes) differs from its " +
@@ -803,10 +856,12 @@ inline void checkRead(float x, const char* what, const char* file, int line) {
 
 inline f16 to_f16(float x, TAWA_EMU_LOC) {
   emu::checkRead(x, "a conversion to f16", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().cvtPerClk);
   return f16{emu::f32ToF16Bits(x)};
 }
 inline bf16 to_bf16(float x, TAWA_EMU_LOC) {
   emu::checkRead(x, "a conversion to bf16", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().cvtPerClk);
   return bf16{emu::f32ToBf16Bits(x)};
 }
 inline float to_f32(float x, TAWA_EMU_LOC) {
@@ -819,6 +874,7 @@ inline void stShared(void* p, const void* v, uint32_t bytes, const char* file, i
   uint32_t a = windowOf(p, bytes, "st.shared", file, line);
   if (a % bytes) fail("st.shared of " + std::to_string(bytes) + " bytes at a misaligned shared address " + std::to_string(a), file, line);
   std::memcpy(p, v, bytes);
+  charge(128.0 * bytes / model().smemBytesPerClk);
   Fiber& f = self();
   uint32_t off = a - kWindowBase;
   for (uint32_t i = 0; i < bytes; ++i) rt().dirtyOwner[off + i] = static_cast<uint16_t>(f.tid + 1);
@@ -855,11 +911,13 @@ inline void fence_mbarrier_init() {}
 inline void mbarrier_arrive(uint64_t* bar, TAWA_EMU_LOC) {
   uint32_t a;
   emu::Mbar* m = emu::mbarAt(bar, "mbarrier.arrive", TAWA_EMU_AT, &a);
+  emu::charge(emu::model().arrive);
   emu::mbarArrive(a, *m, TAWA_EMU_AT);
 }
 inline void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes, TAWA_EMU_LOC) {
   uint32_t a;
   emu::Mbar* m = emu::mbarAt(bar, "mbarrier.arrive.expect_tx", TAWA_EMU_AT, &a);
+  emu::charge(emu::model().arrive);
   m->tx += bytes;
   if (m->tx > (1 << 20) - 1) emu::fail("mbarrier tx-count above 2^20 - 1 on " + emu::barName(a), TAWA_EMU_AT);
   emu::mbarArrive(a, *m, TAWA_EMU_AT);
@@ -876,6 +934,8 @@ inline bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity, TAWA_EMU_LO
   w.file = tawa_file;
   w.line = tawa_line;
   emu::block(w);
+  emu::advanceTo(emu::rt().mbars.at(a).doneAt[parity & 1u]);
+  emu::charge(emu::model().waitWake);
   return true;
 }
 inline void mbarrier_wait_parity(uint64_t* bar, uint32_t parity, TAWA_EMU_LOC) { mbarrier_try_wait_parity(bar, parity, TAWA_EMU_AT); }
@@ -896,8 +956,12 @@ inline void cp_async_bulk_wait_group_read() {
   for (size_t i : f.bulkOps) {
     emu::AsyncOp& op = r.async[i];
     if (op.done) continue;
-    if (op.group + N < f.bulkCommitted) emu::runAsync(op);
-    else keep.push_back(i);
+    if (op.group + N < f.bulkCommitted) {
+      emu::runAsync(op);
+      emu::advanceTo(op.landed);
+    } else {
+      keep.push_back(i);
+    }
   }
   f.bulkOps = keep;
 }
@@ -918,12 +982,18 @@ inline uint64_t wgmma_smem_desc(const void* start, uint32_t lbo_bytes, uint32_t 
   d |= static_cast<uint64_t>(swizzle_mode & 3u) << 62;
   return d;
 }
-inline void wgmma_fence() { emu::self().fenced = true; }
+inline void wgmma_fence() {
+  emu::self().fenced = true;
+  emu::charge(emu::model().mmaIssue);
+}
 inline void wgmma_commit_group(TAWA_EMU_LOC) {
   emu::Fiber& f = emu::self();
   emu::WarpGroup& g = emu::rt().wgs[static_cast<size_t>(f.tid / 128)];
   uint64_t k = f.groupsCommitted++;
   if (k == g.groupEnd.size()) {
+    double done = 0;
+    for (uint64_t i = k ? g.groupEnd[k - 1] : 0; i < f.mmaIssued; ++i) done = std::max(done, g.ops[i].end);
+    g.groupDoneAt.push_back(done);
     g.groupEnd.push_back(f.mmaIssued);
     g.commits.push_back(0);
   }
@@ -938,8 +1008,10 @@ inline void wgmma_wait_group(TAWA_EMU_LOC) {
   emu::Fiber& f = emu::self();
   int wg = f.tid / 128;
   f.fenced = false;
+  emu::charge(emu::model().mmaWait);
   if (f.groupsCommitted <= static_cast<uint64_t>(N)) return;
   uint64_t need = f.groupsCommitted - N;
+  emu::advanceTo(r.wgs[static_cast<size_t>(wg)].groupDoneAt[need - 1] + emu::model().mmaWait);
   emu::Wait w;
   w.kind = emu::WaitKind::Wgmma;
   w.id = wg;
@@ -1017,16 +1089,19 @@ TAWA_EMU_WGMMA_FP8(256, e5m2, 3)
 // NaN-propagating max/min, shuffles as a warp rendezvous, 16-bit pairs packed low half first.
 inline float exp2_approx(float x, TAWA_EMU_LOC) {
   emu::checkRead(x, "ex2.approx", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().mufuPerClk);
   return std::exp2(x);
 }
 inline float max_nan(float a, float b, TAWA_EMU_LOC) {
   emu::checkRead(a, "max.NaN", TAWA_EMU_AT);
   emu::checkRead(b, "max.NaN", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().aluPerClk);
   return std::isnan(a) || std::isnan(b) ? std::nanf("") : std::max(a, b);
 }
 inline float min_nan(float a, float b, TAWA_EMU_LOC) {
   emu::checkRead(a, "min.NaN", TAWA_EMU_AT);
   emu::checkRead(b, "min.NaN", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().aluPerClk);
   return std::isnan(a) || std::isnan(b) ? std::nanf("") : std::min(a, b);
 }
 inline float inf_f32() { return HUGE_VALF; }
@@ -1035,6 +1110,7 @@ inline uint32_t pack_pair(bf16 lo, bf16 hi) { return static_cast<uint32_t>(lo.bi
 namespace emu {
 // One exchange of the warp: every lane deposits v; once all 32 have, each gets the 32 values.
 inline const float* warpExchange(float v, const char* file, int line) {
+  charge(4);  // the modelled clock: 32 shuffle results per clock per SM (128 / 32)
   Runtime& r = rt();
   int tid = self().tid, warp = tid / 32, lane = tid % 32;
   Shfl& x = r.shfl[static_cast<size_t>(warp)];
@@ -1115,6 +1191,8 @@ inline void bar_sync(int id, int count, TAWA_EMU_LOC) {
                   std::to_string(r.threads) + ")",
               TAWA_EMU_AT);
   emu::NamedBar& b = r.bars[id];
+  if (b.arrived == 0) b.maxAt = 0;
+  b.maxAt = std::max(b.maxAt, emu::wgClock());
   if (b.arrived == 0) b.count = count;
   else if (b.count != count)
     emu::fail("bar.sync " + std::to_string(id) + " with thread count " + std::to_string(count) + " while other threads use " +
@@ -1123,6 +1201,8 @@ inline void bar_sync(int id, int count, TAWA_EMU_LOC) {
   if (++b.arrived == b.count) {
     b.arrived = 0;
     b.gen++;
+    b.releaseAt = b.maxAt;
+    emu::advanceTo(b.releaseAt);
     return;
   }
   emu::Wait w;
@@ -1132,6 +1212,7 @@ inline void bar_sync(int id, int count, TAWA_EMU_LOC) {
   w.file = tawa_file;
   w.line = tawa_line;
   emu::block(w);
+  emu::advanceTo(b.releaseAt);
 }
 inline void syncthreads(TAWA_EMU_LOC) { bar_sync(0, emu::rt().threads, TAWA_EMU_AT); }
 inline bool elect_one_sync(TAWA_EMU_LOC) {
@@ -1151,6 +1232,48 @@ inline bool elect_one_sync(TAWA_EMU_LOC) {
     emu::block(w);
   }
   return tid % 32 == 0;
+}
+
+// ---- clocks and profile records: the *modelled* clock (see the header comment)
+
+inline uint64_t clock64() { return static_cast<uint64_t>(emu::wgClock()); }
+inline uint64_t globaltimer() { return static_cast<uint64_t>((emu::rt().blockStart + emu::wgClock()) / emu::model().clockGHz); }
+inline uint32_t smid() {
+  emu::Runtime& r = emu::rt();
+  int64_t linear = r.bx + static_cast<int64_t>(r.L->grid[0]) * (r.by + static_cast<int64_t>(r.L->grid[1]) * r.bz);
+  return static_cast<uint32_t>(linear % static_cast<int64_t>(r.smFree.size()));
+}
+inline void prof_begin(uint8_t* ring, TAWA_EMU_LOC) {
+  emu::windowOf(ring, 32, "profile ring header", TAWA_EMU_AT);
+  uint64_t head[4] = {0, clock64(), globaltimer(), 0};
+  std::memcpy(ring, head, 32);
+}
+inline void prof_record(uint8_t* ring, uint32_t cap, uint32_t start, uint32_t scope, int32_t iter, int32_t slot, uint32_t line,
+                        TAWA_EMU_LOC) {
+  uint32_t n, c0;
+  std::memcpy(&n, ring, 4);
+  std::memcpy(&c0, ring + 8, 4);
+  uint8_t* p = ring + 32u + 16u * (n % cap);
+  emu::windowOf(p, 16, "profile record", TAWA_EMU_AT);
+  uint32_t e[4] = {start - c0, static_cast<uint32_t>(clock64()) - c0, static_cast<uint32_t>(iter),
+                   (line & 0xffffu) | ((scope & 0xffu) << 16) | ((static_cast<uint32_t>(slot) & 0xffu) << 24)};
+  std::memcpy(p, e, 16);
+  ++n;
+  std::memcpy(ring, &n, 4);
+}
+inline void prof_flush(uint8_t* out, int wg, int nwg, const uint8_t* ring, uint32_t cap) {
+  emu::Runtime& r = emu::rt();
+  uint64_t b = static_cast<uint64_t>(r.bx) + static_cast<uint64_t>(r.L->grid[0]) * (r.by + static_cast<uint64_t>(r.L->grid[1]) * r.bz);
+  uint8_t* dst = out + (b * static_cast<uint64_t>(nwg) + static_cast<uint64_t>(wg)) * (32u + 16u * cap);
+  uint32_t n;
+  std::memcpy(&n, ring, 4);
+  uint32_t kept = n < cap ? n : cap;
+  std::memcpy(dst + 32, ring + 32, 16u * kept);
+  uint64_t gt1 = globaltimer();
+  uint32_t head[2] = {n, smid()};
+  std::memcpy(dst, head, 8);
+  std::memcpy(dst + 8, ring + 8, 16);  // clk0, gt0
+  std::memcpy(dst + 24, &gt1, 8);
 }
 
 }  // namespace tawa

@@ -21,9 +21,11 @@
 
 #include "backends/cuda/Compiler.h"
 #include "backends/cuda/Driver.h"
+#include "backends/cuda/ProfileBuffer.h"
 #include "backends/emu/EmuAbi.h"
 #include "driver/Check.h"
 #include "driver/Launch.h"
+#include "profile/CostModel.h"
 #include "transforms/PassManager.h"
 
 namespace tawa::emu {
@@ -52,7 +54,8 @@ std::string launcher(const cuda::EmitResult& er) {
   for (size_t i = 0; i < er.params.size(); ++i) {
     const auto& p = er.params[i];
     std::string ty = p.tensorMap >= 0 ? "CUtensorMap" : p.cType;
-    s << (i ? ",\n      " : "") << "*static_cast<const " << ty << "*>(a[" << i << "])";
+    if (p.profileBuffer) s << (i ? ",\n      " : "") << "*static_cast<" << ty << " const*>(a[" << i << "])";
+    else s << (i ? ",\n      " : "") << "*static_cast<const " << ty << "*>(a[" << i << "])";
   }
   s << ");\n}\n"
     << "extern \"C\" __attribute__((visibility(\"default\"))) int tawa_emu_entry(TawaEmuLaunch* l, void* const* a) {\n"
@@ -225,10 +228,19 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
   }
   std::vector<uint64_t> scalars(er.params.size(), 0);
   std::vector<void*> params;
+  const std::array<int64_t, 3> run = cuda::launchGrid(er, grid);  // persistent kernels: fewer blocks
+  uint8_t* profileBase = nullptr;
   for (size_t i = 0; i < er.params.size(); ++i) {
     const cuda::KernelParam& p = er.params[i];
     if (p.tensorMap >= 0) {
       params.push_back(&maps[static_cast<size_t>(p.tensorMap)]);
+      continue;
+    }
+    if (p.profileBuffer) {  // the profile's global buffer, zeroed, one record per block and warp group
+      st.profile.assign(static_cast<size_t>(er.profile.bytesPerBlock() * run[0] * run[1] * run[2]), 0);
+      profileBase = st.profile.data();
+      std::memcpy(&scalars[i], &profileBase, sizeof profileBase);
+      params.push_back(&scalars[i]);
       continue;
     }
     if (p.gridAxis >= 0) {  // a persistent kernel's logical grid
@@ -281,11 +293,15 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
   std::vector<char> error(16384, 0), errorFile(1024, 0);
   TawaEmuLaunch L{};
   L.abiVersion = TAWA_EMU_ABI_VERSION;
-  const std::array<int64_t, 3> run = cuda::launchGrid(er, grid);  // persistent kernels: fewer blocks
   for (int d = 0; d < 3; ++d) L.grid[d] = static_cast<int32_t>(run[static_cast<size_t>(d)]);
   L.threads = er.threads;
   L.smemBytes = er.smemBytes;
   L.seed = opt.seed;
+  {
+    const profile::CostModel& m = opt.model;
+    L.model = TawaEmuCostModel{m.clockGHz, m.sms, m.tmaLatency, m.tmaIssue, m.bytesPerClkPerSM(), m.flopsPerClkPerSM, m.mmaIssue,
+                               m.mmaWait, m.arrive, m.waitWake, m.aluPerClk, m.mufuPerClk, m.cvtPerClk, m.smemBytesPerClk};
+  }
   L.nBarArrays = static_cast<int32_t>(names.size());
   L.barNames = namePtrs.data();
   L.barOffsets = offsets.data();
@@ -319,7 +335,10 @@ int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
     throw UserError(where("--check"), "unknown check '" + o.check + "'", "exec (compare with the CPU executor) or none");
   driver::Spec spec = driver::parseSpec(o.spec);
   auto nv = driver::specialize(o.file, o.kernel, spec, o.ws, "nv");
-  cuda::EmitResult er = cuda::emitCudaKernel(*nv.module, *nv.kernel);
+  cuda::EmitOptions emitOpt;
+  emitOpt.profile = o.profile;
+  emitOpt.profileCapacity = o.profileCapacity;
+  cuda::EmitResult er = cuda::emitCudaKernel(*nv.module, *nv.kernel, emitOpt);
   auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed);
   for (const auto& l : o.loads) {
     auto eq = l.find('=');
@@ -345,6 +364,11 @@ int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
                 st.compileSeconds, st.cacheHit ? " (from the cache)" : "", st.seconds, static_cast<unsigned long long>(st.switches),
                 static_cast<unsigned long long>(st.mmaOps), static_cast<unsigned long long>(st.tmaOps));
   out << line;
+  if (o.profile)
+    cuda::writeProfileTrace(er, st.profile, cuda::launchGrid(er, bound.grid), eo.model.clockGHz, true,
+                            "modelled: the kernel's own --profile records, timed by the CPU emulator's clock (tawa's cost model), "
+                            "not by a GPU",
+                            o.profileTrace.empty() ? er.kernelName + ".trace.json" : o.profileTrace, out);
   std::string checkWord = "skipped";
   if (o.check == "exec") {
     auto ref = driver::loadKernel(o.file, o.kernel, spec);

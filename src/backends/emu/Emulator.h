@@ -24,6 +24,7 @@
 #include "backends/cuda/Emitter.h"
 #include "backends/cuda/Runner.h"
 #include "backends/exec/Executor.h"
+#include "profile/CostModel.h"
 
 namespace tawa::emu {
 
@@ -33,6 +34,7 @@ struct Options {
   std::string optLevel = "-O2";
   bool useCache = true;
   uint64_t seed = 0;       // 0: round-robin scheduling of the threads; else a seeded shuffle per sweep
+  profile::CostModel model = profile::CostModel::h200();  // the modelled clock of --profile kernels
 };
 
 struct CompiledKernel {
@@ -52,6 +54,7 @@ struct LaunchStats {
   bool cacheHit = false;
   int64_t blocks = 0;
   uint64_t switches = 0, mmaOps = 0, tmaOps = 0;
+  std::vector<uint8_t> profile;  // kernels emitted with --profile: the global buffer (cuda::ProfileLayout), modelled clock
 };
 
 // Runs the kernel over `grid` with the IR function's arguments (`args`, buffers by index into
