@@ -111,6 +111,10 @@ void expectCorrect(const Attn& a) {
   EXPECT_NE(er.source.find("tawa::wgmma_mma_async_rs_m64n" + std::to_string(a.dim) + "k16_f32_f16<1>"), std::string::npos);
   EXPECT_NE(er.source.find("tawa::shfl_xor(x, 2)"), std::string::npos);
   EXPECT_NE(er.source.find("tawa::exp2_approx"), std::string::npos);
+  // PV of the previous block stays in flight while the softmax of this one runs (FlashAttention-3's
+  // intra-warpgroup overlap); its slot is released once it completes.
+  EXPECT_NE(er.source.find("tawa::wgmma_wait_group<1>();"), std::string::npos);
+  EXPECT_NE(er.source.find("tawa::mbarrier_arrive(&empty0[release"), std::string::npos);
   AttnRun r = runAttention(er, a, seed);
   std::string first;
   EXPECT_EQ(mismatches(r, &first), 0) << first;
@@ -149,11 +153,12 @@ TEST(EmuAttentionMutation, SwappedAFragmentRegisters) {
 }
 
 TEST(EmuAttentionMutation, ScoresReadBeforeTheirWait) {
-  // Without the wgmma.wait_group after QK^T, the softmax reads the score registers while the wgmma
-  // owns them: the emulator must stop with a diagnostic, not compute with NaNs.
+  // Without the wgmma.wait_group<1> that completes QK^T (leaving PV in flight), the softmax reads the
+  // score registers while the wgmma owns them: the emulator must stop with a diagnostic, not
+  // compute with NaNs.
   Attn a{64, 64, 64, 2, false};
   auto er = emitAttention(a);
-  const std::string wait = "tawa::wgmma_wait_group<0>();";
+  const std::string wait = "tawa::wgmma_wait_group<1>();";
   size_t p = er.source.find(wait);
   ASSERT_NE(p, std::string::npos);
   er.source.erase(p, wait.size());

@@ -830,6 +830,7 @@ class Emitter {
       profBegin(static_cast<int>(w));
       for (; it != b.ops().end(); ++it)
         if ((*it)->kind() != OpKind::Yield) emitOp(**it);
+      if (!pending_.empty()) waitAll(r);
       profEnd(static_cast<int>(w));
       single_ = false;
       if (producer) {
@@ -993,6 +994,7 @@ class Emitter {
   }
 
   void emitOp(const Op& op) {
+    ensureReady(op);
     if (profActive_) profScopeOf(op);
     switch (op.kind()) {
       case OpKind::SetMaxNReg: {
@@ -1017,7 +1019,15 @@ class Emitter {
       }
       case OpKind::MbarArrive: {
         at(op);
-        oneThread("tawa::mbarrier_arrive(&" + bars_.at(op.operand(0)).name + "[" + ex(op.operand(1)) + "]);");
+        const std::string& bar = bars_.at(op.operand(0)).name;
+        if (auto rv = releaseVars_.find(&op); rv != releaseVars_.end() && !pending_.empty()) {
+          // The slot is still read by the MMA just issued: release it once that group has completed.
+          line(rv->second + " = " + ex(op.operand(1)) + ";  // released after its wgmma completes");
+          pending_.back().then.push_back("if (" + rv->second + " >= 0 && tawa::warpgroup_thread_idx() == 0) tawa::mbarrier_arrive(&" +
+                                         bar + "[" + rv->second + "]);");
+          return;
+        }
+        oneThread("tawa::mbarrier_arrive(&" + bar + "[" + ex(op.operand(1)) + "]);");
         return;
       }
       case OpKind::MbarArriveExpectTx: {
@@ -1135,6 +1145,7 @@ class Emitter {
     emitBlock(body);
     const Op* y = body.terminator();
     if (y) {
+      waitAll(*y);  // the next iteration starts with nothing in flight
       at(*y);
       std::vector<std::string> temps;
       for (size_t k = 0; k < carried.size(); ++k) {
@@ -1193,21 +1204,74 @@ class Emitter {
       isTile.push_back(false);
     }
     at(op);
+    // Asynchronous MMAs in a branch: a slot release after one waits for it through a variable set
+    // in the branch; the result a branch yields is accumulated in the tile.if's own storage.
+    for (size_t r = 0; r < 2; ++r) {
+      bool dot = false;
+      for (const auto& o : op.region(r)->ops()) {
+        if (o->kind() == OpKind::Dot) dot = true;
+        if (o->kind() == OpKind::MbarArrive && dot && !single_) {
+          std::string v = fresh("release");
+          line("int " + v + " = -1;  // a slot the branch's MMA reads, released once it completes");
+          releaseVars_[o.get()] = v;
+        }
+      }
+      if (const Op* y = op.region(r)->terminator())
+        for (size_t k = 0; k < op.numResults(); ++k)
+          if (const Op* d = y->operand(k)->definingOp(); d && d->kind() == OpKind::Dot && d->parent == op.region(r) && isTile[k])
+            yieldInto_[y->operand(k)] = frags_.at(op.result(k));
+    }
     line("if (" + ex(op.operand(0)) + ") {");
+    // Both paths must leave the same number of groups in flight. The then path may complete the
+    // oldest `waited` groups of `before` and issue `thenGroups` new ones; the else path completes
+    // what it issues and those `waited` groups (running their deferred releases), then commits one
+    // empty group for each new group of the then path. After the tile.if the then path's state holds.
+    const std::vector<Group> before = pending_;
+    size_t thenGroups = 0, waited = 0;
     for (size_t r = 0; r < 2; ++r) {
       const Block& b = *op.region(r);
       bool empty = b.ops().size() == 1 && results.empty();
       if (r == 1) {
-        if (empty) break;
+        if (empty && thenGroups == 0 && waited == 0) break;
         line("} else {");
       }
       ++indent_;
+      std::vector<Group> thenState = pending_;
+      if (r == 1) pending_ = before;
       emitBlock(b);
       if (const Op* y = b.terminator())
         for (size_t k = 0; k < results.size(); ++k) {
           if (isTile[k]) assignTile(*y, frags_.at(op.result(k)), y->operand(k));
           else line(results[k] + " = " + ex(y->operand(k)) + ";");
         }
+      if (r == 0) {
+        // The then path kept a suffix before[waited..] of the old groups (waits complete the oldest).
+        waited = before.size();
+        for (size_t w = 0; w <= before.size(); ++w) {
+          size_t keep = before.size() - w;
+          bool match = keep <= pending_.size();
+          for (size_t i = 0; match && i < keep; ++i) match = pending_[i].writes[0].name == before[w + i].writes[0].name;
+          if (match) {
+            waited = w;
+            break;
+          }
+        }
+        thenGroups = pending_.size() - (before.size() - waited);
+      } else {
+        size_t elseNew = pending_.size() - before.size();
+        if (elseNew > 0 || waited > 0) {
+          line("tawa::wgmma_wait_group<0>();  // this path completes what the other path completed or did not issue");
+          for (size_t i = 0; i < pending_.size(); ++i) {
+            for (const Frag& f : pending_[i].writes)
+              for (int64_t mb = 0; mb < f.mBlocks; ++mb) line("tawa::fence_operands(" + f.name + "[" + std::to_string(mb) + "]);");
+            bool keptByThen = i >= waited && i < before.size();  // its releases run when it is waited for after the tile.if
+            if (!keptByThen)
+              for (const std::string& t : pending_[i].then) line(t);
+          }
+        }
+        for (size_t g = 0; g < thenGroups; ++g) line("tawa::wgmma_commit_group();  // empty: matches the other branch's MMA group");
+        pending_ = thenState;
+      }
       if (profActive_) profClose();
       --indent_;
     }
@@ -1560,7 +1624,11 @@ class Emitter {
     this->at(op);
     Frag acc;
     const Value* accIn = op.numOperands() > 2 ? op.operand(2) : nullptr;
-    if (accIn && frags_.count(accIn) && uses_[accIn] == 1) {
+    if (auto y = yieldInto_.find(op.result()); y != yieldInto_.end()) {
+      acc = y->second;  // the enclosing tile.if yields this result: accumulate in its storage
+      if (accIn) assignTile(op, acc, accIn);
+      else writeFrag(acc, [](const Ctx&) { return std::string("0.0f"); });
+    } else if (accIn && frags_.count(accIn) && uses_[accIn] == 1) {
       acc = frags_.at(accIn);  // accumulate in place: nothing else reads the old value
     } else {
       acc = declareFrag(op, op.result()->type(), nameFor(op.result()));
@@ -1618,12 +1686,47 @@ class Emitter {
         line(call);
       }
     }
-    line("tawa::wgmma_commit_group();");
-    profMark(op, profile::Scope::MmaWait, "-1");
-    line("tawa::wgmma_wait_group<0>();");
-    for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");
+    line("tawa::wgmma_commit_group();  // waited for where the result is first used");
     --indent_;
     line("}");
+    pending_.push_back(Group{{acc}, {}});
+  }
+
+  // ---- waits of asynchronous tile.dot groups
+
+  // Waits until every group writing one of `frags` has completed (and so every older group): the
+  // wait leaves the newer groups in flight. Completed groups' registers are fenced, their deferred
+  // releases run.
+  void waitFor(const Op& op, const std::set<std::string>& frags) {
+    int newest = -1;
+    for (size_t i = 0; i < pending_.size(); ++i)
+      for (const Frag& f : pending_[i].writes)
+        if (frags.count(f.name)) newest = static_cast<int>(i);
+    if (newest < 0) return;
+    profMark(op, profile::Scope::MmaWait, "-1");
+    line("tawa::wgmma_wait_group<" + std::to_string(pending_.size() - 1 - static_cast<size_t>(newest)) + ">();");
+    for (int i = 0; i <= newest; ++i) {
+      for (const Frag& f : pending_[static_cast<size_t>(i)].writes)
+        for (int64_t mb = 0; mb < f.mBlocks; ++mb) line("tawa::fence_operands(" + f.name + "[" + std::to_string(mb) + "]);");
+      for (const std::string& t : pending_[static_cast<size_t>(i)].then) line(t);
+    }
+    pending_.erase(pending_.begin(), pending_.begin() + newest + 1);
+  }
+  void waitAll(const Op& op) {
+    std::set<std::string> all;
+    for (const Group& g : pending_)
+      for (const Frag& f : g.writes) all.insert(f.name);
+    waitFor(op, all);
+  }
+  // Before an op: the register tiles it reads (or overwrites) must be complete; a consumer's own TMA
+  // load may overwrite a buffer an MMA still reads: everything completes first.
+  void ensureReady(const Op& op) {
+    if (pending_.empty()) return;
+    if (op.kind() == OpKind::DescLoad) return waitAll(op);
+    std::set<std::string> used;
+    for (const Value* v : op.operands)
+      if (auto it = frags_.find(v); it != frags_.end()) used.insert(it->second.name);
+    waitFor(op, used);
   }
 
   // A tile value that is a shared-memory view through tile.permute / nv.smem_load (for loop-carried slots).
@@ -1801,6 +1904,15 @@ class Emitter {
   std::set<const Value*> viewCarried_;  // loop arguments that carry a slot index
   std::string gridParams_[3];           // persistent kernels: the logical grid's parameters
   std::map<const Value*, std::array<std::vector<Product>, 2>> shifts_;  // descriptors on a moved base
+  // Asynchronous tile.dot: committed wgmma groups not waited for yet, oldest first, each with the
+  // register tiles it writes and what runs once it has completed (deferred slot releases).
+  struct Group {
+    std::vector<Frag> writes;
+    std::vector<std::string> then;
+  };
+  std::vector<Group> pending_;
+  std::map<const Op*, std::string> releaseVars_;  // mbarrier arrives deferred through a variable set in a tile.if
+  std::map<const Value*, Frag> yieldInto_;        // a dot whose result a tile.if yields accumulates into its storage
   // --profile: the scope being timed in the role being emitted (one event per scope instance)
   bool profActive_ = false;
   int64_t profOffset_ = 0;

@@ -157,44 +157,39 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk[0], tawa::wgmma_smem_desc(a_tile + 32, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile + 32, 16, 1024, 1), 1);
         tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk[0], tawa::wgmma_smem_desc(a_tile + 64, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile + 64, 16, 1024, 1), 1);
         tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk[0], tawa::wgmma_smem_desc(a_tile + 96, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile + 96, 16, 1024, 1), 1);
-        tawa::wgmma_commit_group();
-        tawa::wgmma_wait_group<0>();
-        tawa::fence_operands(qk[0]);
+        tawa::wgmma_commit_group();  // waited for where the result is first used
       }
 #line 25 "examples/attention.py"
       const int32_t v11 = i_1 - 1;
       float acc_done[1][32];
 #line 43 "examples/attention.py"
+      int release = -1;  // a slot the branch's MMA reads, released once it completes
       if (v8) {
-        float acc_1[1][32];
         TAWA_UNROLL
         for (int mi = 0; mi < 1; ++mi)
         TAWA_UNROLL
-          for (int ri = 0; ri < 32; ++ri) acc_1[mi][ri] = acc[mi][ri];
+          for (int ri = 0; ri < 32; ++ri) acc_done[mi][ri] = acc[mi][ri];
         {  // 64x64 += 64x64 * 64x64: 4 x wgmma m64n64k16 (A in registers, B N-major)
           const uint8_t* b_tile_1 = ring0_1 + v_prev_slot * 8192;
-          tawa::fence_operands(acc_1[0]);
+          tawa::fence_operands(acc_done[0]);
           tawa::wgmma_fence();
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_1[0], tawa::pack_pair(p_prev[0][0], p_prev[0][1]), tawa::pack_pair(p_prev[0][2], p_prev[0][3]), tawa::pack_pair(p_prev[0][4], p_prev[0][5]), tawa::pack_pair(p_prev[0][6], p_prev[0][7]), tawa::wgmma_smem_desc(b_tile_1 + 0, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_1[0], tawa::pack_pair(p_prev[0][8], p_prev[0][9]), tawa::pack_pair(p_prev[0][10], p_prev[0][11]), tawa::pack_pair(p_prev[0][12], p_prev[0][13]), tawa::pack_pair(p_prev[0][14], p_prev[0][15]), tawa::wgmma_smem_desc(b_tile_1 + 2048, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_1[0], tawa::pack_pair(p_prev[0][16], p_prev[0][17]), tawa::pack_pair(p_prev[0][18], p_prev[0][19]), tawa::pack_pair(p_prev[0][20], p_prev[0][21]), tawa::pack_pair(p_prev[0][22], p_prev[0][23]), tawa::wgmma_smem_desc(b_tile_1 + 4096, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_1[0], tawa::pack_pair(p_prev[0][24], p_prev[0][25]), tawa::pack_pair(p_prev[0][26], p_prev[0][27]), tawa::pack_pair(p_prev[0][28], p_prev[0][29]), tawa::pack_pair(p_prev[0][30], p_prev[0][31]), tawa::wgmma_smem_desc(b_tile_1 + 6144, 8192, 1024, 1), 1);
-          tawa::wgmma_commit_group();
-          tawa::wgmma_wait_group<0>();
-          tawa::fence_operands(acc_1[0]);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], tawa::pack_pair(p_prev[0][0], p_prev[0][1]), tawa::pack_pair(p_prev[0][2], p_prev[0][3]), tawa::pack_pair(p_prev[0][4], p_prev[0][5]), tawa::pack_pair(p_prev[0][6], p_prev[0][7]), tawa::wgmma_smem_desc(b_tile_1 + 0, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], tawa::pack_pair(p_prev[0][8], p_prev[0][9]), tawa::pack_pair(p_prev[0][10], p_prev[0][11]), tawa::pack_pair(p_prev[0][12], p_prev[0][13]), tawa::pack_pair(p_prev[0][14], p_prev[0][15]), tawa::wgmma_smem_desc(b_tile_1 + 2048, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], tawa::pack_pair(p_prev[0][16], p_prev[0][17]), tawa::pack_pair(p_prev[0][18], p_prev[0][19]), tawa::pack_pair(p_prev[0][20], p_prev[0][21]), tawa::pack_pair(p_prev[0][22], p_prev[0][23]), tawa::wgmma_smem_desc(b_tile_1 + 4096, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], tawa::pack_pair(p_prev[0][24], p_prev[0][25]), tawa::pack_pair(p_prev[0][26], p_prev[0][27]), tawa::pack_pair(p_prev[0][28], p_prev[0][29]), tawa::pack_pair(p_prev[0][30], p_prev[0][31]), tawa::wgmma_smem_desc(b_tile_1 + 6144, 8192, 1024, 1), 1);
+          tawa::wgmma_commit_group();  // waited for where the result is first used
         }
         const int32_t slot_2 = v11 % 2;
-        if (tawa::warpgroup_thread_idx() == 0) tawa::mbarrier_arrive(&empty0[slot_2]);
-        TAWA_UNROLL
-        for (int mi = 0; mi < 1; ++mi)
-        TAWA_UNROLL
-          for (int ri = 0; ri < 32; ++ri) acc_done[mi][ri] = acc_1[mi][ri];
+        release = slot_2;  // released after its wgmma completes
       } else {
         TAWA_UNROLL
         for (int mi = 0; mi < 1; ++mi)
         TAWA_UNROLL
           for (int ri = 0; ri < 32; ++ri) acc_done[mi][ri] = acc[mi][ri];
+        tawa::wgmma_commit_group();  // empty: matches the other branch's MMA group
       }
+      tawa::wgmma_wait_group<1>();
+      tawa::fence_operands(qk[0]);
 #line 35 "examples/attention.py"
       float v12[1][2];
       TAWA_UNROLL
@@ -307,13 +302,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
           l_i_1[mi][h] = (v16[mi][h] + row_sum[mi][h]);
         }
       }
+      tawa::wgmma_wait_group<0>();
+      tawa::fence_operands(acc_done[0]);
+      if (release >= 0 && tawa::warpgroup_thread_idx() == 0) tawa::mbarrier_arrive(&empty0[release]);
 #line 41 "examples/attention.py"
-      float acc_2[1][32];
+      float acc_1[1][32];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int ri = 0; ri < 32; ++ri) {
-          acc_2[mi][ri] = (acc_done[mi][ri] * correction[mi][(ri >> 1) & 1]);
+          acc_1[mi][ri] = (acc_done[mi][ri] * correction[mi][(ri >> 1) & 1]);
         }
       }
 #line 43 "examples/attention.py"
@@ -329,7 +327,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
-        for (int ri = 0; ri < 32; ++ri) acc[mi][ri] = acc_2[mi][ri];
+        for (int ri = 0; ri < 32; ++ri) acc[mi][ri] = acc_1[mi][ri];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
@@ -354,46 +352,44 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
     const int32_t v22 = v21 - 1;
     float acc_done_1[1][32];
 #line 43 "examples/attention.py"
+    int release_1 = -1;  // a slot the branch's MMA reads, released once it completes
     if (v8) {
-      float acc_3[1][32];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
-        for (int ri = 0; ri < 32; ++ri) acc_3[mi][ri] = acc[mi][ri];
+        for (int ri = 0; ri < 32; ++ri) acc_done_1[mi][ri] = acc[mi][ri];
       {  // 64x64 += 64x64 * 64x64: 4 x wgmma m64n64k16 (A in registers, B N-major)
         const uint8_t* b_tile_2 = ring0_1 + v_prev_slot * 8192;
-        tawa::fence_operands(acc_3[0]);
+        tawa::fence_operands(acc_done_1[0]);
         tawa::wgmma_fence();
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_3[0], tawa::pack_pair(p_prev[0][0], p_prev[0][1]), tawa::pack_pair(p_prev[0][2], p_prev[0][3]), tawa::pack_pair(p_prev[0][4], p_prev[0][5]), tawa::pack_pair(p_prev[0][6], p_prev[0][7]), tawa::wgmma_smem_desc(b_tile_2 + 0, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_3[0], tawa::pack_pair(p_prev[0][8], p_prev[0][9]), tawa::pack_pair(p_prev[0][10], p_prev[0][11]), tawa::pack_pair(p_prev[0][12], p_prev[0][13]), tawa::pack_pair(p_prev[0][14], p_prev[0][15]), tawa::wgmma_smem_desc(b_tile_2 + 2048, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_3[0], tawa::pack_pair(p_prev[0][16], p_prev[0][17]), tawa::pack_pair(p_prev[0][18], p_prev[0][19]), tawa::pack_pair(p_prev[0][20], p_prev[0][21]), tawa::pack_pair(p_prev[0][22], p_prev[0][23]), tawa::wgmma_smem_desc(b_tile_2 + 4096, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_3[0], tawa::pack_pair(p_prev[0][24], p_prev[0][25]), tawa::pack_pair(p_prev[0][26], p_prev[0][27]), tawa::pack_pair(p_prev[0][28], p_prev[0][29]), tawa::pack_pair(p_prev[0][30], p_prev[0][31]), tawa::wgmma_smem_desc(b_tile_2 + 6144, 8192, 1024, 1), 1);
-        tawa::wgmma_commit_group();
-        tawa::wgmma_wait_group<0>();
-        tawa::fence_operands(acc_3[0]);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], tawa::pack_pair(p_prev[0][0], p_prev[0][1]), tawa::pack_pair(p_prev[0][2], p_prev[0][3]), tawa::pack_pair(p_prev[0][4], p_prev[0][5]), tawa::pack_pair(p_prev[0][6], p_prev[0][7]), tawa::wgmma_smem_desc(b_tile_2 + 0, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], tawa::pack_pair(p_prev[0][8], p_prev[0][9]), tawa::pack_pair(p_prev[0][10], p_prev[0][11]), tawa::pack_pair(p_prev[0][12], p_prev[0][13]), tawa::pack_pair(p_prev[0][14], p_prev[0][15]), tawa::wgmma_smem_desc(b_tile_2 + 2048, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], tawa::pack_pair(p_prev[0][16], p_prev[0][17]), tawa::pack_pair(p_prev[0][18], p_prev[0][19]), tawa::pack_pair(p_prev[0][20], p_prev[0][21]), tawa::pack_pair(p_prev[0][22], p_prev[0][23]), tawa::wgmma_smem_desc(b_tile_2 + 4096, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], tawa::pack_pair(p_prev[0][24], p_prev[0][25]), tawa::pack_pair(p_prev[0][26], p_prev[0][27]), tawa::pack_pair(p_prev[0][28], p_prev[0][29]), tawa::pack_pair(p_prev[0][30], p_prev[0][31]), tawa::wgmma_smem_desc(b_tile_2 + 6144, 8192, 1024, 1), 1);
+        tawa::wgmma_commit_group();  // waited for where the result is first used
       }
       const int32_t slot_3 = v22 % 2;
-      if (tawa::warpgroup_thread_idx() == 0) tawa::mbarrier_arrive(&empty0[slot_3]);
-      TAWA_UNROLL
-      for (int mi = 0; mi < 1; ++mi)
-      TAWA_UNROLL
-        for (int ri = 0; ri < 32; ++ri) acc_done_1[mi][ri] = acc_3[mi][ri];
+      release_1 = slot_3;  // released after its wgmma completes
     } else {
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
         for (int ri = 0; ri < 32; ++ri) acc_done_1[mi][ri] = acc[mi][ri];
+      tawa::wgmma_commit_group();  // empty: matches the other branch's MMA group
     }
 #line 21 "examples/attention.py"
     const int32_t lo = start_m * 64;
     const int32_t v23 = start_m + 1;
     const int32_t hi_1 = v23 * 64;
+    tawa::wgmma_wait_group<0>();
+    tawa::fence_operands(acc_done_1[0]);
+    if (release_1 >= 0 && tawa::warpgroup_thread_idx() == 0) tawa::mbarrier_arrive(&empty0[release_1]);
 #line 25 "examples/attention.py"
-    float acc_4[1][32];
+    float acc_2[1][32];
     TAWA_UNROLL
     for (int mi = 0; mi < 1; ++mi)
     TAWA_UNROLL
-      for (int ri = 0; ri < 32; ++ri) acc_4[mi][ri] = acc_done_1[mi][ri];
+      for (int ri = 0; ri < 32; ++ri) acc_2[mi][ri] = acc_done_1[mi][ri];
     float l_i_2[1][2];
     TAWA_UNROLL
     for (int mi = 0; mi < 1; ++mi)
@@ -431,10 +427,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk_2[0], tawa::wgmma_smem_desc(a_tile_1 + 32, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile_3 + 32, 16, 1024, 1), 1);
         tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk_2[0], tawa::wgmma_smem_desc(a_tile_1 + 64, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile_3 + 64, 16, 1024, 1), 1);
         tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk_2[0], tawa::wgmma_smem_desc(a_tile_1 + 96, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile_3 + 96, 16, 1024, 1), 1);
-        tawa::wgmma_commit_group();
-        tawa::wgmma_wait_group<0>();
-        tawa::fence_operands(qk_2[0]);
+        tawa::wgmma_commit_group();  // waited for where the result is first used
       }
+      tawa::wgmma_wait_group<0>();
+      tawa::fence_operands(qk_2[0]);
 #line 31 "examples/attention.py"
       float v25[1][32];
       TAWA_UNROLL
@@ -551,12 +547,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         }
       }
 #line 41 "examples/attention.py"
-      float acc_5[1][32];
+      float acc_3[1][32];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int ri = 0; ri < 32; ++ri) {
-          acc_5[mi][ri] = (acc_4[mi][ri] * correction_1[mi][(ri >> 1) & 1]);
+          acc_3[mi][ri] = (acc_2[mi][ri] * correction_1[mi][(ri >> 1) & 1]);
         }
       }
 #line 42 "examples/attention.py"
@@ -578,21 +574,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       }
       {  // 64x64 += 64x64 * 64x64: 4 x wgmma m64n64k16 (A in registers, B N-major)
         const uint8_t* b_tile_4 = v_buf;
-        tawa::fence_operands(acc_5[0]);
+        tawa::fence_operands(acc_3[0]);
         tawa::wgmma_fence();
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_5[0], tawa::pack_pair(v30[0][0], v30[0][1]), tawa::pack_pair(v30[0][2], v30[0][3]), tawa::pack_pair(v30[0][4], v30[0][5]), tawa::pack_pair(v30[0][6], v30[0][7]), tawa::wgmma_smem_desc(b_tile_4 + 0, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_5[0], tawa::pack_pair(v30[0][8], v30[0][9]), tawa::pack_pair(v30[0][10], v30[0][11]), tawa::pack_pair(v30[0][12], v30[0][13]), tawa::pack_pair(v30[0][14], v30[0][15]), tawa::wgmma_smem_desc(b_tile_4 + 2048, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_5[0], tawa::pack_pair(v30[0][16], v30[0][17]), tawa::pack_pair(v30[0][18], v30[0][19]), tawa::pack_pair(v30[0][20], v30[0][21]), tawa::pack_pair(v30[0][22], v30[0][23]), tawa::wgmma_smem_desc(b_tile_4 + 4096, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_5[0], tawa::pack_pair(v30[0][24], v30[0][25]), tawa::pack_pair(v30[0][26], v30[0][27]), tawa::pack_pair(v30[0][28], v30[0][29]), tawa::pack_pair(v30[0][30], v30[0][31]), tawa::wgmma_smem_desc(b_tile_4 + 6144, 8192, 1024, 1), 1);
-        tawa::wgmma_commit_group();
-        tawa::wgmma_wait_group<0>();
-        tawa::fence_operands(acc_5[0]);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_3[0], tawa::pack_pair(v30[0][0], v30[0][1]), tawa::pack_pair(v30[0][2], v30[0][3]), tawa::pack_pair(v30[0][4], v30[0][5]), tawa::pack_pair(v30[0][6], v30[0][7]), tawa::wgmma_smem_desc(b_tile_4 + 0, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_3[0], tawa::pack_pair(v30[0][8], v30[0][9]), tawa::pack_pair(v30[0][10], v30[0][11]), tawa::pack_pair(v30[0][12], v30[0][13]), tawa::pack_pair(v30[0][14], v30[0][15]), tawa::wgmma_smem_desc(b_tile_4 + 2048, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_3[0], tawa::pack_pair(v30[0][16], v30[0][17]), tawa::pack_pair(v30[0][18], v30[0][19]), tawa::pack_pair(v30[0][20], v30[0][21]), tawa::pack_pair(v30[0][22], v30[0][23]), tawa::wgmma_smem_desc(b_tile_4 + 4096, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_3[0], tawa::pack_pair(v30[0][24], v30[0][25]), tawa::pack_pair(v30[0][26], v30[0][27]), tawa::pack_pair(v30[0][28], v30[0][29]), tawa::pack_pair(v30[0][30], v30[0][31]), tawa::wgmma_smem_desc(b_tile_4 + 6144, 8192, 1024, 1), 1);
+        tawa::wgmma_commit_group();  // waited for where the result is first used
       }
+      tawa::wgmma_wait_group<0>();
+      tawa::fence_operands(acc_3[0]);
 #line 25 "examples/attention.py"
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
-        for (int ri = 0; ri < 32; ++ri) acc_4[mi][ri] = acc_5[mi][ri];
+        for (int ri = 0; ri < 32; ++ri) acc_2[mi][ri] = acc_3[mi][ri];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
@@ -603,12 +599,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         for (int ri = 0; ri < 2; ++ri) m_i_1[mi][ri] = m_new_1[mi][ri];
     }
 #line 83 "examples/attention.py"
-    float acc_6[1][32];
+    float acc_4[1][32];
     TAWA_UNROLL
     for (int mi = 0; mi < 1; ++mi) {
     TAWA_UNROLL
       for (int ri = 0; ri < 32; ++ri) {
-        acc_6[mi][ri] = (acc_4[mi][ri] / l_i_2[mi][(ri >> 1) & 1]);
+        acc_4[mi][ri] = (acc_2[mi][ri] / l_i_2[mi][(ri >> 1) & 1]);
       }
     }
 #line 84 "examples/attention.py"
@@ -617,7 +613,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
     for (int mi = 0; mi < 1; ++mi) {
     TAWA_UNROLL
       for (int ri = 0; ri < 32; ++ri) {
-        v31[mi][ri] = tawa::to_f16(acc_6[mi][ri]);
+        v31[mi][ri] = tawa::to_f16(acc_4[mi][ri]);
       }
     }
     {  // registers -> staging (accumulator fragment layout) -> global
