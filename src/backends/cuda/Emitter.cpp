@@ -1614,12 +1614,7 @@ class Emitter {
       unsupported(op, "needs M a multiple of 64, K of 16 and N in {16, 32, 64, 128, 256}, got " + std::to_string(m) + "x" +
                           std::to_string(n) + "x" + std::to_string(k));
     if (op.result()->type().scalar != Scalar::F32) unsupported(op, "accumulates in f32 only so far");
-    int64_t regs = m * n / 128;
-    int64_t budget = regions_[static_cast<size_t>(region_)]->intAttr("regs") - 40;
-    if (regs > budget)
-      unsupported(op, "the " + std::to_string(m) + "x" + std::to_string(n) + " result needs " + std::to_string(regs) +
-                          " registers per thread of one consumer warp group (budget " + std::to_string(budget) + ")",
-                  "use smaller blocks");
+    checkAccumulatorBudget(op, m, n, "result", "use smaller blocks, or 128-row blocks split between two consumers (--consumers 2)");
     profMark(op, profile::Scope::MmaIssue, b.slot.empty() ? "-1" : b.slot);
     this->at(op);
     Frag acc;
@@ -1690,6 +1685,17 @@ class Emitter {
     --indent_;
     line("}");
     pending_.push_back(Group{{acc}, {}});
+  }
+
+  // An MxN f32 result lives in registers of one consumer warp group; the budget leaves 40 of its
+  // setmaxnreg registers for addresses and descriptors.
+  void checkAccumulatorBudget(const Op& op, int64_t m, int64_t n, const std::string& what, const std::string& hint) {
+    int64_t regs = m * n / 128;
+    int64_t budget = regions_[static_cast<size_t>(region_)]->intAttr("regs") - 40;
+    if (regs > budget)
+      unsupported(op, "the " + std::to_string(m) + "x" + std::to_string(n) + " " + what + " needs " + std::to_string(regs) +
+                          " registers per thread of one consumer warp group (budget " + std::to_string(budget) + ")",
+                  hint);
   }
 
   // ---- waits of asynchronous tile.dot groups
@@ -1772,13 +1778,7 @@ class Emitter {
     const Value* accIn = op.operand(4);
     const Type& accTy = op.result()->type();
     if (accTy.scalar != Scalar::F32) unsupported(op, "accumulates in f32 only so far");
-    // The accumulator lives in registers; the budget leaves room for addresses and descriptors.
-    int64_t regs = m * n / 128;
-    int64_t budget = regions_[static_cast<size_t>(region_)]->intAttr("regs") - 40;
-    if (regs > budget)
-      unsupported(op, "the " + std::to_string(m) + "x" + std::to_string(n) + " accumulator needs " + std::to_string(regs) +
-                          " registers per thread of one consumer warp group (budget " + std::to_string(budget) + ")",
-                  "use a smaller block, or two cooperative consumer warp groups (--consumers 2)");
+    checkAccumulatorBudget(op, m, n, "accumulator", "use a smaller block, or two cooperative consumer warp groups (--consumers 2)");
     at(op);
     Frag acc;
     if (const Op* c = tileConstant(accIn)) {

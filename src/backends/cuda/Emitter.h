@@ -1,17 +1,26 @@
 // emit-cuda: prints a readable CUDA C++ kernel for sm_90a from nv-level IR, written only against
 // primitives.cuh (so the same text later compiles as host C++ against the CPU emulator).
-//   requires: verified nv-level IR as warp-specialize + pipeline + lower-aref produce it: a pure
-//     prologue, nv.smem_alloc rings and nv.mbarrier_init arrays at the top level, one producer and
-//     one consumer wg.region, tile.return. The producer issues TMA loads of 2-D descriptors; the
-//     consumer multiplies f16/bf16 slots (or fp8 e4m3/e5m2 slots, B then K-major: fp8 wgmma has
-//     no transpose) with nv.wgmma into f32 accumulators and stores the result with nv.tma_store
-//     (optionally after a tile.cast to f16/bf16).
+//   requires: verified nv-level IR as warp-specialize + pipeline [+ split-consumers] + lower-aref
+//     produce it: a pure prologue, nv.smem_alloc rings and nv.mbarrier_init arrays at the top level,
+//     one producer and one or two consumer wg.regions, tile.return. The producer issues TMA loads of
+//     2-D descriptors. A consumer either multiplies f16/bf16 slots (or fp8 e4m3/e5m2 slots, B then
+//     K-major: fp8 wgmma has no transpose) with nv.wgmma into f32 accumulators (GEMM), or computes
+//     on tiles (attention): tile.desc_load into its own buffer (one TMA box, one mbarrier); tile.dot
+//     as asynchronous wgmma (A from shared memory or from an f16/bf16 register tile, B from shared
+//     memory, N- or K-major), each group waited for where its result is first used and slot
+//     releases after it deferred until then; elementwise arithmetic, tile.reduce along axis 1 (quad
+//     shuffles), expand_dims/broadcast on register tiles in the accumulator fragment layout, row
+//     vectors and lazy index expressions (constants, splats, aranges); loops carrying tiles and slot
+//     indices; tile.if yielding tiles. It stores with nv.tma_store or tile.desc_store. Descriptor
+//     bases may be moved by whole rows and columns (pointer kernels after block-access): the tensor
+//     map covers the whole tensor and TMA coordinates are shifted.
 //   guarantees: one `extern "C" __global__ __launch_bounds__(128 * regions, 1)` kernel whose
-//     parameters are one `const __grid_constant__ CUtensorMap` per tile.make_desc and then every
-//     scalar argument; one dynamic shared-memory buffer (rings with the TMA swizzle matching the
-//     wgmma descriptors, staging for the epilogue, mbarriers) aligned to 1024 bytes; the roles as
-//     one if/else on the warp-group index; accumulators as float arrays indexed by constants only;
-//     `#line` directives back to the kernel source. Anything else is a UserError located at the op.
+//     parameters are one `const __grid_constant__ CUtensorMap` per tile.make_desc used by TMA, every
+//     scalar argument, then (persistent kernels) the logical grid; one dynamic shared-memory buffer
+//     (rings with the TMA swizzle matching the wgmma descriptors, consumers' own buffers, staging for
+//     the epilogue, mbarriers) aligned to 1024 bytes; the roles as one if/else on the warp-group
+//     index; register tiles as arrays indexed by constants only; `#line` directives back to the
+//     kernel source. Anything else is a UserError located at the op.
 //   The result also says how the host must build each tensor map and launch the kernel.
 //   With EmitOptions::profile the kernel also records the scopes tawa inserted (profile::Scope:
 //   waits on empty and full slots, TMA issue, MMA issue and wait, softmax, epilogue, TMA store,
