@@ -390,3 +390,32 @@ TEST(CudaCompile, NvrtcAndNvccBothBuildTheKernel) {
   EXPECT_THROW(cuda::compile(r.source, bad), UserError);
   std::filesystem::remove_all(dir);
 }
+
+TEST(CudaCompile, EveryWgmmaWrapperAssembles) {
+  // Each wrapper of primitives.cuh (m64nNk16 f16/bf16 from shared memory or registers, m64nNk32
+  // e4m3/e5m2; N in 16..256) in one kernel: ptxas must accept every one, and the PTX must hold each.
+  std::ostringstream k;
+  k << "#include \"primitives.cuh\"\nextern \"C\" __global__ void __launch_bounds__(128, 1) all_wgmma(const uint64_t da, const uint64_t db) {\n";
+  int count = 0;
+  for (int n : {16, 32, 64, 128, 256}) {
+    k << "  { float d[" << n / 2 << "] = {};\n    tawa::wgmma_fence();\n";
+    for (const char* ty : {"f16", "bf16"}) {
+      k << "    tawa::wgmma_mma_async_m64n" << n << "k16_f32_" << ty << "<1>(d, da, db, 1);\n";
+      k << "    tawa::wgmma_mma_async_rs_m64n" << n << "k16_f32_" << ty << "<0>(d, 1u, 2u, 3u, 4u, db, 1);\n";
+      count += 2;
+    }
+    for (const char* ty : {"e4m3", "e5m2"}) {
+      k << "    tawa::wgmma_mma_async_m64n" << n << "k32_f32_" << ty << "(d, da, db, 0);\n";
+      ++count;
+    }
+    k << "    tawa::wgmma_commit_group();\n    tawa::wgmma_wait_group<0>();\n    if (d[0] == 1.5f) tawa::bar_sync(1, 128); }\n";
+  }
+  k << "}\n";
+  cuda::CompiledModule cm = cuda::compile(k.str());
+  size_t found = 0;
+  for (size_t p = 0; (p = cm.ptx.find("wgmma.mma_async.sync.aligned", p)) != std::string::npos; ++p) ++found;
+  EXPECT_EQ(found, static_cast<size_t>(count));
+  for (int n : {16, 32, 64, 128, 256})
+    for (const char* shape : {"k16.f32.f16.f16", "k16.f32.bf16.bf16", "k32.f32.e4m3.e4m3", "k32.f32.e5m2.e5m2"})
+      EXPECT_NE(cm.ptx.find("m64n" + std::to_string(n) + shape), std::string::npos) << n << shape;
+}
