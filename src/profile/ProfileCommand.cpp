@@ -16,6 +16,17 @@ namespace tawa::profile {
 
 namespace {
 
+// The tuner parameters the advice speaks of: D and the consumer groups as asked, P as the pipeline chose.
+Params tunerParams(const ProfileOptions& opt, const ir::Func& kernel) {
+  Params p;
+  p.depth = opt.ws.depth;
+  p.consumers = opt.ws.consumers;
+  ir::walk(kernel.body, [&](const ir::Op* op) {
+    if (op->hasAttr("mma_depth")) p.mmaDepth = static_cast<int>(op->intAttr("mma_depth"));
+  });
+  return p;
+}
+
 Location where(const std::string& what) { return Location::at(std::make_shared<const std::string>(what), 0, 0); }
 
 const char* kExamples = R"(
@@ -71,13 +82,7 @@ ProfileResult profileEmitted(const std::string& path, const std::string& kernel,
   const double n = std::max<double>(1, static_cast<double>(traces.size()));
   for (auto& t : traces) res.recorder->adopt(std::move(t), flops / n, bytes / n);
   res.recorder->finish();
-  Params p;
-  p.depth = opt.ws.depth;
-  p.consumers = opt.ws.consumers;
-  ir::walk(ws.kernel->body, [&](const ir::Op* op) {
-    if (op->hasAttr("mma_depth")) p.mmaDepth = static_cast<int>(op->intAttr("mma_depth"));
-  });
-  res.summary = summarize(*res.recorder, ws.kernel->name, p);
+  res.summary = summarize(*res.recorder, ws.kernel->name, tunerParams(opt, *ws.kernel));
   res.summary.timedBy = "the CPU emulator's clock (the --profile kernel's own records; tawa's cost model advances the clock)";
   if (gpu) {
     res.summary.modelled = false;
@@ -107,13 +112,7 @@ ProfileResult profileKernel(const std::string& path, const std::string& kernel, 
   lo.recorder = res.recorder.get();
   exec::launch(*ws.module, *ws.kernel, input.args, input.buffers, lo);
   res.recorder->finish();
-  Params p;
-  p.depth = opt.ws.depth;
-  p.consumers = opt.ws.consumers;
-  ir::walk(ws.kernel->body, [&](const ir::Op* op) {
-    if (op->hasAttr("mma_depth")) p.mmaDepth = static_cast<int>(op->intAttr("mma_depth"));
-  });
-  res.summary = summarize(*res.recorder, ws.kernel->name, p);
+  res.summary = summarize(*res.recorder, ws.kernel->name, tunerParams(opt, *ws.kernel));
   res.advice = advise(res.summary);
   return res;
 }
