@@ -61,6 +61,7 @@ ProfileResult profileEmitted(const std::string& path, const std::string& kernel,
   cuda::EmitResult er = cuda::emitCudaKernel(*ws.module, *ws.kernel, eo);
   auto input = driver::bind(*ws.kernel, spec, grid, opt.dataSeed);
   std::vector<BlockTrace> traces;
+  double executedFlops = 0;  // emulator: the work of the wgmma it ran (when the spec does not say M, N, K)
   if (gpu) {  // the runner: compile, launch once checked against the executor, decode (clock64 measured)
     cuda::GpuRunOptions g;
     g.file = path, g.kernel = kernel, g.grid = grid, g.seed = opt.dataSeed, g.ws = opt.ws, g.threads = opt.threads;
@@ -73,9 +74,10 @@ ProfileResult profileEmitted(const std::string& path, const std::string& kernel,
     emu::Options o;
     o.model = opt.model;
     emu::LaunchStats st = emu::launch(er, input.args, input.buffers, input.grid, o);
+    executedFlops = st.mmaFlops;
     traces = cuda::decodeProfile(er.profile, st.profile.data(), st.profile.size(), cuda::launchGrid(er, input.grid), opt.model.clockGHz);
   }
-  double flops = cuda::dotFlops(*ws.module, spec).value_or(0), bytes = 0;
+  double flops = cuda::dotFlops(*ws.module, spec).value_or(executedFlops), bytes = 0;
   for (const auto& b : input.buffers) bytes += static_cast<double>(b.data.size());  // each buffer moved once
   ProfileResult res;
   res.recorder = std::make_unique<Recorder>(opt.model, static_cast<size_t>(opt.profileCapacity));

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TAWA_EMU_ABI_VERSION 2u
+#define TAWA_EMU_ABI_VERSION 3u
 #define TAWA_EMU_MAP_MAGIC 0x54415741454d5531ull  // "TAWAEMU1"
 
 struct TawaEmuTensorMap {
@@ -67,6 +67,7 @@ struct TawaEmuLaunch {
   uint64_t switches;       // fiber switches
   uint64_t mmaOps;         // wgmma.mma_async instructions (per warp group)
   uint64_t tmaOps;         // cp.async.bulk.tensor copies
+  double mmaFlops;         // the work of those wgmma: 2 * 64 * N * K each (per warp group)
 };
 
 typedef int (*TawaEmuEntry)(struct TawaEmuLaunch* launch, void* const* args);

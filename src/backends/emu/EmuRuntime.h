@@ -484,6 +484,7 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
     g.ops.push_back(op);
     g.accs[static_cast<size_t>(op.acc)].pendingOps++;
     r.L->mmaOps++;
+    r.L->mmaFlops += 2.0 * 64 * op.n * kSteps(elem);
   }
   MmaOp& op = g.ops[k];
   if (op.descA != descA || op.descB != descB || op.n != N * 2 || op.scaleD != scaleD || op.transB != transB || op.elem != elem ||

@@ -317,6 +317,7 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
   st.blocks = run[0] * run[1] * run[2];
   st.switches = L.switches;
   st.mmaOps = L.mmaOps;
+  st.mmaFlops = L.mmaFlops;
   st.tmaOps = L.tmaOps;
   if (rc != 0) {
     std::string file = errorFile.data();

@@ -54,6 +54,7 @@ struct LaunchStats {
   bool cacheHit = false;
   int64_t blocks = 0;
   uint64_t switches = 0, mmaOps = 0, tmaOps = 0;
+  double mmaFlops = 0;        // the work of the executed wgmma (2 * 64 * N * K each)
   std::vector<uint8_t> profile;  // kernels emitted with --profile: the global buffer (cuda::ProfileLayout), modelled clock
 };
 
