@@ -120,15 +120,16 @@ std::vector<Advice> advise(const Summary& s) {
   const RoleSummary* cons = s.role("consumer");
   const RoleSummary* prod = s.role("producer");
   auto k = [](int64_t v) { return std::to_string(v); };
+  const std::string how = s.modelled ? "modelled" : "measured";  // the times; thresholds are the cost model's either way
   if (cons && cons->share(cons->waitFull) >= kWaitFullHigh) {
     std::string t = "consumers wait on full " + pct(cons->share(cons->waitFull)) +
-                    " of the time (modelled): loads cannot keep up — D " + k(p.depth) + " -> " + k(p.depth + 1);
+                    " of the time (" + how + "): loads cannot keep up — D " + k(p.depth) + " -> " + k(p.depth + 1);
     if (p.blockK > 0) t += ", or BLOCK_K " + k(p.blockK) + " -> " + k(2 * p.blockK) + " (fewer, larger copies per MMA)";
     out.push_back({"loads-bound", "D", t});
   }
   double bwShare = s.peakGbps * s.smsUsed / std::max(1, s.sms);
   if (s.memoryBound && bwShare > 0 && s.gbps >= kBandwidthHigh * bwShare) {
-    std::string t = "memory-bound (modelled): " + num(s.gbps, 0) + " GB/s is " + pct(s.gbps / bwShare) +
+    std::string t = std::string("memory-bound (") + how + "): " + num(s.gbps, 0) + " GB/s is " + pct(s.gbps / bwShare) +
                     " of the bandwidth of the " + std::to_string(s.smsUsed) + " SM(s) in use, at " + num(s.intensity) +
                     " flop/byte (ridge " + num(s.ridge, 0) + ")";
     if (p.blockM > 0 && p.blockN > 0) {
@@ -145,28 +146,28 @@ std::vector<Advice> advise(const Summary& s) {
       cons->share(cons->waitFull) < kWaitFullLow) {
     std::string t = "the producer waits on empty " + pct(prod->share(prod->waitEmpty)) +
                     " of the time while consumers wait on full only " + pct(cons->share(cons->waitFull)) +
-                    " (modelled): the consumers set the pace — D " + k(p.depth) + " -> " + k(p.depth - 1);
+                    " (" + how + "): the consumers set the pace — D " + k(p.depth) + " -> " + k(p.depth - 1);
     if (p.stageBytes > 0) t += " frees " + num(p.stageBytes / 1024) + " KiB of shared memory";
     if (p.consumers == 1) t += "; or consumers 1 -> 2 to add compute";
     out.push_back({"consumer-bound", "D", t});
   }
   if (cons && p.mmaDepth == 0 && cons->share(cons->mmaWait) >= kMmaWaitHigh) {
     std::string t = "consumers wait on their own MMAs " + pct(cons->share(cons->mmaWait)) +
-                    " of the time with P = 0 (modelled): each MMA is waited for before the next is issued — P 0 -> 1";
+                    " of the time with P = 0 (" + how + "): each MMA is waited for before the next is issued — P 0 -> 1";
     if (p.depth < 2) t += " (needs D >= 2: D " + k(p.depth) + " -> 2)";
     out.push_back({"mma-wait", "P", t});
   }
   if (cons && p.consumers == 1 && cons->share(cons->softmax) >= kSoftmaxHigh) {
     out.push_back({"softmax", "consumers",
                    "softmax takes " + pct(cons->share(cons->softmax)) + " of consumer time between MMAs and the tensor core is busy " +
-                       pct(s.tcBusy) + " of the block (modelled) — consumers 1 -> 2 lets one warp group's softmax overlap the "
+                       pct(s.tcBusy) + " of the block (" + how + ") — consumers 1 -> 2 lets one warp group's softmax overlap the "
                        "other's MMAs"});
   }
   // With the grid short of the SMs, fewer and larger programs would make that worse: the grid
   // rule below speaks instead.
   bool underfilled = s.programs > 0 && s.programs < s.sms;
   if (cons && cons->share(cons->epilogue) >= kEpilogueHigh && !underfilled) {
-    std::string t = "the epilogue takes " + pct(cons->share(cons->epilogue)) + " of consumer time (modelled): each program does little work";
+    std::string t = "the epilogue takes " + pct(cons->share(cons->epilogue)) + " of consumer time (" + how + "): each program does little work";
     if (p.blockN > 0) t += " — BLOCK_N " + k(p.blockN) + " -> " + k(2 * p.blockN) + " halves the number of epilogues";
     t += ", or a persistent grid (" + std::to_string(s.sms) + " programs) overlaps each epilogue with the next tile's loads";
     out.push_back({"epilogue", "BLOCK_N", t});
@@ -185,7 +186,7 @@ std::vector<Advice> advise(const Summary& s) {
     out.push_back({"wave-tail", "BLOCK_N",
                    "the last of " + std::to_string(waves) + " waves runs on " + num(s.lastWaveSms, 0) + " of " +
                        std::to_string(s.sms) + " SMs: wave efficiency " + pct(eff) +
-                       " (modelled) — choose BLOCK_M / BLOCK_N so the programs are a multiple of " + std::to_string(s.sms) +
+                       " (" + how + ") — choose BLOCK_M / BLOCK_N so the programs are a multiple of " + std::to_string(s.sms) +
                        ", or a persistent grid"});
   }
   return out;
@@ -196,7 +197,7 @@ void printSummary(std::ostream& os, const Summary& s, const std::vector<Advice>&
      << (s.modelled ? ": every figure is modelled by " + s.timedBy + ", not measured\n"
                     : ": times measured by " + s.timedBy + "; device ceilings and advice thresholds are the cost model's\n");
   os << "  " << s.programs << " program(s) on " << s.smsUsed << " of " << s.sms << " SMs; kernel " << num(s.kernelUs, 2)
-     << " us (" << num(s.kernelCycles, 0) << " cycles) modelled\n";
+     << " us (" << num(s.kernelCycles, 0) << " cycles) " << (s.modelled ? "modelled" : "measured") << "\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-10s %6s %6s %10s %11s %9s %8s %9s %6s\n", "role", "groups", "busy", "wait full",
                 "wait empty", "MMA wait", "softmax", "epilogue", "idle");
@@ -209,15 +210,16 @@ void printSummary(std::ostream& os, const Summary& s, const std::vector<Advice>&
     os << line;
   }
   if (s.tensorCoreSeen)
-    os << "  tensor core (modelled): busy " << pct(s.tcBusy) << " of block time; MMA issue gaps: " << pct(s.mmaGapShare)
+    os << "  tensor core (" << (s.modelled ? "modelled" : "measured") << "): busy " << pct(s.tcBusy) << " of block time; MMA issue gaps: " << pct(s.mmaGapShare)
        << " of the span from first to last MMA idle, " << num(s.mmaGapMean) << " cycles between MMAs on average (" << s.mmas
        << " MMAs)\n";
   else
     os << "  tensor core: not observed (the kernel records MMA issue and MMA wait scopes, not the tensor core itself)\n";
-  os << "  throughput (modelled): " << num(s.tflops, 2) << " TFLOP/s (" << pct(s.peakTflops > 0 ? s.tflops / s.peakTflops : 0)
+  const std::string how = s.modelled ? "modelled" : "measured";
+  os << "  throughput (" << how << "): " << num(s.tflops, 2) << " TFLOP/s (" << pct(s.peakTflops > 0 ? s.tflops / s.peakTflops : 0)
      << " of the " << num(s.peakTflops, 0) << " TFLOP/s ceiling), " << num(s.gbps, 1) << " GB/s ("
      << pct(s.peakGbps > 0 ? s.gbps / s.peakGbps : 0) << " of " << num(s.peakGbps, 0) << " GB/s)\n";
-  os << "  roofline (modelled): " << num(s.intensity) << " flop/byte, ridge " << num(s.ridge, 0) << ": "
+  os << "  roofline (" << how << "): " << num(s.intensity) << " flop/byte, ridge " << num(s.ridge, 0) << ": "
      << (s.memoryBound ? "memory-bound" : "compute-bound") << ", at " << pct(s.rooflinePct) << " of the attainable "
      << num(s.attainableTflops, 1) << " TFLOP/s\n";
   os << "  events: " << s.events << " recorded, " << s.lostEvents << " lost"

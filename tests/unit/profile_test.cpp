@@ -299,6 +299,17 @@ TEST(ProfileAdvice, LoadsBound) {
   EXPECT_FALSE(fires(s, "loads-bound"));
 }
 
+TEST(ProfileAdvice, MeasuredTimesAreSaidToBeMeasured) {
+  // On a GPU the shares come from clock64, not the cost model: the advice says so.
+  Summary s = base();
+  s.modelled = false;
+  cons(s).waitFull = 380;
+  EXPECT_NE(text(s, "loads-bound").find("38% of the time (measured)"), std::string::npos) << text(s, "loads-bound");
+  std::ostringstream os;
+  printSummary(os, s, advise(s));
+  EXPECT_EQ(os.str().find("(modelled)"), std::string::npos) << os.str();
+}
+
 TEST(ProfileAdvice, BandwidthBound) {
   Summary s = base();
   s.memoryBound = true, s.intensity = 64, s.gbps = 4000;
