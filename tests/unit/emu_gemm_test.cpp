@@ -489,6 +489,20 @@ TEST(EmuGemm, PointerFormKernels) {
                   200, 136, 104, true, {4 * 3, 1, 1});
 }
 
+TEST(EmuGemm, TritonDescriptorAndPointerPersistentKernels) {
+  // examples/matmul_desc.py (tensor descriptors, 64x64x32, partial blocks) and
+  // examples/matmul_persistent.py (pointer arithmetic, persistent over NUM_SMS = 3 programs, the
+  // tile and K loops flattened into one pipeline).
+  pointerFormGemm("matmul_desc.py", "matmul_desc_kernel",
+                  "a_ptr:*fp16[M,K], b_ptr:*fp16[K,N], c_ptr:*fp16[M,N], M:i32=200, N:i32=136, K:i32=160, BLOCK_M=64, BLOCK_N=64, "
+                  "BLOCK_K=32",
+                  200, 136, 160, false, {4, 3, 1});
+  pointerFormGemm("matmul_persistent.py", "matmul_persistent_kernel",
+                  "a_ptr:*fp16[M,K], b_ptr:*fp16[K,N], c_ptr:*fp16[M,N], M:i32=256, N:i32=256, K:i32=256, BLOCK_M=128, BLOCK_N=128, "
+                  "BLOCK_K=64, GROUP_M=2, NUM_SMS=3",
+                  256, 256, 256, false, {3, 1, 1});
+}
+
 TEST(EmuGemm, WrittenPersistentPy) {
   // examples/matmul_persistent_desc.py: the kernel walks its tiles itself (NUM_SMS = 3 programs,
   // grouped order); the launch is its own grid of 3.
