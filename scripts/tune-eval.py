@@ -51,6 +51,14 @@ def parse_args():
     p.add_argument("--methods", default="masif,random,greedy,tpe")
     p.add_argument("--timeout", type=float, default=60, help="a run longer than this counts as a failed configuration")
     p.add_argument("--benchmarks", default=os.path.join(ROOT, "BENCHMARKS.md"), help="where the table goes ('' for nowhere)")
+    p.add_argument("--oracle-cutoff", type=float, default=0,
+                   help="cut an oracle sample once it runs longer than the program's set-up time plus this factor times "
+                        "the best figure so far (the default's before the first round); such a sample cannot become "
+                        "the oracle's best (0: only --timeout)")
+    p.add_argument("--oracle-chunk", type=int, default=0,
+                   help="measure the oracles in rounds of this many samples per program (0: all at once)")
+    p.add_argument("--oracle-only", action="store_true",
+                   help="measure the oracles and defaults (the part that does not depend on the searches) and stop")
     p.add_argument("--note", default="", help="a sentence for the table's header (e.g. what was reduced)")
     return p.parse_args()
 
@@ -59,9 +67,9 @@ def tune_cmd(a):
     return [os.path.join(a.build, "tawa"), "tune"]
 
 
-def run_tune(a, args, log=True):
+def run_tune(a, args, log=True, timeout=None):
     cmd = tune_cmd(a) + ["--suite", a.suite, "--db", a.db, "--bin", os.path.join(a.build, "bench", "skeletons"),
-                         "--timeout", str(a.timeout)] + args
+                         "--timeout", str(timeout or a.timeout)] + args
     t0 = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -164,18 +172,63 @@ def legal_count(space, limit=2000000):
     return "{:,}".format(n)
 
 
-def oracle_of(a, name, space):
+SETUP = {}
+
+
+def setup_seconds(a, name, space):
+    if name not in SETUP:
+        SETUP[name] = measure_setup(a, name, space)
+    return SETUP[name]
+
+
+def measure_setup(a, name, space):
+    """Wall time of one run of the default configuration minus its own `tawa-time` figure: what the program
+    spends outside the timed region (generating its input), the part of a run the figure does not see."""
+    suite = json.load(open(os.path.join(a.suite, "suite.json")))
+    cmd = [p["command"] for p in suite["programs"] if p["name"] == name][0]
+    cmd = cmd.replace("{bin}", os.path.join(a.build, "bench", "skeletons"))
+    for k, v in space["default"].items():
+        cmd = cmd.replace("{%s}" % k, str(v))
+    best = math.inf
+    for _ in range(3):
+        t0 = time.time()
+        r = subprocess.run(cmd, shell=True, capture_output=True, text=True)
+        wall = time.time() - t0
+        fig = float(r.stdout.strip().splitlines()[-1].split()[-1])
+        best = min(best, wall - fig)
+    return max(0.0, best)
+
+
+def oracle_size(space):
     size = 1
     for v in space_values(space).values():
         size *= len(v)
+    return size
+
+
+def oracle_of(a, name, space, default_seconds=None, samples=None, best=None):
+    """The oracle: exhaustive search of a small space, else the first `samples` of a random search with a
+    fixed seed (a longer run of the same seed repeats the shorter one's samples from the record and
+    adds new ones), every sample measured once."""
+    size = oracle_size(space)
+    timeout = None
     if size <= a.exhaustive_limit:
         r = run_tune(a, ["--only", name, "--method", "exhaustive", "--budget", "100000000", "--reps", "1", "--warmups", "0"])
         label = "exhaustive"
     else:
-        r = run_tune(a, ["--only", name, "--method", "random", "--seed", "1000", "--budget", str(a.oracle_samples), "--reps", "1",
-                         "--warmups", "0"])
+        if a.oracle_cutoff and (best or default_seconds):
+            # A sample slower than the best so far (or than the default, before there is one) cannot
+            # become the oracle's best, so a run is cut once it is clearly slower: the program's
+            # set-up time (input generation, outside the timed region) plus oracle_cutoff x that figure.
+            ref = best or default_seconds
+            timeout = min(a.timeout, 1.5 * setup_seconds(a, name, space) + a.oracle_cutoff * ref + 0.1)
+            print("  %s: oracle samples cut after %.3f s (set-up + %.2f x %.4f s, the %s)" % (
+                name, timeout, a.oracle_cutoff, ref, "best so far" if best else "default's figure"), flush=True)
+        r = run_tune(a, ["--only", name, "--method", "random", "--seed", "1000", "--budget", str(samples or a.oracle_samples),
+                         "--reps", "1", "--warmups", "0"], timeout=timeout)
         label = "best of %d random" % r[name]["evaluations"]
-    return {"seconds": r[name]["seconds"], "config": r[name]["config"], "label": label, "size": size}
+    return {"seconds": r[name]["seconds"], "config": r[name]["config"], "label": label, "size": size,
+            "samples": r[name]["evaluations"], "cutoff": a.oracle_cutoff}
 
 
 def main():
@@ -200,14 +253,28 @@ def main():
     print("oracle runs (every program first: leave-one-out needs the others tuned)", flush=True)
     for n in names:
         row = results.setdefault(n, {})
-        if "oracle" not in row:
-            row["oracle"] = oracle_of(a, n, spaces[n])
-            save()
         if "default" not in row:
             d = json.dumps(spaces[n]["default"], sort_keys=True)
             r = run_tune(a, ["--only", n, "--evaluate", d, "--reps", str(max(3, a.reps)), "--warmups", str(max(1, a.warmups))])
             row["default"] = r["seconds"]
             save()
+    # Round-robin chunks of --oracle-chunk samples over the programs, so that a run stopped early
+    # leaves every program with about as many samples (each row's label says how many).
+    chunk = a.oracle_chunk or a.oracle_samples
+    goal = 0
+    while goal < a.oracle_samples:
+        goal = min(a.oracle_samples, goal + chunk)
+        for n in names:
+            row = results[n]
+            old = row.get("oracle")
+            if old and (old["label"] == "exhaustive" or old.get("samples", a.oracle_samples) >= goal):
+                continue
+            row["oracle"] = oracle_of(a, n, spaces[n], row["default"], goal, old["seconds"] if old else None)
+            save()
+        print("oracle: %d samples per program (%s)" % (goal, time.strftime("%H:%M:%S")), flush=True)
+    if a.oracle_only:
+        print("tune-eval: oracles and defaults done (--oracle-only)", flush=True)
+        return
     print("searches", flush=True)
     for n in names:
         row = results[n]
