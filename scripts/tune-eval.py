@@ -284,6 +284,7 @@ def main():
                     key = "%s@%d#%d" % (m, b, s)
                     if key in row:
                         continue
+                    row.setdefault("load", []).append(os.getloadavg()[0])
                     if m == "tpe":
                         row[key] = tpe_search(a, n, spaces[n], b, 1 + s)
                         print("  tpe %s budget %d seed %d: %.4g s" % (n, b, 1 + s, row[key]["seconds"]), flush=True)
@@ -340,6 +341,13 @@ def render(a, names, budgets, methods, results):
         mach = con.execute("select description from machines order by id limit 1").fetchone()[0]
     except Exception:
         pass
+    try:
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except Exception:
+        commit = "unknown"
+    samples = sorted({results[n]["oracle"].get("samples", 0) for n in names if results[n]["oracle"]["label"] != "exhaustive"})
+    cutoffs = sorted({results[n]["oracle"].get("cutoff", 0) for n in names})
+    loads = [x for n in names for x in results[n].get("load", [])]
     text = ["## tawa tune", "",
             "Leave-one-out over the oneTBB skeleton suite (`scripts/tune-eval.py`; each program's MaSiF neighbours come only from "
             "the other eleven, tuned by their oracle runs). Each cell: the search's best configuration as %% of the reference "
@@ -349,7 +357,13 @@ def render(a, names, budgets, methods, results):
             "i.e. oneTBB's defaults (auto_partitioner, the smallest grain, all hardware threads) with the program's own "
             "settings for the rest. Machine: %s. Searches measured with %d warm-up run(s) and %d repetition(s) (median); "
             "oracle samples with one run each; a run over %g s counts as a failed configuration."
-            % (a.seeds, mach or "unknown", a.warmups, a.reps, a.timeout), ""]
+            % (a.seeds, mach or "unknown", a.warmups, a.reps, a.timeout), "",
+            "Table written %s by `scripts/tune-eval.py`, tuner at commit %s. Oracle: %s random samples per program (seed 1000)%s. "
+            "Load average (1 min) when the searches started: %s." % (
+                time.strftime("%Y-%m-%d %H:%M %Z"), commit or "unknown", "/".join(str(x) for x in samples) or "no",
+                (", a sample cut (recorded as a timeout) once it ran longer than the program's set-up time plus %s x the best "
+                 "figure so far (the default's before the first round): such a sample cannot be the oracle's best" % "/".join("%g" % c for c in cutoffs if c))
+                if any(cutoffs) else "", ("%.1f-%.1f" % (min(loads), max(loads))) if loads else "not recorded"), ""]
     if a.note:
         text += [a.note, ""]
     text += ["As % of the oracle:", ""] + table(lambda r: r["oracle"]["seconds"], "oracle") + [""]
