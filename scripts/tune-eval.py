@@ -21,6 +21,10 @@ cached in --results (JSON). Run it with /usr/bin/python3 (Debian's python3-optun
 
   scripts/tune-eval.py --build build                       # the full protocol (hours on 2 cores)
   scripts/tune-eval.py --build build --oracle-samples 300 --reps 1 --warmups 0   # a reduced run
+  # The oracle alone, in rounds of 250 samples per program (stop it any time: every program then has
+  # about as many), cutting samples that cannot become the best; then the searches, reusing it:
+  scripts/tune-eval.py --build build --oracle-only --oracle-chunk 250 --oracle-cutoff 1.5 --timeout 2
+  scripts/tune-eval.py --build build --oracle-samples 1000 --oracle-chunk 250 --oracle-cutoff 1.5 --timeout 2
 """
 import argparse
 import json

@@ -3,12 +3,17 @@
 // baselines; the budget is counted in distinct configurations.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <random>
 
+#include "tune/Record.h"
 #include "tune/Search.h"
 #include "tune/SpaceJson.h"
+#include "tune/Tuner.h"
 
 using namespace tawa::tune;
 
@@ -274,4 +279,50 @@ TEST(TuneSearch, ExhaustiveGreedyAndRandomBaselines) {
   randomSearch(rnd, rng);
   EXPECT_EQ(rnd.used(), 25);
   for (auto& e : rnd.history()) EXPECT_TRUE(s.legal(e.config));
+}
+
+// A neighbour's good settings reach the target by value, whatever the two spaces' ranges and steps:
+// grain 64 of a pow2 [1, 1024] space is grain 64 of a step-16 range (index-normalized it would be
+// 0.6 of the way, about 2,450), and "static" is "static" though the lists differ.
+TEST(TuneMasif, GuidesCarryOverByValue) {
+  auto path = (std::filesystem::temp_directory_path() /
+               ("tawa-tune-guides-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()) + ".db"))
+                  .string();
+  {
+    Record rec(path);
+    TuneTarget nb;
+    nb.name = "neighbour";
+    nb.kind = "parallel_for";
+    nb.command = "true {grain} {part}";
+    nb.spaceText = R"({"grain": {"pow2": [1, 1024]}, "part": ["auto", "static"]})";
+    nb.space = parseSpace(nb.spaceText, "nb.json");
+    nb.features = {{"loads", 3.0}, {"stores", 1.0}};
+    int64_t id = registerTarget(rec, nb);
+    for (int g = 1; g <= 1024; g *= 2)
+      for (const char* part : {"auto", "static"}) {
+        Measurement m;
+        m.seconds = 1.0 + std::abs(std::log2(g) - 6.0) + (std::string(part) == "static" ? 0.0 : 0.5);
+        m.repetitions = {m.seconds};
+        rec.add(id, nlohmann::json{{"grain", g}, {"part", part}}.dump(), m);
+      }
+    TuneTarget t;
+    t.name = "target";
+    t.kind = "parallel_for";
+    t.command = "true {grain} {part}";
+    t.spaceText = R"({"grain": {"min": 16, "max": 4096, "step": 16}, "part": ["auto", "simple", "static"]})";
+    t.space = parseSpace(t.spaceText, "t.json");
+    t.features = {{"loads", 3.0}, {"stores", 1.0}};
+    TuneOptions o;
+    o.dryRun = true;
+    TuneResult r = tune(rec, t, o);
+    ASSERT_EQ(r.neighbours.size(), 1u);
+    ASSERT_FALSE(r.plan.fallback);
+    ASSERT_FALSE(r.plan.first.empty());
+    // Guides: grain 64 (static), then 32/128 static, 64 auto; their mean, first, is about grain 64.
+    auto first = t.space.toJson(r.plan.first[0]);
+    EXPECT_EQ(first["part"], "static");
+    EXPECT_GE(first["grain"].get<int>(), 48);
+    EXPECT_LE(first["grain"].get<int>(), 80);
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
 }
