@@ -32,8 +32,9 @@ Modes:
   FILE.py --kernel K --spec ... --import R.json    record results measured elsewhere: {"results": [{"config": {...},
                                                    "ms": 0.12}, ...]}; later kernels find this one as a neighbour
 
-What is measured: the command's wall time, or the figure of its last output line `tawa-time: SECONDS`;
-after a warm-up run, the median of --reps runs, repeated while the spread exceeds 10%.
+What is measured: the command's wall time, or the figure of its last output line `tawa-time: SECONDS`
+(for kernels: the median_ms of `tawa run --backend cuda --check none`'s result line); after a warm-up
+run, the median of --reps runs, repeated while the spread exceeds 10%.
 Every measurement goes to the record (--db, SQLite); a configuration already there is not run again,
 so re-running a tuning measures nothing new. The last line printed is the best configuration as JSON.
 
@@ -51,8 +52,8 @@ Examples:
   tawa tune --suite bench/skeletons --budget 45 --leave-one-out
   tawa tune --suite bench/skeletons --only matmul --method exhaustive --budget 100000 --reps 1 --warmups 0
   tawa tune --program './app --grain {grain}' --space space.json --evaluate '{"grain": 64}'
-  tawa tune examples/matmul_desc.py --kernel matmul_desc_kernel --spec 'a:*fp16[M,K], b:*fp16[K,N], c:*fp16[M,N],
-            M:i32=4096, N:i32=4096, K:i32=4096, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64'
+  tawa tune examples/matmul_desc.py --kernel matmul_desc_kernel --spec 'a_ptr:*fp16[M,K], b_ptr:*fp16[K,N],
+            c_ptr:*fp16[M,N], M:i32=4096, N:i32=4096, K:i32=4096, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64'
             --grid 'cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)' --budget 30 --dry-run
   sqlite3 tawa-tune.db 'select program, config, seconds from results order by seconds limit 5'
 )";
