@@ -21,6 +21,10 @@ cached in --results (JSON). Run it with /usr/bin/python3 (Debian's python3-optun
 
   scripts/tune-eval.py --build build                       # the full protocol (hours on 2 cores)
   scripts/tune-eval.py --build build --oracle-samples 300 --reps 1 --warmups 0   # a reduced run
+  # The oracle alone, in rounds of 250 samples per program (stop it any time: every program then has
+  # about as many), cutting samples that cannot become the best; then the searches, reusing it:
+  scripts/tune-eval.py --build build --oracle-only --oracle-chunk 250 --oracle-cutoff 1.5 --timeout 2
+  scripts/tune-eval.py --build build --oracle-samples 1000 --oracle-chunk 250 --oracle-cutoff 1.5 --timeout 2
 """
 import argparse
 import json
@@ -51,6 +55,17 @@ def parse_args():
     p.add_argument("--methods", default="masif,random,greedy,tpe")
     p.add_argument("--timeout", type=float, default=60, help="a run longer than this counts as a failed configuration")
     p.add_argument("--benchmarks", default=os.path.join(ROOT, "BENCHMARKS.md"), help="where the table goes ('' for nowhere)")
+    p.add_argument("--oracle-cutoff", type=float, default=0,
+                   help="cut an oracle sample once it runs longer than the program's set-up time plus this factor times "
+                        "the best figure so far (the default's before the first round); such a sample cannot become "
+                        "the oracle's best (0: only --timeout)")
+    p.add_argument("--oracle-chunk", type=int, default=0,
+                   help="measure the oracles in rounds of this many samples per program (0: all at once)")
+    p.add_argument("--oracle-only", action="store_true",
+                   help="measure the oracles and defaults (the part that does not depend on the searches) and stop")
+    p.add_argument("--remeasure", type=int, default=5,
+                   help="re-measure the oracle's, the default's and every search's best configuration side by side, this many "
+                        "interleaved rounds each (0: report only the figures measured during the searches)")
     p.add_argument("--note", default="", help="a sentence for the table's header (e.g. what was reduced)")
     return p.parse_args()
 
@@ -59,9 +74,9 @@ def tune_cmd(a):
     return [os.path.join(a.build, "tawa"), "tune"]
 
 
-def run_tune(a, args, log=True):
+def run_tune(a, args, log=True, timeout=None):
     cmd = tune_cmd(a) + ["--suite", a.suite, "--db", a.db, "--bin", os.path.join(a.build, "bench", "skeletons"),
-                         "--timeout", str(a.timeout)] + args
+                         "--timeout", str(timeout or a.timeout)] + args
     t0 = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -147,7 +162,8 @@ def tpe_search(a, name, space, budget, seed):
                 worst = max(worst, seen[key])
         study.tell(t, seen[key] if math.isfinite(seen[key]) else 2 * worst + 1)
     best = min(seen.values()) if seen else math.inf
-    return {"seconds": best, "evaluations": len(seen)}
+    cfg = json.loads(min(seen, key=seen.get)) if seen else None
+    return {"seconds": best, "evaluations": len(seen), "config": cfg}
 
 
 def legal_count(space, limit=2000000):
@@ -164,18 +180,63 @@ def legal_count(space, limit=2000000):
     return "{:,}".format(n)
 
 
-def oracle_of(a, name, space):
+SETUP = {}
+
+
+def setup_seconds(a, name, space):
+    if name not in SETUP:
+        SETUP[name] = measure_setup(a, name, space)
+    return SETUP[name]
+
+
+def measure_setup(a, name, space):
+    """Wall time of one run of the default configuration minus its own `tawa-time` figure: what the program
+    spends outside the timed region (generating its input), the part of a run the figure does not see."""
+    suite = json.load(open(os.path.join(a.suite, "suite.json")))
+    cmd = [p["command"] for p in suite["programs"] if p["name"] == name][0]
+    cmd = cmd.replace("{bin}", os.path.join(a.build, "bench", "skeletons"))
+    for k, v in space["default"].items():
+        cmd = cmd.replace("{%s}" % k, str(v))
+    best = math.inf
+    for _ in range(3):
+        t0 = time.time()
+        r = subprocess.run(cmd, shell=True, capture_output=True, text=True)
+        wall = time.time() - t0
+        fig = float(r.stdout.strip().splitlines()[-1].split()[-1])
+        best = min(best, wall - fig)
+    return max(0.0, best)
+
+
+def oracle_size(space):
     size = 1
     for v in space_values(space).values():
         size *= len(v)
+    return size
+
+
+def oracle_of(a, name, space, default_seconds=None, samples=None, best=None):
+    """The oracle: exhaustive search of a small space, else the first `samples` of a random search with a
+    fixed seed (a longer run of the same seed repeats the shorter one's samples from the record and
+    adds new ones), every sample measured once."""
+    size = oracle_size(space)
+    timeout = None
     if size <= a.exhaustive_limit:
         r = run_tune(a, ["--only", name, "--method", "exhaustive", "--budget", "100000000", "--reps", "1", "--warmups", "0"])
         label = "exhaustive"
     else:
-        r = run_tune(a, ["--only", name, "--method", "random", "--seed", "1000", "--budget", str(a.oracle_samples), "--reps", "1",
-                         "--warmups", "0"])
+        if a.oracle_cutoff and (best or default_seconds):
+            # A sample slower than the best so far (or than the default, before there is one) cannot
+            # become the oracle's best, so a run is cut once it is clearly slower: the program's
+            # set-up time (input generation, outside the timed region) plus oracle_cutoff x that figure.
+            ref = best or default_seconds
+            timeout = min(a.timeout, 1.5 * setup_seconds(a, name, space) + a.oracle_cutoff * ref + 0.1)
+            print("  %s: oracle samples cut after %.3f s (set-up + %.2f x %.4f s, the %s)" % (
+                name, timeout, a.oracle_cutoff, ref, "best so far" if best else "default's figure"), flush=True)
+        r = run_tune(a, ["--only", name, "--method", "random", "--seed", "1000", "--budget", str(samples or a.oracle_samples),
+                         "--reps", "1", "--warmups", "0"], timeout=timeout)
         label = "best of %d random" % r[name]["evaluations"]
-    return {"seconds": r[name]["seconds"], "config": r[name]["config"], "label": label, "size": size}
+    return {"seconds": r[name]["seconds"], "config": r[name]["config"], "label": label, "size": size,
+            "samples": r[name]["evaluations"], "cutoff": a.oracle_cutoff}
 
 
 def main():
@@ -195,19 +256,34 @@ def main():
         os.replace(a.results + ".tmp", a.results)
 
     spaces = {n: json.load(open(os.path.join(a.suite, n, "SPACE.json"))) for n in names}
+    SPACES.update(spaces)
     for n in names:
         LEGAL[n] = legal_count(spaces[n])
     print("oracle runs (every program first: leave-one-out needs the others tuned)", flush=True)
     for n in names:
         row = results.setdefault(n, {})
-        if "oracle" not in row:
-            row["oracle"] = oracle_of(a, n, spaces[n])
-            save()
         if "default" not in row:
             d = json.dumps(spaces[n]["default"], sort_keys=True)
             r = run_tune(a, ["--only", n, "--evaluate", d, "--reps", str(max(3, a.reps)), "--warmups", str(max(1, a.warmups))])
             row["default"] = r["seconds"]
             save()
+    # Round-robin chunks of --oracle-chunk samples over the programs, so that a run stopped early
+    # leaves every program with about as many samples (each row's label says how many).
+    chunk = a.oracle_chunk or a.oracle_samples
+    goal = 0
+    while goal < a.oracle_samples:
+        goal = min(a.oracle_samples, goal + chunk)
+        for n in names:
+            row = results[n]
+            old = row.get("oracle")
+            if old and (old["label"] == "exhaustive" or old.get("samples", a.oracle_samples) >= goal):
+                continue
+            row["oracle"] = oracle_of(a, n, spaces[n], row["default"], goal, old["seconds"] if old else None)
+            save()
+        print("oracle: %d samples per program (%s)" % (goal, time.strftime("%H:%M:%S")), flush=True)
+    if a.oracle_only:
+        print("tune-eval: oracles and defaults done (--oracle-only)", flush=True)
+        return
     print("searches", flush=True)
     for n in names:
         row = results[n]
@@ -217,6 +293,7 @@ def main():
                     key = "%s@%d#%d" % (m, b, s)
                     if key in row:
                         continue
+                    row.setdefault("load", []).append(os.getloadavg()[0])
                     if m == "tpe":
                         row[key] = tpe_search(a, n, spaces[n], b, 1 + s)
                         print("  tpe %s budget %d seed %d: %.4g s" % (n, b, 1 + s, row[key]["seconds"]), flush=True)
@@ -225,17 +302,92 @@ def main():
                                          "--reps", str(a.reps), "--warmups", str(a.warmups)])
                         row[key] = {"seconds": r[n]["seconds"], "evaluations": r[n]["evaluations"], "config": r[n]["config"]}
                     save()
+    if a.remeasure:
+        print("re-measuring the configurations found, side by side (%d interleaved rounds)" % a.remeasure, flush=True)
+        for n in names:
+            remeasure(a, n, spaces[n], results[n], budgets, methods)
+            save()
     table = render(a, names, budgets, methods, results)
     print(table)
     if a.benchmarks:
         write_section(a.benchmarks, table)
 
 
+def config_key(c):
+    return json.dumps(c, sort_keys=True)
+
+
+def found_config(a, name, entry):
+    """The configuration a search found: kept in its row, or (rows written before TPE kept it) the
+    configuration the record holds with exactly that figure."""
+    if entry.get("config"):
+        return entry["config"]
+    con = sqlite3.connect(a.db)
+    rows = con.execute("select config from results where program=? and status='ok' and abs(seconds - ?) < 1e-12",
+                       (name, entry["seconds"])).fetchall()
+    con.close()
+    return json.loads(rows[0][0]) if rows else None
+
+
+def run_config(a, name, cfg):
+    suite = json.load(open(os.path.join(a.suite, "suite.json")))
+    cmd = [p["command"] for p in suite["programs"] if p["name"] == name][0]
+    cmd = cmd.replace("{bin}", os.path.join(a.build, "bench", "skeletons"))
+    for k, v in cfg.items():
+        cmd = cmd.replace("{%s}" % k, str(v))
+    try:
+        r = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=max(10, 5 * a.timeout))
+        return float(r.stdout.strip().splitlines()[-1].split()[-1]) if r.returncode == 0 else math.inf
+    except Exception:
+        return math.inf
+
+
+def remeasure(a, name, space, row, budgets, methods):
+    """Re-measures the oracle's best configuration, the default and every search's best side by side:
+    --remeasure interleaved rounds, each in a fresh random order, straight from the command line (not the
+    record), the median of each. Load that comes and goes during the evaluation (other work on the
+    machine) then touches them alike, and the oracle's figure (the best of many single runs, so biased
+    towards a lucky moment) is no longer compared with figures measured at other times."""
+    import random
+    cfgs = {config_key(row["oracle"]["config"]): row["oracle"]["config"], config_key(space["default"]): space["default"]}
+    for m in methods:
+        for b in budgets:
+            for s in range(a.seeds):
+                e = row.get("%s@%d#%d" % (m, b, s))
+                if e and e.get("seconds") is not None and math.isfinite(e["seconds"]):
+                    c = found_config(a, name, e)
+                    if c:
+                        e["config"] = c
+                        cfgs[config_key(c)] = c
+    done = row.setdefault("remeasured", {})
+    todo = [k for k in cfgs if k not in done]
+    if not todo:
+        return
+    runs = {k: [] for k in todo}
+    rng = random.Random(7)
+    for _ in range(a.remeasure):
+        order = list(todo)
+        rng.shuffle(order)
+        for k in order:
+            runs[k].append(run_config(a, name, cfgs[k]))
+    for k in todo:
+        v = sorted(runs[k])
+        done[k] = v[len(v) // 2]
+    print("  %s: %d configurations re-measured" % (name, len(todo)), flush=True)
+
+
 def render(a, names, budgets, methods, results):
     cols = [(m, b) for b in budgets for m in methods]
 
+    remeasured = [False]
+
+    def fig(r, e):
+        if remeasured[0]:
+            return r.get("remeasured", {}).get(config_key(e["config"])) if e.get("config") else None
+        return e["seconds"]
+
     def found(r, m, b):
-        return [r["%s@%d#%d" % (m, b, s)]["seconds"] for s in range(a.seeds) if "%s@%d#%d" % (m, b, s) in r]
+        return [fig(r, r["%s@%d#%d" % (m, b, s)]) for s in range(a.seeds) if "%s@%d#%d" % (m, b, s) in r]
 
     def table(ref_of, ref_name):
         head = "| program | legal space | oracle | %s (s) | default (s) | speedup of the %s over default | " % (ref_name, ref_name) + \
@@ -254,18 +406,15 @@ def render(a, names, budgets, methods, results):
                     cells.append("%.0f%%" % (sum(pct) / len(pct)))
                 else:
                     cells.append("-")
-            sp = r["default"] / ref if r.get("default") else float("nan")
+            dflt = r["remeasured"].get(config_key(SPACES[n]["default"])) if remeasured[0] else r.get("default")
+            sp = dflt / ref if dflt else float("nan")
             speedups.append(sp)
             rows.append("| %s | %s | %s | %.4f | %.4f | %.2fx | %s |" % (n, LEGAL.get(n, "%.3g" % r["oracle"]["size"]), r["oracle"]["label"],
-                                                                      ref, r["default"], sp, " | ".join(cells)))
+                                                                      ref, dflt, sp, " | ".join(cells)))
         geo = math.exp(sum(math.log(x) for x in speedups) / len(speedups)) if speedups else float("nan")
         rows.append("| **mean** | | | | | %.2fx (geomean) | %s |" % (geo, " | ".join(
             ("**%.1f%%**" % (sum(sums[c]) / len(sums[c]))) if sums[c] else "-" for c in cols)))
         return rows
-
-    def best_known(r):
-        vals = [r["oracle"]["seconds"]] + [v for m, b in cols for v in found(r, m, b) if v and math.isfinite(v)]
-        return min(vals)
 
     mach = ""
     try:
@@ -273,6 +422,13 @@ def render(a, names, budgets, methods, results):
         mach = con.execute("select description from machines order by id limit 1").fetchone()[0]
     except Exception:
         pass
+    try:
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except Exception:
+        commit = "unknown"
+    samples = sorted({results[n]["oracle"].get("samples", 0) for n in names if results[n]["oracle"]["label"] != "exhaustive"})
+    cutoffs = sorted({results[n]["oracle"].get("cutoff", 0) for n in names})
+    loads = [x for n in names for x in results[n].get("load", [])]
     text = ["## tawa tune", "",
             "Leave-one-out over the oneTBB skeleton suite (`scripts/tune-eval.py`; each program's MaSiF neighbours come only from "
             "the other eleven, tuned by their oracle runs). Each cell: the search's best configuration as %% of the reference "
@@ -282,17 +438,31 @@ def render(a, names, budgets, methods, results):
             "i.e. oneTBB's defaults (auto_partitioner, the smallest grain, all hardware threads) with the program's own "
             "settings for the rest. Machine: %s. Searches measured with %d warm-up run(s) and %d repetition(s) (median); "
             "oracle samples with one run each; a run over %g s counts as a failed configuration."
-            % (a.seeds, mach or "unknown", a.warmups, a.reps, a.timeout), ""]
+            % (a.seeds, mach or "unknown", a.warmups, a.reps, a.timeout), "",
+            "Table written %s by `scripts/tune-eval.py`, tuner at commit %s. Oracle: %s random samples per program (seed 1000)%s. "
+            "Load average (1 min) when the searches started: %s." % (
+                time.strftime("%Y-%m-%d %H:%M %Z"), commit or "unknown", "/".join(str(x) for x in samples) or "no",
+                (", a sample cut (recorded as a timeout) once it ran longer than the program's set-up time plus %s x the best "
+                 "figure so far (the default's before the first round): such a sample cannot be the oracle's best" % "/".join("%g" % c for c in cutoffs if c))
+                if any(cutoffs) else "", ("%.1f-%.1f" % (min(loads), max(loads))) if loads else "not recorded"), ""]
     if a.note:
         text += [a.note, ""]
-    text += ["As % of the oracle:", ""] + table(lambda r: r["oracle"]["seconds"], "oracle") + [""]
-    text += ["As % of the best configuration any method found for the program (the oracle included):", ""]
-    text += table(best_known, "best found") + [""]
+    if all("remeasured" in results[n] for n in names):
+        remeasured[0] = True
+        text += ["**Re-measured side by side** (the headline): the oracle's best configuration, the default and every search's "
+                 "best configuration run again in %d interleaved rounds (a fresh random order each round), the median of each; "
+                 "each cell is the oracle configuration's median / the found configuration's median:" % a.remeasure, ""]
+        text += table(lambda r: r["remeasured"][config_key(r["oracle"]["config"])], "oracle") + [""]
+        remeasured[0] = False
+    text += ["As measured during the searches: the search's own figure for its best configuration against the oracle's "
+             "recorded figure (the best of its single runs, so biased low by lucky moments):", ""]
+    text += table(lambda r: r["oracle"]["seconds"], "oracle") + [""]
     return "\n".join(text)
 
 
 # Legal configurations per program (constraints applied), as bench/skeletons/README.md lists them.
 LEGAL = {}
+SPACES = {}
 
 
 def write_section(path, table):

@@ -120,6 +120,17 @@ RunResult runOnce(const std::string& command, double timeoutSeconds) {
     }
     r.seconds = v;
   }
+  // `tawa run --backend cuda` ends with "result: kernel=... median_ms=X ...": the kernel's time.
+  if (last.rfind("result: ", 0) == 0 && last.find(" median_ms=") != std::string::npos) {
+    std::string num = last.substr(last.find(" median_ms=") + 11);
+    char* end = nullptr;
+    double v = std::strtod(num.c_str(), &end);
+    if (end == num.c_str() || !(v >= 0)) {
+      r.detail = "cannot read the figure in '" + last + "'";
+      return r;
+    }
+    r.seconds = v / 1000.0;
+  }
   r.ok = true;
   return r;
 }

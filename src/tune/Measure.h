@@ -2,7 +2,8 @@
 // that adds repetitions while the spread is high.
 //
 // The figure of one run is the command's wall time (fork to exit, through /bin/sh -c), or, when the
-// last non-empty line of its standard output is `tawa-time: SECONDS`, that figure. A run that exits
+// last non-empty line of its standard output is `tawa-time: SECONDS`, that figure (or, for a line
+// `result: ... median_ms=MS ...` as `tawa run --backend cuda` ends, MS / 1000). A run that exits
 // non-zero, is killed, or outlives the timeout makes the measurement "failed" / "timeout".
 #pragma once
 

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <queue>
+#include <set>
 
 #include "tune/Stats.h"
 
@@ -87,118 +90,338 @@ void greedySearch(Evaluator& ev, std::mt19937_64& rng, std::optional<Config> sta
   }
 }
 
-MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& guides, bool dryRun) {
-  const Space& s = ev.space();
-  const size_t d = s.dims();
-  MasifPlan plan;
-  if (guides.empty()) {
-    plan.fallback = true;
-    if (auto f = s.fallback()) plan.first.push_back(*f);
-    if (dryRun) return plan;
-    if (!plan.first.empty()) ev(plan.first[0]);
-    int randomUntil = std::max(1, ev.budget() / 2);
-    int misses = 0;
-    while (ev.used() < randomUntil && !ev.done() && misses < 1000) {
-      auto c = s.randomLegal(rng);
-      if (!c) break;
-      if (ev.seen(*c)) ++misses;
-      else ev(*c);
-    }
-    while (!ev.done()) {
-      if (!refine(ev, rng, ev.best()->config)) {
-        auto c = s.randomLegal(rng);  // at a local optimum: restart elsewhere
-        if (!c || ev.seen(*c)) {
-          if (++misses > 1000) break;
-          continue;
+Embedding::Embedding(const Space& s) : space_(s) {
+  for (auto& p : s.params) {
+    offset_.push_back(dims_);
+    bool isLog = false;
+    if (p.kind == Param::Kind::Int && p.size() > 1)
+      isLog = p.ints.front() > 0 && static_cast<double>(p.ints.back()) >= 8.0 * static_cast<double>(p.ints.front());
+    log_.push_back(isLog);
+    dims_ += p.kind == Param::Kind::Categorical ? p.size() : 1;
+  }
+}
+
+namespace {
+
+double scaled(const Param& p, bool isLog, double v) {
+  if (p.size() < 2) return 0.0;
+  double lo = static_cast<double>(p.ints.front()), hi = static_cast<double>(p.ints.back());
+  double x = isLog ? (v > 0 ? (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)) : 0.0) : (v - lo) / (hi - lo);
+  return std::clamp(x, 0.0, 1.0);
+}
+
+}  // namespace
+
+double Embedding::coord(size_t i, int index) const {
+  const Param& p = space_.params[i];
+  return scaled(p, log_[i], static_cast<double>(p.ints[static_cast<size_t>(index)]));
+}
+
+std::vector<double> Embedding::encode(const Config& c) const {
+  std::vector<double> x(dims_, 0.0);
+  for (size_t i = 0; i < space_.dims(); ++i) {
+    if (space_.params[i].kind == Param::Kind::Categorical) x[offset_[i] + static_cast<size_t>(c[i])] = 1.0;
+    else x[offset_[i]] = coord(i, c[i]);
+  }
+  return x;
+}
+
+std::optional<std::vector<double>> Embedding::encodeValue(size_t i, const nlohmann::json& v) const {
+  const Param& p = space_.params[i];
+  if (p.kind == Param::Kind::Categorical) {
+    auto idx = p.indexOf(v);
+    if (!idx) return std::nullopt;
+    std::vector<double> x(p.size(), 0.0);
+    x[static_cast<size_t>(*idx)] = 1.0;
+    return x;
+  }
+  if (!v.is_number()) return std::nullopt;
+  return std::vector<double>{scaled(p, log_[i], v.get<double>())};
+}
+
+std::optional<Config> Embedding::nearestLegal(const std::vector<double>& point, const std::function<bool(const Config&)>& skip,
+                                              size_t maxVisits) const {
+  const size_t d = space_.dims();
+  // The squared distance is a sum of one term per parameter, so ranking each parameter's values by
+  // their own term and walking rank vectors best-first visits configurations in distance order.
+  std::vector<std::vector<std::pair<double, int>>> ranked(d);
+  for (size_t i = 0; i < d; ++i) {
+    const Param& p = space_.params[i];
+    for (int v = 0; v < static_cast<int>(p.size()); ++v) {
+      double cost = 0;
+      if (p.kind == Param::Kind::Categorical) {
+        for (size_t k = 0; k < p.size(); ++k) {
+          double t = offset_[i] + k < point.size() ? point[offset_[i] + k] : 0.0;
+          double e = (static_cast<int>(k) == v ? 1.0 : 0.0) - t;
+          cost += e * e;
         }
-        ev(*c);
+      } else {
+        double t = std::clamp(offset_[i] < point.size() ? point[offset_[i]] : 0.0, 0.0, 1.0);
+        cost = (coord(i, v) - t) * (coord(i, v) - t);
+      }
+      ranked[i].push_back({cost, v});
+    }
+    std::stable_sort(ranked[i].begin(), ranked[i].end(), [](auto& a, auto& b) { return a.first < b.first; });
+    if (ranked[i].empty()) return std::nullopt;
+  }
+  auto costOf = [&](const std::vector<int>& r) {
+    double c = 0;
+    for (size_t i = 0; i < d; ++i) c += ranked[i][static_cast<size_t>(r[i])].first;
+    return c;
+  };
+  using Item = std::pair<double, std::vector<int>>;
+  auto cmp = [](const Item& a, const Item& b) { return a.first > b.first; };
+  std::priority_queue<Item, std::vector<Item>, decltype(cmp)> open(cmp);
+  std::set<std::vector<int>> seen;
+  std::vector<int> r0(d, 0);
+  open.push({costOf(r0), r0});
+  seen.insert(r0);
+  while (!open.empty() && seen.size() <= maxVisits) {
+    std::vector<int> r = open.top().second;
+    open.pop();
+    Config c(d);
+    for (size_t i = 0; i < d; ++i) c[i] = ranked[i][static_cast<size_t>(r[i])].second;
+    if (space_.legal(c) && !(skip && skip(c))) return c;
+    for (size_t i = 0; i < d; ++i) {
+      if (static_cast<size_t>(r[i]) + 1 >= ranked[i].size()) continue;
+      auto n = r;
+      ++n[i];
+      if (seen.insert(n).second) open.push({costOf(n), n});
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The local refinement of MaSiF: a pattern search over single-parameter moves from `start`. Returns
+// false when it stopped at a local optimum (no move at the finest step improves), true when the
+// budget ran out.
+class PatternSearch {
+ public:
+  PatternSearch(Evaluator& ev, const Embedding& em, std::mt19937_64& rng, std::vector<std::vector<int>> catOrder)
+      : ev_(ev), em_(em), s_(ev.space()), rng_(rng), catOrder_(std::move(catOrder)) {}
+
+  bool run(Config cur) {
+    auto v0 = ev_(cur);
+    if (!v0) return true;
+    double curV = *v0;
+    for (double step : {0.25, 0.1, 0.04}) {
+      for (bool improved = true; improved;) {
+        improved = false;
+        std::vector<size_t> order(s_.dims());
+        std::iota(order.begin(), order.end(), 0);
+        std::shuffle(order.begin(), order.end(), rng_);
+        for (size_t i : order) {
+          auto r = moveParam(cur, curV, i, step);
+          if (r == Outcome::Spent) return true;
+          if (r == Outcome::Improved) improved = true;
+        }
       }
     }
-    return plan;
+    return false;
   }
 
-  Eigen::MatrixXd X(static_cast<Eigen::Index>(guides.size()), static_cast<Eigen::Index>(d));
-  for (size_t i = 0; i < guides.size(); ++i)
-    for (size_t j = 0; j < d; ++j) X(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = guides[i].point[j];
-  Pca pca = fitPca(X, 0.90);
-  plan.components = static_cast<size_t>(pca.components.cols());
-  plan.explained = pca.explained;
-  plan.mean.assign(pca.mean.data(), pca.mean.data() + d);
+ private:
+  enum class Outcome { Same, Improved, Spent };
 
-  // The candidate points, in order: the guides (the nearest neighbour's best first), their mean,
-  // then the lattice by Mahalanobis radius.
-  std::vector<std::vector<double>> points;
-  for (auto& g : guides) points.push_back(g.point);
-  points.push_back(plan.mean);
-  const int p = static_cast<int>(std::min<size_t>(plan.components, 4));
-  const int levels = 13;  // -3σ .. +3σ in steps of σ/2
-  if (p > 0) {
-    std::vector<std::pair<double, std::vector<int>>> lattice;
-    std::vector<int> idx(static_cast<size_t>(p), 0);
-    for (;;) {
-      double r = 0;
-      for (int j = 0; j < p; ++j) {
-        double z = 0.5 * (idx[static_cast<size_t>(j)] - levels / 2);
-        r += z * z;
-      }
-      if (r > 0) lattice.push_back({r, idx});
-      int j = p - 1;
-      while (j >= 0 && ++idx[static_cast<size_t>(j)] == levels) idx[static_cast<size_t>(j--)] = 0;
-      if (j < 0) break;
+  // Evaluates `m` (moved to the nearest legal configuration other than `cur` when it breaks a
+  // constraint); adopts it when better.
+  Outcome tryMove(Config& cur, double& curV, Config m) {
+    if (!s_.legal(m)) {
+      auto l = em_.nearestLegal(em_.encode(m), [&](const Config& c) { return c == cur; }, 20000);
+      if (!l) return Outcome::Same;
+      m = *l;
     }
-    std::stable_sort(lattice.begin(), lattice.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    for (auto& [r, li] : lattice) {
-      Eigen::VectorXd x = pca.mean;
-      for (int j = 0; j < p; ++j) {
-        double z = 0.5 * (li[static_cast<size_t>(j)] - levels / 2);
-        x += z * std::sqrt(pca.variances(j)) * pca.components.col(j);
+    auto v = ev_(m);
+    if (!v) return Outcome::Spent;
+    if (*v < curV) {
+      cur = m;
+      curV = *v;
+      return Outcome::Improved;
+    }
+    return Outcome::Same;
+  }
+
+  // The value index of integer parameter i nearest to coordinate x; one index further in direction
+  // `dir` when that is the current one.
+  int stepIndex(size_t i, int cur, double x, int dir) const {
+    const int n = static_cast<int>(s_.params[i].size());
+    int best = cur;
+    double bestE = std::numeric_limits<double>::infinity();
+    for (int v = 0; v < n; ++v) {
+      double e = std::abs(em_.coord(i, v) - x);
+      if (e < bestE) {
+        bestE = e;
+        best = v;
       }
-      points.emplace_back(x.data(), x.data() + d);
+    }
+    if (best == cur) best = cur + dir;
+    return best;
+  }
+
+  Outcome moveParam(Config& cur, double& curV, size_t i, double step) {
+    const Param& p = s_.params[i];
+    if (p.size() < 2) return Outcome::Same;
+    if (p.kind == Param::Kind::Categorical) {
+      int was = cur[i];
+      for (int v : catOrder_[i]) {
+        if (v == was) continue;
+        Config m = cur;
+        m[i] = v;
+        auto r = tryMove(cur, curV, m);
+        if (r != Outcome::Same) return r;
+      }
+      return Outcome::Same;
+    }
+    int first = std::uniform_int_distribution<int>(0, 1)(rng_) ? 1 : -1;
+    for (int dir : {first, -first}) {
+      bool moved = false;
+      // Keep going while it pays: a far optimum (a grain size off by 100x) is reached in a few moves.
+      for (;;) {
+        int idx = stepIndex(i, cur[i], em_.coord(i, cur[i]) + dir * step, dir);
+        if (idx < 0 || idx >= static_cast<int>(p.size())) break;
+        Config m = cur;
+        m[i] = idx;
+        auto r = tryMove(cur, curV, m);
+        if (r == Outcome::Spent) return r;
+        if (r == Outcome::Same) break;
+        moved = true;
+      }
+      if (moved) return Outcome::Improved;
+    }
+    return Outcome::Same;
+  }
+
+  Evaluator& ev_;
+  const Embedding& em_;
+  const Space& s_;
+  std::mt19937_64& rng_;
+  std::vector<std::vector<int>> catOrder_;
+};
+
+}  // namespace
+
+MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& guides, bool dryRun) {
+  const Space& s = ev.space();
+  const Embedding em(s);
+  const size_t d = em.dims();
+  MasifPlan plan;
+
+  // Categorical moves of the refinement try the values the guides chose most often first.
+  std::vector<std::vector<int>> catOrder(s.dims());
+  for (size_t i = 0; i < s.dims(); ++i) {
+    const Param& p = s.params[i];
+    if (p.kind != Param::Kind::Categorical) continue;
+    std::vector<std::pair<double, int>> votes;
+    for (int v = 0; v < static_cast<int>(p.size()); ++v) {
+      double w = 0;
+      for (auto& g : guides) w += g.point[em.offset(i) + static_cast<size_t>(v)];
+      votes.push_back({-w, v});
+    }
+    std::stable_sort(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    for (auto& [w, v] : votes) catOrder[i].push_back(v);
+  }
+  PatternSearch refine(ev, em, rng, catOrder);
+
+  // The candidate points, most promising first.
+  std::vector<std::vector<double>> points;
+  if (guides.empty()) {
+    plan.fallback = true;
+  } else {
+    Eigen::MatrixXd X(static_cast<Eigen::Index>(guides.size()), static_cast<Eigen::Index>(d));
+    for (size_t i = 0; i < guides.size(); ++i)
+      for (size_t j = 0; j < d; ++j) X(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = guides[i].point[j];
+    Pca pca = fitPca(X, 0.90);
+    plan.components = static_cast<size_t>(pca.components.cols());
+    plan.explained = pca.explained;
+    plan.mean.assign(pca.mean.data(), pca.mean.data() + d);
+    points.push_back(plan.mean);
+    for (auto& g : guides) points.push_back(g.point);
+    const int p = static_cast<int>(std::min<size_t>(plan.components, 4));
+    const int levels = 13;  // -3σ .. +3σ in steps of σ/2
+    if (p > 0) {
+      std::vector<std::pair<double, std::vector<int>>> lattice;
+      std::vector<int> idx(static_cast<size_t>(p), 0);
+      for (;;) {
+        double r = 0;
+        for (int j = 0; j < p; ++j) {
+          double z = 0.5 * (idx[static_cast<size_t>(j)] - levels / 2);
+          r += z * z;
+        }
+        if (r > 0) lattice.push_back({r, idx});
+        int j = p - 1;
+        while (j >= 0 && ++idx[static_cast<size_t>(j)] == levels) idx[static_cast<size_t>(j--)] = 0;
+        if (j < 0) break;
+      }
+      std::stable_sort(lattice.begin(), lattice.end(), [](auto& a, auto& b) { return a.first < b.first; });
+      for (auto& [r, li] : lattice) {
+        Eigen::VectorXd x = pca.mean;
+        for (int j = 0; j < p; ++j) {
+          double z = 0.5 * (li[static_cast<size_t>(j)] - levels / 2);
+          x += z * std::sqrt(pca.variances(j)) * pca.components.col(j);
+        }
+        points.emplace_back(x.data(), x.data() + d);
+      }
     }
   }
 
   size_t next = 0;
-  std::vector<Config> planned;
+  std::set<Config> planned;
   auto nextCandidate = [&]() -> std::optional<Config> {
     while (next < points.size()) {
-      auto c = s.nearestLegal(points[next++]);
-      if (!c) continue;
-      if (std::find(planned.begin(), planned.end(), *c) != planned.end()) continue;
-      planned.push_back(*c);
+      auto c = em.nearestLegal(points[next++]);
+      if (!c || !planned.insert(*c).second || ev.seen(*c)) continue;
       return c;
     }
     return std::nullopt;
   };
+  auto fb = s.fallback();
+  if (plan.fallback && fb) plan.first.push_back(*fb);
   if (dryRun) {
-    while (plan.first.size() < 20) {
+    while (!plan.fallback && plan.first.size() < 20) {
       auto c = nextCandidate();
       if (!c) break;
       plan.first.push_back(*c);
     }
     return plan;
   }
-  const int candidateBudget = std::max(1, static_cast<int>(std::ceil(0.6 * ev.budget())));
-  bool candidatesLeft = true;
-  while (!ev.done() && ev.used() < candidateBudget) {
-    auto c = nextCandidate();
-    if (!c) {
-      candidatesLeft = false;
-      break;
+
+  auto randomNew = [&]() -> std::optional<Config> {
+    for (int miss = 0; miss < 1000; ++miss) {
+      auto c = s.randomLegal(rng);
+      if (!c) return std::nullopt;
+      if (!ev.seen(*c)) return c;
     }
-    if (plan.first.size() < 20) plan.first.push_back(*c);
-    ev(*c);
+    return std::nullopt;
+  };
+  if (plan.fallback) {
+    if (fb) ev(*fb);
+    const int randomUntil = std::max(1, ev.budget() / 3);
+    while (ev.used() < randomUntil && !ev.done()) {
+      auto c = randomNew();
+      if (!c) break;
+      ev(*c);
+    }
+  } else {
+    const int candidateBudget = std::max(1, static_cast<int>(std::ceil(0.4 * ev.budget())));
+    while (!ev.done() && ev.used() < candidateBudget) {
+      auto c = nextCandidate();
+      if (!c) break;
+      if (plan.first.size() < 20) plan.first.push_back(*c);
+      ev(*c);
+    }
   }
+  // Refinement from the best so far; at a local optimum, one exploratory evaluation (the next
+  // candidate, else a random configuration) and refinement again from whatever is best then (a
+  // climb from a point already refined costs nothing: its moves are all in the evaluator).
   int stalls = 0;
   while (!ev.done() && ev.best()) {
-    if (refine(ev, rng, ev.best()->config)) break;
-    // A local optimum with budget left: the next candidate along the components, else a random one.
-    std::optional<Config> c = candidatesLeft ? nextCandidate() : std::nullopt;
+    if (refine.run(ev.best()->config)) break;
+    auto c = nextCandidate();
+    if (!c) c = randomNew();
     if (!c) {
-      candidatesLeft = false;
-      c = s.randomLegal(rng);
-    }
-    if (!c || ev.seen(*c)) {
-      if (++stalls > 1000) break;
+      if (++stalls > 100) break;
       continue;
     }
     ev(*c);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tune/Space.h"
 
 namespace tawa::tune {
@@ -53,7 +55,37 @@ void randomSearch(Evaluator& ev, std::mt19937_64& rng);
 // absent); at a local optimum it restarts from a random legal configuration.
 void greedySearch(Evaluator& ev, std::mt19937_64& rng, std::optional<Config> start = std::nullopt);
 
-// A good configuration of a neighbouring program, in the target space's normalized coordinates.
+// Where MaSiF places configurations: every parameter normalized to [0, 1] by its *value*, so that a
+// neighbour's setting carries over whatever the two spaces' ranges and steps are. An integer whose
+// values are positive and span a factor of 8 or more (grain sizes, tiles, cut-offs) sits on a log
+// scale, other integers on a linear one; a value outside the range is clamped to its end. A
+// categorical is one coordinate per value (one-hot), so a mean of guides is a vote and the nearest
+// configuration to it takes the value most of them chose.
+class Embedding {
+ public:
+  explicit Embedding(const Space& s);
+  size_t dims() const { return dims_; }
+  size_t offset(size_t param) const { return offset_[param]; }
+  std::vector<double> encode(const Config& c) const;
+  // The coordinates parameter `param` takes for `value` (a number, or a category name, possibly from
+  // another program's space); nullopt for a category the parameter lacks, or a value of the wrong type.
+  std::optional<std::vector<double>> encodeValue(size_t param, const nlohmann::json& value) const;
+  // The coordinate of integer parameter `param`'s value index `index`.
+  double coord(size_t param, int index) const;
+  // The legal configuration nearest to `point` (Euclidean) that `skip` does not reject; exact (a
+  // best-first walk over each parameter's values in order of their own distance). nullopt when none
+  // is found within `maxVisits`.
+  std::optional<Config> nearestLegal(const std::vector<double>& point, const std::function<bool(const Config&)>& skip = {},
+                                     size_t maxVisits = 200000) const;
+
+ private:
+  const Space& space_;
+  size_t dims_ = 0;
+  std::vector<size_t> offset_;
+  std::vector<bool> log_;
+};
+
+// A good configuration of a neighbouring program, as a point of the target space's Embedding.
 struct Guide {
   std::vector<double> point;
   std::string from;  // which program and configuration, for --dry-run and reports
@@ -63,18 +95,24 @@ struct MasifPlan {
   bool fallback = false;       // no guides: the documented default search ran instead
   size_t components = 0;       // PCA components kept
   double explained = 0;        // their share of the variance
-  std::vector<double> mean;    // the guides' mean, normalized
+  std::vector<double> mean;    // the guides' mean, in Embedding coordinates
   std::vector<Config> first;   // the first candidates in evaluation order (up to 20), for --dry-run
 };
 
-// The MaSiF search. With guides (in order of their neighbour's distance, nearest first): PCA of the
-// guides keeping >= 90% of the variance; candidates are the guides themselves, their mean, then a lattice along the kept components (steps of half a
-// standard deviation up to three, on at most four components) ordered by Mahalanobis distance from
-// the mean, each mapped to the nearest legal configuration; about 60% of the budget goes to these,
-// most promising first, the rest to first-improvement refinement from the best so far (going back
-// to the candidates if refinement reaches a local optimum).
+// The MaSiF search. `guides` come in the order they should be tried (the caller puts every
+// neighbour's best before any neighbour's second best, nearest neighbour first).
+//
+// With guides: PCA of the guide points keeping >= 90% of the variance. Candidates, most promising
+// first: the nearest legal configuration to the guides' mean, the guides themselves, then a lattice
+// along the kept components (steps of half a standard deviation up to three, on at most four
+// components) ordered by Mahalanobis distance from the mean. Candidates get 40% of the budget; the
+// rest goes to local refinement from the best so far: a pattern search that moves one parameter at
+// a time, integers by a step in Embedding coordinates (a quarter of the range, halved down to one
+// value whenever a sweep over all parameters finds nothing better), categoricals to each other value
+// (the guides' most frequent first). At a local optimum it explores: the next unevaluated candidate,
+// or a random legal configuration when those are spent, and refines from there if that is better.
 // Without guides (the documented default): the space's fallback configuration, random legal
-// configurations for half the budget, then the same refinement.
+// configurations up to a third of the budget, then the same refinement and exploration.
 // With `dryRun` nothing is evaluated; the plan says what would run.
 MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& guides, bool dryRun = false);
 

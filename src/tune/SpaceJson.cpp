@@ -178,6 +178,14 @@ Param parseParam(const Ctx& cx, const std::string& name, const json& v) {
 
 }  // namespace
 
+std::pair<int, int> jsonLineCol(const std::string& text, const std::string& path) {
+  try {
+    return Locator(text).at(path);
+  } catch (...) {
+    return {0, 0};
+  }
+}
+
 Space parseSpace(const std::string& text, const std::string& fileName) {
   auto file = std::make_shared<const std::string>(fileName);
   json doc;

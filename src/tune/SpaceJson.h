@@ -15,12 +15,16 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "tune/Space.h"
 
 namespace tawa::tune {
 
 Space parseSpace(const std::string& text, const std::string& fileName);
-Space loadSpace(const std::string& path);  // throws UserError when the file cannot be read
+Space loadSpace(const std::string& path);
+// The line and column of the value at JSON pointer `path` ("/results/2/config") in `text`, a valid
+// JSON document; (0, 0) when it cannot be found.
+std::pair<int, int> jsonLineCol(const std::string& text, const std::string& path);  // throws UserError when the file cannot be read
 
 }  // namespace tawa::tune

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "ir/Diagnostic.h"
+#include "tune/KernelTune.h"
 #include "tune/SpaceJson.h"
 #include "tune/Tuner.h"
 
@@ -22,17 +23,27 @@ const char* kTuneHelp = R"(
 Modes:
   --program 'CMD {param} ...' --space SPACE.json   tune any command line; {name} is replaced by the value
   --suite DIR                                      tune every program of a skeleton suite (DIR/suite.json)
-  FILE.py --kernel K --spec ...                    tune a tawa kernel (needs the GPU backend; not built yet)
+  FILE.py --kernel K --spec ... [--grid G]         tune a tawa kernel on the GPU: its tile sizes (the spec's BLOCK*
+                                                   and TILE* constexprs) and D, P, consumers, persistent, group_m,
+                                                   within 227 KB of shared memory and the accumulator registers;
+                                                   each configuration timed by `tawa run --backend cuda`
+  FILE.py --kernel K --spec ... --dry-run          no GPU needed: the kernel's features, space, neighbours (kernels
+                                                   tuned earlier) or that there are none, and the search it would run
+  FILE.py --kernel K --spec ... --import R.json    record results measured elsewhere: {"results": [{"config": {...},
+                                                   "ms": 0.12}, ...]}; later kernels find this one as a neighbour
 
-What is measured: the command's wall time, or the figure of its last output line `tawa-time: SECONDS`;
-after a warm-up run, the median of --reps runs, repeated while the spread exceeds 10%.
+What is measured: the command's wall time, or the figure of its last output line `tawa-time: SECONDS`
+(for kernels: the median_ms of `tawa run --backend cuda --check none`'s result line); after a warm-up
+run, the median of --reps runs, repeated while the spread exceeds 10%.
 Every measurement goes to the record (--db, SQLite); a configuration already there is not run again,
 so re-running a tuning measures nothing new. The last line printed is the best configuration as JSON.
 
-Methods: masif (default: the nearest tuned programs of the record by static features, PCA over their
-best configurations, a search along the leading components, then local refinement; with no tuned
-neighbours it says so and runs its default: the space's default configuration, random sampling for
-half the budget, local refinement), random, greedy (local search from the default), exhaustive.
+Methods: masif (default: the k nearest tuned programs of the record by z-scored static features, each
+neighbour's best configurations carried over by value, PCA over them keeping 90% of the variance,
+candidates along the leading components most promising first for 40% of the budget, then a pattern
+search from the best with exploration at local optima; with no tuned neighbours it says so and runs
+its default: the space's default configuration, random sampling for a third of the budget, the same
+refinement), random, greedy (local search from the default), exhaustive.
 
 Examples:
   tawa tune --program 'build/bench/skeletons/skel_matmul --ti {ti} --tj {tj} --tk {tk} --grain {grain} --part {part}
@@ -41,11 +52,15 @@ Examples:
   tawa tune --suite bench/skeletons --budget 45 --leave-one-out
   tawa tune --suite bench/skeletons --only matmul --method exhaustive --budget 100000 --reps 1 --warmups 0
   tawa tune --program './app --grain {grain}' --space space.json --evaluate '{"grain": 64}'
+  tawa tune examples/matmul_desc.py --kernel matmul_desc_kernel --spec 'a_ptr:*fp16[M,K], b_ptr:*fp16[K,N],
+            c_ptr:*fp16[M,N], M:i32=4096, N:i32=4096, K:i32=4096, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64'
+            --grid 'cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)' --budget 30 --dry-run
   sqlite3 tawa-tune.db 'select program, config, seconds from results order by seconds limit 5'
 )";
 
 struct Args {
-  std::string file, kernel, spec, program, space, features, name, db = "tawa-tune.db", method = "masif", suite, bin, evaluate;
+  std::string file, kernel, spec, grid, importPath, program, space, features, name, db = "tawa-tune.db", method = "masif", suite, bin,
+      evaluate;
   std::vector<std::string> only;
   int budget = 45;
   uint64_t seed = 1;
@@ -292,15 +307,19 @@ std::function<int()> addTuneCommand(CLI::App& app) {
   c->add_option("--evaluate", a->evaluate, "measure one configuration (JSON) and print its figure as JSON");
   c->add_flag("--dry-run", a->dryRun, "show the neighbours and the candidates MaSiF would evaluate; run nothing");
   c->add_option("--kernel,-k", a->kernel, "kernel name (kernel mode)");
-  c->add_option("--spec", a->spec, "launch spec (kernel mode)");
+  c->add_option("--spec", a->spec, "launch spec (kernel mode): arguments, shapes, tile sizes, as for tawa run");
+  c->add_option("--grid", a->grid, "launch grid (kernel mode), as for tawa run");
+  c->add_option("--import", a->importPath, "kernel mode: record results measured elsewhere (JSON) and stop");
   c->footer(kTuneHelp);
   return [a]() -> int {
     if (!a->file.empty() || !a->kernel.empty()) {
-      throw UserError(where(a->file.empty() ? "--kernel" : a->file),
-                      "tuning tawa kernels is not available yet: it needs the warp-specialization pass (transforms/), the "
-                      "CUDA backend (backends/cuda/) to compile and time the variants, and tile-IR features, none of which "
-                      "this build has",
-                      "tune CPU programs with --program or --suite");
+      if (a->file.empty()) throw UserError(where("--kernel"), "--kernel needs the kernel's file: tawa tune FILE.py --kernel K --spec ...");
+      if (!a->program.empty() || !a->suite.empty()) throw UserError(where(a->file), "a kernel file excludes --program and --suite");
+      KernelTuneArgs k;
+      k.file = a->file, k.kernel = a->kernel, k.spec = a->spec, k.grid = a->grid, k.db = a->db, k.importPath = a->importPath;
+      k.method = a->method, k.budget = a->budget, k.seed = a->seed, k.neighbours = a->neighbours;
+      k.reps = a->reps, k.warmups = a->warmups, k.timeout = a->timeout, k.dryRun = a->dryRun;
+      return tuneKernel(k, std::cout);
     }
     int modes = !a->program.empty() + !a->suite.empty();
     if (modes == 0) throw UserError(where("tawa tune"), "nothing to tune: give --program CMD --space SPACE.json, or --suite DIR");

@@ -20,14 +20,17 @@ std::string fmtSeconds(double s) {
   return o.str();
 }
 
-// The k nearest tuned programs and the guides their best configurations give, in the target's
-// normalized coordinates (parameters matched by name; one the neighbour lacks takes the other
-// guides' mean there, or the target's fallback when no guide has it).
+// The k nearest tuned programs and the guides their best configurations give, as points of the
+// target's Embedding: parameters matched by name, integers carried over by value, categoricals by
+// identity. A parameter the neighbour lacks (or a category the target lacks) takes the other guides'
+// mean there, or the target's fallback when no guide has it. Guides come rank by rank: every
+// neighbour's best (nearest neighbour first), then every neighbour's second best, and so on.
 std::vector<Guide> findGuides(Record& rec, int64_t self, const TuneTarget& t, const TuneOptions& o, std::vector<std::string>& names) {
   std::vector<ProgramInfo> cands;
   std::vector<Features> feats;
   for (auto& p : rec.programs()) {
     if (p.id == self || p.measured < o.minMeasured) continue;
+    if ((p.kind == "kernel") != (t.kind == "kernel")) continue;  // kernels resemble kernels, programs programs
     if (o.pool && !o.pool->count(p.name)) continue;
     Features f = rec.features(p.id);
     if (f.empty()) continue;
@@ -47,8 +50,9 @@ std::vector<Guide> findGuides(Record& rec, int64_t self, const TuneTarget& t, co
     }
   }
   auto near = nearestByZScore(rows, target, o.neighbours);
-  const size_t d = t.space.dims();
-  std::vector<Guide> guides;
+  const Embedding em(t.space);
+  const size_t d = em.dims();
+  std::vector<std::vector<Guide>> byNeighbour;
   for (auto& n : near) {
     const ProgramInfo& p = cands[n.index];
     std::ostringstream nm;
@@ -60,47 +64,52 @@ std::vector<Guide> findGuides(Record& rec, int64_t self, const TuneTarget& t, co
     } catch (...) {
       continue;  // a neighbour whose recorded space no longer parses guides nothing
     }
+    byNeighbour.emplace_back();
     for (auto& [key, secs] : rec.best(p.id, o.bestPerNeighbour)) {
-      Config nc;
+      nlohmann::json nc;
       try {
-        nc = ns.fromJson(nlohmann::json::parse(key));
+        nc = nlohmann::json::parse(key);
       } catch (...) {
         continue;
       }
-      auto x = ns.normalize(nc);
       Guide g;
       g.point.assign(d, std::numeric_limits<double>::quiet_NaN());
       g.from = p.name + " " + key;
-      for (size_t i = 0; i < d; ++i) {
+      for (size_t i = 0; i < t.space.dims(); ++i) {
         const Param& tp = t.space.params[i];
         int ni = ns.paramIndex(tp.name);
-        if (ni < 0) continue;
-        const Param& np = ns.params[static_cast<size_t>(ni)];
-        if (tp.kind != np.kind) continue;
-        if (tp.kind == Param::Kind::Categorical) {
-          auto ti = tp.indexOf(np.json(nc[static_cast<size_t>(ni)]));
-          if (ti) g.point[i] = tp.size() > 1 ? static_cast<double>(*ti) / static_cast<double>(tp.size() - 1) : 0.0;
-        } else {
-          g.point[i] = x[static_cast<size_t>(ni)];
-        }
+        if (ni < 0 || !nc.contains(tp.name)) continue;
+        if (tp.kind != ns.params[static_cast<size_t>(ni)].kind) continue;
+        if (auto x = em.encodeValue(i, nc[tp.name]))
+          for (size_t k = 0; k < x->size(); ++k) g.point[em.offset(i) + k] = (*x)[k];
       }
-      guides.push_back(std::move(g));
+      byNeighbour.back().push_back(std::move(g));
     }
+  }
+  std::vector<Guide> guides;
+  for (size_t rank = 0;; ++rank) {
+    bool any = false;
+    for (auto& gs : byNeighbour)
+      if (rank < gs.size()) {
+        guides.push_back(gs[rank]);
+        any = true;
+      }
+    if (!any) break;
   }
   if (guides.empty()) return guides;
   auto fb = t.space.fallback();
-  std::vector<double> fbx = fb ? t.space.normalize(*fb) : std::vector<double>(d, 0.5);
-  for (size_t i = 0; i < d; ++i) {
+  std::vector<double> fbx = fb ? em.encode(*fb) : std::vector<double>(d, 0.5);
+  for (size_t j = 0; j < d; ++j) {
     double sum = 0;
     int n = 0;
     for (auto& g : guides)
-      if (!std::isnan(g.point[i])) {
-        sum += g.point[i];
+      if (!std::isnan(g.point[j])) {
+        sum += g.point[j];
         ++n;
       }
-    double fill = n ? sum / n : fbx[i];
+    double fill = n ? sum / n : fbx[j];
     for (auto& g : guides)
-      if (std::isnan(g.point[i])) g.point[i] = fill;
+      if (std::isnan(g.point[j])) g.point[j] = fill;
   }
   return guides;
 }

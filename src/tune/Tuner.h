@@ -32,7 +32,7 @@ struct TuneOptions {
   int budget = 45;
   uint64_t seed = 1;
   size_t neighbours = 3;          // k
-  size_t bestPerNeighbour = 3;    // each neighbour's best configurations that guide the search
+  size_t bestPerNeighbour = 4;    // each neighbour's best configurations that guide the search
   int64_t minMeasured = 20;       // a program counts as tuned with this many measured configurations
   std::optional<std::set<std::string>> pool;  // names allowed as neighbours (leave-one-out)
   MeasureOptions measure;

@@ -21,6 +21,15 @@ TEST(TuneMeasure, ReadsTheTawaTimeLine) {
   EXPECT_LT(w.seconds, 2.0);
 }
 
+// The last line of `tawa run --backend cuda`, what kernel tuning measures.
+TEST(TuneMeasure, ReadsTheKernelMedianOfTawaRun) {
+  RunResult r = runOnce("echo 'time: median 2.5000 ms'; echo 'result: kernel=k backend=cuda check=none median_ms=2.500000 tflops=n/a gbps=1.0'", 10);
+  ASSERT_TRUE(r.ok) << r.detail;
+  EXPECT_DOUBLE_EQ(r.seconds, 0.0025);
+  RunResult g = runOnce("echo 'result: kernel=k median_ms=soon'", 10);
+  EXPECT_FALSE(g.ok);
+}
+
 TEST(TuneMeasure, FailuresAndTimeouts) {
   RunResult f = runOnce("echo oops >&2; exit 3", 10);
   EXPECT_FALSE(f.ok);

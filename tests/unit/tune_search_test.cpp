@@ -3,12 +3,17 @@
 // baselines; the budget is counted in distinct configurations.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <random>
 
+#include "tune/Record.h"
 #include "tune/Search.h"
 #include "tune/SpaceJson.h"
+#include "tune/Tuner.h"
 
 using namespace tawa::tune;
 
@@ -75,14 +80,15 @@ TEST(TuneSearch, MasifFindsTheOptimumNearItsGuides) {
     std::mt19937_64 rng(seed);
     Config opt = *s.randomLegal(rng);
     Bowl f{s, opt};
-    // Guides: the optimum of "similar programs", i.e. the optimum moved a little, as normalized points.
+    // Guides: the optimum of "similar programs", i.e. the optimum moved a little, as Embedding points.
+    Embedding em(s);
     std::vector<Guide> guides;
     std::normal_distribution<double> g(0, 0.06);
     for (int k = 0; k < 9; ++k) {
       Guide gd;
-      gd.point = s.normalize(opt);
-      for (size_t i = 0; i < gd.point.size(); ++i)
-        if (s.params[i].kind == Param::Kind::Int) gd.point[i] = std::clamp(gd.point[i] + g(rng), 0.0, 1.0);
+      gd.point = em.encode(opt);
+      for (size_t i = 0; i < s.dims(); ++i)
+        if (s.params[i].kind == Param::Kind::Int) gd.point[em.offset(i)] = std::clamp(gd.point[em.offset(i)] + g(rng), 0.0, 1.0);
       guides.push_back(gd);
     }
     int calls = 0;
@@ -108,7 +114,7 @@ TEST(TuneSearch, MasifBeatsRandomWhenGuidesAreGood) {
     Config opt = *s.randomLegal(rng);
     Bowl f{s, opt};
     std::vector<Guide> guides;
-    for (int k = 0; k < 3; ++k) guides.push_back({s.normalize(opt), "planted"});
+    for (int k = 0; k < 3; ++k) guides.push_back({Embedding(s).encode(opt), "planted"});
     int calls = 0;
     Evaluator a(s, counted(f, calls), 20), b(s, counted(f, calls), 20);
     masifSearch(a, rng, guides);
@@ -142,11 +148,109 @@ TEST(TuneSearch, DryRunEvaluatesNothing) {
   Bowl f{s, opt};
   int calls = 0;
   Evaluator ev(s, counted(f, calls), 30);
-  MasifPlan plan = masifSearch(ev, rng, {{s.normalize(opt), "a"}, {std::vector<double>(5, 0.2), "b"}}, true);
+  Embedding em(s);
+  MasifPlan plan = masifSearch(ev, rng, {{em.encode(opt), "a"}, {std::vector<double>(em.dims(), 0.2), "b"}}, true);
   EXPECT_EQ(calls, 0);
-  EXPECT_FALSE(plan.first.empty());
-  EXPECT_EQ(plan.first[0], opt);  // the nearest neighbour's best comes first
-  EXPECT_NE(std::find(plan.first.begin(), plan.first.end(), *s.nearestLegal(plan.mean)), plan.first.end());
+  ASSERT_GE(plan.first.size(), 2u);
+  EXPECT_EQ(plan.first[0], *em.nearestLegal(plan.mean));  // the guides' mean first,
+  EXPECT_EQ(plan.first[1], opt);                           // then the nearest neighbour's best
+}
+
+// Guides that point away from the optimum (a neighbour unlike the program after all): the search
+// still ends near the optimum, through its refinement and exploration.
+TEST(TuneSearch, MasifRecoversFromMisleadingGuides) {
+  Space s = parseSpace(kSpace, "s.json");
+  Embedding em(s);
+  uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  double sum = 0;
+  const int rounds = 10;
+  for (int round = 0; round < rounds; ++round) {
+    Config opt = *s.randomLegal(rng);
+    Bowl f{s, opt};
+    std::vector<Guide> guides;
+    for (int k = 0; k < 6; ++k) {
+      auto x = em.encode(opt);
+      for (size_t i = 0; i < s.dims(); ++i) {
+        if (s.params[i].kind == Param::Kind::Int) x[em.offset(i)] = 1.0 - x[em.offset(i)];  // the far side
+        else
+          for (size_t v = 0; v < s.params[i].size(); ++v) x[em.offset(i) + v] = 1.0 - x[em.offset(i) + v];  // any value but the right one
+      }
+      guides.push_back({x, "misleading"});
+    }
+    int calls = 0;
+    Evaluator ev(s, counted(f, calls), 45);
+    masifSearch(ev, rng, guides);
+    ASSERT_TRUE(ev.best());
+    EXPECT_EQ(ev.used(), 45);
+    sum += ev.best()->seconds;
+  }
+  // The bowl's minimum is 1; a wrong categorical costs 0.5, a quarter of a range off 0.25.
+  EXPECT_LE(sum / rounds, 1.1);
+}
+
+TEST(TuneSearch, EmbeddingPlacesValuesByValue) {
+  Space s = parseSpace(R"({"grain": {"pow2": [1, 4096]}, "tile": {"min": 8, "max": 512, "step": 8}, "threads": [1, 2, 3, 4],
+                           "part": ["auto", "simple", "static"]})", "s.json");
+  Embedding em(s);
+  ASSERT_EQ(em.dims(), 6u);  // three integers, three one-hot coordinates for part
+  const size_t grain = static_cast<size_t>(s.paramIndex("grain")), tile = static_cast<size_t>(s.paramIndex("tile")),
+               threads = static_cast<size_t>(s.paramIndex("threads")), part = static_cast<size_t>(s.paramIndex("part"));
+  // pow2 and wide ranges on a log scale, narrow ones linear.
+  EXPECT_NEAR((*em.encodeValue(grain, 64))[0], 0.5, 1e-12);
+  EXPECT_NEAR((*em.encodeValue(tile, 64))[0], 0.5, 1e-12);  // 8 * 8 of 8 .. 512
+  EXPECT_NEAR((*em.encodeValue(threads, 2))[0], 1.0 / 3, 1e-12);
+  // Another program's values: clamped to the range; categoricals by identity.
+  EXPECT_EQ((*em.encodeValue(grain, 1 << 20))[0], 1.0);
+  EXPECT_EQ((*em.encodeValue(tile, 3))[0], 0.0);
+  EXPECT_EQ(*em.encodeValue(part, "static"), (std::vector<double>{0, 0, 1}));
+  EXPECT_FALSE(em.encodeValue(part, "affinity"));
+  EXPECT_FALSE(em.encodeValue(grain, "auto"));
+  Config c = s.fromJson(nlohmann::json::parse(R"({"grain": 64, "tile": 64, "threads": 2, "part": "simple"})"));
+  auto x = em.encode(c);
+  EXPECT_NEAR(x[em.offset(grain)], 0.5, 1e-12);
+  EXPECT_EQ(std::vector<double>(x.begin() + static_cast<long>(em.offset(part)), x.begin() + static_cast<long>(em.offset(part)) + 3),
+            (std::vector<double>{0, 1, 0}));
+  EXPECT_EQ(*em.nearestLegal(x), c);
+}
+
+TEST(TuneSearch, EmbeddingNearestLegalIsExact) {
+  Space s = parseSpace(R"({"a": {"min": 0, "max": 15}, "b": {"pow2": [1, 64]}, "m": ["x", "y", "z"],
+                           "constraints": ["a < b + 4", "m != \"z\" || a > 6"]})", "s.json");
+  Embedding em(s);
+  uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-0.2, 1.2);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<double> p(em.dims());
+    for (auto& v : p) v = u(rng);
+    auto dist = [&](const Config& c) {
+      auto x = em.encode(c);
+      double d = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        double t = p[i];
+        if (i == em.offset(0) || i == em.offset(1)) t = std::clamp(t, 0.0, 1.0);  // as nearestLegal does for integers
+        d += (x[i] - t) * (x[i] - t);
+      }
+      return d;
+    };
+    double best = 1e300;
+    s.forEachLegal([&](const Config& c) {
+      best = std::min(best, dist(c));
+      return true;
+    });
+    auto n = em.nearestLegal(p);
+    ASSERT_TRUE(n);
+    EXPECT_TRUE(s.legal(*n));
+    EXPECT_NEAR(dist(*n), best, 1e-9);
+    // With the nearest excluded, the next nearest is no closer.
+    auto n2 = em.nearestLegal(p, [&](const Config& c) { return c == *n; });
+    ASSERT_TRUE(n2);
+    EXPECT_NE(*n2, *n);
+    EXPECT_GE(dist(*n2), dist(*n) - 1e-12);
+  }
 }
 
 TEST(TuneSearch, ExhaustiveGreedyAndRandomBaselines) {
@@ -175,4 +279,50 @@ TEST(TuneSearch, ExhaustiveGreedyAndRandomBaselines) {
   randomSearch(rnd, rng);
   EXPECT_EQ(rnd.used(), 25);
   for (auto& e : rnd.history()) EXPECT_TRUE(s.legal(e.config));
+}
+
+// A neighbour's good settings reach the target by value, whatever the two spaces' ranges and steps:
+// grain 64 of a pow2 [1, 1024] space is grain 64 of a step-16 range (index-normalized it would be
+// 0.6 of the way, about 2,450), and "static" is "static" though the lists differ.
+TEST(TuneMasif, GuidesCarryOverByValue) {
+  auto path = (std::filesystem::temp_directory_path() /
+               ("tawa-tune-guides-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()) + ".db"))
+                  .string();
+  {
+    Record rec(path);
+    TuneTarget nb;
+    nb.name = "neighbour";
+    nb.kind = "parallel_for";
+    nb.command = "true {grain} {part}";
+    nb.spaceText = R"({"grain": {"pow2": [1, 1024]}, "part": ["auto", "static"]})";
+    nb.space = parseSpace(nb.spaceText, "nb.json");
+    nb.features = {{"loads", 3.0}, {"stores", 1.0}};
+    int64_t id = registerTarget(rec, nb);
+    for (int g = 1; g <= 1024; g *= 2)
+      for (const char* part : {"auto", "static"}) {
+        Measurement m;
+        m.seconds = 1.0 + std::abs(std::log2(g) - 6.0) + (std::string(part) == "static" ? 0.0 : 0.5);
+        m.repetitions = {m.seconds};
+        rec.add(id, nlohmann::json{{"grain", g}, {"part", part}}.dump(), m);
+      }
+    TuneTarget t;
+    t.name = "target";
+    t.kind = "parallel_for";
+    t.command = "true {grain} {part}";
+    t.spaceText = R"({"grain": {"min": 16, "max": 4096, "step": 16}, "part": ["auto", "simple", "static"]})";
+    t.space = parseSpace(t.spaceText, "t.json");
+    t.features = {{"loads", 3.0}, {"stores", 1.0}};
+    TuneOptions o;
+    o.dryRun = true;
+    TuneResult r = tune(rec, t, o);
+    ASSERT_EQ(r.neighbours.size(), 1u);
+    ASSERT_FALSE(r.plan.fallback);
+    ASSERT_FALSE(r.plan.first.empty());
+    // Guides: grain 64 (static), then 32/128 static, 64 auto; their mean, first, is about grain 64.
+    auto first = t.space.toJson(r.plan.first[0]);
+    EXPECT_EQ(first["part"], "static");
+    EXPECT_GE(first["grain"].get<int>(), 48);
+    EXPECT_LE(first["grain"].get<int>(), 80);
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
 }
