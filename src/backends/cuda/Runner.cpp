@@ -137,6 +137,26 @@ Comparison compareBuffers(const exec::Buffer& gpu, const exec::Buffer& ref) {
   return c;
 }
 
+void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, const std::array<int64_t, 3>& logicalGrid,
+                     uint64_t* slot, const char* who) {
+  if (p.gridAxis >= 0) {  // a persistent kernel's logical grid
+    auto v = static_cast<int32_t>(logicalGrid[static_cast<size_t>(p.gridAxis)]);
+    std::memcpy(slot, &v, sizeof v);
+    return;
+  }
+  TAWA_ASSERT(p.irArg >= 0 && static_cast<size_t>(p.irArg) < args.size(), "a scalar kernel parameter names an IR argument");
+  const exec::Arg& a = args[static_cast<size_t>(p.irArg)];
+  double fv = a.kind == exec::Arg::Kind::Float ? a.f : static_cast<double>(a.i);
+  auto put = [&](auto v) { std::memcpy(slot, &v, sizeof v); };
+  if (p.cType == "float") put(static_cast<float>(fv));
+  else if (p.cType == "double") put(fv);
+  else if (p.cType == "int32_t") put(static_cast<int32_t>(a.i));
+  else if (p.cType == "int64_t") put(static_cast<int64_t>(a.i));
+  else if (p.cType == "int16_t") put(static_cast<int16_t>(a.i));
+  else if (p.cType == "int8_t" || p.cType == "bool") put(static_cast<int8_t>(a.i));
+  else throw UserError(where(), std::string(who) + " cannot pass parameter '" + p.name + "' of type " + p.cType);
+}
+
 std::optional<double> dotFlops(const ir::Module& m, const driver::Spec& spec) {
   bool hasDot = false;
   for (const auto& f : m.funcs)
@@ -233,37 +253,8 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
       params.push_back(&scalars[i]);
       continue;
     }
-    if (p.gridAxis >= 0) {  // a persistent kernel's logical grid
-      auto v = static_cast<int32_t>(bound.grid[static_cast<size_t>(p.gridAxis)]);
-      std::memcpy(&scalars[i], &v, sizeof v);
-      params.push_back(&scalars[i]);
-      continue;
-    }
-    TAWA_ASSERT(p.irArg >= 0 && static_cast<size_t>(p.irArg) < bound.args.size(), "a scalar kernel parameter names an IR argument");
-    const exec::Arg& a = bound.args[static_cast<size_t>(p.irArg)];
-    void* slot = &scalars[i];
-    if (p.cType == "float") {
-      float v = static_cast<float>(a.kind == exec::Arg::Kind::Float ? a.f : static_cast<double>(a.i));
-      std::memcpy(slot, &v, sizeof v);
-    } else if (p.cType == "double") {
-      double v = a.kind == exec::Arg::Kind::Float ? a.f : static_cast<double>(a.i);
-      std::memcpy(slot, &v, sizeof v);
-    } else if (p.cType == "int32_t") {
-      auto v = static_cast<int32_t>(a.i);
-      std::memcpy(slot, &v, sizeof v);
-    } else if (p.cType == "int64_t") {
-      int64_t v = a.i;
-      std::memcpy(slot, &v, sizeof v);
-    } else if (p.cType == "int16_t") {
-      auto v = static_cast<int16_t>(a.i);
-      std::memcpy(slot, &v, sizeof v);
-    } else if (p.cType == "int8_t" || p.cType == "bool") {
-      auto v = static_cast<int8_t>(a.i);
-      std::memcpy(slot, &v, sizeof v);
-    } else {
-      throw UserError(where(), "the GPU runner cannot pass parameter '" + p.name + "' of type " + p.cType);
-    }
-    params.push_back(slot);
+    packScalarParam(p, bound.args, bound.grid, &scalars[i], "the GPU runner");
+    params.push_back(&scalars[i]);
   }
 
   LoadedCubin mod(d);

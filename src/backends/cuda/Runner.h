@@ -11,11 +11,13 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "backends/cuda/Emitter.h"
 #include "backends/exec/Executor.h"
 #include "driver/Spec.h"
 #include "profile/Events.h"
@@ -59,6 +61,13 @@ Comparison compareBuffers(const exec::Buffer& gpu, const exec::Buffer& ref);
 // FLOPs of one launch for kernels that hold a tile.dot (any level): 2*M*N*K from the spec's
 // integer entries named M, N and K (any case). nullopt when the kernel has no dot or a name lacks.
 std::optional<double> dotFlops(const ir::Module& m, const driver::Spec& spec);
+
+// The value of a scalar kernel parameter (an IR argument of the launch, converted to the parameter's
+// C type, or a persistent kernel's logical grid extent) in the low bytes of an 8-byte `slot`, as
+// cuLaunchKernel and the emulator take it. `who` names the launcher in the error for a type it
+// cannot pass.
+void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, const std::array<int64_t, 3>& logicalGrid,
+                     uint64_t* slot, const char* who);
 
 // Runs as described above, printing to `out`; returns the exit status (0). Throws UserError.
 int runOnGpu(const GpuRunOptions& opt, std::ostream& out);

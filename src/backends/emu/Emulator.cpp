@@ -243,35 +243,8 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
       params.push_back(&scalars[i]);
       continue;
     }
-    if (p.gridAxis >= 0) {  // a persistent kernel's logical grid
-      auto v = static_cast<int32_t>(grid[static_cast<size_t>(p.gridAxis)]);
-      std::memcpy(&scalars[i], &v, sizeof v);
-      params.push_back(&scalars[i]);
-      continue;
-    }
-    const exec::Arg& a = args.at(static_cast<size_t>(p.irArg));
-    void* slot = &scalars[i];
-    double fv = a.kind == exec::Arg::Kind::Float ? a.f : static_cast<double>(a.i);
-    if (p.cType == "float") {
-      auto v = static_cast<float>(fv);
-      std::memcpy(slot, &v, sizeof v);
-    } else if (p.cType == "double") {
-      std::memcpy(slot, &fv, sizeof fv);
-    } else if (p.cType == "int32_t") {
-      auto v = static_cast<int32_t>(a.i);
-      std::memcpy(slot, &v, sizeof v);
-    } else if (p.cType == "int64_t") {
-      std::memcpy(slot, &a.i, sizeof a.i);
-    } else if (p.cType == "int16_t") {
-      auto v = static_cast<int16_t>(a.i);
-      std::memcpy(slot, &v, sizeof v);
-    } else if (p.cType == "int8_t" || p.cType == "bool") {
-      auto v = static_cast<int8_t>(a.i);
-      std::memcpy(slot, &v, sizeof v);
-    } else {
-      throw UserError(where(), "the emulator cannot pass parameter '" + p.name + "' of type " + p.cType);
-    }
-    params.push_back(slot);
+    cuda::packScalarParam(p, args, grid, &scalars[i], "the emulator");
+    params.push_back(&scalars[i]);
   }
 
   // Names of the mbarrier arrays, from the emitted prologue, for diagnostics.
