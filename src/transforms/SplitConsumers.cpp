@@ -222,13 +222,13 @@ class Splitter {
       ValueMap map;
       b.setInsertionPointBefore(first);
       b.setLoc(cons.loc());
-      for (Op* op : before) fix(b, *op, *cloneOp(b, *op, map), map, h);
+      for (Op* op : before) fix(b, *op, *cloneOp(b, *op, map), h);
       b.setInsertionPointBefore(&cons);
       Op* region = cloneOp(b, cons, map);
       // Fix every copied op whose original makes or stores a row-indexed value.
       std::vector<std::pair<Op*, Op*>> pairs;
       collectPairs(*cons.region(0), *region->region(0), pairs);
-      for (auto [orig, copy] : pairs) fix(b, *orig, *copy, map, h);
+      for (auto [orig, copy] : pairs) fix(b, *orig, *copy, h);
       for (auto& [v, c] : map)
         if (marked_.count(v) && c->type().isTile() && c->type().shape[0] != half_) c->setType(halve(c->type()));
     }
@@ -249,7 +249,7 @@ class Splitter {
 
   // Half h of a copied op: aranges shifted; desc_load / desc_store through the half descriptor at
   // rows moved by h * M/2 (result types are halved by the caller).
-  void fix(Builder& b, const Op& orig, Op& copy, ValueMap& map, int64_t h) {
+  void fix(Builder& b, const Op& orig, Op& copy, int64_t h) {
     bool rowsOut = orig.numResults() == 1 && marked_.count(orig.result());
     if (orig.kind() == OpKind::Arange && rowsOut) {
       int64_t start = orig.intAttr("start") + h * half_;
@@ -265,7 +265,6 @@ class Splitter {
         copy.operands[rowIdx] = b.op1(OpKind::Add, {row, b.constInt(h * half_, row->type())}, row->type());
       }
     }
-    (void)map;
   }
 
   Func& f_;
