@@ -7,7 +7,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "ir/Diagnostic.h"
 
@@ -60,6 +63,35 @@ void writeFile(const std::filesystem::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary);
   f << text;
   if (!f) throw UserError(Location::at(std::make_shared<const std::string>(p.string()), 0, 0), "cannot write file");
+}
+
+namespace {
+Location at(const std::filesystem::path& p) { return Location::at(std::make_shared<const std::string>(p.string()), 0, 0); }
+}  // namespace
+
+StagingDir::StagingDir(const std::filesystem::path& root, const std::string& key) {
+  std::error_code ec;
+  std::filesystem::create_directories(root, ec);
+  if (ec) throw UserError(at(root), "cannot create the cache directory: " + ec.message());
+  std::random_device rd;
+  path_ = root / ("tmp-" + key.substr(0, 8) + "-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
+  std::filesystem::create_directories(path_, ec);
+  if (ec) throw UserError(at(path_), "cannot create a build directory: " + ec.message());
+}
+
+StagingDir::~StagingDir() {
+  std::error_code ec;
+  if (!published_) std::filesystem::remove_all(path_, ec);
+}
+
+void StagingDir::publish(const std::filesystem::path& dir, const std::string& marker, const std::string& what) {
+  std::error_code ec;
+  std::filesystem::rename(path_, dir, ec);
+  if (!ec) {
+    published_ = true;
+    return;
+  }
+  if (!std::filesystem::exists(dir / marker)) throw UserError(at(dir), "cannot publish " + what + ": " + ec.message());
 }
 
 std::string shellQuote(const std::string& s) {

@@ -23,4 +23,23 @@ void writeFile(const std::filesystem::path& p, const std::string& text);
 // A single-quoted shell word.
 std::string shellQuote(const std::string& s);
 
+// A private build directory for one cache key under `root` (both created; UserError when they
+// cannot be), removed when it goes out of scope unless published: a build happens there and becomes
+// visible with one atomic rename, so concurrent builders never see a half-written entry.
+class StagingDir {
+ public:
+  StagingDir(const std::filesystem::path& root, const std::string& key);
+  ~StagingDir();
+  StagingDir(const StagingDir&) = delete;
+  StagingDir& operator=(const StagingDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  // Renames the directory to `dir`. If another builder published the same key first, theirs is as
+  // good when it holds `marker`; otherwise UserError "cannot publish <what>".
+  void publish(const std::filesystem::path& dir, const std::string& marker, const std::string& what);
+
+ private:
+  std::filesystem::path path_;
+  bool published_ = false;
+};
+
 }  // namespace tawa::cuda

@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <random>
 #include <regex>
 #include <sstream>
 
@@ -224,20 +223,8 @@ CompiledModule compile(const std::string& source, const CompileOptions& opt) {
     return cm;
   }
 
-  std::error_code ec;
-  fs::create_directories(root, ec);
-  if (ec) throw UserError(where(root.string()), "cannot create the cache directory: " + ec.message());
-  std::random_device rd;
-  fs::path tmp = root / ("tmp-" + cm.key.substr(0, 8) + "-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
-  fs::create_directories(tmp, ec);
-  if (ec) throw UserError(where(tmp.string()), "cannot create a build directory: " + ec.message());
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code e;
-      if (!p.empty()) fs::remove_all(p, e);
-    }
-  } cleanup{tmp};
+  StagingDir staging(root, cm.key);
+  const fs::path& tmp = staging.path();
   // The build reads the very header that was hashed: a copy travels with the entry.
   writeFile(tmp / "primitives.cuh", header);
   writeFile(tmp / "kernel.cu", source);
@@ -271,13 +258,7 @@ CompiledModule compile(const std::string& source, const CompileOptions& opt) {
                                                               tailOf(readFile(tmp / "ptxas.log"), 4000));
 
   // Publish: one rename. If another process published the same key first, theirs is as good.
-  fs::rename(tmp, dir, ec);
-  if (ec) {
-    if (!fs::exists(dir / "kernel.cubin"))
-      throw UserError(where(dir.string()), "cannot publish the compiled kernel: " + ec.message());
-  } else {
-    cleanup.p.clear();
-  }
+  staging.publish(dir, "kernel.cubin", "the compiled kernel");
   load(false);
   return cm;
 }

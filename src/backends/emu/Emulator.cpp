@@ -15,7 +15,6 @@
 #include <map>
 #include <mutex>
 #include <ostream>
-#include <random>
 #include <regex>
 #include <sstream>
 
@@ -143,21 +142,12 @@ CompiledKernel compile(const cuda::EmitResult& er, const Options& opt) {
     open();
     return ck;
   }
+  cuda::StagingDir staging(root, ck.key);
+  const fs::path& tmp = staging.path();
   std::error_code ec;
-  fs::create_directories(root, ec);
-  if (ec) throw UserError(where(root.string()), "cannot create the cache directory: " + ec.message());
-  std::random_device rd;
-  fs::path tmp = root / ("tmp-" + ck.key.substr(0, 8) + "-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
   fs::create_directories(tmp / "cuda", ec);
   fs::create_directories(tmp / "emu", ec);
   if (ec) throw UserError(where(tmp.string()), "cannot create a build directory: " + ec.message());
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code e;
-      if (!p.empty()) fs::remove_all(p, e);
-    }
-  } cleanup{tmp};
   // The build reads the very headers that were hashed: copies travel with the entry.
   writeFile(tmp / "cuda" / "primitives.cuh", h.primitives);
   writeFile(tmp / "emu" / "EmuRuntime.h", h.runtime);
@@ -174,12 +164,7 @@ CompiledKernel compile(const cuda::EmitResult& er, const Options& opt) {
     throw UserError(where((tmp / "kernel.cpp").string()),
                     "compiling the kernel as host C++ for the emulator failed (exit " + std::to_string(rc) + "):\n" + tailOf(log, 4000));
   writeFile(tmp / "compile.log", log);
-  fs::rename(tmp, dir, ec);
-  if (ec) {
-    if (!fs::exists(dir / "kernel.so")) throw UserError(where(dir.string()), "cannot publish the emulated kernel: " + ec.message());
-  } else {
-    cleanup.p.clear();
-  }
+  staging.publish(dir, "kernel.so", "the emulated kernel");
   open();
   return ck;
 }
