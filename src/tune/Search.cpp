@@ -302,11 +302,55 @@ class PatternSearch {
 
 }  // namespace
 
-MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& guides, bool dryRun) {
+MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& given, bool dryRun) {
   const Space& s = ev.space();
   const Embedding em(s);
   const size_t d = em.dims();
   MasifPlan plan;
+
+  // A parameter no guide has a value for (NaN in every guide: none of the neighbours has it) is
+  // uninformed. The guides take the fallback's coordinates there, so the PCA sees no variance in
+  // it, and the candidates explore it instead (below).
+  auto fb = s.fallback();
+  const std::vector<double> fbx = fb ? em.encode(*fb) : std::vector<double>(d, 0.5);
+  std::vector<Guide> guides = given;
+  std::vector<size_t> uninformed;
+  for (size_t i = 0; i < s.dims() && !guides.empty(); ++i) {
+    const size_t width = s.params[i].kind == Param::Kind::Categorical ? s.params[i].size() : 1;
+    bool any = false;
+    for (auto& g : guides)
+      for (size_t k = 0; k < width; ++k) any |= !std::isnan(g.point[em.offset(i) + k]);
+    if (!any && s.params[i].size() > 1) uninformed.push_back(i);
+    for (auto& g : guides)
+      for (size_t k = 0; k < width; ++k)
+        if (std::isnan(g.point[em.offset(i) + k])) g.point[em.offset(i) + k] = fbx[em.offset(i) + k];
+  }
+  plan.uninformed = uninformed.size();
+  // Candidate j sets each uninformed parameter by a low-discrepancy sequence that starts at the
+  // fallback's value: categoricals cycle through their values (the fallback's first, the others in
+  // a random order), integers step through [0, 1] by the golden ratio.
+  std::vector<std::vector<int>> cycle(s.dims());
+  for (size_t i : uninformed) {
+    if (s.params[i].kind != Param::Kind::Categorical) continue;
+    const int first = fb ? (*fb)[i] : 0;
+    for (int v = 0; v < static_cast<int>(s.params[i].size()); ++v)
+      if (v != first) cycle[i].push_back(v);
+    std::shuffle(cycle[i].begin(), cycle[i].end(), rng);
+    cycle[i].insert(cycle[i].begin(), first);
+  }
+  auto explore = [&](std::vector<double> x, size_t j) {
+    for (size_t i : uninformed) {
+      const size_t o = em.offset(i);
+      if (s.params[i].kind == Param::Kind::Categorical) {
+        for (size_t k = 0; k < s.params[i].size(); ++k) x[o + k] = 0.0;
+        x[o + static_cast<size_t>(cycle[i][j % cycle[i].size()])] = 1.0;
+      } else {
+        double u = fbx[o] + 0.6180339887498949 * static_cast<double>(j);
+        x[o] = u - std::floor(u);
+      }
+    }
+    return x;
+  };
 
   // Categorical moves of the refinement try the values the guides chose most often first.
   std::vector<std::vector<int>> catOrder(s.dims());
@@ -366,17 +410,17 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
     }
   }
 
-  size_t next = 0;
+  size_t next = 0, made = 0;
   std::set<Config> planned;
   auto nextCandidate = [&]() -> std::optional<Config> {
     while (next < points.size()) {
-      auto c = em.nearestLegal(points[next++]);
+      auto c = em.nearestLegal(explore(points[next++], made));
       if (!c || !planned.insert(*c).second || ev.seen(*c)) continue;
+      ++made;
       return c;
     }
     return std::nullopt;
   };
-  auto fb = s.fallback();
   if (plan.fallback && fb) plan.first.push_back(*fb);
   if (dryRun) {
     while (!plan.fallback && plan.first.size() < 20) {

@@ -95,6 +95,7 @@ struct MasifPlan {
   bool fallback = false;       // no guides: the documented default search ran instead
   size_t components = 0;       // PCA components kept
   double explained = 0;        // their share of the variance
+  size_t uninformed = 0;       // parameters no guide has a value for, explored by the candidates
   std::vector<double> mean;    // the guides' mean, in Embedding coordinates
   std::vector<Config> first;   // the first candidates in evaluation order (up to 20), for --dry-run
 };
@@ -111,6 +112,11 @@ struct MasifPlan {
 // value whenever a sweep over all parameters finds nothing better), categoricals to each other value
 // (the guides' most frequent first). At a local optimum it explores: the next unevaluated candidate,
 // or a random legal configuration when those are spent, and refines from there if that is better.
+// A guide coordinate may be NaN: the neighbour lacks that parameter. A parameter NaN in every guide
+// is uninformed: the guides take the fallback's value there (no variance for the PCA), and the
+// candidates explore it instead, candidate j setting it by a low-discrepancy sequence that starts at
+// the fallback's value (categoricals cycle through their values, integers step by the golden ratio),
+// so that the first few candidates try every value of a categorical no neighbour could speak for.
 // Without guides (the documented default): the space's fallback configuration, random legal
 // configurations up to a third of the budget, then the same refinement and exploration.
 // With `dryRun` nothing is evaluated; the plan says what would run.

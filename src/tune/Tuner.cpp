@@ -23,7 +23,7 @@ std::string fmtSeconds(double s) {
 // The k nearest tuned programs and the guides their best configurations give, as points of the
 // target's Embedding: parameters matched by name, integers carried over by value, categoricals by
 // identity. A parameter the neighbour lacks (or a category the target lacks) takes the other guides'
-// mean there, or the target's fallback when no guide has it. Guides come rank by rank: every
+// mean there, or stays NaN when no guide has it (masifSearch then explores it). Guides come rank by rank: every
 // neighbour's best (nearest neighbour first), then every neighbour's second best, and so on.
 std::vector<Guide> findGuides(Record& rec, int64_t self, const TuneTarget& t, const TuneOptions& o, std::vector<std::string>& names) {
   std::vector<ProgramInfo> cands;
@@ -96,9 +96,7 @@ std::vector<Guide> findGuides(Record& rec, int64_t self, const TuneTarget& t, co
       }
     if (!any) break;
   }
-  if (guides.empty()) return guides;
-  auto fb = t.space.fallback();
-  std::vector<double> fbx = fb ? em.encode(*fb) : std::vector<double>(d, 0.5);
+  // A coordinate no guide has stays NaN: masifSearch explores that parameter (it is uninformed).
   for (size_t j = 0; j < d; ++j) {
     double sum = 0;
     int n = 0;
@@ -107,7 +105,8 @@ std::vector<Guide> findGuides(Record& rec, int64_t self, const TuneTarget& t, co
         sum += g.point[j];
         ++n;
       }
-    double fill = n ? sum / n : fbx[j];
+    if (!n) continue;
+    double fill = sum / n;
     for (auto& g : guides)
       if (std::isnan(g.point[j])) g.point[j] = fill;
   }
@@ -179,7 +178,9 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
       std::mt19937_64 planRng(o.seed);
       MasifPlan p = masifSearch(none, planRng, guides, true);
       *log << "masif: " << guides.size() << " guide configurations, " << p.components << " principal component(s) keep "
-           << std::setprecision(3) << 100 * p.explained << "% of their variance\n";
+           << std::setprecision(3) << 100 * p.explained << "% of their variance";
+      if (p.uninformed) *log << "; " << p.uninformed << " parameter(s) no neighbour has, explored by the candidates";
+      *log << "\n";
     }
     res.plan = masifSearch(ev, rng, guides, o.dryRun);
     if (o.dryRun && log) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "tune/Record.h"
 #include "tune/Search.h"
@@ -188,6 +189,47 @@ TEST(TuneSearch, MasifRecoversFromMisleadingGuides) {
   }
   // The bowl's minimum is 1; a wrong categorical costs 0.5, a quarter of a range off 0.25.
   EXPECT_LE(sum / rounds, 1.1);
+}
+
+// A parameter none of the neighbours has (NaN in every guide) gets no help from them: the
+// candidates cycle through its values, so the first few try each one, and the search finds the
+// optimum even when the fallback's value is the wrong one.
+TEST(TuneSearch, MasifExploresParametersNoNeighbourHas) {
+  Space s = parseSpace(R"({
+    "grain": {"pow2": [1, 4096]},
+    "tile": {"min": 8, "max": 512, "step": 8},
+    "method": ["atomic", "reduce", "combinable"],
+    "ways": {"min": 1, "max": 16},
+    "threads": [1, 2, 3, 4]
+  })", "s.json");
+  Embedding em(s);
+  const size_t method = static_cast<size_t>(s.paramIndex("method")), ways = static_cast<size_t>(s.paramIndex("ways"));
+  uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int round = 0; round < 5; ++round) {
+    Config opt = *s.randomLegal(rng);
+    opt[method] = 1 + static_cast<int>(rng() % 2);  // never the fallback's "atomic"
+    Bowl f{s, opt};
+    std::vector<Guide> guides;
+    for (int k = 0; k < 4; ++k) {
+      Guide g{em.encode(opt), "neighbour without method and ways"};
+      for (size_t c = 0; c < 3; ++c) g.point[em.offset(method) + c] = std::nan("");
+      g.point[em.offset(ways)] = std::nan("");
+      guides.push_back(g);
+    }
+    int calls = 0;
+    Evaluator ev(s, counted(f, calls), 30);
+    MasifPlan plan = masifSearch(ev, rng, guides);
+    EXPECT_EQ(plan.uninformed, 2u);
+    ASSERT_GE(ev.history().size(), 3u);
+    std::set<int> methods;
+    for (size_t i = 0; i < 3; ++i) methods.insert(ev.history()[i].config[method]);
+    EXPECT_EQ(methods.size(), 3u) << "the first three candidates should try every method";
+    ASSERT_TRUE(ev.best());
+    EXPECT_EQ(ev.best()->config[method], opt[method]);
+    EXPECT_LE(ev.best()->seconds, 1.02) << s.key(ev.best()->config) << " vs " << s.key(opt);
+  }
 }
 
 TEST(TuneSearch, EmbeddingPlacesValuesByValue) {
