@@ -66,6 +66,8 @@ def parse_args():
     p.add_argument("--remeasure", type=int, default=5,
                    help="re-measure the oracle's, the default's and every search's best configuration side by side, this many "
                         "interleaved rounds each (0: report only the figures measured during the searches)")
+    p.add_argument("--oracle-top", type=int, default=5,
+                   help="re-measure the oracle's this many fastest samples with the rest; the fastest median is its figure")
     p.add_argument("--note", default="", help="a sentence for the table's header (e.g. what was reduced)")
     return p.parse_args()
 
@@ -342,6 +344,25 @@ def run_config(a, name, cfg):
         return math.inf
 
 
+def oracle_top(a, name, oracle):
+    """The --oracle-top fastest oracle samples (single runs, no warm-up, of the seed-1000 random search;
+    the searches measure with their own protocol), fastest first; the whole space when it was exhaustive."""
+    con = sqlite3.connect(a.db)
+    rows = con.execute("select r.config from measurements m join configurations r on r.id = m.configuration_id "
+                       "join programs p on p.id = r.program_id where p.name = ? and m.status = 'ok' and m.origin in ('random', 'exhaustive') "
+                       "and m.warmups = 0 order by m.seconds limit ?", (name, a.oracle_top)).fetchall()
+    con.close()
+    return [json.loads(r[0]) for r in rows] or [oracle["config"]]
+
+
+def oracle_ref(row):
+    """The oracle's reference figure when re-measured: the fastest median among its top samples."""
+    meds = [row["remeasured"][config_key(c)] for c in row["oracle"].get("top", [row["oracle"]["config"]])
+            if config_key(c) in row["remeasured"]]
+    meds.append(row["remeasured"][config_key(row["oracle"]["config"])])
+    return min(meds)
+
+
 def remeasure(a, name, space, row, budgets, methods):
     """Re-measures the oracle's best configuration, the default and every search's best side by side:
     --remeasure interleaved rounds, each in a fresh random order, straight from the command line (not the
@@ -350,6 +371,10 @@ def remeasure(a, name, space, row, budgets, methods):
     towards a lucky moment) is no longer compared with figures measured at other times."""
     import random
     cfgs = {config_key(row["oracle"]["config"]): row["oracle"]["config"], config_key(space["default"]): space["default"]}
+    if "top" not in row["oracle"]:
+        row["oracle"]["top"] = oracle_top(a, name, row["oracle"])
+    for c in row["oracle"]["top"]:
+        cfgs[config_key(c)] = c
     for m in methods:
         for b in budgets:
             for s in range(a.seeds):
@@ -451,8 +476,9 @@ def render(a, names, budgets, methods, results):
         remeasured[0] = True
         text += ["**Re-measured side by side** (the headline): the oracle's best configuration, the default and every search's "
                  "best configuration run again in %d interleaved rounds (a fresh random order each round), the median of each; "
-                 "each cell is the oracle configuration's median / the found configuration's median:" % a.remeasure, ""]
-        text += table(lambda r: r["remeasured"][config_key(r["oracle"]["config"])], "oracle") + [""]
+                 "the oracle's figure is the fastest median among its %d fastest samples (a single run can be lucky); "
+                 "each cell is that figure / the found configuration's median:" % (a.remeasure, a.oracle_top), ""]
+        text += table(oracle_ref, "oracle") + [""]
         remeasured[0] = False
     text += ["As measured during the searches: the search's own figure for its best configuration against the oracle's "
              "recorded figure (the best of its single runs, so biased low by lucky moments):", ""]
