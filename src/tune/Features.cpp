@@ -14,6 +14,7 @@
 
 #include "ir/Diagnostic.h"
 #include "tune/Measure.h"
+#include "tune/SpaceJson.h"
 
 namespace tawa::tune {
 
@@ -205,12 +206,9 @@ Features featuresFromFile(const std::string& path, const std::string& kind) {
   if (ends(".json")) {
     std::ifstream in(path);
     if (!in) throw UserError(where, "cannot read the features file");
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw UserError(where, std::string("invalid JSON in the features file: ") + e.what());
-    }
+    std::stringstream text;
+    text << in.rdbuf();
+    nlohmann::json j = parseJsonText(text.str(), path);
     if (!j.is_object()) throw UserError(where, "a features file is a JSON object {\"name\": number, ...}");
     Features f;
     for (auto it = j.begin(); it != j.end(); ++it) {

@@ -266,34 +266,12 @@ std::string readText(const std::string& path) {
   return ss.str();
 }
 
-// The position of the 1-based byte offset `byte` of `text` as (line, column).
-std::pair<int, int> lineCol(const std::string& text, size_t byte) {
-  int line = 1, col = 1;
-  for (size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return {line, col};
-}
-
 // `--import FILE.json`: {"results": [{"config": {...}, "ms": 0.123}, ...]} (or "seconds" instead of
 // "ms"), results of this kernel measured elsewhere (`tawa run --backend cuda` on a GPU machine),
 // recorded as measurements with origin "import".
 int importResults(Record& rec, const TuneTarget& t, const std::string& path, std::ostream& out) {
   std::string text = readText(path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    auto [line, col] = lineCol(text, e.byte);
-    std::string what = e.what();
-    auto p = what.find("syntax error");
-    throw UserError(where(path, line, col), "invalid JSON: " + (p == std::string::npos ? what : what.substr(p)));
-  }
+  nlohmann::json j = parseJsonText(text, path);
   if (!j.is_object() || !j.contains("results") || !j["results"].is_array())
     throw UserError(where(path), "an import file is {\"results\": [{\"config\": {...}, \"ms\": 0.12}, ...]}");
   auto fail = [&](const std::string& at, const std::string& why) {

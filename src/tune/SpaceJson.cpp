@@ -9,9 +9,35 @@
 
 namespace tawa::tune {
 
-namespace {
-
 using nlohmann::json;
+
+std::pair<int, int> offsetLineCol(const std::string& text, size_t off) {
+  int line = 1, col = 1;
+  for (size_t i = 0; i < off && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+json parseJsonText(const std::string& text, const std::string& fileName) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // byte is the 1-based offset just past the offending character.
+    auto [line, col] = offsetLineCol(text, e.byte > 0 ? e.byte - 1 : 0);
+    std::string what = e.what();
+    auto p = what.find("syntax error");
+    throw UserError(Location::at(std::make_shared<const std::string>(fileName), line, col),
+                    "invalid JSON: " + (p == std::string::npos ? what : what.substr(p)));
+  }
+}
+
+namespace {
 
 // Where each value of a (valid) JSON text starts, by JSON pointer ("/tile/max", "/constraints/0").
 // nlohmann::json keeps no positions, so this walks the text once more.
@@ -23,19 +49,7 @@ class Locator {
   }
   std::pair<int, int> at(const std::string& path) const {
     auto it = where.find(path);
-    return lineCol(it == where.end() ? 0 : it->second);
-  }
-  std::pair<int, int> lineCol(size_t off) const {
-    int line = 1, col = 1;
-    for (size_t i = 0; i < off && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    return {line, col};
+    return offsetLineCol(text, it == where.end() ? 0 : it->second);
   }
 
  private:
@@ -188,25 +202,7 @@ std::pair<int, int> jsonLineCol(const std::string& text, const std::string& path
 
 Space parseSpace(const std::string& text, const std::string& fileName) {
   auto file = std::make_shared<const std::string>(fileName);
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // byte is the 1-based offset just past the offending character.
-    size_t off = e.byte > 0 ? e.byte - 1 : 0;
-    int line = 1, col = 1;
-    for (size_t i = 0; i < off && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    std::string what = e.what();
-    auto p = what.find("syntax error");
-    throw UserError(Location::at(file, line, col), "invalid JSON: " + (p == std::string::npos ? what : what.substr(p)));
-  }
+  json doc = parseJsonText(text, fileName);
   Locator loc(text);
   Ctx cx{file, &loc};
   if (!doc.is_object()) cx.fail("", "a space is a JSON object mapping parameter names to their values");

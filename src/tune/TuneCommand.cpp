@@ -177,12 +177,7 @@ std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec, std::set<std::stri
   namespace fs = std::filesystem;
   std::string path = (fs::path(a.suite) / "suite.json").string();
   std::string text = readFile(path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UserError(where(path), std::string("invalid JSON: ") + e.what());
-  }
+  nlohmann::json j = parseJsonText(text, path);
   if (!j.is_object() || !j.contains("programs") || !j["programs"].is_array())
     throw UserError(where(path), "a suite file is {\"programs\": [{\"name\", \"kind\", \"command\"}, ...]}");
   std::string bin = a.bin.empty() ? selfDir() + "/bench/skeletons" : a.bin;
