@@ -40,7 +40,8 @@ so re-running a tuning measures nothing new. The last line printed is the best c
 
 Methods: masif (default: the k nearest tuned programs of the record by z-scored static features, each
 neighbour's best configurations carried over by value, PCA over them keeping 90% of the variance,
-candidates along the leading components most promising first for 40% of the budget, then a pattern
+candidates along the leading components most promising first for 40% of the budget (parameters no
+neighbour has are varied across the candidates, every value of a categorical early), then a pattern
 search from the best with exploration at local optima; with no tuned neighbours it says so and runs
 its default: the space's default configuration, random sampling for a third of the budget, the same
 refinement), random, greedy (local search from the default), exhaustive.
