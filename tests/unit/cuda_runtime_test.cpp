@@ -6,12 +6,15 @@
 
 #include <cmath>
 #include <functional>
+#include <random>
 #include <sstream>
 
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/Emitter.h"
 #include "backends/cuda/Runner.h"
 #include "driver/Check.h"
+#include "driver/Launch.h"
+#include "backends/exec/Executor.h"
 #include "driver/Spec.h"
 
 using namespace tawa;
@@ -150,6 +153,40 @@ TEST(CudaRuntime, DotFlopsFromSpec) {
   driver::Spec sm = driver::parseSpec("out:*fp32[37,100], x:*fp32[37,100], in_stride:i32=100, out_stride:i32=100, n_cols:i32=100");
   auto soft = driver::loadKernel(example("softmax.tir"), "", sm);
   EXPECT_FALSE(cuda::dotFlops(*soft.module, sm).has_value());
+}
+
+// The check both runners share: a result equal to the executor's passes with a line per buffer; one
+// element moved far off is a UserError naming the buffer, the element's index, both values and who
+// produced it.
+TEST(CudaRuntime, CheckAgainstExecutorNamesTheFirstBadElement) {
+  driver::Spec spec = driver::parseSpec(kGemmSpec);
+  const std::string file = example("matmul_desc.tir");
+  auto lk = driver::loadKernel(file, "", spec);
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  auto bound = driver::bind(*lk.kernel, spec, "cdiv(M, 64), cdiv(N, 64)", seed);
+  std::vector<exec::Buffer> got = bound.buffers;
+  exec::LaunchOptions lo;
+  lo.grid = bound.grid;
+  exec::launch(*lk.module, *lk.kernel, bound.args, got, lo);
+  // The executor's result is itself checked against naive double loops elsewhere; here it stands in
+  // for a device's result.
+  std::ostringstream out;
+  cuda::checkAgainstExecutor(file, "", spec, bound.args, bound.buffers, bound.grid, got, lk.kernel->numArgs(), 1, seed, "GPU",
+                             Location{}, "", out);
+  EXPECT_NE(out.str().find("check c: matches the CPU executor (f16, max |err| 0,"), std::string::npos) << out.str();
+  exec::Buffer& c = got[2];
+  ASSERT_EQ(c.name, "c");
+  const int64_t bad = 5 * 192 + 7;
+  c.setFloat(bad, c.getFloat(bad) + 100.0);
+  std::string msg = userError([&] {
+    cuda::checkAgainstExecutor(file, "", spec, bound.args, bound.buffers, bound.grid, got, lk.kernel->numArgs(), 1, seed,
+                               "emulated CUDA kernel", Location{}, "", out);
+  });
+  EXPECT_NE(msg.find("the emulated CUDA kernel's result differs from the CPU executor's: buffer c, 1 of 49152 element(s) out of "
+                     "tolerance; first at [5, 7]: emulated CUDA kernel "),
+            std::string::npos)
+      << msg;
 }
 
 // Where there is no driver or no device, the runner says so before doing any work.

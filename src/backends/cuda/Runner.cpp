@@ -137,6 +137,41 @@ Comparison compareBuffers(const exec::Buffer& gpu, const exec::Buffer& ref) {
   return c;
 }
 
+double checkAgainstExecutor(const std::string& file, const std::string& kernel, const driver::Spec& spec,
+                            const std::vector<exec::Arg>& args, const std::vector<exec::Buffer>& initial,
+                            const std::array<int64_t, 3>& grid, const std::vector<exec::Buffer>& got, size_t expectArgs,
+                            int threads, uint64_t seed, const std::string& who, const Location& at, const std::string& hint,
+                            std::ostream& out) {
+  auto ref = driver::loadKernel(file, kernel, spec);
+  transforms::PassManager pm;
+  pm.add("canonicalize");
+  pm.run(*ref.module);
+  if (ref.kernel->numArgs() != expectArgs)
+    throw InternalError("the specialized kernel has " + std::to_string(expectArgs) + " arguments, the kernel as written " +
+                        std::to_string(ref.kernel->numArgs()));
+  std::vector<exec::Buffer> want = initial;
+  exec::LaunchOptions lo;
+  lo.grid = grid;
+  lo.threads = threads;
+  lo.seed = seed;
+  auto r0 = std::chrono::steady_clock::now();
+  exec::launch(*ref.module, *ref.kernel, args, want, lo);
+  double refS = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+  for (size_t i = 0; i < want.size(); ++i) {
+    Comparison c = compareBuffers(got[i], want[i]);
+    std::string stats = std::string(ir::scalarName(want[i].dtype)) + ", max |err| " + num("%.3g", c.maxAbsErr) + ", ||err||/||ref|| " +
+                        num("%.3g", c.relL2) + ", tolerance " + num("%.3g", c.rtol) + "*|ref| + " + num("%.3g", c.atol);
+    if (!c.ok)
+      throw UserError(at, "the " + who + "'s result differs from the CPU executor's: buffer " + want[i].name + ", " +
+                              std::to_string(c.mismatches) + " of " + std::to_string(c.elements) + " element(s) out of tolerance; first at " +
+                              indexStr(want[i], c.firstBad) + ": " + who + " " + num("%.6g", c.got) + ", executor " + num("%.6g", c.want) +
+                              " (" + stats + ")",
+                      hint);
+    out << "  check " << want[i].name << ": matches the CPU executor (" << stats << ")\n";
+  }
+  return refS;
+}
+
 void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, const std::array<int64_t, 3>& logicalGrid,
                      uint64_t* slot, const char* who) {
   if (p.gridAxis >= 0) {  // a persistent kernel's logical grid
@@ -291,34 +326,9 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
 
   std::string checkWord = "skipped";
   if (o.check == "exec") {
-    auto ref = driver::loadKernel(o.file, o.kernel, spec);
-    transforms::PassManager pm;
-    pm.add("canonicalize");
-    pm.run(*ref.module);
-    if (ref.kernel->numArgs() != nv.kernel->numArgs())
-      throw InternalError("the specialized kernel has " + std::to_string(nv.kernel->numArgs()) + " arguments, the kernel as written " +
-                          std::to_string(ref.kernel->numArgs()));
-    std::vector<exec::Buffer> want = bound.buffers;
-    exec::LaunchOptions lo;
-    lo.grid = bound.grid;
-    lo.threads = o.threads;
-    lo.seed = o.seed;
-    auto r0 = std::chrono::steady_clock::now();
-    exec::launch(*ref.module, *ref.kernel, bound.args, want, lo);
-    double refS = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
-    for (size_t i = 0; i < want.size(); ++i) {
-      Comparison c = compareBuffers(gpu[i], want[i]);
-      std::string stats = std::string(ir::scalarName(want[i].dtype)) + ", max |err| " + num("%.3g", c.maxAbsErr) +
-                          ", ||err||/||ref|| " + num("%.3g", c.relL2) + ", tolerance " + num("%.3g", c.rtol) + "*|ref| + " +
-                          num("%.3g", c.atol);
-      if (!c.ok)
-        throw UserError(where(), "the GPU's result differs from the CPU executor's: buffer " + want[i].name + ", " +
-                                     std::to_string(c.mismatches) + " of " + std::to_string(c.elements) +
-                                     " element(s) out of tolerance; first at " + indexStr(want[i], c.firstBad) + ": GPU " +
-                                     num("%.6g", c.got) + ", executor " + num("%.6g", c.want) + " (" + stats + ")",
-                        "tawa check FILE with the same spec and flags runs the warp-specialized kernel on the CPU");
-      out << "  check " << want[i].name << ": matches the CPU executor (" << stats << ")\n";
-    }
+    double refS = checkAgainstExecutor(o.file, o.kernel, spec, bound.args, bound.buffers, bound.grid, gpu, nv.kernel->numArgs(), o.threads,
+                                       o.seed, "GPU", where(), "tawa check FILE with the same spec and flags runs the warp-specialized kernel on the CPU",
+                                       out);
     out << "checked against the CPU executor (" << num("%.2f", refS) << " s)\n";
     checkWord = "ok";
   }

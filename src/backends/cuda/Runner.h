@@ -58,6 +58,19 @@ struct Comparison {
 };
 Comparison compareBuffers(const exec::Buffer& gpu, const exec::Buffer& ref);
 
+// Runs the kernel as written (file, kernel, spec; canonicalized) on the CPU executor from the
+// launch's initial buffers `initial`, compares each buffer of `got` with it (compareBuffers) and
+// prints a line per buffer ("  check NAME: matches the CPU executor (...)"). The first buffer out
+// of tolerance is a UserError at `at` naming its first bad element, both values and the tolerance;
+// `who` names the result's source in it ("GPU", "emulated CUDA kernel"); `hint` goes with it.
+// `expectArgs` is the specialized kernel's argument count, which the kernel as written must share.
+// Returns the executor's seconds.
+double checkAgainstExecutor(const std::string& file, const std::string& kernel, const driver::Spec& spec,
+                            const std::vector<exec::Arg>& args, const std::vector<exec::Buffer>& initial,
+                            const std::array<int64_t, 3>& grid, const std::vector<exec::Buffer>& got, size_t expectArgs,
+                            int threads, uint64_t seed, const std::string& who, const Location& at, const std::string& hint,
+                            std::ostream& out);
+
 // FLOPs of one launch for kernels that hold a tile.dot (any level): 2*M*N*K from the spec's
 // integer entries named M, N and K (any case). nullopt when the kernel has no dot or a name lacks.
 std::optional<double> dotFlops(const ir::Module& m, const driver::Spec& spec);

@@ -330,25 +330,8 @@ int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
                             o.profileTrace.empty() ? er.kernelName + ".trace.json" : o.profileTrace, out);
   std::string checkWord = "skipped";
   if (o.check == "exec") {
-    auto ref = driver::loadKernel(o.file, o.kernel, spec);
-    transforms::PassManager pm;
-    pm.add("canonicalize");
-    pm.run(*ref.module);
-    std::vector<exec::Buffer> want = bound.buffers;
-    exec::LaunchOptions lo;
-    lo.grid = bound.grid;
-    lo.threads = o.threads;
-    lo.seed = o.seed;
-    exec::launch(*ref.module, *ref.kernel, bound.args, want, lo);
-    for (size_t i = 0; i < want.size(); ++i) {
-      cuda::Comparison c = cuda::compareBuffers(emu[i], want[i]);
-      std::snprintf(line, sizeof line, "%s, max |err| %.3g, ||err||/||ref|| %.3g", std::string(ir::scalarName(want[i].dtype)).c_str(), c.maxAbsErr, c.relL2);
-      if (!c.ok)
-        throw UserError(where(), "the emulated CUDA kernel's result differs from the CPU executor's: buffer " + want[i].name + ", " +
-                                     std::to_string(c.mismatches) + " of " + std::to_string(c.elements) +
-                                     " element(s) out of tolerance (" + line + ")");
-      out << "  check " << want[i].name << ": matches the CPU executor (" << line << ")\n";
-    }
+    cuda::checkAgainstExecutor(o.file, o.kernel, spec, bound.args, bound.buffers, bound.grid, emu, nv.kernel->numArgs(), o.threads, o.seed,
+                               "emulated CUDA kernel", where(), "", out);
     checkWord = "ok";
   }
   if (!o.save.empty()) {
