@@ -25,6 +25,7 @@ class Splitter {
       if (op->kind() == OpKind::WgRegion) regions.push_back(op.get());
     if (regions.size() != 2 || regions[1]->strAttr("role") != "consumer") return;  // none, or already cooperative
     Op* cons = regions[1];
+    prod_ = regions[0];
     std::string why;
     if (!analyze(*cons, why)) {
       say("@" + f_.name + ": one consumer warp group instead of two: " + why);
@@ -138,11 +139,14 @@ class Splitter {
           if (d->parent != &body) return why = "a row-indexed tile.desc_load outside the consumer's top level at " + d->loc().str(), false;
           if (!halfDesc(d->operand(0), why)) return false;
           break;
+        case OpKind::ArefGet:
+          if (d->parent != &body || !preloadPut(d->operand(0), why))
+            return why.empty() ? why = "the row-indexed tile made by " + at(*d) + " cannot be split (the producer delivers it whole)" : why,
+                   false;
+          break;
         default:
           if (isElementwise(d->kind())) break;
-          return why = "the row-indexed tile made by " + at(*d) + " cannot be split (" +
-                       (d->kind() == OpKind::ArefGet ? "the producer delivers it whole" : "unsupported op") + ")",
-                 false;
+          return why = "the row-indexed tile made by " + at(*d) + " cannot be split (unsupported op)", false;
       }
     }
     // Every use of a row-indexed value keeps it row-indexed (the ties above), or stores it.
@@ -176,6 +180,28 @@ class Splitter {
     return ok;
   }
 
+  // A row-indexed tile the producer loads once before its loop (warp-specialize's depth-1 aref of one
+  // tile, put at the producer's top level from a tile.desc_load there): it can be split into two
+  // half-height loads, one per consumer, each through an aref of its own.
+  bool preloadPut(const Value* aref, std::string& why) {
+    if (halfArefs_.count(aref)) return true;
+    const Type& t = aref->type();
+    const Op* create = aref->definingOp();
+    if (!create || create->kind() != OpKind::ArefCreate || t.shape[0] != 1 || t.members.size() != 1) return false;
+    Op* put = nullptr;
+    int puts = 0;
+    walk(*prod_->region(0), [&](Op* op) {
+      if (op->kind() == OpKind::ArefPut && op->operand(0) == aref) put = op, ++puts;
+    });
+    if (puts != 1 || put->parent != prod_->region(0)) return false;
+    const Op* load = put->operand(2)->definingOp();
+    if (!load || load->kind() != OpKind::DescLoad || load->parent != put->parent) return false;
+    if (!halfDesc(load->operand(0), why)) return false;
+    halfArefs_[aref] = {};  // made in rewrite()
+    preloadPuts_[aref] = put;
+    return true;
+  }
+
   // A half-height copy of a descriptor made at the top of the kernel.
   bool halfDesc(const Value* desc, std::string& why) {
     if (halfDescs_.count(desc)) return true;
@@ -203,6 +229,32 @@ class Splitter {
       Value* h = b.op1(OpKind::MakeDesc, d->operands, halve(desc->type()), d->attrs);
       h->nameHint = desc->nameHint.empty() ? "" : desc->nameHint + "_half";
       made = h;
+    }
+    // A tile the producer loads once and both halves read: two half-height loads, each put into an
+    // aref of its own that one consumer gets and releases.
+    for (auto& [aref, halves] : halfArefs_) {
+      Op* create = const_cast<Op*>(aref->definingOp());
+      b.setInsertionPointBefore(create);
+      b.setLoc(create->loc());
+      Op* put = preloadPuts_.at(aref);
+      Op* load = put->operand(2)->definingOp();
+      Builder pb(put->parent, load->loc());
+      pb.setInsertionPointBefore(put);
+      for (int64_t h = 0; h < 2; ++h) {
+        Value* a = b.op1(OpKind::ArefCreate, {}, Type::arefOf(1, {halve(aref->type().members[0])}), {{"consumers", int64_t{1}}});
+        a->nameHint = aref->nameHint + (h ? "_bot" : "_top");
+        halves.push_back(a);
+        std::vector<Value*> ops = load->operands;
+        ops[0] = halfDescs_.at(load->operand(0));
+        pb.setLoc(load->loc());
+        if (h > 0) ops[1] = pb.op1(OpKind::Add, {ops[1], pb.constInt(h * half_, ops[1]->type())}, ops[1]->type());
+        Value* v = pb.op1(OpKind::DescLoad, ops, halve(load->result()->type()));
+        v->nameHint = load->result()->nameHint + (h ? "_bot" : "_top");
+        pb.setLoc(put->loc());
+        pb.create(OpKind::ArefPut, {a, put->operand(1), v}, {});
+      }
+      put->parent->erase(put);
+      load->parent->erase(load);
     }
     std::vector<Op*> before;  // row-indexed values made at the top, in order
     for (auto& op : f_.body.ops()) {
@@ -233,8 +285,11 @@ class Splitter {
         if (marked_.count(v) && c->type().isTile() && c->type().shape[0] != half_) c->setType(halve(c->type()));
     }
     f_.body.erase(&cons);
+    for (auto& [aref, halves] : halfArefs_) f_.body.erase(const_cast<Op*>(aref->definingOp()));
+    std::set<const Value*> perHalf;
+    for (auto& [aref, halves] : halfArefs_) perHalf.insert(halves.begin(), halves.end());
     for (auto& op : f_.body.ops())
-      if (op->kind() == OpKind::ArefCreate) op->attrs["consumers"] = int64_t{2};
+      if (op->kind() == OpKind::ArefCreate && !perHalf.count(op->result())) op->attrs["consumers"] = int64_t{2};
   }
 
   // Original and copied ops in the same order (the copy has the same structure).
@@ -251,7 +306,9 @@ class Splitter {
   // rows moved by h * M/2 (result types are halved by the caller).
   void fix(Builder& b, const Op& orig, Op& copy, int64_t h) {
     bool rowsOut = orig.numResults() == 1 && marked_.count(orig.result());
-    if (orig.kind() == OpKind::Arange && rowsOut) {
+    if ((orig.kind() == OpKind::ArefGet || orig.kind() == OpKind::ArefConsumed) && halfArefs_.count(orig.operand(0))) {
+      copy.operands[0] = halfArefs_.at(orig.operand(0))[static_cast<size_t>(h)];
+    } else if (orig.kind() == OpKind::Arange && rowsOut) {
       int64_t start = orig.intAttr("start") + h * half_;
       copy.attrs["start"] = start;
       copy.attrs["end"] = start + half_;
@@ -272,6 +329,9 @@ class Splitter {
   std::map<const Value*, const Value*> parent_;
   std::set<const Value*> marked_;
   std::map<const Value*, Value*> halfDescs_;
+  std::map<const Value*, std::vector<Value*>> halfArefs_;  // a preloaded tile's aref -> its two halves' arefs
+  std::map<const Value*, Op*> preloadPuts_;
+  Op* prod_ = nullptr;
   int64_t half_ = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <ostream>
 #include <algorithm>
 #include <memory>
+#include <map>
 #include <set>
 
 #include "ir/Clone.h"
@@ -283,10 +284,25 @@ class Specializer {
     }
     Builder top(&f_.body, loadLoc);
     top.setInsertionPointBefore(topLoop);
+    // Block loads before the loop (attention's Q): the producer loads each once and hands it over
+    // through its own aref of depth 1, which the consumer releases after its last use. In a
+    // persistent kernel they belong to each tile and stay with the consumer.
+    std::vector<Op*> preloads;
+    if (!outer_)
+      for (Op* op : prologueImpure)
+        if (preloadable(*op)) preloads.push_back(op);
+    const int64_t nConsumers = cooperative_ ? 2 : 1;
+    std::map<const Op*, Value*> preArefs;
+    for (Op* op : preloads) {
+      top.setLoc(op->loc());
+      Value* a = top.op1(OpKind::ArefCreate, {}, Type::arefOf(1, {op->result()->type()}), {{"consumers", nConsumers}});
+      a->nameHint = "aref_" + (op->result()->nameHint.empty() ? std::string("pre") : op->result()->nameHint);
+      preArefs[op] = a;
+    }
+    top.setLoc(loadLoc);
     std::vector<Type> payload;
     for (Op* l : loads_) payload.push_back(l->result()->type());
-    Op* create = top.create(OpKind::ArefCreate, {}, {Type::arefOf(opt_.depth, payload)},
-                            {{"consumers", int64_t{cooperative_ ? 2 : 1}}});
+    Op* create = top.create(OpKind::ArefCreate, {}, {Type::arefOf(opt_.depth, payload)}, {{"consumers", nConsumers}});
     Value* aref = create->result();
     aref->nameHint = "aref";
 
@@ -298,6 +314,12 @@ class Specializer {
       Block* pb = prod->addRegion();
       Builder b(pb, loop->loc());
       ValueMap map;
+      for (Op* op : preloads) {
+        Op* load = cloneOp(b, *op, map);
+        b.setLoc(op->loc());
+        b.create(OpKind::ArefPut, {preArefs.at(op), b.constInt(0, Type::scalarOf(Scalar::I32)), load->result()}, {});
+        b.setLoc(loop->loc());
+      }
       Wrapper w = wrapOuter(b, map, true);
       Builder& ib = w.inner ? *w.inner : b;
       std::vector<size_t> carried(producerCarried_.begin(), producerCarried_.end());
@@ -331,7 +353,17 @@ class Specializer {
       Block* cb = cons->addRegion();
       Builder b(cb, loop->loc());
       ValueMap map;
-      for (Op* op : prologueImpure) cloneOp(b, *op, map);
+      for (Op* op : prologueImpure) {
+        if (!preArefs.count(op)) {
+          cloneOp(b, *op, map);
+          continue;
+        }
+        b.setLoc(op->loc());
+        Op* get = b.create(OpKind::ArefGet, {preArefs.at(op), b.constInt(0, Type::scalarOf(Scalar::I32))}, {op->result()->type()});
+        get->result()->nameHint = op->result()->nameHint;
+        map[op->result()] = get->result();
+        b.setLoc(loop->loc());
+      }
       Wrapper w = wrapOuter(b, map, false);
       Builder& ib = w.inner ? *w.inner : b;
       std::vector<size_t> carried(groups[g].begin(), groups[g].end());
@@ -360,8 +392,18 @@ class Specializer {
       lb.create(OpKind::Yield, ys, {});
       for (size_t n = 0; n < carried.size(); ++n) map[loop->result(carried[n])] = nl->result(n);
       if (w.inner) finishOuter(w, map, nl, /*producer=*/false, loop);
+      auto release = [&](bool afterEpilogue) {
+        for (Op* op : preloads)
+          if (usedBy(op->result(), epilogue) == afterEpilogue) {
+            b.setLoc(lastUseOf(op->result(), loop, epilogue));
+            b.create(OpKind::ArefConsumed, {preArefs.at(op), b.constInt(0, Type::scalarOf(Scalar::I32))}, {});
+          }
+      };
+      release(false);
       for (Op* op : epilogue)
         if (epilogueBelongs(*op, loop, groups[g], groups.size() == 1)) cloneOp(b, *op, map);
+      release(true);
+      b.setLoc(loop->loc());
       b.create(OpKind::Yield, {}, {});
     }
     say("@" + f_.name + ": specialized the loop at " + loop->loc().str() + " (depth " + std::to_string(opt_.depth) + ", " +
@@ -373,7 +415,10 @@ class Specializer {
                                                                   : " (address arithmetic of the loads)"));
     for (auto& op : body.ops())
       if (consumerOps_.count(op.get())) say("  consumer: " + at(*op) + " (uses loaded tiles or loop-carried results)");
-    for (Op* op : prologueImpure) say("  consumer: " + at(*op) + " (a load before the loop, done by the consumer itself)");
+    for (Op* op : prologueImpure)
+      say(preArefs.count(op) ? "  producer: " + at(*op) + " (a block load before the loop: loaded once, handed over through %" +
+                                   preArefs.at(op)->nameHint + " of depth 1)"
+                             : "  consumer: " + at(*op) + " (before the loop, done by the consumer itself)");
     for (Op* op : epilogue) say("  consumer: " + at(*op) + " (after the loop: the epilogue)");
     say("  aref: " + std::to_string(loads_.size()) + " tile(s) per slot cross from producer to consumer");
 
@@ -381,6 +426,42 @@ class Specializer {
     for (auto it = epilogue.rbegin(); it != epilogue.rend(); ++it) f_.body.erase(*it);
     f_.body.erase(topLoop);
     for (auto it = prologueImpure.rbegin(); it != prologueImpure.rend(); ++it) f_.body.erase(*it);
+  }
+
+  // A block load before the loop that the producer can issue: a top-level tile.desc_load whose
+  // operands are kernel arguments or pure top-level values (the producer sees those).
+  bool preloadable(const Op& op) const {
+    if (op.kind() != OpKind::DescLoad || op.parent != &f_.body) return false;
+    for (Value* v : op.operands)
+      if (Op* d = v->definingOp(); d && (d->parent != &f_.body || !isPure(d->kind()))) return false;
+    return true;
+  }
+  // f(op) for an op and every op nested in its regions.
+  template <class F>
+  static void walkOp(Op& op, F&& f) {
+    f(&op);
+    for (auto& r : op.regions()) walk(*r, f);
+  }
+  static bool usedBy(const Value* v, const std::vector<Op*>& ops) {
+    bool used = false;
+    for (Op* op : ops)
+      walkOp(*op, [&](Op* o) {
+        for (Value* w : o->operands) used = used || w == v;
+      });
+    return used;
+  }
+  // Where a preloaded tile is last read: the last epilogue op or loop-body op that reads it.
+  static Location lastUseOf(const Value* v, Op* loop, const std::vector<Op*>& epilogue) {
+    Location where = loop->loc();
+    auto scan = [&](Op* top) {
+      walkOp(*top, [&](Op* o) {
+        for (Value* w : o->operands)
+          if (w == v) where = o->loc();
+      });
+    };
+    scan(loop);
+    for (Op* op : epilogue) scan(op);
+    return where;
   }
 
   // The loop-body ops a consumer group runs: the backward slices of its carried values (all

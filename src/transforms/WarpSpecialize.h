@@ -3,14 +3,18 @@
 //   requires: verified, canonicalized tile IR. The main loop is the first top-level tile.for whose
 //     body holds tile.desc_load ops (block accesses); their operands may depend on the induction
 //     variable and on pure address arithmetic, including values carried by the loop.
-//   guarantees: the function body becomes [pure prologue] aref.create, a wg.region {role =
+//   guarantees: the function body becomes [pure prologue] aref.create(s), a wg.region {role =
 //     "producer"} and a wg.region {role = "consumer"}, then tile.return. The producer runs a copy of
 //     the loop control and of the address arithmetic its loads need (loop-carried addresses too),
 //     and puts one iteration's loaded tiles into the aref at iteration index (k - lb) / step. The
 //     consumer runs the rest of the loop on the tiles it gets, releases the slot at the end of the
-//     iteration, and then the epilogue. Loads before the loop and everything after it (stores) go
-//     to the consumer. Every op keeps the location of the op it came from. A function without a
-//     suitable loop is left unchanged, and `explain` says why.
+//     iteration, and then the epilogue. A block load before the loop whose operands are arguments
+//     or pure top-level values (attention's Q) is issued once by the producer, before its loop, and
+//     handed over through an aref of its own of depth 1, index 0: the consumer gets it where the
+//     load stood and releases it after its last use. Other side effects before the loop, loads in
+//     a persistent kernel's tile loop and everything after the loop (stores) go to the consumer.
+//     Every op keeps the location of the op it came from. A function without a suitable loop is
+//     left unchanged, and `explain` says why.
 //   runs: after canonicalize; before pipeline and lower-aref.
 #pragma once
 

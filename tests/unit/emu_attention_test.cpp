@@ -1,5 +1,5 @@
 // The CPU emulator on the emitted fused-attention kernel (examples/attention.py, the FlashAttention
-// shape: a producer streams K and V through arefs, the consumer loads Q itself, computes QK^T with
+// shape: a producer loads Q once and streams K and V through arefs, the consumer computes QK^T with
 // wgmma from shared memory, the online softmax on the accumulator fragments (quad shuffles, exp2),
 // and PV with wgmma taking P from registers). Fresh random Q, K, V; the reference is a naive softmax
 // in double. Sequences of 256 keys with 64-key blocks and D = 2 wrap every ring twice. A mutation of
@@ -114,7 +114,14 @@ void expectCorrect(const Attn& a) {
   // PV of the previous block stays in flight while the softmax of this one runs (FlashAttention-3's
   // intra-warpgroup overlap); its slot is released once it completes.
   EXPECT_NE(er.source.find("tawa::wgmma_wait_group<1>();"), std::string::npos);
-  EXPECT_NE(er.source.find("tawa::mbarrier_arrive(&empty0[release"), std::string::npos);
+  // The producer loads Q once into the ring of its own depth-1 aref (aref 0; with two cooperative
+  // consumers, one aref per half: 0 and 1), K and V stream through the next: the consumer has no
+  // buffer of its own for Q.
+  const std::string kv = std::to_string(a.consumers);
+  EXPECT_NE(er.source.find("tawa::mbarrier_arrive(&empty" + kv + "[release"), std::string::npos);
+  for (int h = 0; h < a.consumers; ++h)
+    EXPECT_NE(er.source.find("(ring" + std::to_string(h) + "_0 + slot"), std::string::npos) << h;
+  EXPECT_EQ(er.source.find("q_buf"), std::string::npos);
   AttnRun r = runAttention(er, a, seed);
   std::string first;
   EXPECT_EQ(mismatches(r, &first), 0) << first;

@@ -372,13 +372,21 @@ class Emitter {
     for (size_t w = 1; w < regions_.size(); ++w)
       if (regions_[w]->strAttr("role") != "consumer")
         throw UserError(regions_[w]->loc(), "the CUDA backend emits one producer warp group, then consumers");
-    int64_t consumers = static_cast<int64_t>(regions_.size()) - 1;
-    // Each consumer warp group releases each slot once: one arrival per consumer warp group.
+    // Each consumer warp group that releases a ring's slots releases each slot once: one arrival per
+    // such warp group (all of them, or one for a tile split between cooperative consumers).
+    std::map<const Value*, int64_t> releasers;
+    for (size_t w = 1; w < regions_.size(); ++w) {
+      std::set<const Value*> mine;
+      walk(*regions_[w]->region(0), [&](const Op* op) {
+        if (op->kind() == OpKind::MbarArrive) mine.insert(op->operand(0));
+      });
+      for (const Value* v : mine) ++releasers[v];
+    }
     for (const Value* v : barOrder_)
-      if (const Bars& b = bars_.at(v); b.kind == "empty" && b.count != consumers)
+      if (const Bars& b = bars_.at(v); b.kind == "empty" && b.count != releasers[v])
         throw UserError(v->definingOp()->loc(), "this barrier expects " + std::to_string(b.count) +
-                                                    " releases per phase, but there are " + std::to_string(consumers) +
-                                                    " consumer warp group(s)");
+                                                    " releases per phase, but " + std::to_string(releasers[v]) +
+                                                    " consumer warp group(s) release it");
     // fp8 B operands are held K-major: the slot is laid out as the NxK transpose of its KxN tile.
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
