@@ -14,6 +14,22 @@ using namespace ir;
 
 namespace {
 
+// The roles of one loop's body: the loads, the producer's ops (the loads' backward slice), the
+// consumer's ops, the address arithmetic both compute, and which loop-carried values each carries.
+struct Roles {
+  std::vector<Op*> loads;
+  std::set<Op*> producer, consumerOps, shared;
+  std::set<size_t> producerCarried, consumerCarried;
+};
+
+// A later top-level loop that loads tiles of the main loop's types: it continues the main loop's
+// aref sequence; `slice` is what its producer copy needs from the ops between the loops.
+struct Follow {
+  Op* loop = nullptr;
+  Roles roles;
+  std::vector<Op*> slice;
+};
+
 class Specializer {
  public:
   Specializer(Func& f, const PassOptions& opt) : f_(f), opt_(opt) {}
@@ -39,6 +55,7 @@ class Specializer {
       say("@" + f_.name + ": not specialized: " + why);
       return;
     }
+    if (!outer_ && !cooperative_) findFollows(loop);
     rewrite(loop);
   }
 
@@ -154,21 +171,21 @@ class Specializer {
 
   // Decides the role of every op of the loop body: the producer takes the loads and the backward
   // slice of their operands (loop-carried values included); the consumer takes every other op.
-  bool analyze(Op* loop, std::string& why) {
+  bool analyzeLoop(Op* loop, Roles& r, std::string& why) {
     Block& body = *loop->region(0);
     Op* yield = body.terminator();
     std::vector<Op*> work;
     for (auto& op : body.ops())
-      if (op->kind() == OpKind::DescLoad) loads_.push_back(op.get()), work.push_back(op.get());
+      if (op->kind() == OpKind::DescLoad) r.loads.push_back(op.get()), work.push_back(op.get());
     // Backward slice of the loads, through loop-carried arguments and their yielded values.
     while (!work.empty()) {
       Op* op = work.back();
       work.pop_back();
-      if (!producer_.insert(op).second) continue;
+      if (!r.producer.insert(op).second) continue;
       for (Value* v : op->operands) {
         if (v->ownerBlock() == &body && v->index() > 0) {  // a loop-carried argument
           auto k = static_cast<size_t>(v->index() - 1);
-          if (producerCarried_.insert(k).second) {
+          if (r.producerCarried.insert(k).second) {
             Value* next = yield->operand(k);
             if (Op* d = next->definingOp(); d && d->parent == &body) work.push_back(d);
           }
@@ -187,32 +204,112 @@ class Specializer {
       }
     }
     for (auto& op : body.ops())
-      if (!producer_.count(op.get()) && op->kind() != OpKind::DescLoad && op.get() != yield) consumerOps_.insert(op.get());
+      if (!r.producer.count(op.get()) && op->kind() != OpKind::DescLoad && op.get() != yield) r.consumerOps.insert(op.get());
     // Address arithmetic that the consumer also uses is computed by both (it is pure and cheap).
     std::vector<Op*> need;
-    for (Op* op : consumerOps_) need.push_back(op);
+    for (Op* op : r.consumerOps) need.push_back(op);
     for (size_t k = 0; k < yield->numOperands(); ++k)
-      if (!producerCarried_.count(k))
-        if (Op* d = yield->operand(k)->definingOp(); d && producer_.count(d)) need.push_back(d), shared_.insert(d);
+      if (!r.producerCarried.count(k))
+        if (Op* d = yield->operand(k)->definingOp(); d && r.producer.count(d)) need.push_back(d), r.shared.insert(d);
     while (!need.empty()) {
       Op* op = need.back();
       need.pop_back();
       for (Value* v : op->operands) {
-        if (v->ownerBlock() == &body && v->index() > 0 && producerCarried_.count(static_cast<size_t>(v->index() - 1))) {
+        if (v->ownerBlock() == &body && v->index() > 0 && r.producerCarried.count(static_cast<size_t>(v->index() - 1))) {
           why = at(*op) + " in the consumer uses loop-carried address arithmetic that the producer advances (not supported yet)";
           return false;
         }
         Op* d = v->definingOp();
-        if (d && d->parent == &body && producer_.count(d) && d->kind() != OpKind::DescLoad && shared_.insert(d).second)
+        if (d && d->parent == &body && r.producer.count(d) && d->kind() != OpKind::DescLoad && r.shared.insert(d).second)
           need.push_back(d);
       }
     }
     for (size_t k = 0; k < yield->numOperands(); ++k)
-      if (!producerCarried_.count(k)) consumerCarried_.insert(k);
-      else if (Op* d = yield->operand(k)->definingOp(); d && consumerOps_.count(d)) {
+      if (!r.producerCarried.count(k)) r.consumerCarried.insert(k);
+      else if (Op* d = yield->operand(k)->definingOp(); d && r.consumerOps.count(d)) {
         why = "loop-carried value #" + std::to_string(k) + " feeds the loads but is computed from consumer work";
         return false;
       }
+    return true;
+  }
+
+  // Later top-level loops whose bodies load tiles of the main loop's types (attention's causal
+  // diagonal stage): the producer streams their tiles too, through the same aref, the index carried
+  // on from the previous loop's. The first loop that cannot follows none, and explain says why.
+  void findFollows(Op* loop) {
+    std::vector<Type> payload;
+    for (Op* l : main_.loads) payload.push_back(l->result()->type());
+    std::vector<Op*> between;  // top-level ops after the main loop, before the candidate
+    bool after = false;
+    for (auto& op : f_.body.ops()) {
+      if (op.get() == loop) {
+        after = true;
+        continue;
+      }
+      if (!after) continue;
+      bool loads = false;
+      if (op->kind() == OpKind::For)
+        for (auto& in : op->region(0)->ops()) loads = loads || in->kind() == OpKind::DescLoad;
+      if (loads) {
+        Follow fw;
+        fw.loop = op.get();
+        std::string why;
+        if (!analyzeFollow(fw, between, payload, why)) {
+          followWhy_ = "  consumer: the loop at " + op->loc().str() + " and its loads (a later loop whose loads stay with the consumer: " +
+                       why + ")";
+          return;
+        }
+        follows_.push_back(std::move(fw));
+      }
+      between.push_back(op.get());
+    }
+  }
+
+  bool analyzeFollow(Follow& fw, const std::vector<Op*>& between, const std::vector<Type>& payload, std::string& why) {
+    Op* loop = fw.loop;
+    if (!analyzeLoop(loop, fw.roles, why)) return false;
+    std::vector<Type> types;
+    for (Op* l : fw.roles.loads) types.push_back(l->result()->type());
+    if (types != payload) return why = "its loads are not tiles of the main loop's types (one aref carries both)", false;
+    // What the producer's copy needs from outside the loop: its bounds, the initial values it
+    // carries and the operands of its ops. Ops between the loops must be pure and not use a loop's
+    // results; ops before the main loop must be pure (they stay at the top).
+    std::vector<Value*> need{loop->operand(0), loop->operand(1), loop->operand(2)};
+    for (size_t k : fw.roles.producerCarried) need.push_back(loop->operand(3 + k));
+    for (Op* op : fw.roles.producer)
+      for (Value* v : op->operands) need.push_back(v);
+    std::set<Op*> slice;
+    while (!need.empty()) {
+      Value* v = need.back();
+      need.pop_back();
+      Op* d = v->definingOp();
+      if (!d || d->parent != &f_.body || slice.count(d)) continue;
+      bool isBetween = std::find(between.begin(), between.end(), d) != between.end();
+      if (!isPure(d->kind()) || !d->regions().empty())
+        return why = "its loads need " + at(*d) + ", which the producer cannot compute" +
+                     (d->kind() == OpKind::For ? " (a loop's result)" : " (it has side effects)"),
+               false;
+      if (!isBetween) continue;  // a pure op before the main loop: it stays at the top
+      slice.insert(d);
+      for (Value* w : d->operands) need.push_back(w);
+    }
+    for (Op* op : between)
+      if (slice.count(op)) fw.slice.push_back(op);
+    // A result only the producer computes cannot be used after the loop.
+    bool afterIt = false;
+    for (auto& op : f_.body.ops()) {
+      if (op.get() == loop) afterIt = true;
+      if (!afterIt || op.get() == loop) continue;
+      for (Value* v : op->operands)
+        if (v->definingOp() == loop && !fw.roles.consumerCarried.count(static_cast<size_t>(v->index())))
+          return why = "its result #" + std::to_string(v->index()) + " used by " + at(*op) + " is only computed by the producer", false;
+    }
+    return true;
+  }
+
+  // The main loop's roles, then what a persistent kernel's tile loop and the ops after the loop need.
+  bool analyze(Op* loop, std::string& why) {
+    if (!analyzeLoop(loop, main_, why)) return false;
     if (outer_ && !analyzeOuter(loop, why)) return false;
     for (auto& op : loop->parent->ops()) {
       if (op.get() == loop) {
@@ -221,8 +318,8 @@ class Specializer {
       }
       if (!afterLoop_) continue;
       for (Value* v : op->operands)
-        if (v->definingOp() == loop && producerCarried_.count(static_cast<size_t>(v->index())) &&
-            !consumerCarried_.count(static_cast<size_t>(v->index()))) {
+        if (v->definingOp() == loop && main_.producerCarried.count(static_cast<size_t>(v->index())) &&
+            !main_.consumerCarried.count(static_cast<size_t>(v->index()))) {
           why = "the loop result #" + std::to_string(v->index()) + " used by " + at(*op) + " is only computed by the producer";
           return false;
         }
@@ -235,8 +332,8 @@ class Specializer {
   bool analyzeOuter(Op* loop, std::string& why) {
     Block& ob = *outer_->region(0);
     std::vector<Value*> need{loop->operand(0), loop->operand(1), loop->operand(2)};
-    for (size_t k : producerCarried_) need.push_back(loop->operand(3 + k));
-    for (Op* op : producer_)
+    for (size_t k : main_.producerCarried) need.push_back(loop->operand(3 + k));
+    for (Op* op : main_.producer)
       for (Value* v : op->operands) need.push_back(v);
     while (!need.empty()) {
       Value* v = need.back();
@@ -267,8 +364,7 @@ class Specializer {
 
   void rewrite(Op* loop) {
     Block& body = *loop->region(0);
-    Op* yield = body.terminator();
-    Location loadLoc = loads_.front()->loc();
+    Location loadLoc = main_.loads.front()->loc();
     Op* topLoop = outer_ ? outer_ : loop;
     // Split the function body: pure prologue stays; impure prologue ops and the epilogue move.
     std::vector<Op*> prologueImpure, epilogue;
@@ -301,7 +397,7 @@ class Specializer {
     }
     top.setLoc(loadLoc);
     std::vector<Type> payload;
-    for (Op* l : loads_) payload.push_back(l->result()->type());
+    for (Op* l : main_.loads) payload.push_back(l->result()->type());
     Op* create = top.create(OpKind::ArefCreate, {}, {Type::arefOf(opt_.depth, payload)}, {{"consumers", nConsumers}});
     Value* aref = create->result();
     aref->nameHint = "aref";
@@ -322,29 +418,24 @@ class Specializer {
       }
       Wrapper w = wrapOuter(b, map, true);
       Builder& ib = w.inner ? *w.inner : b;
-      std::vector<size_t> carried(producerCarried_.begin(), producerCarried_.end());
-      Op* nl = makeLoop(ib, loop, carried, map, w.counter);
-      Builder lb(nl->region(0), loadLoc);
-      for (auto& op : body.ops())
-        if (producer_.count(op.get())) cloneOp(lb, *op, map);
-      Value* i = w.counter ? nl->region(0)->args().back().get() : iterationIndex(lb, nl->region(0)->arg(0), loop, map);
-      std::vector<Value*> putOps{aref, i};
-      for (Op* l : loads_) putOps.push_back(map.at(l->result()));
-      lb.create(OpKind::ArefPut, putOps, {});
-      std::vector<Value*> ys;
-      for (size_t k : carried) ys.push_back(mapped(map, yield->operand(k)));
-      if (w.counter) ys.push_back(lb.op1(OpKind::Add, {i, lb.constInt(1, i->type())}, i->type()));
-      lb.setLoc(yield->loc());
-      lb.create(OpKind::Yield, ys, {});
+      Op* nl = producerLoop(ib, loop, main_, aref, map, w.counter ? w.counter : firstCount(b));
       if (w.inner) finishOuter(w, map, nl, /*producer=*/true, loop);
+      // Later loops that load the same tiles continue the aref's sequence.
+      Value* count = follows_.empty() ? nullptr : nl->result(nl->numResults() - 1);
+      for (const Follow& fw : follows_) {
+        for (Op* op : fw.slice) cloneOp(b, *op, map);
+        Op* fl = producerLoop(b, fw.loop, fw.roles, aref, map, count);
+        count = fl->result(fl->numResults() - 1);
+      }
+      b.setLoc(loop->loc());
       b.create(OpKind::Yield, {}, {});
     }
     // ---- consumers: one, or two cooperative ones that each own one half of the rows
     std::vector<std::set<size_t>> groups;
     if (cooperative_) {
-      for (size_t k : consumerCarried_) groups.push_back({k});
+      for (size_t k : main_.consumerCarried) groups.push_back({k});
     } else {
-      groups.push_back(consumerCarried_);
+      groups.push_back(main_.consumerCarried);
     }
     for (size_t g = 0; g < groups.size(); ++g) {
       Op* cons = top.create(OpKind::WgRegion, {}, {},
@@ -366,32 +457,9 @@ class Specializer {
       }
       Wrapper w = wrapOuter(b, map, false);
       Builder& ib = w.inner ? *w.inner : b;
-      std::vector<size_t> carried(groups[g].begin(), groups[g].end());
-      Op* nl = makeLoop(ib, loop, carried, map, w.counter);
-      Builder lb(nl->region(0), loadLoc);
-      Value* i = w.counter ? nl->region(0)->args().back().get() : iterationIndex(lb, nl->region(0)->arg(0), loop, map);
-      Op* get = lb.create(OpKind::ArefGet, {aref, i}, payload);
-      for (size_t k = 0; k < loads_.size(); ++k) {
-        get->result(k)->nameHint = loads_[k]->result()->nameHint;
-        map[loads_[k]->result()] = get->result(k);
-      }
-      std::set<const Op*> mine = groupOps(body, groups[g]);
-      Location lastUse = loadLoc;  // the release sits after the payload's last use, and is located there
-      for (auto& op : body.ops())
-        if ((consumerOps_.count(op.get()) || shared_.count(op.get())) && mine.count(op.get())) {
-          for (Value* v : op->operands)
-            if (v->definingOp() && v->definingOp()->kind() == OpKind::DescLoad) lastUse = op->loc();
-          cloneOp(lb, *op, map);
-        }
-      lb.setLoc(lastUse);
-      lb.create(OpKind::ArefConsumed, {aref, i}, {});
-      std::vector<Value*> ys;
-      for (size_t k : carried) ys.push_back(mapped(map, yield->operand(k)));
-      if (w.counter) ys.push_back(lb.op1(OpKind::Add, {i, lb.constInt(1, i->type())}, i->type()));
-      lb.setLoc(yield->loc());
-      lb.create(OpKind::Yield, ys, {});
-      for (size_t n = 0; n < carried.size(); ++n) map[loop->result(carried[n])] = nl->result(n);
+      Op* nl = consumerLoop(ib, loop, main_, groups[g], aref, payload, map, w.counter ? w.counter : firstCount(b));
       if (w.inner) finishOuter(w, map, nl, /*producer=*/false, loop);
+      Value* count = follows_.empty() ? nullptr : nl->result(nl->numResults() - 1);
       auto release = [&](bool afterEpilogue) {
         for (Op* op : preloads)
           if (usedBy(op->result(), epilogue) == afterEpilogue) {
@@ -400,27 +468,40 @@ class Specializer {
           }
       };
       release(false);
-      for (Op* op : epilogue)
-        if (epilogueBelongs(*op, loop, groups[g], groups.size() == 1)) cloneOp(b, *op, map);
+      for (Op* op : epilogue) {
+        auto fw = std::find_if(follows_.begin(), follows_.end(), [&](const Follow& x) { return x.loop == op; });
+        if (fw != follows_.end()) {
+          Op* fl = consumerLoop(b, op, fw->roles, fw->roles.consumerCarried, aref, payload, map, count);
+          count = fl->result(fl->numResults() - 1);
+        } else if (epilogueBelongs(*op, loop, groups[g], groups.size() == 1)) {
+          cloneOp(b, *op, map);
+        }
+      }
       release(true);
       b.setLoc(loop->loc());
       b.create(OpKind::Yield, {}, {});
     }
     say("@" + f_.name + ": specialized the loop at " + loop->loc().str() + " (depth " + std::to_string(opt_.depth) + ", " +
         (cooperative_ ? "two cooperative consumers, one per half of the rows)" : "one consumer)"));
-    for (Op* l : loads_) say("  producer: " + at(*l) + " (a block load: seeds the producer)");
+    for (Op* l : main_.loads) say("  producer: " + at(*l) + " (a block load: seeds the producer)");
     for (auto& op : body.ops())
-      if (producer_.count(op.get()) && op->kind() != OpKind::DescLoad)
-        say("  producer: " + at(*op) + (shared_.count(op.get()) ? " (address arithmetic, also computed by the consumer)"
+      if (main_.producer.count(op.get()) && op->kind() != OpKind::DescLoad)
+        say("  producer: " + at(*op) + (main_.shared.count(op.get()) ? " (address arithmetic, also computed by the consumer)"
                                                                   : " (address arithmetic of the loads)"));
     for (auto& op : body.ops())
-      if (consumerOps_.count(op.get())) say("  consumer: " + at(*op) + " (uses loaded tiles or loop-carried results)");
+      if (main_.consumerOps.count(op.get())) say("  consumer: " + at(*op) + " (uses loaded tiles or loop-carried results)");
     for (Op* op : prologueImpure)
       say(preArefs.count(op) ? "  producer: " + at(*op) + " (a block load before the loop: loaded once, handed over through %" +
                                    preArefs.at(op)->nameHint + " of depth 1)"
                              : "  consumer: " + at(*op) + " (before the loop, done by the consumer itself)");
-    for (Op* op : epilogue) say("  consumer: " + at(*op) + " (after the loop: the epilogue)");
-    say("  aref: " + std::to_string(loads_.size()) + " tile(s) per slot cross from producer to consumer");
+    for (Op* op : epilogue) {
+      bool follow = std::any_of(follows_.begin(), follows_.end(), [&](const Follow& fw) { return fw.loop == op; });
+      say(follow ? "  producer and consumer: " + at(*op) +
+                       " (a later loop loading the same tiles: the producer streams them through the same aref, the index carrying on)"
+                 : "  consumer: " + at(*op) + " (after the loop: the epilogue)");
+    }
+    if (!followWhy_.empty()) say(followWhy_);
+    say("  aref: " + std::to_string(main_.loads.size()) + " tile(s) per slot cross from producer to consumer");
 
     // Remove the original loop, epilogue and moved prologue ops (users first).
     for (auto it = epilogue.rbegin(); it != epilogue.rend(); ++it) f_.body.erase(*it);
@@ -643,6 +724,67 @@ class Specializer {
     return nl;
   }
 
+  // The aref index of the main loop when later loops continue its sequence: a counter from 0
+  // (otherwise the iteration number, and no counter).
+  Value* firstCount(Builder& b) { return follows_.empty() ? nullptr : b.constInt(0, Type::scalarOf(Scalar::I32)); }
+
+  // The producer's copy of a loop: its control, the loads and their address slice, and the put of
+  // the loaded tiles at the aref index: the iteration number, or `counter` carried through it.
+  Op* producerLoop(Builder& b, Op* loop, const Roles& r, Value* aref, ValueMap& map, Value* counter) {
+    Block& body = *loop->region(0);
+    Op* yield = body.terminator();
+    std::vector<size_t> carried(r.producerCarried.begin(), r.producerCarried.end());
+    Op* nl = makeLoop(b, loop, carried, map, counter);
+    Builder lb(nl->region(0), r.loads.front()->loc());
+    for (auto& op : body.ops())
+      if (r.producer.count(op.get())) cloneOp(lb, *op, map);
+    Value* i = counter ? nl->region(0)->args().back().get() : iterationIndex(lb, nl->region(0)->arg(0), loop, map);
+    std::vector<Value*> putOps{aref, i};
+    for (Op* l : r.loads) putOps.push_back(map.at(l->result()));
+    lb.create(OpKind::ArefPut, putOps, {});
+    std::vector<Value*> ys;
+    for (size_t k : carried) ys.push_back(mapped(map, yield->operand(k)));
+    if (counter) ys.push_back(lb.op1(OpKind::Add, {i, lb.constInt(1, i->type())}, i->type()));
+    lb.setLoc(yield->loc());
+    lb.create(OpKind::Yield, ys, {});
+    return nl;
+  }
+
+  // A consumer's copy of a loop carrying `group` (all of the consumer's carried values, or one
+  // cooperative half's): it gets the slot at the aref index, runs its ops on the tiles, and
+  // releases the slot after their last use. The loop's results map to the copy's.
+  Op* consumerLoop(Builder& b, Op* loop, const Roles& r, const std::set<size_t>& group, Value* aref,
+                   const std::vector<Type>& payload, ValueMap& map, Value* counter) {
+    Block& body = *loop->region(0);
+    Op* yield = body.terminator();
+    std::vector<size_t> carried(group.begin(), group.end());
+    Op* nl = makeLoop(b, loop, carried, map, counter);
+    Builder lb(nl->region(0), r.loads.front()->loc());
+    Value* i = counter ? nl->region(0)->args().back().get() : iterationIndex(lb, nl->region(0)->arg(0), loop, map);
+    Op* get = lb.create(OpKind::ArefGet, {aref, i}, payload);
+    for (size_t k = 0; k < r.loads.size(); ++k) {
+      get->result(k)->nameHint = r.loads[k]->result()->nameHint;
+      map[r.loads[k]->result()] = get->result(k);
+    }
+    std::set<const Op*> mine = groupOps(body, group);
+    Location lastUse = r.loads.front()->loc();  // the release sits after the payload's last use, and is located there
+    for (auto& op : body.ops())
+      if ((r.consumerOps.count(op.get()) || r.shared.count(op.get())) && mine.count(op.get())) {
+        for (Value* v : op->operands)
+          if (v->definingOp() && v->definingOp()->kind() == OpKind::DescLoad) lastUse = op->loc();
+        cloneOp(lb, *op, map);
+      }
+    lb.setLoc(lastUse);
+    lb.create(OpKind::ArefConsumed, {aref, i}, {});
+    std::vector<Value*> ys;
+    for (size_t k : carried) ys.push_back(mapped(map, yield->operand(k)));
+    if (counter) ys.push_back(lb.op1(OpKind::Add, {i, lb.constInt(1, i->type())}, i->type()));
+    lb.setLoc(yield->loc());
+    lb.create(OpKind::Yield, ys, {});
+    for (size_t n = 0; n < carried.size(); ++n) map[loop->result(carried[n])] = nl->result(n);
+    return nl;
+  }
+
   // A copy of the loop control carrying the given loop-carried values.
   Op* makeLoop(Builder& b, Op* loop, const std::vector<size_t>& carried, ValueMap& map, Value* counter = nullptr) {
     std::vector<Value*> ops{mapped(map, loop->operand(0)), mapped(map, loop->operand(1)), mapped(map, loop->operand(2))};
@@ -720,9 +862,9 @@ class Specializer {
 
   Func& f_;
   const PassOptions& opt_;
-  std::vector<Op*> loads_;
-  std::set<Op*> producer_, consumerOps_, shared_;
-  std::set<size_t> producerCarried_, consumerCarried_;
+  Roles main_;  // the main loop's roles
+  std::vector<Follow> follows_;
+  std::string followWhy_;  // why a later loop that loads keeps its loads in the consumer
   bool afterLoop_ = false;
   bool cooperative_ = false;
   Op* outer_ = nullptr;                 // the tile loop of a persistent kernel

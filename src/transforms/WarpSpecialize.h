@@ -12,7 +12,11 @@
 //     or pure top-level values (attention's Q) is issued once by the producer, before its loop, and
 //     handed over through an aref of its own of depth 1, index 0: the consumer gets it where the
 //     load stood and releases it after its last use. Other side effects before the loop, loads in
-//     a persistent kernel's tile loop and everything after the loop (stores) go to the consumer.
+//     a persistent kernel's tile loop and everything after the loop (stores) go to the consumer,
+//     except later top-level loops that load tiles of the main loop's types (attention's causal
+//     diagonal stage; not in persistent or GEMM-cooperative kernels): the producer streams their
+//     tiles through the same aref, every loop then numbering its slots with one counter carried
+//     from loop to loop (the producer also copies the pure ops between the loops that it needs).
 //     Every op keeps the location of the op it came from. A function without a suitable loop is
 //     left unchanged, and `explain` says why.
 //   runs: after canonicalize; before pipeline and lower-aref.
