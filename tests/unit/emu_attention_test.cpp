@@ -3,7 +3,8 @@
 // wgmma from shared memory, the online softmax on the accumulator fragments (quad shuffles, exp2),
 // and PV with wgmma taking P from registers). Fresh random Q, K, V; the reference is a naive softmax
 // in double. Sequences of 256 keys with 64-key blocks and D = 2 wrap every ring twice. A mutation of
-// the A-from-registers fragment order must give wrong numbers.
+// the A-from-registers fragment order must give wrong numbers; so must a ping-pong without its
+// first turn deadlock.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -33,7 +34,7 @@ struct Attn {
 constexpr int kZ = 1, kH = 2, kS = 256;
 constexpr double kScale = 0.0883883;
 
-cuda::EmitResult emitAttention(const Attn& a) {
+cuda::EmitResult emitAttention(const Attn& a, bool pingPong = true) {
   std::string spec = "Q:*fp16[R,D], K:*fp16[R,D], V:*fp16[R,D], Out:*fp16[R,D], sm_scale:fp32=0.125, Z:i32=" + std::to_string(kZ) +
                      ", H:i32=" + std::to_string(kH) + ", R=" + std::to_string(kZ * kH * kS) + ", D=" + std::to_string(a.dim) +
                      ", N_CTX=" + std::to_string(kS) + ", HEAD_DIM=" + std::to_string(a.dim) + ", BLOCK_M=" + std::to_string(a.blockM) +
@@ -43,7 +44,8 @@ cuda::EmitResult emitAttention(const Attn& a) {
   ws.consumers = a.consumers;
   auto nv = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/examples/attention.py", "attn_fwd", driver::parseSpec(spec), ws, "nv");
   cuda::EmitOptions o;
-  o.kernelName = a.name();
+  o.kernelName = a.name() + (pingPong ? "" : "_nopp");
+  o.pingPong = pingPong;
   return cuda::emitCudaKernel(*nv.module, *nv.kernel, o);
 }
 
@@ -102,11 +104,11 @@ int64_t mismatches(const AttnRun& r, std::string* first) {
 
 uint64_t freshSeed() { return std::random_device{}(); }
 
-void expectCorrect(const Attn& a) {
-  SCOPED_TRACE(a.name());
+void expectCorrect(const Attn& a, bool pingPong = true) {
+  SCOPED_TRACE(a.name() + (pingPong ? "" : " without ping-pong"));
   uint64_t seed = freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  auto er = emitAttention(a);
+  auto er = emitAttention(a, pingPong);
   // The FlashAttention-3 structure is in the text: P feeds wgmma from registers, rows reduce by shuffles.
   EXPECT_NE(er.source.find("tawa::wgmma_mma_async_rs_m64n" + std::to_string(a.dim) + "k16_f32_f16<1>"), std::string::npos);
   EXPECT_NE(er.source.find("tawa::shfl_xor(x, 2)"), std::string::npos);
@@ -122,6 +124,13 @@ void expectCorrect(const Attn& a) {
   for (int h = 0; h < a.consumers; ++h)
     EXPECT_NE(er.source.find("(ring" + std::to_string(h) + "_0 + slot"), std::string::npos) << h;
   EXPECT_EQ(er.source.find("q_buf"), std::string::npos);
+  // Two cooperative consumers take turns issuing their MMAs (named barriers 3 and 4; consumer 1
+  // gives consumer 0 the first turn); one consumer has nobody to take turns with.
+  bool turns = a.consumers == 2 && pingPong;
+  EXPECT_EQ(er.source.find("tawa::bar_sync(3, 256);  // ping-pong") != std::string::npos, turns);
+  EXPECT_EQ(er.source.find("tawa::bar_arrive(4, 256);  // ping-pong") != std::string::npos, turns);
+  EXPECT_EQ(er.source.find("tawa::bar_sync(4, 256);  // ping-pong") != std::string::npos, turns);
+  EXPECT_EQ(er.source.find("tawa::bar_arrive(3, 256);  // ping-pong: consumer 0 takes the first turn") != std::string::npos, turns);
   AttnRun r = runAttention(er, a, seed);
   std::string first;
   EXPECT_EQ(mismatches(r, &first), 0) << first;
@@ -141,6 +150,28 @@ TEST(EmuAttention, Dim128CooperativeCausal) {
   expectCorrect(a);
 }
 TEST(EmuAttention, Dim64CooperativeBlock128) { expectCorrect({64, 128, 64, 3, false, 2}); }
+TEST(EmuAttention, Dim64CooperativeCausalWithoutPingPong) { expectCorrect({64, 128, 64, 2, true, 2}, /*pingPong=*/false); }
+
+TEST(EmuAttentionMutation, PingPongWithoutTheFirstTurn) {
+  // If consumer 1 does not give consumer 0 the first turn, each waits for the other: the emulator
+  // must report the deadlock at the named barrier, not hang or pass.
+  Attn a{64, 128, 64, 2, false, 2};
+  auto er = emitAttention(a);
+  const std::string first = "tawa::bar_arrive(3, 256);  // ping-pong: consumer 0 takes the first turn";
+  size_t p = er.source.find(first);
+  ASSERT_NE(p, std::string::npos);
+  er.source.erase(p, first.size());
+  std::string name = er.kernelName + "_noturn";
+  for (size_t q = 0; (q = er.source.find(er.kernelName + "(", q)) != std::string::npos; q += name.size())
+    er.source.replace(q, er.kernelName.size(), name);
+  er.kernelName = name;
+  try {
+    runAttention(er, a, freshSeed());
+    FAIL() << "expected the emulator to report a deadlock";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("named barrier 3"), std::string::npos) << e.what();
+  }
+}
 
 TEST(EmuAttentionMutation, SwappedAFragmentRegisters) {
   // The A-from-registers operand of PV takes the fragment registers 8kk..8kk+7 in order; swapping the

@@ -81,9 +81,10 @@ struct WsFlags {
   bool profile = false;  // compile --target, run --backend cuda|emu: instrument the CUDA kernel
   int profileCapacity = 256;
   std::string profileTrace;
+  bool noPingPong = false;  // compile --target, run --backend cuda|emu
 };
 
-void addProfileFlags(CLI::App* c, WsFlags& w, bool trace) {
+void addCudaFlags(CLI::App* c, WsFlags& w, bool trace) {
   c->add_flag("--profile", w.profile,
               "instrument the CUDA kernel: the elected thread of each warp group records tawa's scopes (waits, TMA, MMA, "
               "softmax, epilogue) with clock64 into a shared-memory ring, copied to a global buffer at the end");
@@ -91,6 +92,9 @@ void addProfileFlags(CLI::App* c, WsFlags& w, bool trace) {
       ->default_val(256)
       ->check(CLI::Range(1, 65536));
   if (trace) c->add_option("--profile-trace", w.profileTrace, "with --profile: the Chrome trace file (default: KERNEL.trace.json)");
+  c->add_flag("--no-ping-pong", w.noPingPong,
+              "attention with two cooperative consumers: do not make them take turns issuing their MMAs (FlashAttention-3's "
+              "inter-warpgroup ping-pong, on by default)");
 }
 
 Location flagLoc(const std::string& f) { return Location::at(std::make_shared<const std::string>(f), 0, 0); }
@@ -148,7 +152,7 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
     cuda::GpuRunOptions g;
     g.file = o.file, g.kernel = o.kernel, g.spec = o.spec, g.grid = grid, g.loads = loads, g.save = save, g.seed = seed;
     g.ws = w.opt, g.reps = reps, g.warmup = warmup, g.check = checkMode, g.threads = threads;
-    g.profile = w.profile, g.profileCapacity = w.profileCapacity, g.profileTrace = w.profileTrace;
+    g.profile = w.profile, g.profileCapacity = w.profileCapacity, g.profileTrace = w.profileTrace, g.pingPong = !w.noPingPong;
     if (w.explain) g.ws.explain = &std::cerr;
     return cuda::runOnGpu(g, std::cout);
   }
@@ -156,7 +160,7 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
     cuda::GpuRunOptions g;
     g.file = o.file, g.kernel = o.kernel, g.spec = o.spec, g.grid = grid, g.loads = loads, g.save = save, g.seed = seed;
     g.ws = w.opt, g.check = checkMode, g.threads = threads;
-    g.profile = w.profile, g.profileCapacity = w.profileCapacity, g.profileTrace = w.profileTrace;
+    g.profile = w.profile, g.profileCapacity = w.profileCapacity, g.profileTrace = w.profileTrace, g.pingPong = !w.noPingPong;
     if (w.explain) g.ws.explain = &std::cerr;
     return emu::runOnEmu(g, std::cout);
   }
@@ -166,6 +170,9 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
   if (w.profile)
     throw UserError(flagLoc("--profile"), "--profile instruments the CUDA kernel, which the executor does not run",
                     "use --backend emu or cuda, or tawa profile --backend exec");
+  if (w.noPingPong)
+    throw UserError(flagLoc("--no-ping-pong"), "--no-ping-pong changes the CUDA kernel, which the executor does not run",
+                    "use --backend emu or cuda");
   driver::Spec spec = driver::parseSpec(o.spec);
   auto lk = driver::loadKernel(o.file, o.kernel, spec);
   transforms::PassManager pm;
@@ -206,9 +213,11 @@ int cmdCompile(const Common& o, WsFlags& w, const std::string& emit, const std::
     cuda::EmitOptions eo;
     eo.profile = w.profile;
     eo.profileCapacity = w.profileCapacity;
+    eo.pingPong = !w.noPingPong;
     return cuda::compileForTarget(lk, target, emit, out, resourceUsage, eo);
   }
   if (w.profile) throw UserError(flagLoc("--profile"), "--profile instruments CUDA code", "add --target sm_90a");
+  if (w.noPingPong) throw UserError(flagLoc("--no-ping-pong"), "--no-ping-pong changes CUDA code", "add --target sm_90a");
   if (emit != "ws" && emit != "nv")
     throw UserError(Location::at(std::make_shared<const std::string>("--emit"), 0, 0), "unknown stage '" + emit + "'",
                     "stages: ws (after warp specialization), nv (after lowering the arefs)");
@@ -278,7 +287,7 @@ int main(int argc, char** argv) {
                   "default: cuda when a GPU is present, else exec");
   WsFlags runWs;
   addWsFlags(run, runWs);
-  addProfileFlags(run, runWs, true);
+  addCudaFlags(run, runWs, true);
   int reps = 20, warmup = 3;
   std::string checkMode = "exec";
   run->add_option("--reps", reps, "cuda: timed launches (the median is reported)")->default_val(20)->check(CLI::Range(1, 100000));
@@ -294,7 +303,7 @@ int main(int argc, char** argv) {
   auto* compile = app.add_subcommand("compile", "warp-specialize a kernel and print the IR after a stage");
   addCommon(compile, compileCommon);
   addWsFlags(compile, compileWs);
-  addProfileFlags(compile, compileWs, false);
+  addCudaFlags(compile, compileWs, false);
   compile->add_option("--emit", emit,
                       "ws: after warp specialization (arefs); nv: after lowering (mbarriers, TMA, wgmma); with --target: "
                       "cuda, ptx or cubin")

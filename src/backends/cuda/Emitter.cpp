@@ -812,6 +812,13 @@ class Emitter {
     }
   }
 
+  // Whether a consumer region has a ping-pong loop (its region index is set while emitting it).
+  bool usesPingPong(const Op& region) {
+    bool any = false;
+    walk(*region.region(0), [&](const Op* o) { any = any || (o->kind() == OpKind::For && pingPong(*o)); });
+    return any;
+  }
+
   void emitRoles() {
     line("const int wg = tawa::warpgroup_idx();");
     for (size_t w = 0; w < regions_.size(); ++w) {
@@ -830,6 +837,8 @@ class Emitter {
       for (; it != b.ops().end() && (*it)->kind() == OpKind::SetMaxNReg; ++it) emitOp(**it);
       for (const Op* op : privateOrder_)
         if (privates_.at(op).region == static_cast<int>(w)) line("uint32_t " + privates_.at(op).phase + " = 0;");
+      if (w == 2 && usesPingPong(r))
+        line("tawa::bar_arrive(" + std::to_string(kPingPongBar) + ", 256);  // ping-pong: consumer 0 takes the first turn");
       if (producer) {
         line("if (tawa::warp_idx_in_warpgroup() == 0 && tawa::elect_one_sync()) {");
         ++indent_;
@@ -1150,7 +1159,29 @@ class Emitter {
       for (const auto& o : body.ops()) mma = mma || o->kind() == OpKind::Wgmma || o->kind() == OpKind::Dot;
       profLoopMma_.push_back(mma);
     }
-    emitBlock(body);
+    if (pingPong(op)) {
+      // Two cooperative consumers take turns issuing their MMAs (FlashAttention-3's inter-warpgroup
+      // ping-pong): each waits for its turn before QK^T and hands the turn over after issuing PV, so
+      // that one's softmax runs while the other's MMAs use the tensor cores.
+      const int own = kPingPongBar + region_ - 1, other = kPingPongBar + 2 - region_;
+      accumulators_.emplace_back();
+      bool turn = false;
+      for (const auto& o : body.ops()) {
+        if (o->kind() == OpKind::Yield) continue;
+        if (!turn && o->kind() == OpKind::Dot) {
+          line("tawa::bar_sync(" + std::to_string(own) + ", 256);  // ping-pong: this warp group's turn to issue its MMAs");
+          turn = true;
+        }
+        emitOp(*o);
+        if (turn && o->kind() == OpKind::If && containsDot(*o)) {
+          line("tawa::bar_arrive(" + std::to_string(other) + ", 256);  // ping-pong: the other warp group's turn");
+          turn = false;
+        }
+      }
+      accumulators_.pop_back();
+    } else {
+      emitBlock(body);
+    }
     const Op* y = body.terminator();
     if (y) {
       waitAll(*y);  // the next iteration starts with nothing in flight
@@ -1190,6 +1221,27 @@ class Emitter {
     }
     --indent_;
     line("}");
+  }
+
+  // Named barriers 3 and 4: the turns of two cooperative consumers in attention's loops (1 and 2
+  // are the consumers' epilogue barriers).
+  static constexpr int kPingPongBar = 3;
+  // An attention loop (PV overlapped) in one of exactly two consumer warp groups, whose QK^T and
+  // PV MMAs are issued at its top level: the consumers take turns (see emitFor).
+  bool pingPong(const Op& loop) const {
+    if (!opt_.pingPong || single_ || region_ < 1 || regions_.size() != 3 || !loop.hasAttr("pv_overlap")) return false;
+    bool dot = false, pv = false;
+    for (const auto& o : loop.region(0)->ops()) {
+      dot = dot || o->kind() == OpKind::Dot;
+      pv = pv || (dot && o->kind() == OpKind::If && containsDot(*o));
+    }
+    return pv;
+  }
+  static bool containsDot(const Op& op) {
+    bool dot = false;
+    for (const auto& r : op.regions())
+      walk(*r, [&](const Op* o) { dot = dot || o->kind() == OpKind::Dot; });
+    return dot;
   }
 
   void emitIf(const Op& op) {

@@ -49,6 +49,7 @@ struct EmitOptions {
   bool includeHeader = true;    // start with #include "primitives.cuh" (off: to concatenate kernels)
   bool profile = false;         // record per-warp-group scopes (see above)
   int profileCapacity = 256;    // events per warp group in the shared-memory ring (older ones are lost)
+  bool pingPong = true;         // two cooperative attention consumers take turns issuing their MMAs
 };
 
 // A host-side value the launch must supply: an IR function argument, a constant, or the sum,

@@ -231,6 +231,7 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   EmitOptions eo;
   eo.profile = o.profile;
   eo.profileCapacity = o.profileCapacity;
+  eo.pingPong = o.pingPong;
   EmitResult er = emitCudaKernel(*nv.module, *nv.kernel, eo);
   CompiledModule cm = compile(er.source);
   double compileS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

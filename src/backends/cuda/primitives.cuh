@@ -352,6 +352,9 @@ template <int N>
 TAWA_DEVICE void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N)); }
 // bar.sync id, count: named barrier over `count` threads (a multiple of 32); id 0 is __syncthreads.
 TAWA_DEVICE void bar_sync(int id, int count) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory"); }
+// bar.arrive id, count: counts the calling threads towards named barrier `id` of `count` threads
+// without waiting for it (the producer side of a bar.sync elsewhere).
+TAWA_DEVICE void bar_arrive(int id, int count) { asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory"); }
 // The block-wide barrier (bar.sync 0).
 TAWA_DEVICE void syncthreads() { __syncthreads(); }
 // elect.sync: true in exactly one active lane of the warp (all lanes must execute it).

@@ -1184,28 +1184,41 @@ inline void setmaxnreg_dec(TAWA_EMU_LOC) {
   emu::setmaxnreg(N, false, TAWA_EMU_AT);
 }
 
-inline void bar_sync(int id, int count, TAWA_EMU_LOC) {
-  emu::Runtime& r = emu::rt();
-  if (id < 0 || id > 15) emu::fail("bar.sync with barrier id " + std::to_string(id) + " outside [0, 15]", TAWA_EMU_AT);
+namespace emu {
+// One thread's arrival at named barrier `id` of `count` threads (bar.sync or bar.arrive); true when
+// it completes the barrier's current generation, which then releases its waiting threads.
+inline bool namedArrive(const char* what, int id, int count, const char* tawa_file, int tawa_line) {
+  Runtime& r = rt();
+  if (id < 0 || id > 15) fail(std::string(what) + " with barrier id " + std::to_string(id) + " outside [0, 15]", TAWA_EMU_AT);
   if (count <= 0 || count % 32 || count > r.threads)
-    emu::fail("bar.sync with thread count " + std::to_string(count) + " (must be a positive multiple of 32, at most the block's " +
-                  std::to_string(r.threads) + ")",
-              TAWA_EMU_AT);
-  emu::NamedBar& b = r.bars[id];
+    fail(std::string(what) + " with thread count " + std::to_string(count) + " (must be a positive multiple of 32, at most the block's " +
+             std::to_string(r.threads) + ")",
+         TAWA_EMU_AT);
+  NamedBar& b = r.bars[id];
   if (b.arrived == 0) b.maxAt = 0;
-  b.maxAt = std::max(b.maxAt, emu::wgClock());
+  b.maxAt = std::max(b.maxAt, wgClock());
   if (b.arrived == 0) b.count = count;
   else if (b.count != count)
-    emu::fail("bar.sync " + std::to_string(id) + " with thread count " + std::to_string(count) + " while other threads use " +
-                  std::to_string(b.count),
-              TAWA_EMU_AT);
-  if (++b.arrived == b.count) {
-    b.arrived = 0;
-    b.gen++;
-    b.releaseAt = b.maxAt;
-    emu::advanceTo(b.releaseAt);
+    fail(std::string(what) + " " + std::to_string(id) + " with thread count " + std::to_string(count) + " while other threads use " +
+             std::to_string(b.count),
+         TAWA_EMU_AT);
+  if (++b.arrived < b.count) return false;
+  b.arrived = 0;
+  b.gen++;
+  b.releaseAt = b.maxAt;
+  return true;
+}
+}  // namespace emu
+
+// bar.arrive: counts this thread towards the barrier's `count` without waiting for the others.
+inline void bar_arrive(int id, int count, TAWA_EMU_LOC) { emu::namedArrive("bar.arrive", id, count, TAWA_EMU_AT); }
+inline void bar_sync(int id, int count, TAWA_EMU_LOC) {
+  emu::Runtime& r = emu::rt();
+  if (emu::namedArrive("bar.sync", id, count, TAWA_EMU_AT)) {
+    emu::advanceTo(r.bars[id].releaseAt);
     return;
   }
+  emu::NamedBar& b = r.bars[id];
   emu::Wait w;
   w.kind = emu::WaitKind::NamedBar;
   w.id = id;

@@ -297,6 +297,7 @@ int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
   cuda::EmitOptions emitOpt;
   emitOpt.profile = o.profile;
   emitOpt.profileCapacity = o.profileCapacity;
+  emitOpt.pingPong = o.pingPong;
   cuda::EmitResult er = cuda::emitCudaKernel(*nv.module, *nv.kernel, emitOpt);
   auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed);
   for (const auto& l : o.loads) {
