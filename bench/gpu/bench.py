@@ -75,10 +75,13 @@ def gemm_fp8_spec(m, n, k):
 TAWA_FP8 = [("tawa fp8 128x256x128 coop D3", "gen:gemm_fp8_128x256x128.tir", ["--consumers", "2", "--depth", "3", "--mma-depth", "1"],
              128, 256)]
 
-# tawa attention variants of examples/attention.py: (label, BLOCK_M, consumer warp groups). 64-key
-# blocks when causal (the diagonal stage needs BLOCK_M % BLOCK_N == 0), 128 otherwise; D = 2. The
-# 128-row form is FlashAttention-3's: two cooperative consumers of 64 rows each (split-consumers).
-TAWA_ATTN = [("tawa 64-row", 64, 1), ("tawa 128-row coop", 128, 2)]
+# tawa attention variants of examples/attention.py: (label, BLOCK_M, consumer warp groups, extra
+# flags). 64-key blocks when causal (the diagonal stage needs BLOCK_M % BLOCK_N == 0), 128 otherwise;
+# D = 2. The 128-row form is FlashAttention-3's: two cooperative consumers of 64 rows each
+# (split-consumers) taking turns issuing their MMAs (ping-pong); the last variant turns that off, to
+# measure what the ping-pong is worth.
+TAWA_ATTN = [("tawa 64-row", 64, 1, []), ("tawa 128-row coop", 128, 2, []),
+             ("tawa 128-row coop no-ping-pong", 128, 2, ["--no-ping-pong"])]
 
 
 def attn_spec(b, h, s, d, causal, bm):
@@ -217,11 +220,11 @@ def main():
             if res.get("check") != "ok":
                 fail(log, f"{label}: the executor check did not run")
             log(f"ok: {label} matches the CPU executor at {m}x{n}x{k} (seed {seed})")
-    for label, bm, cons in TAWA_ATTN:
+    for label, bm, cons, extra in TAWA_ATTN:
         for causal in (False, True):
             res, out = run_tawa(log, bundle, ["run", os.path.join(bundle, "examples/attention.py"), "--kernel", "attn_fwd", "--backend",
                                               "cuda", "--spec", attn_spec(1, 2, 512, 128, causal, bm), "--grid", f"512 // {bm}, 2",
-                                              "--seed", str(seed), "--reps", "3", "--depth", "2", "--consumers", str(cons)],
+                                              "--seed", str(seed), "--reps", "3", "--depth", "2", "--consumers", str(cons)] + extra,
                                 f"{label} attention causal={causal} vs the executor")
             if res.get("check") != "ok":
                 fail(log, f"{label} attention: the executor check did not run")
@@ -302,13 +305,13 @@ def main():
                 paths[name] = os.path.join(work, f"{name}.npy")
                 np.save(paths[name], t.reshape(B * H * s, D).cpu().numpy())
             best_attn = None
-            for label, bm, cons in TAWA_ATTN:
+            for label, bm, cons, extra in TAWA_ATTN:
                 sd = os.path.join(work, "tawa_attn")
                 res, _ = run_tawa(log, bundle, ["run", os.path.join(bundle, "examples/attention.py"), "--kernel", "attn_fwd",
                                                 "--backend", "cuda", "--spec", attn_spec(B, H, s, D, causal, bm),
                                                 "--grid", f"{s} // {bm}, {B * H}", "--load", f"Q={paths['Q']}", "--load",
                                                 f"K={paths['K']}", "--load", f"V={paths['V']}", "--check", "none", "--save", sd,
-                                                "--reps", "10", "--depth", "2", "--consumers", str(cons)],
+                                                "--reps", "10", "--depth", "2", "--consumers", str(cons)] + extra,
                                   f"{label} attention S={s} causal={causal}")
                 o = torch.from_numpy(np.load(os.path.join(sd, "Out.npy"))).to("cuda").reshape(B, H, s, D)
                 err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
