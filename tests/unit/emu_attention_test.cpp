@@ -136,6 +136,25 @@ void expectCorrect(const Attn& a, bool pingPong = true) {
   EXPECT_EQ(mismatches(r, &first), 0) << first;
 }
 
+// A mutated kernel gets a name of its own (the emulator's build cache is keyed by the text anyway;
+// the name keeps the runs apart in diagnostics).
+void renameKernel(cuda::EmitResult& er, const std::string& suffix) {
+  std::string name = er.kernelName + suffix;
+  for (size_t q = 0; (q = er.source.find(er.kernelName + "(", q)) != std::string::npos; q += name.size())
+    er.source.replace(q, er.kernelName.size(), name);
+  er.kernelName = name;
+}
+
+// Runs a mutated kernel that must stop the emulator with a diagnostic containing `want`.
+void expectEmulatorStops(const cuda::EmitResult& er, const Attn& a, const std::string& want) {
+  try {
+    runAttention(er, a, freshSeed());
+    ADD_FAILURE() << "expected the emulator to stop with: " << want;
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 
 TEST(EmuAttention, Dim64NonCausal) { expectCorrect({64, 64, 64, 2, false}); }
@@ -161,16 +180,8 @@ TEST(EmuAttentionMutation, PingPongWithoutTheFirstTurn) {
   size_t p = er.source.find(first);
   ASSERT_NE(p, std::string::npos);
   er.source.erase(p, first.size());
-  std::string name = er.kernelName + "_noturn";
-  for (size_t q = 0; (q = er.source.find(er.kernelName + "(", q)) != std::string::npos; q += name.size())
-    er.source.replace(q, er.kernelName.size(), name);
-  er.kernelName = name;
-  try {
-    runAttention(er, a, freshSeed());
-    FAIL() << "expected the emulator to report a deadlock";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("named barrier 3"), std::string::npos) << e.what();
-  }
+  renameKernel(er, "_noturn");
+  expectEmulatorStops(er, a, "named barrier 3");
 }
 
 TEST(EmuAttentionMutation, SwappedAFragmentRegisters) {
@@ -182,10 +193,7 @@ TEST(EmuAttentionMutation, SwappedAFragmentRegisters) {
   size_t p = er.source.find(from);
   ASSERT_NE(p, std::string::npos) << er.source;
   er.source.replace(p, from.size(), "tawa::pack_pair(p_prev[0][2], p_prev[0][3]), tawa::pack_pair(p_prev[0][0], p_prev[0][1])");
-  std::string name = er.kernelName + "_swapped";
-  for (size_t q = 0; (q = er.source.find(er.kernelName + "(", q)) != std::string::npos; q += name.size())
-    er.source.replace(q, er.kernelName.size(), name);
-  er.kernelName = name;
+  renameKernel(er, "_swapped");
   AttnRun r = runAttention(er, a, freshSeed());
   EXPECT_GT(mismatches(r, nullptr), 0);
 }
@@ -200,10 +208,7 @@ TEST(EmuAttentionMutation, ScoresReadBeforeTheirWait) {
   size_t p = er.source.find(wait);
   ASSERT_NE(p, std::string::npos);
   er.source.erase(p, wait.size());
-  std::string name = er.kernelName + "_nowait";
-  for (size_t q = 0; (q = er.source.find(er.kernelName + "(", q)) != std::string::npos; q += name.size())
-    er.source.replace(q, er.kernelName.size(), name);
-  er.kernelName = name;
+  renameKernel(er, "_nowait");
   try {
     runAttention(er, a, freshSeed());
     FAIL() << "expected the emulator to stop";
