@@ -136,13 +136,18 @@ void expectCorrect(const Attn& a, bool pingPong = true) {
   EXPECT_EQ(mismatches(r, &first), 0) << first;
 }
 
-// A mutated kernel gets a name of its own (the emulator's build cache is keyed by the text anyway;
-// the name keeps the runs apart in diagnostics).
-void renameKernel(cuda::EmitResult& er, const std::string& suffix) {
+// A mutation: the first `from` in the emitted text becomes `to`, and the kernel gets a name of its
+// own (the emulator's build cache is keyed by the text anyway; the name keeps runs apart in
+// diagnostics). False when the text has no `from`.
+bool mutate(cuda::EmitResult& er, const std::string& from, const std::string& to, const std::string& suffix) {
+  size_t p = er.source.find(from);
+  if (p == std::string::npos) return false;
+  er.source.replace(p, from.size(), to);
   std::string name = er.kernelName + suffix;
   for (size_t q = 0; (q = er.source.find(er.kernelName + "(", q)) != std::string::npos; q += name.size())
     er.source.replace(q, er.kernelName.size(), name);
   er.kernelName = name;
+  return true;
 }
 
 // Runs a mutated kernel that must stop the emulator with a diagnostic containing `want`.
@@ -176,11 +181,7 @@ TEST(EmuAttentionMutation, PingPongWithoutTheFirstTurn) {
   // must report the deadlock at the named barrier, not hang or pass.
   Attn a{64, 128, 64, 2, false, 2};
   auto er = emitAttention(a);
-  const std::string first = "tawa::bar_arrive(3, 256);  // ping-pong: consumer 0 takes the first turn";
-  size_t p = er.source.find(first);
-  ASSERT_NE(p, std::string::npos);
-  er.source.erase(p, first.size());
-  renameKernel(er, "_noturn");
+  ASSERT_TRUE(mutate(er, "tawa::bar_arrive(3, 256);  // ping-pong: consumer 0 takes the first turn", "", "_noturn"));
   expectEmulatorStops(er, a, "named barrier 3");
 }
 
@@ -189,11 +190,9 @@ TEST(EmuAttentionMutation, SwappedAFragmentRegisters) {
   // first two packed registers (rows r and r+8) must give wrong numbers, not a pass.
   Attn a{64, 64, 64, 2, false};
   auto er = emitAttention(a);
-  const std::string from = "tawa::pack_pair(p_prev[0][0], p_prev[0][1]), tawa::pack_pair(p_prev[0][2], p_prev[0][3])";
-  size_t p = er.source.find(from);
-  ASSERT_NE(p, std::string::npos) << er.source;
-  er.source.replace(p, from.size(), "tawa::pack_pair(p_prev[0][2], p_prev[0][3]), tawa::pack_pair(p_prev[0][0], p_prev[0][1])");
-  renameKernel(er, "_swapped");
+  ASSERT_TRUE(mutate(er, "tawa::pack_pair(p_prev[0][0], p_prev[0][1]), tawa::pack_pair(p_prev[0][2], p_prev[0][3])",
+                     "tawa::pack_pair(p_prev[0][2], p_prev[0][3]), tawa::pack_pair(p_prev[0][0], p_prev[0][1])", "_swapped"))
+      << er.source;
   AttnRun r = runAttention(er, a, freshSeed());
   EXPECT_GT(mismatches(r, nullptr), 0);
 }
@@ -204,11 +203,7 @@ TEST(EmuAttentionMutation, ScoresReadBeforeTheirWait) {
   // compute with NaNs.
   Attn a{64, 64, 64, 2, false};
   auto er = emitAttention(a);
-  const std::string wait = "tawa::wgmma_wait_group<1>();";
-  size_t p = er.source.find(wait);
-  ASSERT_NE(p, std::string::npos);
-  er.source.erase(p, wait.size());
-  renameKernel(er, "_nowait");
+  ASSERT_TRUE(mutate(er, "tawa::wgmma_wait_group<1>();", "", "_nowait"));
   try {
     runAttention(er, a, freshSeed());
     FAIL() << "expected the emulator to stop";
