@@ -30,6 +30,9 @@ ATTN = dict(batch=4, heads=16, dim=128, seqs=[4096, 16384])
 TAWA_GEMMS = [
     ("tawa 128x128x64 coop D4", "examples/matmul_desc_128.tir", ["--consumers", "2", "--depth", "4", "--mma-depth", "1"], 128, 128),
     ("tawa 128x256x64 coop D3", "gen:gemm_128x256x64.tir", ["--consumers", "2", "--depth", "3", "--mma-depth", "1"], 128, 256),
+    # persistent and cooperative: 132 blocks (the H200's SMs) walk the tiles in groups of 8 rows
+    ("tawa 128x256x64 coop persistent D3", "gen:gemm_128x256x64.tir",
+     ["--consumers", "2", "--depth", "3", "--mma-depth", "1", "--persistent", "132", "--group-m", "8"], 128, 256),
 ]
 
 

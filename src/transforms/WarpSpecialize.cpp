@@ -40,10 +40,9 @@ class Specializer {
     if (!loop) return;
     std::string why;
     if (opt_.consumers == 2) {
-      if (outer_) {
-        say("@" + f_.name + ": one consumer warp group instead of two: the cooperative form of a persistent loop is not supported yet");
-      } else if (Op* split = splitRows(loop, why)) {
+      if (Op* split = splitRows(loop, why)) {
         loop = split;
+        if (outer_) inner_ = split;
         cooperative_ = true;
       } else {
         say("@" + f_.name + ": one consumer warp group instead of two: " + why);
@@ -458,7 +457,7 @@ class Specializer {
       Wrapper w = wrapOuter(b, map, false);
       Builder& ib = w.inner ? *w.inner : b;
       Op* nl = consumerLoop(ib, loop, main_, groups[g], aref, payload, map, w.counter ? w.counter : firstCount(b));
-      if (w.inner) finishOuter(w, map, nl, /*producer=*/false, loop);
+      if (w.inner) finishOuter(w, map, nl, /*producer=*/false, loop, groups.size() == 1 ? nullptr : &groups[g]);
       Value* count = follows_.empty() ? nullptr : nl->result(nl->numResults() - 1);
       auto release = [&](bool afterEpilogue) {
         for (Op* op : preloads)
@@ -593,6 +592,7 @@ class Specializer {
   // Returns the new loop, or null with the reason.
   Op* splitRows(Op* loop, std::string& why) {
     Block& body = *loop->region(0);
+    Block& home = *loop->parent;  // the function body, or a persistent kernel's tile loop body
     Op* yield = body.terminator();
     Op* dot = nullptr;
     for (auto& op : body.ops())
@@ -610,7 +610,7 @@ class Specializer {
     Op* mda = la->operand(0)->definingOp();
     Value* row = la->operand(1);
     if (!mda || mda->kind() != OpKind::MakeDesc || mda->parent != &f_.body) return why = "A's descriptor is not made before the loop", nullptr;
-    if (row->ownerBlock() == &body || (row->definingOp() && row->definingOp()->parent != &f_.body))
+    if (row->ownerBlock() == &body || (row->definingOp() && row->definingOp()->parent != &home))
       return why = "A's row offset is computed in the loop", nullptr;
     int64_t bm = la->result()->type().shape[0];
     if (bm % 128 != 0) return why = "the M tile (" + std::to_string(bm) + ") is not a multiple of 128 (two halves of 64-row MMAs)", nullptr;
@@ -622,11 +622,11 @@ class Specializer {
     // After the loop: [tile.cast] then tile.desc_store at the same row offset.
     Value* res = loop->result(k);
     Op *cast = nullptr, *store = nullptr;
-    for (auto& op : f_.body.ops())
+    for (auto& op : home.ops())
       for (Value* v : op->operands)
         if (v == res) (op->kind() == OpKind::Cast ? cast : store) = op.get();
     if (cast)
-      for (auto& op : f_.body.ops())
+      for (auto& op : home.ops())
         for (Value* v : op->operands)
           if (v == cast->result()) store = op.get();
     if (!store || store->kind() != OpKind::DescStore || store->operand(2) != row || uses[res] != 1 ||
@@ -635,19 +635,22 @@ class Specializer {
     Op* mdc = store->operand(0)->definingOp();
     if (!mdc || mdc->kind() != OpKind::MakeDesc || mdc->parent != &f_.body) return why = "C's descriptor is not made before the loop", nullptr;
 
-    // Halved descriptors, the second half's row offset and accumulator, before the loop.
-    Builder b(&f_.body, loop->loc());
+    // Halved descriptors at the top (before a persistent kernel's tile loop), the second half's row
+    // offset and accumulator before the loop.
+    Builder tb(&f_.body, loop->loc());
+    tb.setInsertionPointBefore(outer_ ? outer_ : loop);
+    Builder b(&home, loop->loc());
     b.setInsertionPointBefore(loop);
     auto halfOf = [](const Type& t) {
       auto s = t.shape;
       s[0] /= 2;
       return t.isDesc() ? Type::descOf(t.scalar, s) : t.withShape(s);
     };
-    b.setLoc(mda->loc());
-    Value* aHalf = b.op1(OpKind::MakeDesc, mda->operands, halfOf(mda->result()->type()));
+    tb.setLoc(mda->loc());
+    Value* aHalf = tb.op1(OpKind::MakeDesc, mda->operands, halfOf(mda->result()->type()));
     aHalf->nameHint = mda->result()->nameHint + "_half";
-    b.setLoc(mdc->loc());
-    Value* cHalf = b.op1(OpKind::MakeDesc, mdc->operands, halfOf(mdc->result()->type()));
+    tb.setLoc(mdc->loc());
+    Value* cHalf = tb.op1(OpKind::MakeDesc, mdc->operands, halfOf(mdc->result()->type()));
     cHalf->nameHint = mdc->result()->nameHint + "_half";
     b.setLoc(la->loc());
     Value* row2 = b.op1(OpKind::Add, {row, b.constInt(bm / 2, row->type())}, row->type());
@@ -703,7 +706,7 @@ class Specializer {
       }
     }
     // The epilogue, once per half.
-    Builder eb(&f_.body, store->loc());
+    Builder eb(&home, store->loc());
     eb.setInsertionPointBefore(store);
     Value* halves[2] = {nl->result(k), nl->result(nl->numResults() - 1)};
     for (int h = 0; h < 2; ++h) {
@@ -718,9 +721,9 @@ class Specializer {
     }
     for (size_t j = 0; j < loop->numResults(); ++j)
       if (j != k) replaceAllUsesWith(f_.body, loop->result(j), nl->result(j));
-    f_.body.erase(store);
-    if (cast) f_.body.erase(cast);
-    f_.body.erase(loop);
+    home.erase(store);
+    if (cast) home.erase(cast);
+    home.erase(loop);
     return nl;
   }
 
@@ -840,8 +843,9 @@ class Specializer {
     }
     return w;
   }
-  // The rest of the tile loop's body after the inner loop (consumer only), then its yield.
-  void finishOuter(Wrapper& w, ValueMap& map, Op* innerCopy, bool producer, Op* loop) {
+  // The rest of the tile loop's body after the inner loop (consumer only: all of it, or what one
+  // cooperative half's results feed when `group` names its carried values), then its yield.
+  void finishOuter(Wrapper& w, ValueMap& map, Op* innerCopy, bool producer, Op* loop, const std::set<size_t>* group = nullptr) {
     Block& ob = *outer_->region(0);
     bool after = false;
     for (auto& op : ob.ops()) {
@@ -850,7 +854,7 @@ class Specializer {
         continue;
       }
       if (!after || op.get() == ob.terminator()) continue;
-      if (!producer) cloneOp(*w.inner, *op, map);
+      if (!producer && (!group || epilogueBelongs(*op, loop, *group, false))) cloneOp(*w.inner, *op, map);
     }
     std::vector<Value*> ys;
     for (size_t k : w.carried) ys.push_back(mapped(map, ob.terminator()->operand(k)));

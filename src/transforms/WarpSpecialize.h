@@ -19,6 +19,10 @@
 //     from loop to loop (the producer also copies the pure ops between the loops that it needs).
 //     Every op keeps the location of the op it came from. A function without a suitable loop is
 //     left unchanged, and `explain` says why.
+//   options: consumers == 2 first splits a GEMM-like main loop into two row halves (each with its
+//     own A load, accumulator and store; in a persistent kernel, inside the tile loop), one per
+//     consumer; persistent > 0 first wraps the kernel in a tile loop over min(persistent, grid)
+//     programs (grouped by groupM rows when > 0).
 //   runs: after canonicalize; before pipeline and lower-aref.
 #pragma once
 

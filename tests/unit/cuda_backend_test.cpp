@@ -117,11 +117,13 @@ std::vector<Config> configs() {
     out.push_back({128, 256, 128, 2, d, 1, "f8e4m3"});
   }
   out.push_back({128, 128, 128, 2, 3, 1, "f8e5m2"});
-  // Made persistent on the H200's 132 SMs (grouped tile order).
-  // (warp-specialize keeps one consumer group in a persistent loop: 128x128 blocks.)
+  // Made persistent on the H200's 132 SMs (grouped tile order), with one consumer group or two
+  // cooperative ones.
   out.push_back({128, 128, 64, 1, 3, 1, "f16", 132});
   out.push_back({128, 128, 64, 1, 2, 0, "bf16", 132});
   out.push_back({128, 128, 128, 1, 3, 1, "f8e4m3", 132});
+  out.push_back({128, 256, 64, 2, 3, 1, "f16", 132});
+  out.push_back({128, 256, 128, 2, 2, 1, "f8e4m3", 132});
   return out;
 }
 

@@ -308,6 +308,21 @@ TEST(EmuGemm, MadePersistentBf16RowMajor) {
   EXPECT_EQ(mismatches(r, &first), 0) << first;
 }
 
+TEST(EmuGemm, MadePersistentCooperative) {
+  // --persistent 4 --group-m 2 --consumers 2: each block's two consumer warp groups split every
+  // tile's 128 rows, across the tiles the block walks (256x384x320: six tiles, five K steps, D = 3,
+  // P = 2).
+  uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  auto er = emitGemm({"matmul_desc_128.tir", "f16", 3, 2, 2, 4, 2});
+  EXPECT_EQ(er.threads, 384);
+  EXPECT_EQ(er.persistentPrograms, 4);
+  GemmRun r = runGemm(er, ir::Scalar::F16, 256, 384, 320, 128, seed);
+  EXPECT_EQ(r.stats.blocks, 4);
+  std::string first;
+  EXPECT_EQ(mismatches(r, &first), 0) << first;
+}
+
 TEST(EmuGemm, SeededInterleavingsAgree) {
   auto er = emitGemm({"matmul_desc.tir", "f16", 2, 1, 1});
   for (uint64_t seed : {11u, 12u}) {

@@ -136,13 +136,15 @@ std::vector<Config> configs() {
       v.push_back({t, d, 1, 1, false, -1, false, 5});
       v.push_back({t, d, 1, 1, false, -1, true, 5});
       v.push_back({t, d, 1, 1, false, 1, false, 5});
+      v.push_back({t, d, 1, 2, false, -1, false, 5});  // and cooperative: two consumers per tile
     }
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, WsCheck, ::testing::ValuesIn(configs()), [](const auto& param_info) {
   const auto& c = param_info.param;
-  std::string form = c.makePersistent ? std::string("MadePersistent") + (c.pointerForm ? "Ptr_" : c.attention == 1 ? "AttentionCausal_" : "Desc_")
+  std::string form = c.makePersistent ? std::string("MadePersistent") +
+                                           (c.pointerForm ? "Ptr_" : c.attention == 1 ? "AttentionCausal_" : c.consumers == 2 ? "CoopDesc_" : "Desc_")
                      : c.pointerForm ? "PointerForm_" : c.attention == 1 ? "AttentionCausal_" : c.attention == 0 ? "Attention_" : c.persistent ? "Persistent_"
                      : c.consumers == 2 ? "Cooperative_" : "";
   return form + param_info.param.dtype + "_D" +
