@@ -159,5 +159,16 @@ void walk(const Block& b, F&& f) {
     for (const auto& r : op->regions()) walk(static_cast<const Block&>(*r), f);
   }
 }
+// Visits `op` itself, then every op nested in its regions.
+template <class F>
+void walk(Op& op, F&& f) {
+  f(&op);
+  for (auto& r : op.regions()) walk(*r, f);
+}
+template <class F>
+void walk(const Op& op, F&& f) {
+  f(&op);
+  for (const auto& r : op.regions()) walk(static_cast<const Block&>(*r), f);
+}
 
 }  // namespace tawa::ir

@@ -516,16 +516,10 @@ class Specializer {
       if (Op* d = v->definingOp(); d && (d->parent != &f_.body || !isPure(d->kind()))) return false;
     return true;
   }
-  // f(op) for an op and every op nested in its regions.
-  template <class F>
-  static void walkOp(Op& op, F&& f) {
-    f(&op);
-    for (auto& r : op.regions()) walk(*r, f);
-  }
   static bool usedBy(const Value* v, const std::vector<Op*>& ops) {
     bool used = false;
     for (Op* op : ops)
-      walkOp(*op, [&](Op* o) {
+      walk(*op, [&](Op* o) {
         for (Value* w : o->operands) used = used || w == v;
       });
     return used;
@@ -534,7 +528,7 @@ class Specializer {
   static Location lastUseOf(const Value* v, Op* loop, const std::vector<Op*>& epilogue) {
     Location where = loop->loc();
     auto scan = [&](Op* top) {
-      walkOp(*top, [&](Op* o) {
+      walk(*top, [&](Op* o) {
         for (Value* w : o->operands)
           if (w == v) where = o->loc();
       });

@@ -1239,8 +1239,7 @@ class Emitter {
   }
   static bool containsDot(const Op& op) {
     bool dot = false;
-    for (const auto& r : op.regions())
-      walk(*r, [&](const Op* o) { dot = dot || o->kind() == OpKind::Dot; });
+    walk(op, [&](const Op* o) { dot = dot || o->kind() == OpKind::Dot; });
     return dot;
   }
 
