@@ -294,14 +294,24 @@ class Specializer {
     }
     for (Op* op : between)
       if (slice.count(op)) fw.slice.push_back(op);
-    // A result only the producer computes cannot be used after the loop.
-    bool afterIt = false;
-    for (auto& op : f_.body.ops()) {
-      if (op.get() == loop) afterIt = true;
-      if (!afterIt || op.get() == loop) continue;
+    return resultsReachTheConsumer(loop, fw.roles, why);
+  }
+
+  // A loop result that only the producer computes (an address it carries) cannot be used after
+  // the loop: the consumer, which runs what follows, does not have it.
+  bool resultsReachTheConsumer(Op* loop, const Roles& r, std::string& why) {
+    bool after = false;
+    for (auto& op : loop->parent->ops()) {
+      if (op.get() == loop) {
+        after = true;
+        continue;
+      }
+      if (!after) continue;
       for (Value* v : op->operands)
-        if (v->definingOp() == loop && !fw.roles.consumerCarried.count(static_cast<size_t>(v->index())))
-          return why = "its result #" + std::to_string(v->index()) + " used by " + at(*op) + " is only computed by the producer", false;
+        if (v->definingOp() == loop && !r.consumerCarried.count(static_cast<size_t>(v->index()))) {
+          why = "the loop result #" + std::to_string(v->index()) + " used by " + at(*op) + " is only computed by the producer";
+          return false;
+        }
     }
     return true;
   }
@@ -310,20 +320,7 @@ class Specializer {
   bool analyze(Op* loop, std::string& why) {
     if (!analyzeLoop(loop, main_, why)) return false;
     if (outer_ && !analyzeOuter(loop, why)) return false;
-    for (auto& op : loop->parent->ops()) {
-      if (op.get() == loop) {
-        afterLoop_ = true;
-        continue;
-      }
-      if (!afterLoop_) continue;
-      for (Value* v : op->operands)
-        if (v->definingOp() == loop && main_.producerCarried.count(static_cast<size_t>(v->index())) &&
-            !main_.consumerCarried.count(static_cast<size_t>(v->index()))) {
-          why = "the loop result #" + std::to_string(v->index()) + " used by " + at(*op) + " is only computed by the producer";
-          return false;
-        }
-    }
-    return true;
+    return resultsReachTheConsumer(loop, main_, why);
   }
 
   // Persistent kernels: what the producer needs from the tile loop's body (the backward slice of the
@@ -863,7 +860,6 @@ class Specializer {
   Roles main_;  // the main loop's roles
   std::vector<Follow> follows_;
   std::string followWhy_;  // why a later loop that loads keeps its loads in the consumer
-  bool afterLoop_ = false;
   bool cooperative_ = false;
   Op* outer_ = nullptr;                 // the tile loop of a persistent kernel
   Op* inner_ = nullptr;                 // and the loop inside it that loads
