@@ -244,14 +244,13 @@ class Splitter {
         Value* a = b.op1(OpKind::ArefCreate, {}, Type::arefOf(1, {halve(aref->type().members[0])}), {{"consumers", int64_t{1}}});
         a->nameHint = aref->nameHint + (h ? "_bot" : "_top");
         halves.push_back(a);
-        std::vector<Value*> ops = load->operands;
-        ops[0] = halfDescs_.at(load->operand(0));
         pb.setLoc(load->loc());
-        if (h > 0) ops[1] = pb.op1(OpKind::Add, {ops[1], pb.constInt(h * half_, ops[1]->type())}, ops[1]->type());
-        Value* v = pb.op1(OpKind::DescLoad, ops, halve(load->result()->type()));
-        v->nameHint = load->result()->nameHint + (h ? "_bot" : "_top");
+        Op* half = pb.create(OpKind::DescLoad, load->operands, {halve(load->result()->type())});
+        half->result()->nameHint = load->result()->nameHint + (h ? "_bot" : "_top");
+        toHalf(pb, *half, load->operand(0), 1, h);
+        pb.setInsertionPointBefore(put);
         pb.setLoc(put->loc());
-        pb.create(OpKind::ArefPut, {a, put->operand(1), v}, {});
+        pb.create(OpKind::ArefPut, {a, put->operand(1), half->result()}, {});
       }
       put->parent->erase(put);
       load->parent->erase(load);
@@ -313,15 +312,19 @@ class Splitter {
       copy.attrs["start"] = start;
       copy.attrs["end"] = start + half_;
     } else if ((orig.kind() == OpKind::DescLoad && rowsOut) || (orig.kind() == OpKind::DescStore && marked_.count(orig.operand(1)))) {
-      copy.operands[0] = halfDescs_.at(orig.operand(0));
-      size_t rowIdx = orig.kind() == OpKind::DescLoad ? 1 : 2;
-      if (h > 0) {
-        b.setInsertionPointBefore(&copy);
-        b.setLoc(copy.loc());
-        Value* row = copy.operand(rowIdx);
-        copy.operands[rowIdx] = b.op1(OpKind::Add, {row, b.constInt(h * half_, row->type())}, row->type());
-      }
+      toHalf(b, copy, orig.operand(0), orig.kind() == OpKind::DescLoad ? 1 : 2, h);
     }
+  }
+
+  // A desc_load / desc_store `op` (through `desc`) made to access half h: through the half-height
+  // descriptor, its row operand (at rowIdx) moved by h * M/2 with an add inserted before it.
+  void toHalf(Builder& b, Op& op, const Value* desc, size_t rowIdx, int64_t h) {
+    op.operands[0] = halfDescs_.at(desc);
+    if (h == 0) return;
+    b.setInsertionPointBefore(&op);
+    b.setLoc(op.loc());
+    Value* row = op.operand(rowIdx);
+    op.operands[rowIdx] = b.op1(OpKind::Add, {row, b.constInt(h * half_, row->type())}, row->type());
   }
 
   Func& f_;
