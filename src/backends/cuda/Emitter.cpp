@@ -937,10 +937,15 @@ class Emitter {
     else profMark(op, profAfterLoop_ ? Scope::Epilogue : Scope::Compute);
   }
 
-  void emitBlock(const Block& b) {
+  // Emits a block's ops (not its yield); `around(op, after)`, when given, runs before and after each.
+  void emitBlock(const Block& b, const std::function<void(const Op&, bool)>& around = {}) {
     accumulators_.emplace_back();
-    for (const auto& op : b.ops())
-      if (op->kind() != OpKind::Yield) emitOp(*op);
+    for (const auto& op : b.ops()) {
+      if (op->kind() == OpKind::Yield) continue;
+      if (around) around(*op, false);
+      emitOp(*op);
+      if (around) around(*op, true);
+    }
     accumulators_.pop_back();
   }
 
@@ -1164,21 +1169,16 @@ class Emitter {
       // ping-pong): each waits for its turn before QK^T and hands the turn over after issuing PV, so
       // that one's softmax runs while the other's MMAs use the tensor cores.
       const int own = kPingPongBar + region_ - 1, other = kPingPongBar + 2 - region_;
-      accumulators_.emplace_back();
       bool turn = false;
-      for (const auto& o : body.ops()) {
-        if (o->kind() == OpKind::Yield) continue;
-        if (!turn && o->kind() == OpKind::Dot) {
+      emitBlock(body, [&](const Op& o, bool after) {
+        if (!after && !turn && o.kind() == OpKind::Dot) {
           line("tawa::bar_sync(" + std::to_string(own) + ", 256);  // ping-pong: this warp group's turn to issue its MMAs");
           turn = true;
-        }
-        emitOp(*o);
-        if (turn && o->kind() == OpKind::If && containsDot(*o)) {
+        } else if (after && turn && o.kind() == OpKind::If && containsDot(o)) {
           line("tawa::bar_arrive(" + std::to_string(other) + ", 256);  // ping-pong: the other warp group's turn");
           turn = false;
         }
-      }
-      accumulators_.pop_back();
+      });
     } else {
       emitBlock(body);
     }
