@@ -132,6 +132,17 @@ def constraint_fn(space):
 
 
 def tpe_search(a, name, space, budget, seed):
+    """Optuna's TPE, every trial measured through `tawa tune --evaluate` (the record's protocol)."""
+    def measure(key):
+        r = run_tune(a, ["--only", name, "--evaluate", key, "--reps", str(a.reps), "--warmups", str(a.warmups)], log=False)
+        return r["seconds"] if r["seconds"] is not None else math.inf
+
+    return tpe_minimize(space, budget, seed, measure)
+
+
+def tpe_minimize(space, budget, seed, objective):
+    """TPE over `space` for `budget` distinct legal configurations; objective(key) -> seconds (inf: failed).
+    key is the configuration as JSON with sorted keys."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -158,8 +169,7 @@ def tpe_search(a, name, space, budget, seed):
             study.tell(t, 2 * worst if worst > 0 else 1e3)
             continue
         if key not in seen:
-            r = run_tune(a, ["--only", name, "--evaluate", key, "--reps", str(a.reps), "--warmups", str(a.warmups)], log=False)
-            seen[key] = r["seconds"] if r["seconds"] is not None else math.inf
+            seen[key] = objective(key)
             if math.isfinite(seen[key]):
                 worst = max(worst, seen[key])
         study.tell(t, seen[key] if math.isfinite(seen[key]) else 2 * worst + 1)

@@ -439,16 +439,23 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
     }
     return std::nullopt;
   };
+  // The first phase (candidates, or random samples without guides) is sized for the first
+  // kNestedBudget evaluations whatever the budget, and the refinement after it does not look at the
+  // budget: a larger budget runs the smaller one's search first, then goes on. So with the same seed
+  // and record a budget-45 search never ends worse than the budget-20 one (it evaluates the same 20
+  // configurations first), which a phase sized by the whole budget did not ensure.
+  constexpr int kNestedBudget = 20;
+  const int firstPhase = std::min(ev.budget(), kNestedBudget);
   if (plan.fallback) {
     if (fb) ev(*fb);
-    const int randomUntil = std::max(1, ev.budget() / 3);
+    const int randomUntil = std::max(1, firstPhase / 3);
     while (ev.used() < randomUntil && !ev.done()) {
       auto c = randomNew();
       if (!c) break;
       ev(*c);
     }
   } else {
-    const int candidateBudget = std::max(1, static_cast<int>(std::ceil(0.4 * ev.budget())));
+    const int candidateBudget = std::max(1, static_cast<int>(std::ceil(0.4 * firstPhase)));
     while (!ev.done() && ev.used() < candidateBudget) {
       auto c = nextCandidate();
       if (!c) break;

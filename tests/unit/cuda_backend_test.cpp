@@ -26,6 +26,7 @@
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
+#include "TempDir.h"
 
 using namespace tawa;
 
@@ -308,7 +309,7 @@ TEST(CudaEmit, CompilesAsHostCxx) {
   // The CPU emulator will compile the very same text as host C++ against its definitions of the
   // primitives: every device construct must go through primitives.cuh.
   auto r = emit({128, 128, 64, 2, 3, 1, "bf16"});
-  auto dir = std::filesystem::temp_directory_path() / ("tawa_host_" + std::to_string(::getpid()));
+  auto dir = tawa::test::tempDir() / "host";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "kernel.cpp") << r.source;
   std::string cmd = "c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -Wno-unused-parameter -I" + cuda::primitivesDir() + " " +
@@ -372,7 +373,7 @@ TEST(CudaCompile, NvrtcAndNvccBothBuildTheKernel) {
   std::string why;
   ASSERT_FALSE(cuda::nvrtcVersion(&why).empty()) << why;
   auto r = emit({128, 128, 64, 1, 3, 1, "f16"});
-  auto dir = std::filesystem::temp_directory_path() / ("tawa_fe_" + std::to_string(::getpid()));
+  auto dir = tawa::test::tempDir() / "frontends";
   cuda::CompiledModule m[2];
   const char* fe[] = {"nvrtc", "nvcc"};
   for (int i = 0; i < 2; ++i) {

@@ -9,6 +9,7 @@
 
 #include "driver/Spec.h"
 #include "frontend/Frontend.h"
+#include "TempDir.h"
 
 namespace {
 
@@ -118,7 +119,7 @@ TEST_P(FrontendErrors, ReportsLocatedUserError) {
   const ErrorCase& c = GetParam();
   std::string text = std::string("import triton\nimport triton.language as tl\n") + c.src;
   static std::atomic<int> counter{0};
-  auto dir = std::filesystem::temp_directory_path() / ("tawa_fe_err_" + std::to_string(::getpid()));
+  auto dir = tawa::test::tempDir() / "fe_err";
   std::filesystem::create_directories(dir);
   std::string path = (dir / (std::string(c.name) + std::to_string(counter++) + ".py")).string();
   std::ofstream(path) << text;

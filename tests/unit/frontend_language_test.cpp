@@ -15,6 +15,7 @@
 #include "frontend/Frontend.h"
 #include "ir/Diagnostic.h"
 #include "ir/Printer.h"
+#include "TempDir.h"
 
 using tawa::exec::Arg;
 using tawa::exec::Buffer;
@@ -24,7 +25,7 @@ namespace {
 
 std::string writeKernel(const std::string& body) {
   static std::atomic<int> counter{0};
-  auto dir = std::filesystem::temp_directory_path() / ("tawa_fel_" + std::to_string(::getpid()));
+  auto dir = tawa::test::tempDir() / "fe_language";
   std::filesystem::create_directories(dir);
   auto path = dir / ("k" + std::to_string(counter++) + ".py");
   std::ofstream(path) << "import triton\nimport triton.language as tl\n\n" << body;

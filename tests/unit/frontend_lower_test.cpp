@@ -9,12 +9,13 @@
 #include "driver/Spec.h"
 #include "frontend/Frontend.h"
 #include "ir/Printer.h"
+#include "TempDir.h"
 
 namespace {
 
 std::string writeTemp(const std::string& text) {
   static std::atomic<int> counter{0};
-  auto dir = std::filesystem::temp_directory_path() / ("tawa_fe_" + std::to_string(::getpid()));
+  auto dir = tawa::test::tempDir() / "fe_lower";
   std::filesystem::create_directories(dir);
   auto path = dir / ("k" + std::to_string(counter++) + ".py");
   std::ofstream(path) << text;

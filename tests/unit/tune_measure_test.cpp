@@ -8,6 +8,7 @@
 
 #include "tune/Features.h"
 #include "tune/Measure.h"
+#include "TempDir.h"
 
 using namespace tawa::tune;
 
@@ -46,7 +47,7 @@ TEST(TuneMeasure, FailuresAndTimeouts) {
 TEST(TuneMeasure, NoiseCheckAddsRepetitions) {
   // A figure that alternates 1, 2, 1, 2 ... (a counter file): spread 100%, so the check repeats up
   // to the maximum; a steady figure stops at the requested repetitions.
-  std::string f = "/tmp/tawa-tune-noise-" + std::to_string(::getpid());
+  std::string f = (tawa::test::tempDir() / "tune-noise").string();
   std::remove(f.c_str());
   std::string cmd = "n=$(cat " + f + " 2>/dev/null || echo 0); echo $((n+1)) > " + f + "; echo tawa-time: $((n % 2 + 1))";
   MeasureOptions o;

@@ -11,6 +11,7 @@
 
 #include "ir/Diagnostic.h"
 #include "tune/Record.h"
+#include "TempDir.h"
 
 using namespace tawa;
 using namespace tawa::tune;
@@ -18,8 +19,7 @@ using namespace tawa::tune;
 namespace {
 
 std::string freshPath(const char* tag) {
-  auto p = std::filesystem::temp_directory_path() /
-           ("tawa-tune-" + std::string(tag) + "-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()) + ".db");
+  auto p = tawa::test::tempDir() / ("tune-" + std::string(tag) + "-" + std::to_string(std::random_device{}()) + ".db");
   return p.string();
 }
 

@@ -15,6 +15,7 @@
 #include "driver/Check.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
+#include "TempDir.h"
 
 using namespace tawa;
 
@@ -33,7 +34,7 @@ std::string kernelFor(const std::string& dtype, const std::string& name = "matmu
   if (dtype == "f16") return std::string(TAWA_SOURCE_DIR) + "/examples/" + name + ".tir";
   for (size_t p = 0; (p = src.find("xf16>", p)) != std::string::npos; p += 6) src.replace(p, 5, "x" + dtype + ">");
   for (size_t p = 0; (p = src.find("ptr<f16>", p)) != std::string::npos; p += 8) src.replace(p, 8, "ptr<" + dtype + ">");
-  auto path = std::filesystem::temp_directory_path() / ("tawa_" + name + "_" + dtype + "_" + std::to_string(::getpid()) + ".tir");
+  auto path = tawa::test::tempDir() / (name + "_" + dtype + ".tir");
   std::ofstream(path) << src;
   return path.string();
 }
@@ -53,7 +54,7 @@ std::string persistentFor(const std::string& dtype) {
   if (dtype == "f16") return path;
   std::string src = readFile(path);
   for (size_t p = 0; (p = src.find("tl.float16", p)) != std::string::npos; p += 11) src.replace(p, 10, "tl.bfloat16");
-  auto out = std::filesystem::temp_directory_path() / ("tawa_persistent_" + dtype + "_" + std::to_string(::getpid()) + ".py");
+  auto out = tawa::test::tempDir() / ("persistent_" + dtype + ".py");
   std::ofstream(out) << src;
   return out.string();
 }

@@ -1,0 +1,278 @@
+#!/usr/bin/python3
+"""Replay evaluation of `tawa tune`'s search methods against a recorded oracle: no program runs.
+
+A design tool for the search methods, not a measurement. It takes an evaluation record made by
+scripts/tune-eval.py (the oracle's single-run random samples of every suite program) and, for each
+program P of the suite:
+  1. copies the record, keeping only the oracle samples (measurements with origin 'random' and no
+     warm-up), so every neighbour is known only by its oracle;
+  2. replaces P's own measurements by a surrogate over P's whole legal space: a sampled configuration
+     keeps its recorded time (a failed or cut sample: the slowest recorded time); any other gets the
+     distance-weighted geometric mean of its 5 nearest samples (parameters scaled to [0, 1], on a log
+     scale when they span 8x or more; a categorical mismatch counts 1);
+  3. runs the real searches on that record (`tawa tune --suite --only P --leave-one-out --method M
+     --budget B --seed S`): every configuration they ask for is answered from the record, so a search
+     takes milliseconds and its result depends only on the method, never on the machine's noise;
+     Optuna's TPE runs on the same surrogate here in Python.
+Each cell is the best sampled time / the surrogate time of the configuration the search found (at
+most 100%), averaged over --seeds seeds. Because the surrogate is piecewise smooth where the real
+programs are noisy, these figures rank methods; they are not the programs' real speed, and a claim
+about the tuner needs scripts/tune-eval.py.
+
+  scripts/tune-sim.py --record /tmp/db.sqlite --seeds 5            # every program, all methods
+  scripts/tune-sim.py --record /tmp/db.sqlite --methods masif --programs matmul,histogram
+"""
+import argparse
+import importlib.util
+import itertools
+import json
+import math
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_spec = importlib.util.spec_from_file_location("tune_eval", os.path.join(ROOT, "scripts", "tune-eval.py"))
+tune_eval = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tune_eval)
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--record", required=True, help="an evaluation record (SQLite) holding the oracle samples")
+    p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--suite", default=os.path.join(ROOT, "bench", "skeletons"))
+    p.add_argument("--work", default="/tmp/tune-sim", help="scratch folder for the per-program records")
+    p.add_argument("--programs", default="")
+    p.add_argument("--methods", default="masif,random,greedy,tpe")
+    p.add_argument("--budgets", default="45,20")
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--noise", type=float, default=0,
+                   help="the searches see each configuration's time times exp(NOISE * N(0, 1)), drawn per seed; "
+                        "they are scored on the noise-free surrogate (0.05: about the noise of a 3-run median here)")
+    p.add_argument("--reuse", action="store_true", help="reuse the per-program records --work holds from an earlier run")
+    p.add_argument("--neighbours", type=int, default=0, help="k for masif (0: tawa's default)")
+    return p.parse_args()
+
+
+def canon(cfg):
+    """A configuration's key as tawa's Space::key prints it (nlohmann::json: sorted keys, compact)."""
+    return json.dumps(cfg, sort_keys=True, separators=(",", ":"))
+
+
+class Surrogate:
+    def __init__(self, space, samples):
+        import numpy as np
+
+        self.np = np
+        self.values = tune_eval.space_values(space)
+        self.keys = list(self.values)
+        finite = [s for s in samples.values() if math.isfinite(s)]
+        cap = max(finite)
+        self.best = min(finite)
+        self.sampled = {k: (v if math.isfinite(v) else cap) for k, v in samples.items()}
+        pts = [json.loads(k) for k in self.sampled]
+        self.X = self.encode(pts)
+        self.logt = np.log(np.array([self.sampled[canon(c)] for c in pts]))
+
+    def encode(self, cfgs):
+        np = self.np
+        cols = []
+        for k in self.keys:
+            vals = self.values[k]
+            if all(isinstance(x, int) for x in vals):
+                lo, hi = min(vals), max(vals)
+                v = np.array([c[k] for c in cfgs], dtype=float)
+                if hi == lo:
+                    cols.append(np.zeros(len(cfgs)))
+                elif lo > 0 and hi >= 8 * lo:
+                    cols.append((np.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo)))
+                else:
+                    cols.append((v - lo) / (hi - lo))
+            else:
+                for x in vals:  # one-hot at 1/sqrt(2): a mismatch counts 1 in the squared distance
+                    cols.append(np.array([1.0 if c[k] == x else 0.0 for c in cfgs]) / math.sqrt(2))
+        return np.stack(cols, axis=1)
+
+    def table(self, legal):
+        """The surrogate over every legal configuration: {key: seconds}."""
+        np = self.np
+        cfgs = [dict(zip(self.keys, combo)) for combo in itertools.product(*self.values.values())]
+        cfgs = [c for c in cfgs if legal(c)]
+        out = {}
+        for lo in range(0, len(cfgs), 4096):
+            chunk = cfgs[lo:lo + 4096]
+            Y = self.encode(chunk)
+            d2 = (Y * Y).sum(1)[:, None] + (self.X * self.X).sum(1)[None, :] - 2 * Y @ self.X.T
+            d2 = np.maximum(d2, 0)
+            near = np.argpartition(d2, 5, axis=1)[:, :5]
+            dn = np.take_along_axis(d2, near, 1)
+            w = 1.0 / (dn + 1e-3)
+            est = np.exp((w * self.logt[near]).sum(1) / w.sum(1))
+            for c, e in zip(chunk, est):
+                k = canon(c)
+                out[k] = self.sampled.get(k, float(e))
+        return out
+
+
+def oracle_samples(db, pid):
+    rows = db.execute(
+        "SELECT c.config, m.seconds, m.status FROM measurements m JOIN configurations c ON c.id=m.configuration_id "
+        "WHERE c.program_id=? AND m.origin='random' AND m.warmups=0", (pid,)).fetchall()
+    out = {}
+    for cfg, secs, status in rows:
+        k = canon(json.loads(cfg))
+        t = secs if status == "ok" and secs is not None else math.inf
+        out[k] = min(out.get(k, math.inf), t)
+    return out
+
+
+def make_record(a, src, name, table):
+    """A copy of the record: only oracle samples, and `name` answered by the surrogate everywhere."""
+    os.makedirs(a.work, exist_ok=True)
+    path = os.path.join(a.work, name + ".sqlite")
+    for ext in ("", "-wal", "-shm"):
+        if os.path.exists(path + ext):
+            os.remove(path + ext)
+    dst = sqlite3.connect(path)
+    src.backup(dst)
+    dst.execute("PRAGMA journal_mode=DELETE")
+    dst.executescript(
+        "DELETE FROM repetitions; DELETE FROM searches;"
+        "DELETE FROM measurements WHERE NOT (origin='random' AND warmups=0);")
+    pid = dst.execute("SELECT id FROM programs WHERE name=?", (name,)).fetchone()[0]
+    machine = dst.execute("SELECT machine_id FROM measurements LIMIT 1").fetchone()[0]
+    dst.execute("DELETE FROM measurements WHERE configuration_id IN (SELECT id FROM configurations WHERE program_id=?)", (pid,))
+    dst.execute("DELETE FROM configurations WHERE program_id=?", (pid,))
+    dst.execute("DELETE FROM configurations WHERE id NOT IN (SELECT configuration_id FROM measurements)")
+    rows = list(table.items())
+    dst.executemany("INSERT INTO configurations(program_id, config) VALUES(?, ?)", [(pid, k) for k, _ in rows])
+    ids = dict(dst.execute("SELECT config, id FROM configurations WHERE program_id=?", (pid,)).fetchall())
+    dst.executemany(
+        "INSERT INTO measurements(configuration_id, machine_id, seconds, spread, warmups, status, detail, origin) "
+        "VALUES(?, ?, ?, 0, 0, 'ok', '', 'surrogate')", [(ids[k], machine, v) for k, v in rows])
+    dst.commit()
+    dst.close()
+    return path
+
+
+def noisy(path, table, sigma, seed):
+    """What the searches of seed `seed` see: each configuration's surrogate time times exp(sigma * N(0, 1))
+    (the noise of one measurement, drawn once per configuration and seed). Returns {key: seconds}."""
+    import random
+
+    rng = random.Random(seed)
+    seen = {k: v * math.exp(sigma * rng.gauss(0, 1)) if sigma > 0 else v for k, v in table.items()}
+    db = sqlite3.connect(path)
+    pid = db.execute("SELECT c.program_id FROM configurations c JOIN measurements m ON m.configuration_id=c.id "
+                     "WHERE m.origin='surrogate' LIMIT 1").fetchone()[0]
+    db.executemany("UPDATE measurements SET seconds=? WHERE configuration_id="
+                   "(SELECT id FROM configurations WHERE program_id=? AND config=?)",
+                   [(v, pid, k) for k, v in seen.items()])
+    db.execute("DELETE FROM searches")
+    db.commit()
+    db.close()
+    return seen
+
+
+def this_machine(a):
+    """The fingerprint tawa gives this machine (the record's rows must be on it to be answered)."""
+    os.makedirs(a.work, exist_ok=True)
+    path = os.path.join(a.work, "machine.sqlite")
+    if os.path.exists(path):
+        os.remove(path)
+    subprocess.run([os.path.join(a.build, "tawa"), "tune", "--suite", a.suite, "--db", path, "--only", "mandelbrot",
+                    "--bin", os.path.join(a.build, "bench", "skeletons"), "--method", "random", "--budget", "1",
+                    "--dry-run"], capture_output=True, text=True)
+    db = sqlite3.connect(path)
+    fp = db.execute("SELECT fingerprint, description FROM machines").fetchone()
+    db.close()
+    return fp
+
+
+def run_search(a, path, name, method, budget, seed):
+    cmd = [os.path.join(a.build, "tawa"), "tune", "--suite", a.suite, "--db", path, "--only", name, "--leave-one-out",
+           "--bin", os.path.join(a.build, "bench", "skeletons"), "--method", method, "--budget", str(budget),
+           "--seed", str(seed), "--timeout", "1"]
+    if a.neighbours:
+        cmd += ["--neighbours", str(a.neighbours)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("tune-sim: failed: %s\n%s%s" % (" ".join(cmd), r.stdout[-2000:], r.stderr[-2000:]))
+    measured = [l for l in r.stdout.splitlines() if " evaluations, " in l]
+    if measured and " 0 measured" not in measured[-1]:
+        sys.exit("tune-sim: the search ran the program (a configuration missing from the surrogate): " + measured[-1])
+    res = json.loads([l for l in r.stdout.splitlines() if l.strip()][-1])[name]
+    return canon(res["config"]) if res["config"] else None
+
+
+def main():
+    a = parse_args()
+    src = sqlite3.connect(a.record)
+    fp = this_machine(a)
+    budgets = [int(b) for b in a.budgets.split(",")]
+    methods = a.methods.split(",")
+    suite = json.load(open(os.path.join(a.suite, "suite.json")))
+    names = [p["name"] for p in suite["programs"]]
+    if a.programs:
+        names = [n for n in names if n in a.programs.split(",")]
+    scores = {}
+    per_seed = {}
+    for name in names:
+        pid = src.execute("SELECT id FROM programs WHERE name=?", (name,)).fetchone()
+        if not pid:
+            sys.exit("tune-sim: %s is not in the record" % name)
+        space = json.load(open(os.path.join(a.suite, name, "SPACE.json")))
+        samples = oracle_samples(src, pid[0])
+        if len(samples) < 100:
+            sys.exit("tune-sim: %s has %d oracle samples in the record (needs 100 or more)" % (name, len(samples)))
+        sur = Surrogate(space, samples)
+        path = os.path.join(a.work, name + ".sqlite")
+        if a.reuse and os.path.exists(path):
+            db = sqlite3.connect(path)
+            table = dict(db.execute(
+                "SELECT c.config, m.seconds FROM configurations c JOIN measurements m ON m.configuration_id=c.id "
+                "WHERE m.origin='surrogate'").fetchall())
+            db.execute("DELETE FROM searches")
+            db.commit()
+        else:
+            table = sur.table(tune_eval.constraint_fn(space))
+            path = make_record(a, src, name, table)
+            db = sqlite3.connect(path)
+            db.execute("UPDATE machines SET fingerprint=?, description=? WHERE id=(SELECT machine_id FROM measurements LIMIT 1)", fp)
+            db.commit()
+        db.close()
+        got = {(m, b): [] for m in methods for b in budgets}
+        for s in range(1, a.seeds + 1):
+            seen = noisy(path, table, a.noise, s) if a.noise > 0 else table
+            for m in methods:
+                for b in budgets:
+                    if m == "tpe":
+                        r = tune_eval.tpe_minimize(space, b, s, lambda k: seen[canon(json.loads(k))])
+                        key = canon(r["config"]) if r["config"] else None
+                    else:
+                        key = run_search(a, path, name, m, b, s)
+                    got[(m, b)].append(sur.best / table[key] if key else 0.0)
+        if a.noise > 0:
+            noisy(path, table, 0, 0)
+        row = {k: statistics.mean(v) for k, v in got.items()}
+        scores[name] = row
+        per_seed[name] = got
+        print("%-13s %s" % (name, "  ".join("%s@%d %5.1f%%" % (m, b, 100 * row[(m, b)]) for m in methods for b in budgets)),
+              flush=True)
+    if a.seeds > 1:
+        # How far one seed's suite mean strays: the spread a one-seed evaluation of the real programs has
+        # from the search's own randomness alone (before any measurement noise of its own).
+        print("%-13s %s" % ("sd of 1 seed", "  ".join(
+            "%s@%d %5.1f%%" % (m, b, 100 * statistics.stdev(
+                statistics.mean(per_seed[n][(m, b)][s] for n in names) for s in range(a.seeds)))
+            for m in methods for b in budgets)))
+    print("%-13s %s" % ("mean", "  ".join("%s@%d %5.1f%%" % (m, b, 100 * statistics.mean(scores[n][(m, b)] for n in names))
+                                          for m in methods for b in budgets)))
+
+
+if __name__ == "__main__":
+    main()
