@@ -209,12 +209,14 @@ int cmdCompile(const Common& o, WsFlags& w, const std::string& emit, const std::
   if (!target.empty()) {
     driver::Spec spec = driver::parseSpec(o.spec);
     if (w.explain) w.opt.explain = &std::cerr;
-    auto lk = driver::specialize(o.file, o.kernel, spec, w.opt, "nv");
+    cuda::checkTargetOptions(target, emit, out);
     cuda::EmitOptions eo;
     eo.profile = w.profile;
     eo.profileCapacity = w.profileCapacity;
     eo.pingPong = !w.noPingPong;
-    return cuda::compileForTarget(lk, target, emit, out, resourceUsage, eo);
+    driver::LoadedKernel lk;
+    cuda::EmitResult er = cuda::emitForTarget(o.file, o.kernel, spec, w.opt, eo, lk);
+    return cuda::compileForTarget(er, target, emit, out, resourceUsage);
   }
   if (w.profile) throw UserError(flagLoc("--profile"), "--profile instruments CUDA code", "add --target sm_90a");
   if (w.noPingPong) throw UserError(flagLoc("--no-ping-pong"), "--no-ping-pong changes CUDA code", "add --target sm_90a");

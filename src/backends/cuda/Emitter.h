@@ -82,6 +82,7 @@ struct KernelParam {
   int tensorMap = -1;           // CUtensorMap parameters: index into EmitResult::tensorMaps
   int gridAxis = -1;            // persistent kernels: the logical grid's extent along this axis (int32)
   bool profileBuffer = false;   // `uint8_t* const`: the profile's global buffer (ProfileLayout), a raw device pointer
+  bool pointer = false;         // SIMT kernels: irArg is a buffer, passed as its raw device address (cType "T*")
 };
 
 // The global buffer of a kernel emitted with --profile: for block b (linear in the launched grid,

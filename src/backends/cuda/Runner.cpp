@@ -16,6 +16,7 @@
 #include "backends/cuda/Compiler.h"
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/Emitter.h"
+#include "backends/cuda/Target.h"
 #include "driver/Check.h"
 #include "driver/Launch.h"
 #include "transforms/PassManager.h"
@@ -227,12 +228,13 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
 
   driver::Spec spec = driver::parseSpec(o.spec);
   auto t0 = std::chrono::steady_clock::now();
-  auto nv = driver::specialize(o.file, o.kernel, spec, o.ws, "nv");
   EmitOptions eo;
   eo.profile = o.profile;
   eo.profileCapacity = o.profileCapacity;
   eo.pingPong = o.pingPong;
-  EmitResult er = emitCudaKernel(*nv.module, *nv.kernel, eo);
+  driver::LoadedKernel nv;
+  bool simt = false;
+  EmitResult er = emitForTarget(o.file, o.kernel, spec, o.ws, eo, nv, &simt);
   CompiledModule cm = compile(er.source);
   double compileS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (er.smemBytes > dev.maxSmemOptin)
@@ -289,6 +291,12 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
       params.push_back(&scalars[i]);
       continue;
     }
+    if (p.pointer) {  // a SIMT kernel's buffer, by its device address
+      CUdeviceptr base = dbuf.ptrs[static_cast<size_t>(bound.args.at(static_cast<size_t>(p.irArg)).buffer)];
+      std::memcpy(&scalars[i], &base, sizeof base);
+      params.push_back(&scalars[i]);
+      continue;
+    }
     packScalarParam(p, bound.args, bound.grid, &scalars[i], "the GPU runner");
     params.push_back(&scalars[i]);
   }
@@ -302,8 +310,11 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   out << "ran @" << nv.kernel->name << " on GPU 0 (" << dev.name << ", sm_" << dev.ccMajor << dev.ccMinor << ", "
       << dev.multiprocessors << " SMs, driver " << dev.driverVersion / 1000 << "." << (dev.driverVersion % 1000) / 10
       << ") through the CUDA backend: grid (" << g[0] << ", " << g[1] << ", " << g[2] << ") = " << blocks << " block(s) of "
-      << er.threads << " threads, " << er.smemBytes << " B dynamic shared memory; D = " << o.ws.depth << ", P = " << o.ws.mmaDepth
-      << ", " << o.ws.consumers << " consumer group(s); seed " << o.seed << "\n";
+      << er.threads << " threads, " << er.smemBytes << " B dynamic shared memory; "
+      << (simt ? std::string("SIMT kernel (no warp-specialized form)")
+               : "D = " + std::to_string(o.ws.depth) + ", P = " + std::to_string(o.ws.mmaDepth) + ", " +
+                     std::to_string(o.ws.consumers) + " consumer group(s)")
+      << "; seed " << o.seed << "\n";
   out << "compiled in " << num("%.2f", compileS) << " s" << (cm.cacheHit ? " (cubin from the cache: " : " (into ") << cm.dir
       << ")\n";
   for (const auto& u : cm.usage)

@@ -1,6 +1,5 @@
-// `tawa compile --target sm_90a`: emits CUDA C++ from a kernel already lowered to the nv level
-// (warp-specialize, pipeline, lower-aref), and compiles it when asked for PTX, a cubin or the
-// resource report.
+// `tawa compile --target sm_90a`: emits CUDA C++ for a kernel (warp-specialized, or SIMT when it has
+// no warp-specialized form), and compiles it when asked for PTX, a cubin or the resource report.
 #pragma once
 
 #include <iosfwd>
@@ -8,15 +7,28 @@
 
 #include "backends/cuda/Emitter.h"
 #include "driver/Launch.h"
+#include "transforms/PassOptions.h"
 
 namespace tawa::cuda {
+
+// The CUDA kernel for FILE's kernel `kernel`, and in `lk` the module it was emitted from. A kernel
+// with a tile.dot or tensor descriptors is warp-specialized (warp-specialize, pipeline,
+// split-consumers, lower-aref; an error when that fails) and emitted by emitCudaKernel; any other
+// (row-wise and element-wise kernels) is canonicalized and emitted as a SIMT kernel
+// (emitSimtKernel), which the warp-specialization options (--consumers, --persistent, ...) do not
+// apply to: asking for one of them there is an error. `simt` (optional) says which path it took.
+EmitResult emitForTarget(const std::string& file, const std::string& kernel, const driver::Spec& spec,
+                         const transforms::PassOptions& ws, const EmitOptions& emitOpt, driver::LoadedKernel& lk,
+                         bool* simt = nullptr);
 
 // emit: "cuda" (the .cu text), "ptx" or "cubin"; out: a file, or "" / "-" for stdout (not for a
 // cubin). resourceUsage: also compile and print registers, shared memory, spills and stack per
 // kernel (to stdout, or to stderr when the artifact itself goes to stdout). Returns the exit status;
 // user errors (unknown target or stage, unsupported IR, missing toolkit) are thrown as UserError.
 // emitOpt: e.g. --profile.
-int compileForTarget(const driver::LoadedKernel& lk, const std::string& target, const std::string& emit,
-                     const std::string& out, bool resourceUsage, const EmitOptions& emitOpt = {});
+// The errors of a bad --target, --emit or -o, before anything is emitted.
+void checkTargetOptions(const std::string& target, const std::string& emit, const std::string& out);
+int compileForTarget(const EmitResult& er, const std::string& target, const std::string& emit, const std::string& out,
+                     bool resourceUsage);
 
 }  // namespace tawa::cuda

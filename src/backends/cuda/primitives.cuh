@@ -75,6 +75,8 @@ TAWA_DEVICE uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__c
 TAWA_DEVICE f16 to_f16(float x) { return __float2half_rn(x); }
 TAWA_DEVICE bf16 to_bf16(float x) { return __float2bfloat16_rn(x); }
 TAWA_DEVICE float to_f32(float x) { return x; }
+TAWA_DEVICE float to_f32(f16 x) { return __half2float(x); }
+TAWA_DEVICE float to_f32(bf16 x) { return __bfloat162float(x); }
 // st.shared of two adjacent elements (one 32-bit store for f16/bf16, 64-bit for f32).
 TAWA_DEVICE void st_shared_pair(void* p, f16 a, f16 b) { *static_cast<__half2*>(p) = __halves2half2(a, b); }
 TAWA_DEVICE void st_shared_pair(void* p, bf16 a, bf16 b) { *static_cast<__nv_bfloat162*>(p) = __halves2bfloat162(a, b); }

@@ -869,6 +869,14 @@ inline float to_f32(float x, TAWA_EMU_LOC) {
   emu::checkRead(x, "a conversion to f32", TAWA_EMU_AT);
   return x;
 }
+inline float to_f32(f16 x, TAWA_EMU_LOC) {
+  (void)tawa_file, (void)tawa_line;
+  return emu::f16BitsToF32(x.bits);
+}
+inline float to_f32(bf16 x, TAWA_EMU_LOC) {
+  (void)tawa_file, (void)tawa_line;
+  return emu::bf16BitsToF32(x.bits);
+}
 
 namespace emu {
 inline void stShared(void* p, const void* v, uint32_t bytes, const char* file, int line) {

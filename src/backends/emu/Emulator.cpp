@@ -22,6 +22,7 @@
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/ProfileBuffer.h"
 #include "backends/emu/EmuAbi.h"
+#include "backends/cuda/Target.h"
 #include "driver/Check.h"
 #include "driver/Launch.h"
 #include "profile/CostModel.h"
@@ -53,7 +54,7 @@ std::string launcher(const cuda::EmitResult& er) {
   for (size_t i = 0; i < er.params.size(); ++i) {
     const auto& p = er.params[i];
     std::string ty = p.tensorMap >= 0 ? "CUtensorMap" : p.cType;
-    if (p.profileBuffer) s << (i ? ",\n      " : "") << "*static_cast<" << ty << " const*>(a[" << i << "])";
+    if (p.profileBuffer || p.pointer) s << (i ? ",\n      " : "") << "*static_cast<" << ty << " const*>(a[" << i << "])";
     else s << (i ? ",\n      " : "") << "*static_cast<const " << ty << "*>(a[" << i << "])";
   }
   s << ");\n}\n"
@@ -228,6 +229,12 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
       params.push_back(&scalars[i]);
       continue;
     }
+    if (p.pointer) {  // a SIMT kernel's buffer: its host address is the emulated device address
+      void* base = buffers.at(static_cast<size_t>(args.at(static_cast<size_t>(p.irArg)).buffer)).data.data();
+      std::memcpy(&scalars[i], &base, sizeof base);
+      params.push_back(&scalars[i]);
+      continue;
+    }
     cuda::packScalarParam(p, args, grid, &scalars[i], "the emulator");
     params.push_back(&scalars[i]);
   }
@@ -293,12 +300,13 @@ int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
   if (o.check != "exec" && o.check != "none")
     throw UserError(where("--check"), "unknown check '" + o.check + "'", "exec (compare with the CPU executor) or none");
   driver::Spec spec = driver::parseSpec(o.spec);
-  auto nv = driver::specialize(o.file, o.kernel, spec, o.ws, "nv");
   cuda::EmitOptions emitOpt;
   emitOpt.profile = o.profile;
   emitOpt.profileCapacity = o.profileCapacity;
   emitOpt.pingPong = o.pingPong;
-  cuda::EmitResult er = cuda::emitCudaKernel(*nv.module, *nv.kernel, emitOpt);
+  driver::LoadedKernel nv;
+  bool simt = false;
+  cuda::EmitResult er = cuda::emitForTarget(o.file, o.kernel, spec, o.ws, emitOpt, nv, &simt);
   auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed);
   for (const auto& l : o.loads) {
     auto eq = l.find('=');
@@ -312,12 +320,13 @@ int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
   const auto& g = bound.grid;
   char line[512];
   std::snprintf(line, sizeof line,
-                "ran @%s on the CPU emulator of the CUDA backend: grid (%lld, %lld, %lld) of %d threads, %lld B shared memory; "
-                "D = %d, P = %d, %d consumer group(s)\n",
+                "ran @%s on the CPU emulator of the CUDA backend: grid (%lld, %lld, %lld) of %d threads, %lld B shared memory; ",
                 nv.kernel->name.c_str(), static_cast<long long>(g[0]), static_cast<long long>(g[1]), static_cast<long long>(g[2]),
-                er.threads, static_cast<long long>(er.smemBytes), static_cast<int>(o.ws.depth), static_cast<int>(o.ws.mmaDepth),
-                static_cast<int>(o.ws.consumers));
+                er.threads, static_cast<long long>(er.smemBytes));
   out << line;
+  if (simt) out << "SIMT kernel (no warp-specialized form)\n";
+  else
+    out << "D = " << o.ws.depth << ", P = " << o.ws.mmaDepth << ", " << o.ws.consumers << " consumer group(s)\n";
   if (er.persistentPrograms > 0)
     out << "persistent: " << st.blocks << " block(s) walk the grid's " << g[0] * g[1] * g[2] << " tile(s)\n";
   std::snprintf(line, sizeof line, "compiled as host C++ in %.2f s%s; emulated in %.3f s (%llu fiber switches, %llu wgmma, %llu TMA)\n",

@@ -1,0 +1,504 @@
+#include "backends/cuda/SimtEmitter.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace tawa::cuda {
+
+using ir::Block;
+using ir::Op;
+using ir::OpKind;
+using ir::Scalar;
+using ir::Type;
+using ir::Value;
+
+namespace {
+
+constexpr int kThreads = 128;
+
+std::string scalarC(Scalar s) {
+  switch (s) {
+    case Scalar::I1: return "bool";
+    case Scalar::I8: return "int8_t";
+    case Scalar::I16: return "int16_t";
+    case Scalar::I32: return "int32_t";
+    case Scalar::I64: return "int64_t";
+    case Scalar::F16: return "tawa::f16";
+    case Scalar::BF16: return "tawa::bf16";
+    case Scalar::F32: return "float";
+    case Scalar::F64: return "double";
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: return "";
+  }
+  return "";
+}
+
+bool isHalf(Scalar s) { return s == Scalar::F16 || s == Scalar::BF16; }
+
+class SimtEmitter {
+ public:
+  SimtEmitter(const ir::Func& f, const EmitOptions& opt) : f_(f), opt_(opt) {}
+
+  EmitResult run() {
+    EmitResult er;
+    er.kernelName = opt_.kernelName.empty() ? f_.name : opt_.kernelName;
+    er.threads = kThreads;
+    er.smemBytes = 1024 + 16;  // alignment slack + the cross-warp reduction scratch (4 floats)
+    if (opt_.profile)
+      throw UserError(f_.loc, "--profile records the roles of a warp-specialized kernel; '@" + f_.name +
+                                  "' has no warp-specialized form (it is emitted as a SIMT kernel)",
+                      "profile it with tawa profile --backend exec, or drop --profile");
+    std::ostringstream sig;
+    for (size_t i = 0; i < f_.numArgs(); ++i) {
+      const Value* a = f_.arg(i);
+      KernelParam p;
+      p.name = nameFor(a);
+      p.irArg = static_cast<int>(i);
+      if (a->type().isPtr()) {
+        p.cType = cOf(a->type().scalar, f_.loc) + "*";
+        p.pointer = true;
+      } else if (a->type().isScalar()) {
+        p.cType = cOf(a->type().scalar, f_.loc);
+      } else {
+        throw UserError(f_.loc, "argument %" + (a->nameHint.empty() ? std::to_string(i) : a->nameHint) +
+                                    " is not a scalar or a pointer; the SIMT path passes only those");
+      }
+      sig << (i ? ", " : "") << p.cType << " " << p.name;
+      er.params.push_back(p);
+    }
+    if (opt_.includeHeader) out_ << "#include \"primitives.cuh\"\n\n";
+    out_ << "// " << f_.name << ": a SIMT kernel (no warp-specialized form), one block of " << kThreads
+         << " threads per program; tile element e lives in thread e % " << kThreads << ", entry e / " << kThreads << ".\n";
+    out_ << "extern \"C\" __global__ __launch_bounds__(" << kThreads << ", 1) void " << er.kernelName << "(" << sig.str() << ") {\n";
+    ++indent_;
+    line("using namespace tawa;");
+    line("const int tid = thread_idx();");
+    line("float* red = reinterpret_cast<float*>(dynamic_smem_1024());  // cross-warp reduction scratch");
+    line("(void)red;");
+    emitBlock(f_.body);
+    --indent_;
+    out_ << "}\n";
+    er.source = out_.str();
+    return er;
+  }
+
+ private:
+  // ---- names and output
+
+  std::string nameFor(const Value* v) {
+    auto it = names_.find(v);
+    if (it != names_.end()) return it->second;
+    std::string s = "r_";
+    for (char c : v->nameHint) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+    if (s == "r_") s += std::to_string(counter_++);
+    std::string base = s;
+    for (int n = 1; taken_.count(s); ++n) s = base + "_" + std::to_string(n);
+    taken_.insert(s);
+    return names_[v] = s;
+  }
+  std::string cOf(Scalar s, const Location& loc) {
+    std::string c = scalarC(s);
+    if (c.empty())
+      throw UserError(loc, std::string("the SIMT path has no ") + std::string(ir::scalarName(s)) + " arithmetic",
+                      "fp8 element types go through wgmma in warp-specialized kernels");
+    return c;
+  }
+  std::string elemC(const Type& t, const Location& loc) {
+    if (t.isPtr() || (t.isTile() && t.elemIsPtr)) return cOf(t.scalar, loc) + "*";
+    return cOf(t.scalar, loc);
+  }
+  void line(const std::string& s) { out_ << std::string(2 * static_cast<size_t>(indent_), ' ') << s << "\n"; }
+  void at(const Op& op) {
+    if (!opt_.lineDirectives || !op.loc().known() || op.loc().line <= 0) return;
+    if (lastFile_ == *op.loc().file && lastLine_ == op.loc().line) return;
+    lastFile_ = *op.loc().file;
+    lastLine_ = op.loc().line;
+    std::string f;
+    for (char c : lastFile_) f += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    out_ << "#line " << lastLine_ << " \"" << f << "\"\n";
+  }
+
+  // ---- tiles
+
+  // Entries per thread of a tile value (1 for scalars).
+  int64_t entries(const Type& t, const Op& op) {
+    if (!t.isTile()) return 1;
+    if (t.shape.size() != 1)
+      throw UserError(op.loc(), "the SIMT path handles 1-D tiles; this " + std::string(op.name()) + " makes a " +
+                                    std::to_string(t.shape.size()) + "-D tile",
+                      "kernels with 2-D tiles need a tile.dot to be warp-specialized, or a 1-D formulation");
+    return (t.shape[0] + kThreads - 1) / kThreads;
+  }
+  // Whether entry k of this thread is an element of an N-element tile (always, when N % 128 == 0).
+  static std::string inTile(const Type& t) {
+    if (!t.isTile() || t.shape[0] % kThreads == 0) return "";
+    return "tid + " + std::to_string(kThreads) + " * k < " + std::to_string(t.shape[0]);
+  }
+  // The expression of operand v inside an entry loop over k (a scalar is the same in every entry).
+  std::string ref(const Value* v) { return v->type().isTile() ? nameFor(v) + "[k]" : nameFor(v); }
+  std::string declare(const Value* v, const Op& op) {
+    std::string n = nameFor(v);
+    return v->type().isTile() ? elemC(v->type(), op.loc()) + " " + n + "[" + std::to_string(entries(v->type(), op)) + "]"
+                              : elemC(v->type(), op.loc()) + " " + n;
+  }
+  // An immutable scalar: `const T name`, or `T* const name` for a pointer.
+  std::string constant(const Value* v, const Op& op) {
+    return v->type().isPtr() ? elemC(v->type(), op.loc()) + " const " + nameFor(v) : "const " + declare(v, op);
+  }
+  // result = expr (expr written in terms of ref(operand) and `k`), entry by entry for tiles.
+  void define(const Op& op, const std::string& expr) {
+    const Value* r = op.result();
+    if (!r->type().isTile()) {
+      line(constant(r, op) + " = " + expr + ";");
+      return;
+    }
+    line(declare(r, op) + ";");
+    line("TAWA_UNROLL for (int k = 0; k < " + std::to_string(entries(r->type(), op)) + "; ++k) " + nameFor(r) + "[k] = " + expr + ";");
+  }
+  // Copies value `from` into the variable of `to` (same type): carried loop values and if results.
+  void assign(const Value* to, const std::string& toName, const Value* from, const Op& op) {
+    if (!to->type().isTile()) {
+      line(toName + " = " + nameFor(from) + ";");
+      return;
+    }
+    line("TAWA_UNROLL for (int k = 0; k < " + std::to_string(entries(to->type(), op)) + "; ++k) " + toName + "[k] = " +
+         nameFor(from) + "[k];");
+  }
+
+  // ---- arithmetic
+
+  // The operand as float when the element is f16/bf16 (arithmetic runs in f32 and rounds back).
+  std::string wide(const Value* v) { return isHalf(v->type().scalar) ? "to_f32(" + ref(v) + ")" : ref(v); }
+  std::string narrow(Scalar s, const std::string& e) {
+    if (s == Scalar::F16) return "to_f16(" + e + ")";
+    if (s == Scalar::BF16) return "to_bf16(" + e + ")";
+    return e;
+  }
+  static std::string floatLiteral(double v, Scalar s) {
+    if (std::isnan(v)) return "(inf_f32() - inf_f32())";
+    if (std::isinf(v)) return v > 0 ? "inf_f32()" : "(-inf_f32())";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, s == Scalar::F64 ? "%.17g" : "%.9g", v);
+    std::string t = buf;
+    if (t.find_first_of(".eE") == std::string::npos) t += ".0";
+    return s == Scalar::F64 ? t : t + "f";
+  }
+
+  void binary(const Op& op) {
+    const Value* a = op.operand(0);
+    const Value* b = op.operand(1);
+    Scalar s = a->type().scalar;
+    bool fl = ir::isFloat(s);
+    std::string x = wide(a), y = wide(b), e;
+    switch (op.kind()) {
+      case OpKind::Add: e = "(" + x + " + " + y + ")"; break;
+      case OpKind::Sub: e = "(" + x + " - " + y + ")"; break;
+      case OpKind::Mul: e = "(" + x + " * " + y + ")"; break;
+      case OpKind::Div: e = "(" + x + " / " + y + ")"; break;
+      case OpKind::Rem: e = fl ? "fmodf(" + x + ", " + y + ")" : "(" + x + " % " + y + ")"; break;
+      case OpKind::FloorDiv:
+        if (fl) throw UserError(op.loc(), "tile.floordiv takes integers");
+        e = "(" + x + " / " + y + " - ((" + x + " % " + y + " != 0) && ((" + x + " < 0) != (" + y + " < 0))))";
+        break;
+      case OpKind::Max: e = fl ? "max_nan(" + x + ", " + y + ")" : "(" + x + " > " + y + " ? " + x + " : " + y + ")"; break;
+      case OpKind::Min: e = fl ? "min_nan(" + x + ", " + y + ")" : "(" + x + " < " + y + " ? " + x + " : " + y + ")"; break;
+      case OpKind::And: e = "(" + x + " & " + y + ")"; break;
+      case OpKind::Or: e = "(" + x + " | " + y + ")"; break;
+      case OpKind::Xor: e = "(" + x + " ^ " + y + ")"; break;
+      case OpKind::Shl: e = "(" + x + " << " + y + ")"; break;
+      case OpKind::Shr: e = "(" + x + " >> " + y + ")"; break;
+      default: break;
+    }
+    if (fl && s != Scalar::F32 && s != Scalar::F64 && !isHalf(s))
+      throw UserError(op.loc(), "the SIMT path has no " + std::string(ir::scalarName(s)) + " arithmetic");
+    if (op.kind() == OpKind::And || op.kind() == OpKind::Or || op.kind() == OpKind::Xor || op.kind() == OpKind::Shl ||
+        op.kind() == OpKind::Shr) {
+      if (fl) throw UserError(op.loc(), std::string(op.name()) + " takes integers");
+      if (s == Scalar::I1) e = "static_cast<bool>" + e;
+    }
+    define(op, narrow(s, e));
+  }
+
+  void unary(const Op& op) {
+    const Value* a = op.operand(0);
+    Scalar s = a->type().scalar;
+    std::string x = wide(a), e;
+    bool fl = ir::isFloat(s);
+    auto need = [&]() {
+      if (!fl) throw UserError(op.loc(), std::string(op.name()) + " takes a float operand");
+    };
+    switch (op.kind()) {
+      case OpKind::Neg: e = "(-" + x + ")"; break;
+      case OpKind::Not: e = s == Scalar::I1 ? "(!" + x + ")" : "(~" + x + ")"; break;
+      case OpKind::Abs: e = fl ? "fabsf(" + x + ")" : "(" + x + " < 0 ? -" + x + " : " + x + ")"; break;
+      case OpKind::Exp: need(), e = "expf(" + x + ")"; break;
+      case OpKind::Exp2: need(), e = "exp2f(" + x + ")"; break;
+      case OpKind::Log: need(), e = "logf(" + x + ")"; break;
+      case OpKind::Log2: need(), e = "log2f(" + x + ")"; break;
+      case OpKind::Sqrt: need(), e = "sqrtf(" + x + ")"; break;
+      case OpKind::Rsqrt: need(), e = "(1.0f / sqrtf(" + x + "))"; break;
+      default: break;
+    }
+    if (s == Scalar::F64 && fl) {
+      // double math keeps double precision: the f-suffixed functions would round to float
+      for (const char* fn : {"expf(", "exp2f(", "logf(", "log2f(", "sqrtf(", "fabsf("}) {
+        std::string from = fn, to = from.substr(0, from.size() - 2) + "(";
+        for (size_t p = 0; (p = e.find(from, p)) != std::string::npos;) e.replace(p, from.size(), to);
+      }
+    }
+    define(op, narrow(s, e));
+  }
+
+  void cast(const Op& op) {
+    Scalar from = op.operand(0)->type().scalar, to = op.result()->type().scalar;
+    std::string x = wide(op.operand(0));
+    std::string e;
+    if (isHalf(to)) e = narrow(to, ir::isFloat(from) ? "static_cast<float>(" + x + ")" : "static_cast<float>(" + x + ")");
+    else if (to == Scalar::I1) e = "(" + x + " != 0)";
+    else e = "static_cast<" + cOf(to, op.loc()) + ">(" + x + ")";
+    define(op, e);
+  }
+
+  // ---- ops
+
+  void emitBlock(const Block& b) {
+    for (const auto& op : b.ops()) emitOp(*op);
+  }
+
+  void emitOp(const Op& op) {
+    at(op);
+    switch (op.kind()) {
+      case OpKind::ProgramId:
+      case OpKind::NumPrograms: {
+        static const char* axes[] = {"x", "y", "z"};
+        int64_t ax = op.intAttr("axis");
+        if (ax < 0 || ax > 2) throw UserError(op.loc(), "axis must be 0, 1 or 2");
+        define(op, std::string(op.kind() == OpKind::ProgramId ? "block_idx_" : "grid_dim_") + axes[ax] + "()");
+        return;
+      }
+      case OpKind::Constant: {
+        const Type& t = op.result()->type();
+        const auto& v = op.attrs.at("value");
+        std::string lit;
+        if (const auto* d = std::get_if<double>(&v)) lit = ir::isFloat(t.scalar) ? floatLiteral(*d, t.scalar) : std::to_string(static_cast<int64_t>(*d));
+        else if (const auto* i = std::get_if<int64_t>(&v))
+          lit = ir::isFloat(t.scalar) ? floatLiteral(static_cast<double>(*i), t.scalar) : std::to_string(*i) + (t.scalar == Scalar::I64 ? "ll" : "");
+        else if (const auto* bl = std::get_if<bool>(&v)) lit = *bl ? "true" : "false";
+        else throw UserError(op.loc(), "a constant's value must be a number");
+        if (t.scalar == Scalar::I1 && lit != "true" && lit != "false") lit = "(" + lit + " != 0)";
+        define(op, narrow(t.scalar, lit));
+        return;
+      }
+      case OpKind::Arange: {
+        int64_t start = op.intAttr("start");
+        define(op, "static_cast<int32_t>(" + std::to_string(start) + " + tid + " + std::to_string(kThreads) + " * k)");
+        return;
+      }
+      case OpKind::Splat: define(op, nameFor(op.operand(0))); return;
+      case OpKind::Add:
+      case OpKind::Sub:
+      case OpKind::Mul:
+      case OpKind::Div:
+      case OpKind::FloorDiv:
+      case OpKind::Rem:
+      case OpKind::Max:
+      case OpKind::Min:
+      case OpKind::And:
+      case OpKind::Or:
+      case OpKind::Xor:
+      case OpKind::Shl:
+      case OpKind::Shr: binary(op); return;
+      case OpKind::Cmp: {
+        static const std::map<std::string, std::string> preds = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
+                                                                 {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
+        auto it = preds.find(op.strAttr("pred"));
+        if (it == preds.end()) throw UserError(op.loc(), "unknown comparison '" + op.strAttr("pred") + "'");
+        define(op, "(" + wide(op.operand(0)) + " " + it->second + " " + wide(op.operand(1)) + ")");
+        return;
+      }
+      case OpKind::Select:
+        define(op, "(" + ref(op.operand(0)) + " ? " + ref(op.operand(1)) + " : " + ref(op.operand(2)) + ")");
+        return;
+      case OpKind::Neg:
+      case OpKind::Not:
+      case OpKind::Abs:
+      case OpKind::Exp:
+      case OpKind::Exp2:
+      case OpKind::Log:
+      case OpKind::Log2:
+      case OpKind::Sqrt:
+      case OpKind::Rsqrt: unary(op); return;
+      case OpKind::Cast: cast(op); return;
+      case OpKind::AddPtr: define(op, "(" + ref(op.operand(0)) + " + " + ref(op.operand(1)) + ")"); return;
+      case OpKind::Load: load(op); return;
+      case OpKind::Store: store(op); return;
+      case OpKind::Reduce: reduce(op); return;
+      case OpKind::For: forLoop(op); return;
+      case OpKind::If: ifOp(op); return;
+      case OpKind::Return:
+        if (op.numOperands() != 0) throw UserError(op.loc(), "a kernel returns nothing");
+        line("return;");
+        return;
+      case OpKind::Yield: return;  // handled by the enclosing op
+      default:
+        throw UserError(op.loc(), std::string(op.name()) + " has no SIMT form",
+                        "the SIMT path (kernels without a warp-specialized form) takes 1-D element-wise, reduction, load/store and loop ops");
+    }
+  }
+
+  void load(const Op& op) {
+    const Value* ptr = op.operand(0);
+    const Value* r = op.result();
+    if (!r->type().isTile()) {
+      if (op.numOperands() > 1) throw UserError(op.loc(), "a scalar load takes no mask");
+      line(constant(r, op) + " = *" + nameFor(ptr) + ";");
+      return;
+    }
+    std::string guard = inTile(r->type());
+    std::string mask = op.numOperands() > 1 ? ref(op.operand(1)) : "";
+    std::string cond = guard.empty() ? mask : mask.empty() ? guard : "(" + guard + ") && " + mask;
+    std::string other = op.numOperands() > 2 ? ref(op.operand(2)) : narrow(r->type().scalar, ir::isFloat(r->type().scalar) ? "0.0f" : "0");
+    if (r->type().scalar == Scalar::I1 && op.numOperands() <= 2) other = "false";
+    define(op, cond.empty() ? "*" + ref(ptr) : "(" + cond + " ? *" + ref(ptr) + " : " + other + ")");
+  }
+
+  void store(const Op& op) {
+    const Value* ptr = op.operand(0);
+    const Value* v = op.operand(1);
+    if (!ptr->type().isTile()) {
+      if (op.numOperands() > 2) throw UserError(op.loc(), "a scalar store takes no mask");
+      line("if (tid == 0) *" + nameFor(ptr) + " = " + nameFor(v) + ";  // one thread stores a scalar");
+      return;
+    }
+    std::string guard = inTile(ptr->type());
+    std::string mask = op.numOperands() > 2 ? ref(op.operand(2)) : "";
+    std::string cond = guard.empty() ? mask : mask.empty() ? guard : "(" + guard + ") && " + mask;
+    std::string body = "*" + ref(ptr) + " = " + ref(v) + ";";
+    line("TAWA_UNROLL for (int k = 0; k < " + std::to_string(entries(ptr->type(), op)) + "; ++k) " +
+         (cond.empty() ? body : "if (" + cond + ") " + body));
+  }
+
+  void reduce(const Op& op) {
+    const Value* a = op.operand(0);
+    const Value* r = op.result();
+    if (!a->type().isTile() || a->type().shape.size() != 1 || r->type().isTile())
+      throw UserError(op.loc(), "the SIMT path reduces a 1-D tile to a scalar");
+    if (a->type().scalar != Scalar::F32)
+      throw UserError(op.loc(), "the SIMT path reduces f32 tiles; this one is " + std::string(ir::scalarName(a->type().scalar)),
+                      "cast the tile to f32 before the reduction");
+    const std::string& kind = op.strAttr("kind");
+    std::string id, comb;
+    if (kind == "sum") id = "0.0f", comb = "(%a + %b)";
+    else if (kind == "max") id = "(-inf_f32())", comb = "max_nan(%a, %b)";
+    else if (kind == "min") id = "inf_f32()", comb = "min_nan(%a, %b)";
+    else throw UserError(op.loc(), "unknown reduction '" + kind + "'");
+    auto combine = [&](const std::string& x, const std::string& y) {
+      std::string s = comb;
+      s.replace(s.find("%a"), 2, x);
+      s.replace(s.find("%b"), 2, y);
+      return s;
+    };
+    std::string n = nameFor(r), acc = n + "_part";
+    line("float " + acc + " = " + id + ";");
+    std::string guard = inTile(a->type());
+    std::string body = acc + " = " + combine(acc, nameFor(a) + "[k]") + ";";
+    line("TAWA_UNROLL for (int k = 0; k < " + std::to_string(entries(a->type(), op)) + "; ++k) " +
+         (guard.empty() ? body : "if (" + guard + ") " + body));
+    line("TAWA_UNROLL for (int m = 16; m >= 1; m /= 2) " + acc + " = " + combine(acc, "shfl_xor(" + acc + ", m)") + ";");
+    line("if ((tid & 31) == 0) red[tid / 32] = " + acc + ";");
+    line("syncthreads();");
+    line("const float " + n + " = " + combine(combine("red[0]", "red[1]"), combine("red[2]", "red[3]")) + ";");
+    line("syncthreads();  // the scratch is free for the next reduction");
+  }
+
+  void forLoop(const Op& op) {
+    const Block& body = *op.region(0);
+    size_t carried = op.numOperands() - 3;
+    // The carried values live in variables named after the loop's results.
+    std::vector<std::string> vars;
+    for (size_t i = 0; i < carried; ++i) {
+      const Value* res = op.result(i);
+      line(declare(res, op) + ";");
+      vars.push_back(nameFor(res));
+      assign(res, vars.back(), op.operand(3 + i), op);
+    }
+    std::string iv = nameFor(body.arg(0));
+    std::string lb = nameFor(op.operand(0)), ub = nameFor(op.operand(1)), st = nameFor(op.operand(2));
+    std::string ty = elemC(body.arg(0)->type(), op.loc());
+    line("for (" + ty + " " + iv + " = " + lb + "; " + st + " > 0 ? " + iv + " < " + ub + " : " + iv + " > " + ub + "; " + iv +
+         " += " + st + ") {");
+    ++indent_;
+    // Block arguments read the carried variables (copied: the body may define values from them
+    // before the yield overwrites the variables).
+    for (size_t i = 0; i < carried; ++i) {
+      const Value* a = body.arg(1 + i);
+      line(declare(a, op) + ";");
+      assign(a, nameFor(a), op.result(i), op);
+    }
+    emitBlock(body);
+    const Op* y = body.terminator();
+    if (!y || y->kind() != OpKind::Yield || y->numOperands() != carried)
+      throw UserError(op.loc(), "tile.for's body must end with a tile.yield of its carried values");
+    for (size_t i = 0; i < carried; ++i) assign(op.result(i), vars[i], y->operand(i), op);
+    --indent_;
+    line("}");
+  }
+
+  void ifOp(const Op& op) {
+    std::vector<std::string> vars;
+    for (size_t i = 0; i < op.numResults(); ++i) {
+      line(declare(op.result(i), op) + ";");
+      vars.push_back(nameFor(op.result(i)));
+    }
+    if (op.operand(0)->type().isTile()) throw UserError(op.loc(), "tile.if takes a scalar condition");
+    for (size_t r = 0; r < op.regions().size(); ++r) {
+      line(r == 0 ? "if (" + nameFor(op.operand(0)) + ") {" : "} else {");
+      ++indent_;
+      const Block& b = *op.region(r);
+      emitBlock(b);
+      const Op* y = b.terminator();
+      if (op.numResults() && (!y || y->kind() != OpKind::Yield || y->numOperands() != op.numResults()))
+        throw UserError(op.loc(), "each branch of tile.if must yield its results");
+      for (size_t i = 0; i < op.numResults(); ++i) assign(op.result(i), vars[i], y->operand(i), op);
+      --indent_;
+    }
+    line("}");
+  }
+
+  const ir::Func& f_;
+  EmitOptions opt_;
+  std::ostringstream out_;
+  int indent_ = 0;
+  std::map<const Value*, std::string> names_;
+  std::set<std::string> taken_;
+  int counter_ = 0;
+  std::string lastFile_;
+  int lastLine_ = 0;
+};
+
+}  // namespace
+
+bool simtKernel(const ir::Func& kernel) {
+  bool simt = true;
+  ir::walk(kernel.body, [&](const Op* op) {
+    switch (op->kind()) {
+      case OpKind::Dot:
+      case OpKind::MakeDesc:
+      case OpKind::DescLoad:
+      case OpKind::DescStore:
+      case OpKind::WgRegion: simt = false; break;
+      default: break;
+    }
+  });
+  return simt;
+}
+
+EmitResult emitSimtKernel(const ir::Module&, const ir::Func& kernel, const EmitOptions& opt) {
+  return SimtEmitter(kernel, opt).run();
+}
+
+}  // namespace tawa::cuda

@@ -1,0 +1,34 @@
+// emit-cuda-simt: prints a CUDA C++ kernel for sm_90a from a tile program that has no
+// warp-specialized form (row-wise and element-wise kernels: softmax, layer-norm, vector add), written
+// only against primitives.cuh like the warp-specialized emitter, so the CPU emulator runs the same text.
+//   requires: verified, canonicalized tile IR without tile.dot and without tensor descriptors; tiles
+//     are 1-D (pointers, integers, floats, i1); ops: program_id, num_programs, constant, arange,
+//     splat, element-wise arithmetic, comparisons, select, casts, math (exp, exp2, log, log2, sqrt,
+//     rsqrt, abs, neg), addptr, masked load and store of pointer tiles and of scalars, tile.reduce
+//     (sum, max, min) of an f32 tile to a scalar, tile.for with carried values, tile.if, tile.return.
+//   guarantees: one `extern "C" __global__ __launch_bounds__(128, 1)` kernel, one block of 128
+//     threads (one warp group) per program of the grid, whose parameters are the IR function's
+//     arguments in order (pointers as raw device pointers, scalars by value). A tile of N elements is
+//     spread over the threads cyclically: thread t holds elements t, t + 128, ... as a register array
+//     of ceil(N / 128) entries indexed by unrolled constants (lanes past N, when N < 128, hold
+//     nothing and never load, store or reduce). A reduction combines each thread's entries, the warp
+//     through shuffles, and the four warps through 16 bytes of the dynamic shared-memory buffer.
+//     A scalar store is made by thread 0 only. tile.for's num_stages is ignored (no software
+//     pipelining on this path). `#line` directives go back to the kernel source. Anything else is
+//     a UserError located at the op.
+//   runs: in `tawa compile --target sm_90a` and `tawa run --backend cuda|emu` when warp
+//     specialization does not apply (cuda::emitForTarget).
+#pragma once
+
+#include "backends/cuda/Emitter.h"
+#include "ir/IR.h"
+
+namespace tawa::cuda {
+
+// True when the kernel is for the SIMT path: no tile.dot and no tensor descriptors (those kernels
+// are warp-specialized or rejected there, with that pipeline's reasons).
+bool simtKernel(const ir::Func& kernel);
+
+EmitResult emitSimtKernel(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});
+
+}  // namespace tawa::cuda
