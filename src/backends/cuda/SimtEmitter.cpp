@@ -271,6 +271,7 @@ class SimtEmitter {
 
   void emitOp(const Op& op) {
     at(op);
+    for (const auto& r : op.results()) entries(r->type(), op);  // 1-D tiles only: located error otherwise
     switch (op.kind()) {
       case OpKind::ProgramId:
       case OpKind::NumPrograms: {
