@@ -138,6 +138,19 @@ def run_tawa(log, bundle, args, what):
     return res, p.stdout
 
 
+SIMT_CHECKS = [
+    ("softmax.py", "examples/softmax.py", "softmax_kernel",
+     "out_ptr:*fp32[R,C], in_ptr:*fp32[R,C], in_row_stride:i32=1000, out_row_stride:i32=1000, n_rows:i32=1031, n_cols:i32=1000, "
+     "R=1031, C=1000, BLOCK_SIZE=1024, NUM_STAGES=2", "264"),
+    ("layer_norm.py", "examples/layer_norm.py", "layer_norm_fwd",
+     "X:*fp32[R,C], Y:*fp32[R,C], W:*fp32[C], B:*fp32[C], Mean:*fp32[R], Rstd:*fp32[R], row_stride:i32=3000, N:i32=3000, "
+     "eps:fp32=1e-5, R=257, C=3000, BLOCK_SIZE=512", "257"),
+    ("layernorm.tir (f16)", "examples/layernorm.tir", "layernorm",
+     "x:*fp16[257,3000], y:*fp16[257,3000], w:*fp32[3000], b:*fp32[3000], mean:*fp32[257], rstd:*fp32[257], "
+     "stride:i32=3000, N:i32=3000, eps:fp32=1e-5", "257"),
+]
+
+
 def plan(bundle):
     steps = ["check: bin/tawa.sh --help; GPU name, torch and triton versions"]
     for label, path, flags, bm, bn in TAWA_GEMMS:
@@ -146,6 +159,7 @@ def plan(bundle):
         steps.append(f"correctness: {label} ({path}) vs the CPU executor, M=1536 N=1032 K=768, fresh seed")
     steps.append("correctness: tawa attention (examples/attention.py, D=128; " + ", ".join(a[0] for a in TAWA_ATTN) +
                  ") vs the CPU executor at B=1 H=2 S=512, causal and not")
+    steps.append("correctness: SIMT kernels (" + ", ".join(c[0] for c in SIMT_CHECKS) + ") vs the CPU executor, fresh seed")
     steps.append("correctness: Triton GEMM fp16/fp8 vs torch at 1024^3; Triton attention vs SDPA at seq 1024, causal and not")
     for k in GEMM_K:
         steps.append(f"GEMM fp16 M=N={GEMM_MN} K={k}: " + ", ".join(v[0] for v in TAWA_GEMMS) +
@@ -232,6 +246,14 @@ def main():
             if res.get("check") != "ok":
                 fail(log, f"{label} attention: the executor check did not run")
             log(f"ok: {label} attention (causal={causal}) matches the CPU executor at B=1 H=2 S=512 D=128 (seed {seed})")
+    # The SIMT kernels (no warp-specialized form): Triton softmax (rows walked by fewer programs) and
+    # layer norm, the tile IR layer norm in f16; each against the executor, seconds of GPU time.
+    for label, path, kernel, spec, grid in SIMT_CHECKS:
+        res, out = run_tawa(log, bundle, ["run", os.path.join(bundle, path), "--kernel", kernel, "--backend", "cuda", "--spec", spec,
+                                          "--grid", grid, "--seed", str(seed), "--reps", "3"], f"{label} vs the executor")
+        if res.get("check") != "ok":
+            fail(log, f"{label}: the executor check did not run")
+        log(f"ok: {label} (SIMT) matches the CPU executor (seed {seed})")
     tk.check_triton(log, torch)
 
     rows = []

@@ -73,6 +73,28 @@ std::vector<double> softmaxRef(const SimtRun& r, size_t x, int64_t R, int64_t C)
   return want;
 }
 
+// Layer norm of the R x C matrix in buffer 0 (row stride C) with weights in buffer 2 and biases in
+// buffer 3, in double, two passes: y = (x - mean) * rstd * w + b, rstd = 1 / sqrt(var + eps).
+struct LayerNormRef {
+  std::vector<double> y, mean, rstd;
+};
+LayerNormRef layerNormRef(const SimtRun& r, int64_t R, int64_t C, double eps) {
+  LayerNormRef out{std::vector<double>(static_cast<size_t>(R * C)), std::vector<double>(static_cast<size_t>(R)),
+                   std::vector<double>(static_cast<size_t>(R))};
+  for (int64_t i = 0; i < R; ++i) {
+    double m = 0, v = 0;
+    for (int64_t j = 0; j < C; ++j) m += in(r, 0, i * C + j);
+    m /= static_cast<double>(C);
+    for (int64_t j = 0; j < C; ++j) v += (in(r, 0, i * C + j) - m) * (in(r, 0, i * C + j) - m);
+    v /= static_cast<double>(C);
+    double rs = 1 / std::sqrt(v + eps);
+    out.mean[static_cast<size_t>(i)] = m;
+    out.rstd[static_cast<size_t>(i)] = rs;
+    for (int64_t j = 0; j < C; ++j) out.y[static_cast<size_t>(i * C + j)] = (in(r, 0, i * C + j) - m) * rs * in(r, 2, j) + in(r, 3, j);
+  }
+  return out;
+}
+
 }  // namespace
 
 // tile IR, one program per row, a 128-wide tile with 100 valid columns.
@@ -109,21 +131,10 @@ TEST_P(EmuSimtLayerNorm, Triton) {
                "X:*fp32[R,C], Y:*fp32[R,C], W:*fp32[C], B:*fp32[C], Mean:*fp32[R], Rstd:*fp32[R], row_stride:i32=300, N:i32=300, "
                "eps:fp32=1e-5, R=7, C=300, BLOCK_SIZE=" + std::to_string(GetParam()),
                "7", seed);
-  std::vector<double> y(R * C), mean(R), rstd(R);
-  for (int64_t i = 0; i < R; ++i) {
-    double m = 0, v = 0;
-    for (int64_t j = 0; j < C; ++j) m += in(r, 0, i * C + j);
-    m /= C;
-    for (int64_t j = 0; j < C; ++j) v += std::pow(in(r, 0, i * C + j) - m, 2);
-    v /= C;
-    double rs = 1 / std::sqrt(v + eps);
-    mean[static_cast<size_t>(i)] = m;
-    rstd[static_cast<size_t>(i)] = rs;
-    for (int64_t j = 0; j < C; ++j) y[static_cast<size_t>(i * C + j)] = (in(r, 0, i * C + j) - m) * rs * in(r, 2, j) + in(r, 3, j);
-  }
-  expectClose(r, 1, y, 1e-4, 1e-5);
-  expectClose(r, 4, mean, 1e-5, 1e-6);
-  expectClose(r, 5, rstd, 1e-4, 1e-6);
+  LayerNormRef want = layerNormRef(r, R, C, eps);
+  expectClose(r, 1, want.y, 1e-4, 1e-5);
+  expectClose(r, 4, want.mean, 1e-5, 1e-6);
+  expectClose(r, 5, want.rstd, 1e-4, 1e-6);
 }
 
 INSTANTIATE_TEST_SUITE_P(Blocks, EmuSimtLayerNorm, ::testing::Values(128, 64));
@@ -138,18 +149,10 @@ TEST(EmuSimt, LayernormTirF16) {
                "x:*fp16[19,300], y:*fp16[19,300], w:*fp32[300], b:*fp32[300], mean:*fp32[19], rstd:*fp32[19], stride:i32=300, "
                "N:i32=300, eps:fp32=1e-5",
                "19", seed);
-  std::vector<double> y(M * N), mean(M), rstd(M);
-  for (int64_t i = 0; i < M; ++i) {
-    double s = 0, sq = 0;
-    for (int64_t j = 0; j < N; ++j) s += in(r, 0, i * N + j), sq += in(r, 0, i * N + j) * in(r, 0, i * N + j);
-    double m = s / N, v = std::max(0.0, sq / N - m * m), rs = 1 / std::sqrt(v + eps);
-    mean[static_cast<size_t>(i)] = m;
-    rstd[static_cast<size_t>(i)] = rs;
-    for (int64_t j = 0; j < N; ++j) y[static_cast<size_t>(i * N + j)] = (in(r, 0, i * N + j) - m) * rs * in(r, 2, j) + in(r, 3, j);
-  }
-  expectClose(r, 1, y, 4e-3, 4e-3);  // f16 output: one rounding of a value of a few units
-  expectClose(r, 4, mean, 1e-5, 1e-6);
-  expectClose(r, 5, rstd, 1e-4, 1e-6);
+  LayerNormRef want = layerNormRef(r, M, N, eps);
+  expectClose(r, 1, want.y, 4e-3, 4e-3);  // f16 output: one rounding of a value of a few units
+  expectClose(r, 4, want.mean, 1e-5, 1e-6);
+  expectClose(r, 5, want.rstd, 1e-4, 1e-6);
 }
 
 // Blocks of 256 (two entries per thread) and of 64 (half the block holds no element), over 1000

@@ -320,6 +320,7 @@ Examples:
   tawa compile examples/matmul_desc.tir --emit ws --explain
   tawa compile examples/matmul_desc.tir --emit nv --depth 3 --mma-depth 1
   tawa compile examples/matmul_desc_128.tir --consumers 2 --target sm_90a --emit cubin -o gemm.cubin --resource-usage
+  tawa compile examples/softmax.tir --target sm_90a --emit cuda --explain   # no tile.dot: a SIMT kernel
 )");
 
   Common checkCommon;

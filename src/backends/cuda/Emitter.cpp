@@ -41,22 +41,6 @@ constexpr int64_t kAlign = 1024;        // the repeating unit of the 128B swizzl
 
 int64_t alignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
-std::string cType(Scalar s) {
-  switch (s) {
-    case Scalar::I1: return "bool";
-    case Scalar::I8: return "int8_t";
-    case Scalar::I16: return "int16_t";
-    case Scalar::I32: return "int32_t";
-    case Scalar::I64: return "int64_t";
-    case Scalar::F16: return "tawa::f16";
-    case Scalar::BF16: return "tawa::bf16";
-    case Scalar::F32: return "float";
-    case Scalar::F64: return "double";
-    case Scalar::F8E4M3:
-    case Scalar::F8E5M2: return "";
-  }
-  return "";
-}
 
 // A row-major tile in shared memory as TMA writes it with a swizzle: split into column chunks one
 // swizzle span wide (chunkCols elements), each chunk `rows` rows of `swizzle` bytes, chunks one
@@ -221,9 +205,7 @@ class Emitter {
     if (lastFile_ == *op.loc().file && lastLine_ == op.loc().line) return;
     lastFile_ = *op.loc().file;
     lastLine_ = op.loc().line;
-    std::string f;
-    for (char c : lastFile_) f += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-    out_ << "#line " << lastLine_ << " \"" << f << "\"\n";
+    out_ << lineDirective(op.loc());
   }
 
   // ---- values
@@ -265,7 +247,7 @@ class Emitter {
     return it->second;
   }
   void needScalar(const Op& op, const Type& t) {
-    if (!t.isScalar() || cType(t.scalar).empty() || (t.elemIsFloat() && t.scalar != Scalar::F32))
+    if (!t.isScalar() || cScalarType(t.scalar).empty() || (t.elemIsFloat() && t.scalar != Scalar::F32))
       unsupported(op, "only integer and f32 scalar arithmetic is emitted so far, got " + t.str());
   }
   Frag& frag(const Op& op, const Value* v) {
@@ -289,7 +271,7 @@ class Emitter {
   Frag declareFrag(const Op& op, const Type& t, const std::string& name) {
     Frag fr = fragShape(op, t);
     fr.name = name;
-    std::string ty = cType(fr.elem);
+    std::string ty = cScalarType(fr.elem);
     if (ty.empty()) unsupported(op, "element type " + std::string(scalarName(fr.elem)) + " has no register form yet");
     line(ty + " " + fr.name + "[" + std::to_string(fr.mBlocks) + "][" + std::to_string(fr.perThread) + "];");
     if (fr.elem == Scalar::F32) accumulators_.back().push_back(fr);
@@ -458,11 +440,11 @@ class Emitter {
     for (size_t i = 0; i < f_.numArgs(); ++i) {
       const Value* a = f_.arg(i);
       if (a->type().isPtr()) continue;
-      if (!a->type().isScalar() || cType(a->type().scalar).empty())
+      if (!a->type().isScalar() || cScalarType(a->type().scalar).empty())
         throw UserError(f_.loc, "the CUDA backend cannot pass argument #" + std::to_string(i) + " of type " + a->type().str());
       KernelParam p;
       p.name = nameFor(a);
-      p.cType = cType(a->type().scalar);
+      p.cType = cScalarType(a->type().scalar);
       p.irArg = static_cast<int>(i);
       res_.params.push_back(p);
     }
@@ -1007,12 +989,12 @@ class Emitter {
       case OpKind::Cast:
         needScalar(op, t);
         needScalar(op, op.operand(0)->type());
-        e = "static_cast<" + cType(t.scalar) + ">(" + ex(op.operand(0)) + ")";
+        e = "static_cast<" + cScalarType(t.scalar) + ">(" + ex(op.operand(0)) + ")";
         break;
       default: unsupported(op, "not emitted yet", "the CUDA backend covers the warp-specialized GEMM so far");
     }
     at(op);
-    line("const " + cType(t.scalar) + " " + nameFor(op.result()) + " = " + e + ";");
+    line("const " + cScalarType(t.scalar) + " " + nameFor(op.result()) + " = " + e + ";");
   }
 
   void emitOp(const Op& op) {
@@ -1146,7 +1128,7 @@ class Emitter {
       } else {
         needScalar(op, res->type());
         std::string n = nameFor(res);
-        line(cType(res->type().scalar) + " " + n + " = " + ex(init) + ";");
+        line(cScalarType(res->type().scalar) + " " + n + " = " + ex(init) + ";");
         names_[arg] = n;
         carried.push_back(n);
         isTile.push_back(false);
@@ -1155,7 +1137,7 @@ class Emitter {
     const Value* iv = body.arg(0);
     needScalar(op, iv->type());
     std::string i = nameFor(iv);
-    line("for (" + cType(iv->type().scalar) + " " + i + " = " + ex(op.operand(0)) + "; " + i + " < " + ex(op.operand(1)) + "; " +
+    line("for (" + cScalarType(iv->type().scalar) + " " + i + " = " + ex(op.operand(0)) + "; " + i + " < " + ex(op.operand(1)) + "; " +
          i + " += " + ex(op.operand(2)) + ") {");
     ++indent_;
     if (profActive_) {
@@ -1204,7 +1186,7 @@ class Emitter {
           }
         } else if (ex(v) != carried[k]) {
           std::string t = fresh(carried[k] + "_next");
-          line("const " + cType(v->type().scalar) + " " + t + " = " + ex(v) + ";");
+          line("const " + cScalarType(v->type().scalar) + " " + t + " = " + ex(v) + ";");
           temps.push_back(t);
         } else {
           temps.emplace_back();
@@ -1258,7 +1240,7 @@ class Emitter {
       }
       needScalar(op, t);
       std::string n = nameFor(op.result(k));
-      line(cType(t.scalar) + " " + n + ";");
+      line(cScalarType(t.scalar) + " " + n + ";");
       results.push_back(n);
       isTile.push_back(false);
     }
@@ -1404,7 +1386,7 @@ class Emitter {
       fr.mBlocks = t.shape[0] / 64;
       fr.perThread = 2;
       fr.row = true;
-      std::string ty = cType(fr.elem);
+      std::string ty = cScalarType(fr.elem);
       if (ty.empty()) unsupported(op, "element type " + std::string(scalarName(fr.elem)) + " has no register form yet");
       line(ty + " " + fr.name + "[" + std::to_string(fr.mBlocks) + "][2];");
       return fr;
@@ -1464,7 +1446,7 @@ class Emitter {
         if (in == Scalar::F32 && out == Scalar::F16) return "tawa::to_f16(" + a[0] + ")";
         if (in == Scalar::F32 && out == Scalar::BF16) return "tawa::to_bf16(" + a[0] + ")";
         if (in == out) return a[0];
-        if (!isFloat(out) && !isFloat(in)) return "static_cast<" + cType(out) + ">(" + a[0] + ")";
+        if (!isFloat(out) && !isFloat(in)) return "static_cast<" + cScalarType(out) + ">(" + a[0] + ")";
         if (out == Scalar::F32 && !isFloat(in)) return "static_cast<float>(" + a[0] + ")";
         unsupported(op, "casts from " + std::string(scalarName(in)) + " to " + std::string(scalarName(out)) + " are not emitted yet");
       }
@@ -1987,6 +1969,29 @@ class Emitter {
 };
 
 }  // namespace
+
+std::string cScalarType(Scalar s) {
+  switch (s) {
+    case Scalar::I1: return "bool";
+    case Scalar::I8: return "int8_t";
+    case Scalar::I16: return "int16_t";
+    case Scalar::I32: return "int32_t";
+    case Scalar::I64: return "int64_t";
+    case Scalar::F16: return "tawa::f16";
+    case Scalar::BF16: return "tawa::bf16";
+    case Scalar::F32: return "float";
+    case Scalar::F64: return "double";
+    case Scalar::F8E4M3:
+    case Scalar::F8E5M2: return "";
+  }
+  return "";
+}
+
+std::string lineDirective(const Location& loc) {
+  std::string f;
+  for (char c : *loc.file) f += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return "#line " + std::to_string(loc.line) + " \"" + f + "\"\n";
+}
 
 std::array<int64_t, 3> launchGrid(const EmitResult& er, const std::array<int64_t, 3>& logical) {
   if (er.persistentPrograms <= 0) return logical;

@@ -120,6 +120,11 @@ struct EmitResult {
 std::array<int64_t, 3> launchGrid(const EmitResult& er, const std::array<int64_t, 3>& logical);
 
 EmitResult emitCudaKernel(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});
+
+// Shared by the emitters: the C++ type of a scalar in emitted code ("" for fp8, which only wgmma
+// reads), and `#line N "file"` (newline-terminated) for a known location.
+std::string cScalarType(ir::Scalar s);
+std::string lineDirective(const Location& loc);
 std::string emitCuda(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});
 
 }  // namespace tawa::cuda

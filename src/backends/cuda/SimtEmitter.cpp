@@ -20,23 +20,6 @@ namespace {
 
 constexpr int kThreads = 128;
 
-std::string scalarC(Scalar s) {
-  switch (s) {
-    case Scalar::I1: return "bool";
-    case Scalar::I8: return "int8_t";
-    case Scalar::I16: return "int16_t";
-    case Scalar::I32: return "int32_t";
-    case Scalar::I64: return "int64_t";
-    case Scalar::F16: return "tawa::f16";
-    case Scalar::BF16: return "tawa::bf16";
-    case Scalar::F32: return "float";
-    case Scalar::F64: return "double";
-    case Scalar::F8E4M3:
-    case Scalar::F8E5M2: return "";
-  }
-  return "";
-}
-
 bool isHalf(Scalar s) { return s == Scalar::F16 || s == Scalar::BF16; }
 
 class SimtEmitter {
@@ -101,7 +84,7 @@ class SimtEmitter {
     return names_[v] = s;
   }
   std::string cOf(Scalar s, const Location& loc) {
-    std::string c = scalarC(s);
+    std::string c = cScalarType(s);
     if (c.empty())
       throw UserError(loc, std::string("the SIMT path has no ") + std::string(ir::scalarName(s)) + " arithmetic",
                       "fp8 element types go through wgmma in warp-specialized kernels");
@@ -117,9 +100,7 @@ class SimtEmitter {
     if (lastFile_ == *op.loc().file && lastLine_ == op.loc().line) return;
     lastFile_ = *op.loc().file;
     lastLine_ = op.loc().line;
-    std::string f;
-    for (char c : lastFile_) f += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-    out_ << "#line " << lastLine_ << " \"" << f << "\"\n";
+    out_ << lineDirective(op.loc());
   }
 
   // ---- tiles
