@@ -201,11 +201,7 @@ class Emitter {
 
   void line(const std::string& s) { out_ << std::string(2 * static_cast<size_t>(indent_), ' ') << s << "\n"; }
   void at(const Op& op) {
-    if (!opt_.lineDirectives || !op.loc().known() || op.loc().line <= 0) return;
-    if (lastFile_ == *op.loc().file && lastLine_ == op.loc().line) return;
-    lastFile_ = *op.loc().file;
-    lastLine_ = op.loc().line;
-    out_ << lineDirective(op.loc());
+    if (opt_.lineDirectives) out_ << lines_.next(op.loc());
   }
 
   // ---- values
@@ -1918,8 +1914,7 @@ class Emitter {
   int indent_ = 0;
   bool single_ = false;
   int counter_ = 0;
-  std::string lastFile_;
-  int lastLine_ = -1;
+  LineDirectives lines_;
   int64_t smemUsed_ = 0;
   std::map<const Value*, int> uses_;
   std::map<const Value*, std::string> names_;
@@ -1991,6 +1986,13 @@ std::string lineDirective(const Location& loc) {
   std::string f;
   for (char c : *loc.file) f += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
   return "#line " + std::to_string(loc.line) + " \"" + f + "\"\n";
+}
+
+std::string LineDirectives::next(const Location& loc) {
+  if (!loc.known() || loc.line <= 0 || (file == *loc.file && line == loc.line)) return "";
+  file = *loc.file;
+  line = loc.line;
+  return lineDirective(loc);
 }
 
 std::array<int64_t, 3> launchGrid(const EmitResult& er, const std::array<int64_t, 3>& logical) {

@@ -125,6 +125,12 @@ EmitResult emitCudaKernel(const ir::Module& m, const ir::Func& kernel, const Emi
 // reads), and `#line N "file"` (newline-terminated) for a known location.
 std::string cScalarType(ir::Scalar s);
 std::string lineDirective(const Location& loc);
+// The #line directives of one emitted text: one when an op's location differs from the last.
+struct LineDirectives {
+  std::string file;
+  int line = 0;
+  std::string next(const Location& loc);  // "" when unknown or unchanged
+};
 std::string emitCuda(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});
 
 }  // namespace tawa::cuda

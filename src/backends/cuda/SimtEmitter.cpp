@@ -96,11 +96,7 @@ class SimtEmitter {
   }
   void line(const std::string& s) { out_ << std::string(2 * static_cast<size_t>(indent_), ' ') << s << "\n"; }
   void at(const Op& op) {
-    if (!opt_.lineDirectives || !op.loc().known() || op.loc().line <= 0) return;
-    if (lastFile_ == *op.loc().file && lastLine_ == op.loc().line) return;
-    lastFile_ = *op.loc().file;
-    lastLine_ = op.loc().line;
-    out_ << lineDirective(op.loc());
+    if (opt_.lineDirectives) out_ << lines_.next(op.loc());
   }
 
   // ---- tiles
@@ -458,8 +454,7 @@ class SimtEmitter {
   std::map<const Value*, std::string> names_;
   std::set<std::string> taken_;
   int counter_ = 0;
-  std::string lastFile_;
-  int lastLine_ = 0;
+  LineDirectives lines_;
 };
 
 }  // namespace
