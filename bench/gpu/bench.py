@@ -3,8 +3,9 @@
 
 Run by bench/gpu/run.sh (read that first). Steps, each of which stops the run loudly on error:
   1. the tawa bundle answers (bin/tawa.sh --help), and the GPU, torch and Triton are there;
-  2. tawa's GEMMs are checked on the GPU against tawa's CPU executor on fresh random data (odd
-     sizes, partial blocks), and the Triton kernels below against torch at small sizes;
+  2. tawa's GEMMs, attention and SIMT kernels (softmax, layer norm) are checked on the GPU against
+     tawa's CPU executor on fresh random data (odd sizes, partial blocks), and the Triton kernels
+     below against torch at small sizes;
   3. GEMM, M = N = 8192, K in {4096, 8192, 16384}: tawa (each variant; fresh torch.randn inputs
      passed as .npy, its output checked against torch.matmul), cuBLAS and Triton, fp16; fp8 e4m3
      (B stored K-major, as fp8 wgmma needs) for tawa, cuBLAS (torch._scaled_mm) and Triton;
