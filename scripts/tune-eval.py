@@ -489,6 +489,30 @@ def render(a, names, budgets, methods, results):
                  "the oracle's figure is the fastest median among its %d fastest samples (a single run can be lucky); "
                  "each cell is that figure / the found configuration's median:" % (a.remeasure, a.oracle_top), ""]
         text += table(oracle_ref, "oracle") + [""]
+        if "masif" in methods and len(methods) > 1:
+            text += ["Paired differences, re-measured: for each program and seed, MaSiF's % of the oracle minus the other "
+                     "method's, the mean over those pairs and its standard error (a difference within about two standard "
+                     "errors of zero is not one this evaluation can tell from noise):", ""]
+            for b in budgets:
+                parts = []
+                for o in methods:
+                    if o == "masif":
+                        continue
+                    diffs = []
+                    for n in names:
+                        r = results[n]
+                        ref = oracle_ref(r)
+                        for s in range(a.seeds):
+                            em, eo = r.get("masif@%d#%d" % (b, s)), r.get("%s@%d#%d" % (o, b, s))
+                            fm, fo = (fig(r, em) if em else None), (fig(r, eo) if eo else None)
+                            if fm and fo and math.isfinite(fm) and math.isfinite(fo):
+                                diffs.append(100.0 * ref / fm - 100.0 * ref / fo)
+                    if len(diffs) > 1:
+                        se = (sum((x - sum(diffs) / len(diffs)) ** 2 for x in diffs) / (len(diffs) - 1)) ** 0.5 / len(diffs) ** 0.5
+                        parts.append("MaSiF - %s %+.1f points (standard error %.1f)" % (o, sum(diffs) / len(diffs), se))
+                if parts:
+                    text.append("- budget %d (%d pairs): %s" % (b, len(diffs), "; ".join(parts)))
+            text.append("")
         remeasured[0] = False
     text += ["As measured during the searches: the search's own figure for its best configuration against the oracle's "
              "recorded figure (the best of its single runs, so biased low by lucky moments):", ""]
