@@ -120,6 +120,7 @@ struct EmitResult {
 std::array<int64_t, 3> launchGrid(const EmitResult& er, const std::array<int64_t, 3>& logical);
 
 EmitResult emitCudaKernel(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});
+std::string emitCuda(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});
 
 // Shared by the emitters: the C++ type of a scalar in emitted code ("" for fp8, which only wgmma
 // reads), and `#line N "file"` (newline-terminated) for a known location.
@@ -131,6 +132,5 @@ struct LineDirectives {
   int line = 0;
   std::string next(const Location& loc);  // "" when unknown or unchanged
 };
-std::string emitCuda(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});
 
 }  // namespace tawa::cuda
