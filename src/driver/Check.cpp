@@ -6,9 +6,25 @@
 
 namespace tawa::driver {
 
+bool simtOnly(const ir::Func& kernel) {
+  bool simt = true;
+  ir::walk(kernel.body, [&](const ir::Op* op) {
+    switch (op->kind()) {
+      case ir::OpKind::Dot:
+      case ir::OpKind::MakeDesc:
+      case ir::OpKind::DescLoad:
+      case ir::OpKind::DescStore:
+      case ir::OpKind::WgRegion: simt = false; break;
+      default: break;
+    }
+  });
+  return simt;
+}
+
 LoadedKernel specialize(const std::string& path, const std::string& kernel, const Spec& spec,
                         const transforms::PassOptions& opt, const std::string& stage) {
   auto lk = loadKernel(path, kernel, spec);
+  const bool simt = simtOnly(*lk.kernel);  // as written: block-access may add descriptors
   transforms::PassManager pm;
   pm.options = opt;
   pm.addPipeline(stage == "nv" ? "canonicalize,block-access,warp-specialize,pipeline,split-consumers,lower-aref"
@@ -17,7 +33,10 @@ LoadedKernel specialize(const std::string& path, const std::string& kernel, cons
   bool specialized = false;
   for (auto& op : lk.kernel->body.ops()) specialized = specialized || op->kind() == ir::OpKind::WgRegion;
   if (!specialized)
-    throw UserError(lk.kernel->loc, "could not warp-specialize '@" + lk.kernel->name + "'", "run with --explain for the reason");
+    throw UserError(lk.kernel->loc, "could not warp-specialize '@" + lk.kernel->name + "'",
+                    simt ? "it has no tile.dot and no tensor descriptor, so nothing for a producer to stream; "
+                                           "tawa compile --target sm_90a emits it as a SIMT kernel, and tawa run --backend emu runs that"
+                                         : "run with --explain for the reason");
   return lk;
 }
 

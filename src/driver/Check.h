@@ -20,8 +20,13 @@ struct CheckReport {
   bool pvOverlap = false;  // attention: PV of iteration j-1 overlapped with iteration j
 };
 
+// True when the kernel has nothing for a producer warp group to stream into consumers: no tile.dot
+// and no tensor descriptor (row-wise and element-wise kernels). The CUDA backend emits such a kernel
+// as a SIMT kernel (cuda::emitForTarget).
+bool simtOnly(const ir::Func& kernel);
+
 // The warp-specialization pipeline up to `stage` ("ws" or "nv"); UserError when the kernel could
-// not be specialized (with the reason when opt.explain is set).
+// not be specialized (with the reason when opt.explain is set, and the SIMT path when simtOnly).
 LoadedKernel specialize(const std::string& path, const std::string& kernel, const Spec& spec,
                         const transforms::PassOptions& opt, const std::string& stage);
 

@@ -779,18 +779,21 @@ class BlockAccess {
     Builder& b_;
   };
 
+  // v is visible right before the top-level op `anchor`: a function argument, or defined by an
+  // earlier top-level op.
+  bool visibleBefore(const Value* v, Op* anchor) {
+    if (Op* d = v->definingOp()) {
+      auto it = topPos_.find(d);
+      return it != topPos_.end() && it->second < topPos_.at(anchor);
+    }
+    return v->ownerBlock() == &f_.body;
+  }
   // Every atom of s is visible right before the top-level op `anchor`.
   bool visibleBefore(const Sym& s, Op* anchor) {
     for (auto& [m, c] : s.t)
       for (int id : m) {
         const auto& info = atoms_[static_cast<size_t>(id - kIndexVars)];
-        if (info.loop) return false;
-        if (Op* d = info.v->definingOp()) {
-          auto it = topPos_.find(d);
-          if (it == topPos_.end() || it->second >= topPos_.at(anchor)) return false;
-        } else if (info.v->ownerBlock() != &f_.body) {
-          return false;
-        }
+        if (info.loop || !visibleBefore(info.v, anchor)) return false;
       }
     return true;
   }
@@ -799,7 +802,7 @@ class BlockAccess {
     Op* op = p.op;
     Op* top = op;
     while (top->parent != &f_.body) top = top->parent->parentOp;
-    bool hoist = top != op && visibleBefore(p.rest, top);
+    bool hoist = top != op && visibleBefore(p.base, top) && visibleBefore(p.rest, top);
     for (size_t d = 0; hoist && d < p.bound.size(); ++d)
       hoist = visibleBefore(p.bound[d], top) && visibleBefore(p.stride[d], top);
     Builder b(op->parent, op->loc());

@@ -459,21 +459,6 @@ class SimtEmitter {
 
 }  // namespace
 
-bool simtKernel(const ir::Func& kernel) {
-  bool simt = true;
-  ir::walk(kernel.body, [&](const Op* op) {
-    switch (op->kind()) {
-      case OpKind::Dot:
-      case OpKind::MakeDesc:
-      case OpKind::DescLoad:
-      case OpKind::DescStore:
-      case OpKind::WgRegion: simt = false; break;
-      default: break;
-    }
-  });
-  return simt;
-}
-
 EmitResult emitSimtKernel(const ir::Module&, const ir::Func& kernel, const EmitOptions& opt) {
   return SimtEmitter(kernel, opt).run();
 }

@@ -16,18 +16,14 @@
 //     A scalar store is made by thread 0 only. tile.for's num_stages is ignored (no software
 //     pipelining on this path). `#line` directives go back to the kernel source. Anything else is
 //     a UserError located at the op.
-//   runs: in `tawa compile --target sm_90a` and `tawa run --backend cuda|emu` when warp
-//     specialization does not apply (cuda::emitForTarget).
+//   runs: in `tawa compile --target sm_90a` and `tawa run --backend cuda|emu` for kernels that
+//     driver::simtOnly picks (no tile.dot, no tensor descriptor), through cuda::emitForTarget.
 #pragma once
 
 #include "backends/cuda/Emitter.h"
 #include "ir/IR.h"
 
 namespace tawa::cuda {
-
-// True when the kernel is for the SIMT path: no tile.dot and no tensor descriptors (those kernels
-// are warp-specialized or rejected there, with that pipeline's reasons).
-bool simtKernel(const ir::Func& kernel);
 
 EmitResult emitSimtKernel(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});
 

@@ -39,7 +39,7 @@ EmitResult emitForTarget(const std::string& file, const std::string& kernel, con
   transforms::PassManager pm;
   pm.add("canonicalize");
   pm.run(*lk.module);
-  if (!simtKernel(*lk.kernel)) {
+  if (!driver::simtOnly(*lk.kernel)) {
     if (simt) *simt = false;
     lk = driver::specialize(file, kernel, spec, ws, "nv");
     return emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
