@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/cuda/Driver.h"
+#include "driver/Check.h"
 #include "driver/Launch.h"
 #include "ir/Diagnostic.h"
 #include "tune/Record.h"
@@ -210,10 +211,24 @@ std::string kernelSpaceJson(const std::string& path, const std::string& kernel, 
   json j = json::object();
   json def = json::object();
   j["description"] = "tawa kernel " + kernel + " of " + path + ": tile sizes and warp-specialization options";
+  // A kernel with no tile.dot and no descriptor runs as a SIMT kernel. Its block may have to cover
+  // a whole row (softmax loads one block per row), so a smaller block would change what it
+  // computes. The correctness check of each measurement compares with the executor running the
+  // same configuration, so it could not tell. Such blocks are tuned only upwards: from the spec's
+  // size (rounded up to a power of two) to 4x that, at most 4096 (32 entries per thread).
+  const bool simt = driver::simtOnly(*lk->kernel);
   for (auto& b : blocks) {
+    const int64_t given = std::get<int64_t>(spec.find(b)->value);
+    if (simt) {
+      int64_t lo = 1;
+      while (lo < given && lo < 4096) lo *= 2;
+      j[b] = {{"pow2", {lo, std::max(lo, std::min<int64_t>(4 * lo, 4096))}}};
+      def[b] = lo;
+      continue;
+    }
     j[b] = {{"pow2", {16, 256}}};
     int64_t d = 16;  // the spec's size, or the nearest power of two in range
-    while (d < 256 && d < std::get<int64_t>(spec.find(b)->value)) d *= 2;
+    while (d < 256 && d < given) d *= 2;
     def[b] = d;
   }
   json cons = json::array();

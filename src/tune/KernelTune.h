@@ -25,7 +25,9 @@ namespace tawa::tune {
 Features kernelFeatures(const ir::Func& kernel, const driver::Spec& spec);
 
 // The space of a kernel as SPACE.json text. Tile sizes: every integer constexpr of the spec whose
-// name starts with BLOCK or TILE, as powers of two 16..256. With a dot inside a loop (the kernels
+// name starts with BLOCK or TILE, as powers of two 16..256; for a kernel with no tile.dot and no
+// descriptor (a SIMT kernel, driver::simtOnly) from the spec's size, rounded up to a power of two,
+// to 4x that (at most 4096), since its block may have to cover a whole row. With a dot inside a loop (the kernels
 // warp specialization applies to) also depth (D, 1..6), mma_depth (P, 0..3, below D), consumers
 // (1, 2), persistent (0, or 132 programs: the SMs of an H100/H200) and group_m (0, 4, 8, 16; only
 // when persistent). Constraints, from the tile shapes the kernel's loads and dots take as functions
