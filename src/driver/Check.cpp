@@ -23,7 +23,10 @@ bool simtOnly(const ir::Func& kernel) {
 
 LoadedKernel specialize(const std::string& path, const std::string& kernel, const Spec& spec,
                         const transforms::PassOptions& opt, const std::string& stage) {
-  auto lk = loadKernel(path, kernel, spec);
+  return specialize(loadKernel(path, kernel, spec), opt, stage);
+}
+
+LoadedKernel specialize(LoadedKernel lk, const transforms::PassOptions& opt, const std::string& stage) {
   const bool simt = simtOnly(*lk.kernel);  // as written: block-access may add descriptors
   transforms::PassManager pm;
   pm.options = opt;

@@ -29,6 +29,8 @@ bool simtOnly(const ir::Func& kernel);
 // not be specialized (with the reason when opt.explain is set, and the SIMT path when simtOnly).
 LoadedKernel specialize(const std::string& path, const std::string& kernel, const Spec& spec,
                         const transforms::PassOptions& opt, const std::string& stage);
+// The same for a kernel already loaded (and not yet transformed).
+LoadedKernel specialize(LoadedKernel lk, const transforms::PassOptions& opt, const std::string& stage);
 
 CheckReport check(const std::string& path, const std::string& kernel, const Spec& spec, const std::string& grid,
                   const transforms::PassOptions& opt, int seeds, uint64_t dataSeed);

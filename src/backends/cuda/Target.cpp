@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <utility>
 #include <iostream>
 
 #include "backends/cuda/Compiler.h"
@@ -41,7 +42,7 @@ EmitResult emitForTarget(const std::string& file, const std::string& kernel, con
   pm.run(*lk.module);
   if (!driver::simtOnly(*lk.kernel)) {
     if (simt) *simt = false;
-    lk = driver::specialize(file, kernel, spec, ws, "nv");
+    lk = driver::specialize(std::move(lk), ws, "nv");  // its pipeline starts with canonicalize again (a no-op now)
     return emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
   }
   if (simt) *simt = true;
