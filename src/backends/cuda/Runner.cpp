@@ -174,7 +174,7 @@ double checkAgainstExecutor(const std::string& file, const std::string& kernel, 
 }
 
 void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, const std::array<int64_t, 3>& logicalGrid,
-                     uint64_t* slot, const char* who) {
+                     uint64_t* slot, const char* who, const std::function<uint64_t(int)>& bufferAddress) {
   if (p.gridAxis >= 0) {  // a persistent kernel's logical grid
     auto v = static_cast<int32_t>(logicalGrid[static_cast<size_t>(p.gridAxis)]);
     std::memcpy(slot, &v, sizeof v);
@@ -182,6 +182,10 @@ void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, c
   }
   TAWA_ASSERT(p.irArg >= 0 && static_cast<size_t>(p.irArg) < args.size(), "a scalar kernel parameter names an IR argument");
   const exec::Arg& a = args[static_cast<size_t>(p.irArg)];
+  if (p.pointer) {  // a SIMT kernel's buffer, by its address
+    *slot = bufferAddress(a.buffer);
+    return;
+  }
   double fv = a.kind == exec::Arg::Kind::Float ? a.f : static_cast<double>(a.i);
   auto put = [&](auto v) { std::memcpy(slot, &v, sizeof v); };
   if (p.cType == "float") put(static_cast<float>(fv));
@@ -291,13 +295,8 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
       params.push_back(&scalars[i]);
       continue;
     }
-    if (p.pointer) {  // a SIMT kernel's buffer, by its device address
-      CUdeviceptr base = dbuf.ptrs[static_cast<size_t>(bound.args.at(static_cast<size_t>(p.irArg)).buffer)];
-      std::memcpy(&scalars[i], &base, sizeof base);
-      params.push_back(&scalars[i]);
-      continue;
-    }
-    packScalarParam(p, bound.args, bound.grid, &scalars[i], "the GPU runner");
+    packScalarParam(p, bound.args, bound.grid, &scalars[i], "the GPU runner",
+                    [&](int b) { return static_cast<uint64_t>(dbuf.ptrs.at(static_cast<size_t>(b))); });
     params.push_back(&scalars[i]);
   }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <array>
 #include <iosfwd>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,11 +78,11 @@ double checkAgainstExecutor(const std::string& file, const std::string& kernel, 
 std::optional<double> dotFlops(const ir::Module& m, const driver::Spec& spec);
 
 // The value of a scalar kernel parameter (an IR argument of the launch, converted to the parameter's
-// C type, or a persistent kernel's logical grid extent) in the low bytes of an 8-byte `slot`, as
-// cuLaunchKernel and the emulator take it. `who` names the launcher in the error for a type it
-// cannot pass.
+// C type; a persistent kernel's logical grid extent; or a SIMT kernel's buffer, as the address
+// `bufferAddress(buffer index)` gives) in the low bytes of an 8-byte `slot`, as cuLaunchKernel and
+// the emulator take it. `who` names the launcher in the error for a type it cannot pass.
 void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, const std::array<int64_t, 3>& logicalGrid,
-                     uint64_t* slot, const char* who);
+                     uint64_t* slot, const char* who, const std::function<uint64_t(int)>& bufferAddress);
 
 // Runs as described above, printing to `out`; returns the exit status (0). Throws UserError.
 int runOnGpu(const GpuRunOptions& opt, std::ostream& out);

@@ -229,13 +229,10 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
       params.push_back(&scalars[i]);
       continue;
     }
-    if (p.pointer) {  // a SIMT kernel's buffer: its host address is the emulated device address
-      void* base = buffers.at(static_cast<size_t>(args.at(static_cast<size_t>(p.irArg)).buffer)).data.data();
-      std::memcpy(&scalars[i], &base, sizeof base);
-      params.push_back(&scalars[i]);
-      continue;
-    }
-    cuda::packScalarParam(p, args, grid, &scalars[i], "the emulator");
+    // A SIMT kernel's buffer: its host address is the emulated device address.
+    cuda::packScalarParam(p, args, grid, &scalars[i], "the emulator", [&](int b) {
+      return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(buffers.at(static_cast<size_t>(b)).data.data()));
+    });
     params.push_back(&scalars[i]);
   }
 
