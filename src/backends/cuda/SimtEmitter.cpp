@@ -115,6 +115,16 @@ class SimtEmitter {
     if (!t.isTile() || t.shape[0] % kThreads == 0) return "";
     return "tid + " + std::to_string(kThreads) + " * k < " + std::to_string(t.shape[0]);
   }
+  // `body` for each entry k of a tile of type t, under `cond` when not empty.
+  void perEntry(const Type& t, const Op& op, const std::string& cond, const std::string& body) {
+    line("TAWA_UNROLL for (int k = 0; k < " + std::to_string(entries(t, op)) + "; ++k) " +
+         (cond.empty() ? body : "if (" + cond + ") " + body));
+  }
+  // The condition for entry k to take part: inside the tile (inTile) and, when given, the mask.
+  static std::string guarded(const Type& t, const std::string& mask) {
+    std::string guard = inTile(t);
+    return guard.empty() ? mask : mask.empty() ? guard : "(" + guard + ") && " + mask;
+  }
   // The expression of operand v inside an entry loop over k (a scalar is the same in every entry).
   std::string ref(const Value* v) { return v->type().isTile() ? nameFor(v) + "[k]" : nameFor(v); }
   std::string declare(const Value* v, const Op& op) {
@@ -134,7 +144,7 @@ class SimtEmitter {
       return;
     }
     line(declare(r, op) + ";");
-    line("TAWA_UNROLL for (int k = 0; k < " + std::to_string(entries(r->type(), op)) + "; ++k) " + nameFor(r) + "[k] = " + expr + ";");
+    perEntry(r->type(), op, "", nameFor(r) + "[k] = " + expr + ";");
   }
   // Copies value `from` into the variable of `to` (same type): carried loop values and if results.
   void assign(const Value* to, const std::string& toName, const Value* from, const Op& op) {
@@ -142,8 +152,7 @@ class SimtEmitter {
       line(toName + " = " + nameFor(from) + ";");
       return;
     }
-    line("TAWA_UNROLL for (int k = 0; k < " + std::to_string(entries(to->type(), op)) + "; ++k) " + toName + "[k] = " +
-         nameFor(from) + "[k];");
+    perEntry(to->type(), op, "", toName + "[k] = " + nameFor(from) + "[k];");
   }
 
   // ---- arithmetic
@@ -208,33 +217,27 @@ class SimtEmitter {
     auto need = [&]() {
       if (!fl) throw UserError(op.loc(), std::string(op.name()) + " takes a float operand");
     };
+    const std::string f = s == Scalar::F64 ? "" : "f";  // double math keeps double precision
     switch (op.kind()) {
       case OpKind::Neg: e = "(-" + x + ")"; break;
       case OpKind::Not: e = s == Scalar::I1 ? "(!" + x + ")" : "(~" + x + ")"; break;
-      case OpKind::Abs: e = fl ? "fabsf(" + x + ")" : "(" + x + " < 0 ? -" + x + " : " + x + ")"; break;
-      case OpKind::Exp: need(), e = "expf(" + x + ")"; break;
-      case OpKind::Exp2: need(), e = "exp2f(" + x + ")"; break;
-      case OpKind::Log: need(), e = "logf(" + x + ")"; break;
-      case OpKind::Log2: need(), e = "log2f(" + x + ")"; break;
-      case OpKind::Sqrt: need(), e = "sqrtf(" + x + ")"; break;
-      case OpKind::Rsqrt: need(), e = "(1.0f / sqrtf(" + x + "))"; break;
+      case OpKind::Abs: e = fl ? "fabs" + f + "(" + x + ")" : "(" + x + " < 0 ? -" + x + " : " + x + ")"; break;
+      case OpKind::Exp: need(), e = "exp" + f + "(" + x + ")"; break;
+      case OpKind::Exp2: need(), e = "exp2" + f + "(" + x + ")"; break;
+      case OpKind::Log: need(), e = "log" + f + "(" + x + ")"; break;
+      case OpKind::Log2: need(), e = "log2" + f + "(" + x + ")"; break;
+      case OpKind::Sqrt: need(), e = "sqrt" + f + "(" + x + ")"; break;
+      case OpKind::Rsqrt: need(), e = "(1.0f / sqrt" + f + "(" + x + "))"; break;
       default: break;
-    }
-    if (s == Scalar::F64 && fl) {
-      // double math keeps double precision: the f-suffixed functions would round to float
-      for (const char* fn : {"expf(", "exp2f(", "logf(", "log2f(", "sqrtf(", "fabsf("}) {
-        std::string from = fn, to = from.substr(0, from.size() - 2) + "(";
-        for (size_t p = 0; (p = e.find(from, p)) != std::string::npos;) e.replace(p, from.size(), to);
-      }
     }
     define(op, narrow(s, e));
   }
 
   void cast(const Op& op) {
-    Scalar from = op.operand(0)->type().scalar, to = op.result()->type().scalar;
+    Scalar to = op.result()->type().scalar;
     std::string x = wide(op.operand(0));
     std::string e;
-    if (isHalf(to)) e = narrow(to, ir::isFloat(from) ? "static_cast<float>(" + x + ")" : "static_cast<float>(" + x + ")");
+    if (isHalf(to)) e = narrow(to, "static_cast<float>(" + x + ")");
     else if (to == Scalar::I1) e = "(" + x + " != 0)";
     else e = "static_cast<" + cOf(to, op.loc()) + ">(" + x + ")";
     define(op, e);
@@ -336,9 +339,7 @@ class SimtEmitter {
       line(constant(r, op) + " = *" + nameFor(ptr) + ";");
       return;
     }
-    std::string guard = inTile(r->type());
-    std::string mask = op.numOperands() > 1 ? ref(op.operand(1)) : "";
-    std::string cond = guard.empty() ? mask : mask.empty() ? guard : "(" + guard + ") && " + mask;
+    std::string cond = guarded(r->type(), op.numOperands() > 1 ? ref(op.operand(1)) : "");
     std::string other = op.numOperands() > 2 ? ref(op.operand(2)) : narrow(r->type().scalar, ir::isFloat(r->type().scalar) ? "0.0f" : "0");
     if (r->type().scalar == Scalar::I1 && op.numOperands() <= 2) other = "false";
     define(op, cond.empty() ? "*" + ref(ptr) : "(" + cond + " ? *" + ref(ptr) + " : " + other + ")");
@@ -352,12 +353,8 @@ class SimtEmitter {
       line("if (tid == 0) *" + nameFor(ptr) + " = " + nameFor(v) + ";  // one thread stores a scalar");
       return;
     }
-    std::string guard = inTile(ptr->type());
-    std::string mask = op.numOperands() > 2 ? ref(op.operand(2)) : "";
-    std::string cond = guard.empty() ? mask : mask.empty() ? guard : "(" + guard + ") && " + mask;
-    std::string body = "*" + ref(ptr) + " = " + ref(v) + ";";
-    line("TAWA_UNROLL for (int k = 0; k < " + std::to_string(entries(ptr->type(), op)) + "; ++k) " +
-         (cond.empty() ? body : "if (" + cond + ") " + body));
+    perEntry(ptr->type(), op, guarded(ptr->type(), op.numOperands() > 2 ? ref(op.operand(2)) : ""),
+             "*" + ref(ptr) + " = " + ref(v) + ";");
   }
 
   void reduce(const Op& op) {
@@ -382,10 +379,7 @@ class SimtEmitter {
     };
     std::string n = nameFor(r), acc = n + "_part";
     line("float " + acc + " = " + id + ";");
-    std::string guard = inTile(a->type());
-    std::string body = acc + " = " + combine(acc, nameFor(a) + "[k]") + ";";
-    line("TAWA_UNROLL for (int k = 0; k < " + std::to_string(entries(a->type(), op)) + "; ++k) " +
-         (guard.empty() ? body : "if (" + guard + ") " + body));
+    perEntry(a->type(), op, inTile(a->type()), acc + " = " + combine(acc, nameFor(a) + "[k]") + ";");
     line("TAWA_UNROLL for (int m = 16; m >= 1; m /= 2) " + acc + " = " + combine(acc, "shfl_xor(" + acc + ", m)") + ";");
     line("if ((tid & 31) == 0) red[tid / 32] = " + acc + ";");
     line("syncthreads();");
