@@ -41,7 +41,6 @@ constexpr int64_t kAlign = 1024;        // the repeating unit of the 128B swizzl
 
 int64_t alignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
-
 // A row-major tile in shared memory as TMA writes it with a swizzle: split into column chunks one
 // swizzle span wide (chunkCols elements), each chunk `rows` rows of `swizzle` bytes, chunks one
 // after another. Chunks start on 1024-byte boundaries when the slot does, so the swizzle pattern
@@ -1982,17 +1981,13 @@ std::string cScalarType(Scalar s) {
   return "";
 }
 
-std::string lineDirective(const Location& loc) {
-  std::string f;
-  for (char c : *loc.file) f += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-  return "#line " + std::to_string(loc.line) + " \"" + f + "\"\n";
-}
-
 std::string LineDirectives::next(const Location& loc) {
   if (!loc.known() || loc.line <= 0 || (file == *loc.file && line == loc.line)) return "";
   file = *loc.file;
   line = loc.line;
-  return lineDirective(loc);
+  std::string f;
+  for (char c : file) f += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return "#line " + std::to_string(line) + " \"" + f + "\"\n";
 }
 
 std::array<int64_t, 3> launchGrid(const EmitResult& er, const std::array<int64_t, 3>& logical) {

@@ -123,10 +123,9 @@ EmitResult emitCudaKernel(const ir::Module& m, const ir::Func& kernel, const Emi
 std::string emitCuda(const ir::Module& m, const ir::Func& kernel, const EmitOptions& opt = {});
 
 // Shared by the emitters: the C++ type of a scalar in emitted code ("" for fp8, which only wgmma
-// reads), and `#line N "file"` (newline-terminated) for a known location.
+// reads), and the #line directives of one emitted text: `#line N "file"` (newline-terminated) when
+// an op's location differs from the last one written.
 std::string cScalarType(ir::Scalar s);
-std::string lineDirective(const Location& loc);
-// The #line directives of one emitted text: one when an op's location differs from the last.
 struct LineDirectives {
   std::string file;
   int line = 0;
