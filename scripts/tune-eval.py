@@ -178,18 +178,25 @@ def tpe_minimize(space, budget, seed, objective):
     return {"seconds": best, "evaluations": len(seen), "config": cfg}
 
 
-def legal_count(space, limit=2000000):
+def legal_configs(space):
+    """Every legal configuration of the space, as dicts, in the order of the values' product."""
     import itertools
     values = space_values(space)
+    legal = constraint_fn(space)
+    keys = list(values)
+    for combo in itertools.product(*values.values()):
+        cfg = dict(zip(keys, combo))
+        if legal(cfg):
+            yield cfg
+
+
+def legal_count(space, limit=2000000):
     size = 1
-    for v in values.values():
+    for v in space_values(space).values():
         size *= len(v)
     if size > limit:
         return "%.3g (before constraints)" % size
-    legal = constraint_fn(space)
-    keys = list(values)
-    n = sum(1 for combo in itertools.product(*values.values()) if legal(dict(zip(keys, combo))))
-    return "{:,}".format(n)
+    return "{:,}".format(sum(1 for _ in legal_configs(space)))
 
 
 SETUP = {}

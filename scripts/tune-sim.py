@@ -24,7 +24,6 @@ about the tuner needs scripts/tune-eval.py.
 """
 import argparse
 import importlib.util
-import itertools
 import json
 import math
 import os
@@ -97,11 +96,10 @@ class Surrogate:
                     cols.append(np.array([1.0 if c[k] == x else 0.0 for c in cfgs]) / math.sqrt(2))
         return np.stack(cols, axis=1)
 
-    def table(self, legal):
+    def table(self, space):
         """The surrogate over every legal configuration: {key: seconds}."""
         np = self.np
-        cfgs = [dict(zip(self.keys, combo)) for combo in itertools.product(*self.values.values())]
-        cfgs = [c for c in cfgs if legal(c)]
+        cfgs = list(tune_eval.legal_configs(space))
         out = {}
         for lo in range(0, len(cfgs), 4096):
             chunk = cfgs[lo:lo + 4096]
@@ -239,7 +237,7 @@ def main():
             db.execute("DELETE FROM searches")
             db.commit()
         else:
-            table = sur.table(tune_eval.constraint_fn(space))
+            table = sur.table(space)
             path = make_record(a, src, name, table)
             db = sqlite3.connect(path)
             db.execute("UPDATE machines SET fingerprint=?, description=? WHERE id=(SELECT machine_id FROM measurements LIMIT 1)", fp)
