@@ -3,7 +3,8 @@
 // P in {0, 1}, and the blocks 64x64x32, 128x128x64 (one consumer and two cooperative ones) and
 // 128x256x64 (two cooperative consumers). Every kernel must compile with no spills and no local
 // memory, and its PTX must hold the instructions of the pipeline. The same for fused attention
-// (examples/attention.py: head dims 64 and 128, causal or not, D 2 or 3), whose PTX must also hold
+// (examples/attention.py: head dims 64 and 128, causal or not, D 2 or 3; and attention.tir, the
+// pointer form with per-head 3-D tensor maps), whose PTX must also hold
 // the quad shuffles and exp2 of the softmax. The toolkit is required: without it these tests fail,
 // they do not skip. All kernels go into two translation units compiled side by
 // side (and cached by content), so the whole suite costs two nvcc runs.
@@ -346,6 +347,21 @@ TEST(CudaCompile, AttentionConfigurationsForSm90a) {
                    std::to_string(a.depth) + (a.causal ? "_causal" : "") + (a.consumers == 2 ? "_coop" : "");
     auto r = cuda::emitCudaKernel(*nv.module, *nv.kernel, o);
     EXPECT_LE(r.smemBytes, 232448);
+    tu += r.source + "\n";
+    names.push_back(o.kernelName);
+  }
+  // The pointer form (examples/attention.tir: per-head bases, 3-D tensor maps; causal is an argument).
+  for (int depth : {2, 3}) {
+    const std::string t = "*fp16[64,4096,64]";
+    std::string spec = "q:" + t + ", k:" + t + ", v:" + t + ", o:" + t + ", sm_scale:fp32=0.125, n_ctx:i32=4096, causal:i32=1";
+    transforms::PassOptions ws;
+    ws.depth = depth;
+    auto nv = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/examples/attention.tir", "", driver::parseSpec(spec), ws, "nv");
+    cuda::EmitOptions o;
+    o.includeHeader = false;
+    o.kernelName = "attn_ptr_D" + std::to_string(depth);
+    auto r = cuda::emitCudaKernel(*nv.module, *nv.kernel, o);
+    EXPECT_EQ(r.tensorMaps.at(0).rank(), 3);
     tu += r.source + "\n";
     names.push_back(o.kernelName);
   }

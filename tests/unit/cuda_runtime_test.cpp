@@ -27,6 +27,8 @@ const char* kGemmSpec =
 
 std::string example(const std::string& name) { return std::string(TAWA_SOURCE_DIR) + "/examples/" + name; }
 
+constexpr std::array<int64_t, 3> kGrid = {2, 3, 1};  // the launch's logical grid (slice dimensions take their extent from it)
+
 cuda::TensorMapSpec spec2d(int64_t rows, int64_t cols, int64_t stride, int64_t boxRows, int64_t boxCols, int swizzle) {
   cuda::TensorMapSpec s;
   s.param = "x_desc";
@@ -60,7 +62,7 @@ TEST(CudaRuntime, TensorMapArgsFromEmitterDescriptions) {
   ASSERT_EQ(er.tensorMaps.size(), 3u);
   // Argument values as the launch binds them: a, b, c, M, N, K, then the strides.
   std::vector<int64_t> args = {0, 0, 0, 256, 192, 320, 320, 1, 192, 1, 192, 1};
-  auto a = cuda::tensorMapArgs(er.tensorMaps[0], args, 0x10000);
+  auto a = cuda::tensorMapArgs(er.tensorMaps[0], args, 0x10000, kGrid);
   EXPECT_EQ(a.dataType, cuda::drv::kTmaFloat16);
   EXPECT_EQ(a.rank, 2u);
   EXPECT_EQ(a.base, 0x10000u);
@@ -72,40 +74,67 @@ TEST(CudaRuntime, TensorMapArgsFromEmitterDescriptions) {
   EXPECT_EQ(a.elementStrides[0], 1u);
   EXPECT_EQ(a.interleave, cuda::drv::kTmaInterleaveNone);
   EXPECT_EQ(a.oobFill, cuda::drv::kTmaOobFillNone);
-  auto c = cuda::tensorMapArgs(er.tensorMaps[2], args, 0x20000);
+  auto c = cuda::tensorMapArgs(er.tensorMaps[2], args, 0x20000, kGrid);
   EXPECT_EQ(c.globalDim[0], 192u);
   EXPECT_EQ(c.globalDim[1], 256u);
   EXPECT_EQ(c.swizzle, cuda::drv::kTmaSwizzleNone);  // the epilogue staging is unswizzled
   for (const auto& s : er.tensorMaps) {
-    auto t = cuda::tensorMapArgs(s, args, 0x30000);
+    auto t = cuda::tensorMapArgs(s, args, 0x30000, kGrid);
     EXPECT_LE(t.boxDim[0] * 2u, s.swizzleBytes ? static_cast<uint32_t>(s.swizzleBytes) : 512u) << s.param;
   }
 }
 
 TEST(CudaRuntime, TensorMapSwizzleEnums) {
-  EXPECT_EQ(cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 64, 128), {}, 0).swizzle, cuda::drv::kTmaSwizzle128B);
-  EXPECT_EQ(cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 32, 64), {}, 0).swizzle, cuda::drv::kTmaSwizzle64B);
-  EXPECT_EQ(cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 16, 32), {}, 0).swizzle, cuda::drv::kTmaSwizzle32B);
+  EXPECT_EQ(cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 64, 128), {}, 0, kGrid).swizzle, cuda::drv::kTmaSwizzle128B);
+  EXPECT_EQ(cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 32, 64), {}, 0, kGrid).swizzle, cuda::drv::kTmaSwizzle64B);
+  EXPECT_EQ(cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 16, 32), {}, 0, kGrid).swizzle, cuda::drv::kTmaSwizzle32B);
   EXPECT_EQ(cuda::tensorMapDataType(ir::Scalar::BF16), cuda::drv::kTmaBfloat16);
   EXPECT_EQ(cuda::tensorMapDataType(ir::Scalar::F8E4M3), cuda::drv::kTmaUint8);
   EXPECT_EQ(cuda::tensorMapDataType(ir::Scalar::F32), cuda::drv::kTmaFloat32);
 }
 
 TEST(CudaRuntime, TensorMapRejectsWhatTheDriverWould) {
-  EXPECT_NE(userError([] { cuda::tensorMapArgs(spec2d(64, 60, 60, 64, 32, 64), {}, 0); }).find("multiple of 16"),
+  EXPECT_NE(userError([] { cuda::tensorMapArgs(spec2d(64, 60, 60, 64, 32, 64), {}, 0, kGrid); }).find("multiple of 16"),
             std::string::npos);
-  EXPECT_NE(userError([] { cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 64, 64), {}, 0); }).find("exceeds the 64-byte swizzle"),
+  EXPECT_NE(userError([] { cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 64, 64), {}, 0, kGrid); }).find("exceeds the 64-byte swizzle"),
             std::string::npos);
-  EXPECT_NE(userError([] { cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 64, 128), {}, 8); }).find("16-byte aligned"),
+  EXPECT_NE(userError([] { cuda::tensorMapArgs(spec2d(64, 64, 64, 64, 64, 128), {}, 8, kGrid); }).find("16-byte aligned"),
             std::string::npos);
   auto s = spec2d(64, 64, 64, 64, 64, 128);
   s.colStride.constant = 2;
-  EXPECT_NE(userError([&] { cuda::tensorMapArgs(s, {}, 0); }).find("inner (column) stride"), std::string::npos);
+  EXPECT_NE(userError([&] { cuda::tensorMapArgs(s, {}, 0, kGrid); }).find("inner (column) stride"), std::string::npos);
   auto t = spec2d(64, 64, 64, 300, 64, 128);
-  EXPECT_NE(userError([&] { cuda::tensorMapArgs(t, {}, 0); }).find("1..256"), std::string::npos);
+  EXPECT_NE(userError([&] { cuda::tensorMapArgs(t, {}, 0, kGrid); }).find("1..256"), std::string::npos);
   auto u = spec2d(64, 64, 64, 64, 64, 128);
   u.rows.arg = 5;  // an argument the launch does not have
-  EXPECT_NE(userError([&] { cuda::tensorMapArgs(u, {1, 2}, 0); }).find("argument #5"), std::string::npos);
+  EXPECT_NE(userError([&] { cuda::tensorMapArgs(u, {1, 2}, 0, kGrid); }).find("argument #5"), std::string::npos);
+}
+
+// A slice dimension (one attention head per program id along grid axis 1): rank 3, its extent from
+// the grid, its stride in bytes, a box of 1 along it; overlapping or misaligned slices are rejected.
+TEST(CudaRuntime, TensorMapSliceDimensions) {
+  auto s = spec2d(100, 64, 64, 64, 64, 128);
+  cuda::SliceDim d;
+  d.gridAxis = 1;
+  d.stride.constant = 100 * 64;
+  s.slices.push_back(d);
+  auto a = cuda::tensorMapArgs(s, {}, 0, kGrid);
+  EXPECT_EQ(a.rank, 3u);
+  EXPECT_EQ(a.globalDim[1], 100u);
+  EXPECT_EQ(a.globalDim[2], 3u);  // kGrid[1]
+  EXPECT_EQ(a.globalStrides[0], 128u);
+  EXPECT_EQ(a.globalStrides[1], 12800u);
+  EXPECT_EQ(a.boxDim[2], 1u);
+  auto overlap = s;
+  overlap.slices[0].stride.constant = 99 * 64;
+  EXPECT_NE(userError([&] { cuda::tensorMapArgs(overlap, {}, 0, kGrid); }).find("slices would overlap"), std::string::npos);
+  auto odd = spec2d(100, 8, 8, 64, 8, 0);
+  odd.slices.push_back(d);
+  odd.slices[0].stride.constant = 801;  // 1602 bytes
+  EXPECT_NE(userError([&] { cuda::tensorMapArgs(odd, {}, 0, kGrid); }).find("multiple of 16 below 2^40"), std::string::npos);
+  auto many = s;
+  for (int i = 0; i < 3; ++i) many.slices.push_back(many.slices.back());
+  EXPECT_NE(userError([&] { cuda::tensorMapArgs(many, {}, 0, kGrid); }).find("at most 5 dimensions"), std::string::npos);
 }
 
 TEST(CudaRuntime, CompareBuffersByDtype) {

@@ -53,36 +53,46 @@ struct AttnRun {
   std::vector<double> out, want;
 };
 
-AttnRun runAttention(const cuda::EmitResult& er, const Attn& a, uint64_t seed) {
-  const int64_t rows = int64_t{kZ} * kH * kS, D = a.dim;
+// Q, K, V: `heads` slices of [S, D] f16, fresh random values; Out filled with 777 (no element may keep it).
+std::vector<exec::Buffer> attentionBuffers(int64_t heads, int64_t S, int64_t D, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<exec::Buffer> bufs = {exec::Buffer("Q", ir::Scalar::F16, {rows, D}), exec::Buffer("K", ir::Scalar::F16, {rows, D}),
-                                    exec::Buffer("V", ir::Scalar::F16, {rows, D}), exec::Buffer("Out", ir::Scalar::F16, {rows, D})};
+  std::vector<exec::Buffer> bufs;
+  for (const char* n : {"Q", "K", "V", "Out"}) bufs.emplace_back(n, ir::Scalar::F16, std::vector<int64_t>{heads * S, D});
   for (int i = 0; i < 3; ++i)
     for (int64_t j = 0; j < bufs[static_cast<size_t>(i)].numel(); ++j) bufs[static_cast<size_t>(i)].setFloat(j, 2.0 * u(rng));
-  for (int64_t j = 0; j < bufs[3].numel(); ++j) bufs[3].setFloat(j, 777.0);  // no element may keep it
-  std::vector<exec::Arg> args = {exec::Arg::buf(0), exec::Arg::buf(1), exec::Arg::buf(2),    exec::Arg::buf(3),
-                                 exec::Arg::real(kScale), exec::Arg::integer(kZ), exec::Arg::integer(kH)};
-  // The reference: softmax(Q K^T * scale [causal]) V in double, from the f16 inputs as stored.
-  AttnRun r;
-  r.want.assign(static_cast<size_t>(rows * D), 0.0);
-  for (int64_t bh = 0; bh < kZ * kH; ++bh)
-    for (int64_t i = 0; i < kS; ++i) {
-      int64_t qi = bh * kS + i, last = a.causal ? i : kS - 1;
+  for (int64_t j = 0; j < bufs[3].numel(); ++j) bufs[3].setFloat(j, 777.0);
+  return bufs;
+}
+
+// The reference: softmax(Q K^T * scale [causal]) V per head, in double, from the f16 inputs as stored.
+std::vector<double> naiveAttention(const std::vector<exec::Buffer>& bufs, int64_t heads, int64_t S, int64_t D, bool causal) {
+  std::vector<double> want(static_cast<size_t>(heads * S * D), 0.0);
+  for (int64_t bh = 0; bh < heads; ++bh)
+    for (int64_t i = 0; i < S; ++i) {
+      int64_t qi = bh * S + i, last = causal ? i : S - 1;
       std::vector<double> p(static_cast<size_t>(last + 1));
       double mx = -INFINITY, sum = 0;
       for (int64_t j = 0; j <= last; ++j) {
         double s = 0;
-        for (int64_t d = 0; d < D; ++d) s += bufs[0].getFloat(qi * D + d) * bufs[1].getFloat((bh * kS + j) * D + d);
+        for (int64_t d = 0; d < D; ++d) s += bufs[0].getFloat(qi * D + d) * bufs[1].getFloat((bh * S + j) * D + d);
         p[static_cast<size_t>(j)] = s * kScale;
         mx = std::max(mx, p[static_cast<size_t>(j)]);
       }
       for (double& x : p) sum += (x = std::exp(x - mx));
       for (int64_t j = 0; j <= last; ++j)
         for (int64_t d = 0; d < D; ++d)
-          r.want[static_cast<size_t>(qi * D + d)] += p[static_cast<size_t>(j)] / sum * bufs[2].getFloat((bh * kS + j) * D + d);
+          want[static_cast<size_t>(qi * D + d)] += p[static_cast<size_t>(j)] / sum * bufs[2].getFloat((bh * S + j) * D + d);
     }
+  return want;
+}
+
+AttnRun runAttention(const cuda::EmitResult& er, const Attn& a, uint64_t seed) {
+  auto bufs = attentionBuffers(kZ * kH, kS, a.dim, seed);
+  std::vector<exec::Arg> args = {exec::Arg::buf(0), exec::Arg::buf(1), exec::Arg::buf(2),    exec::Arg::buf(3),
+                                 exec::Arg::real(kScale), exec::Arg::integer(kZ), exec::Arg::integer(kH)};
+  AttnRun r;
+  r.want = naiveAttention(bufs, kZ * kH, kS, a.dim, a.causal);
   emu::launch(er, args, bufs, {kS / a.blockM, kZ * kH, 1});
   for (int64_t j = 0; j < bufs[3].numel(); ++j) r.out.push_back(bufs[3].getFloat(j));
   return r;
@@ -212,4 +222,74 @@ TEST(EmuAttentionMutation, ScoresReadBeforeTheirWait) {
         << e.what();
     EXPECT_NE(e.loc.str().find("attention.py"), std::string::npos) << e.loc.str();  // located in the kernel source
   }
+}
+
+// ---- examples/attention.tir: the pointer form. Each program offsets its base pointers by its head
+// (q + off_hz * n_ctx * 64) and masks rows past n_ctx. The CUDA backend gives each tensor map a third
+// dimension, one [n_ctx, 64] slice per program id along grid axis 1, so that TMA keeps every
+// head's own row bound: a sequence of 100 leaves the second query block 28 rows past the end of its
+// head, which must load as zeros and must not be stored (for the last head they lie past the buffer,
+// which the emulator reports).
+
+namespace {
+
+struct PointerRun {
+  cuda::EmitResult er;
+  int64_t heads, seq;
+  bool causal;
+};
+
+PointerRun emitPointerForm(int64_t heads, int64_t seq, bool causal) {
+  std::string spec = "q:*fp16[" + std::to_string(heads) + "," + std::to_string(seq) + ",64], k:*fp16[" + std::to_string(heads) + "," +
+                     std::to_string(seq) + ",64], v:*fp16[" + std::to_string(heads) + "," + std::to_string(seq) + ",64], o:*fp16[" +
+                     std::to_string(heads) + "," + std::to_string(seq) + ",64], sm_scale:fp32=0.125, n_ctx:i32=" + std::to_string(seq) +
+                     ", causal:i32=" + (causal ? "1" : "0");
+  auto nv = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/examples/attention.tir", "", driver::parseSpec(spec), {}, "nv");
+  cuda::EmitOptions o;
+  o.kernelName = "attn_ptr_h" + std::to_string(heads) + "_s" + std::to_string(seq) + (causal ? "_causal" : "");
+  return {cuda::emitCudaKernel(*nv.module, *nv.kernel, o), heads, seq, causal};
+}
+
+AttnRun runPointerForm(const PointerRun& p, uint64_t seed) {
+  auto bufs = attentionBuffers(p.heads, p.seq, 64, seed);
+  std::vector<exec::Arg> args = {exec::Arg::buf(0), exec::Arg::buf(1), exec::Arg::buf(2), exec::Arg::buf(3),
+                                 exec::Arg::real(kScale), exec::Arg::integer(p.seq), exec::Arg::integer(p.causal)};
+  AttnRun r;
+  r.want = naiveAttention(bufs, p.heads, p.seq, 64, p.causal);
+  emu::launch(p.er, args, bufs, {(p.seq + 63) / 64, p.heads, 1});
+  for (int64_t j = 0; j < bufs[3].numel(); ++j) r.out.push_back(bufs[3].getFloat(j));
+  return r;
+}
+
+void expectPointerFormCorrect(int64_t heads, int64_t seq, bool causal) {
+  uint64_t seed = freshSeed();
+  SCOPED_TRACE("heads " + std::to_string(heads) + ", n_ctx " + std::to_string(seq) + (causal ? ", causal" : "") + ", seed " +
+               std::to_string(seed));
+  PointerRun p = emitPointerForm(heads, seq, causal);
+  ASSERT_EQ(p.er.tensorMaps.size(), 4u);
+  for (const auto& m : p.er.tensorMaps) {
+    ASSERT_EQ(m.slices.size(), 1u) << m.param;
+    EXPECT_EQ(m.slices[0].gridAxis, 1) << m.param;
+  }
+  EXPECT_NE(p.er.source.find("tawa::cp_async_bulk_tensor_3d_global_to_shared("), std::string::npos);
+  EXPECT_NE(p.er.source.find("tawa::cp_async_bulk_tensor_3d_shared_to_global(&o_ptrs_desc"), std::string::npos);
+  EXPECT_EQ(p.er.source.find("cp_async_bulk_tensor_2d"), std::string::npos);
+  AttnRun r = runPointerForm(p, seed);
+  std::string first;
+  EXPECT_EQ(mismatches(r, &first), 0) << first;
+}
+
+}  // namespace
+
+TEST(EmuAttentionPointerForm, ThreeHeadsPartialBlock) { expectPointerFormCorrect(3, 100, false); }
+TEST(EmuAttentionPointerForm, ThreeHeadsPartialBlockCausal) { expectPointerFormCorrect(3, 100, true); }
+TEST(EmuAttentionPointerForm, TwoHeadsCausalWholeBlocks) { expectPointerFormCorrect(2, 192, true); }
+
+TEST(EmuAttentionMutation, PointerFormEveryProgramReadsHeadZero) {
+  // The slice coordinate is what picks the head: K taken from head 0 for every program must give
+  // wrong numbers for the other heads.
+  PointerRun p = emitPointerForm(2, 128, false);
+  ASSERT_TRUE(mutate(p.er, "&k_ptrs_desc, 0, start_n, off_hz,", "&k_ptrs_desc, 0, start_n, 0,", "_head0")) << p.er.source;
+  AttnRun r = runPointerForm(p, freshSeed());
+  EXPECT_GT(mismatches(r, nullptr), 0);
 }

@@ -205,6 +205,8 @@ TEST(CudaSimt, ExamplesCompileForSm90aWithoutSpills) {
     EXPECT_EQ(cm.usage[0].spillLoads, 0);
     EXPECT_EQ(cm.usage[0].stack, 0);
     EXPECT_EQ(cm.ptx.find(".local"), std::string::npos);
-    if (c.reduces) EXPECT_NE(cm.ptx.find("shfl.sync.bfly"), std::string::npos);
+    if (c.reduces) {
+      EXPECT_NE(cm.ptx.find("shfl.sync.bfly"), std::string::npos);
+    }
   }
 }

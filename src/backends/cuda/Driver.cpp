@@ -55,7 +55,8 @@ int tensorMapDataType(ir::Scalar s) {
   throw UserError(where(), "TMA cannot move elements of type " + std::string(ir::scalarName(s)));
 }
 
-TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
+TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base,
+                            const std::array<int64_t, 3>& grid) {
   const std::string& p = s.param;
   TensorMapArgs a;
   a.dataType = tensorMapDataType(s.elem);
@@ -91,10 +92,33 @@ TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& 
   if (s.swizzleBytes && s.boxCols * elemBytes > s.swizzleBytes)
     throw bad("a box row of " + std::to_string(s.boxCols * elemBytes) + " bytes exceeds the " + std::to_string(s.swizzleBytes) +
               "-byte swizzle span");
+  if (s.slices.size() > 3) throw bad("a tensor map has at most 5 dimensions; this one has " + std::to_string(s.rank()));
   a.base = base;
-  a.globalDim = {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)};
-  a.globalStrides = {static_cast<uint64_t>(rowStride * elemBytes)};
-  a.boxDim = {static_cast<uint32_t>(s.boxCols), static_cast<uint32_t>(s.boxRows)};
+  a.rank = static_cast<uint32_t>(s.rank());
+  a.globalDim[0] = static_cast<uint64_t>(cols);
+  a.globalDim[1] = static_cast<uint64_t>(rows);
+  a.globalStrides[0] = static_cast<uint64_t>(rowStride * elemBytes);
+  a.boxDim[0] = static_cast<uint32_t>(s.boxCols);
+  a.boxDim[1] = static_cast<uint32_t>(s.boxRows);
+  // Each slice dimension: extent from the grid, stride at least the span of what it contains.
+  int64_t span = rows * rowStride;
+  for (size_t i = 0; i < s.slices.size(); ++i) {
+    const SliceDim& d = s.slices[i];
+    int64_t stride = valueOf(d.stride, intArgs, p, "slice stride");
+    int64_t extent = d.gridAxis >= 0 && d.gridAxis < 3 ? grid[static_cast<size_t>(d.gridAxis)] : 0;
+    if (extent <= 0 || extent > (int64_t{1} << 32))
+      throw bad("slice dimension " + std::to_string(i + 2) + " takes its extent from the grid's axis " + std::to_string(d.gridAxis) +
+                ", which is " + std::to_string(extent));
+    if (stride < span)
+      throw bad("the slice stride " + std::to_string(stride) + " is smaller than the " + std::to_string(span) +
+                " elements of one slice (slices would overlap)");
+    if ((stride * elemBytes) % 16 != 0 || stride * elemBytes >= (int64_t{1} << 40))
+      throw bad("the slice stride is " + std::to_string(stride * elemBytes) + " bytes; TMA needs a multiple of 16 below 2^40");
+    a.globalDim[i + 2] = static_cast<uint64_t>(extent);
+    a.globalStrides[i + 1] = static_cast<uint64_t>(stride * elemBytes);
+    a.boxDim[i + 2] = 1;
+    span = stride * extent;
+  }
   return a;
 }
 

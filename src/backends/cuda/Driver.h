@@ -59,16 +59,16 @@ constexpr int kTmaL2Promotion128B = 2;            // CU_TENSOR_MAP_L2_PROMOTION_
 constexpr int kTmaOobFillNone = 0;                // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE (out of bounds reads zeros)
 }  // namespace drv
 
-// The arguments of one cuTensorMapEncodeTiled call for a 2-D row-major tensor. Dimension 0 is the
-// inner (contiguous) one, as the driver API orders them.
+// The arguments of one cuTensorMapEncodeTiled call for a row-major tensor of rank 2 to 5. Dimension
+// 0 is the inner (contiguous) one, as the driver API orders them; entries past `rank` are unused.
 struct TensorMapArgs {
   int dataType = drv::kTmaFloat16;
   uint32_t rank = 2;
   CUdeviceptr base = 0;
-  std::array<uint64_t, 2> globalDim{};      // {cols, rows}
-  std::array<uint64_t, 1> globalStrides{};  // {row stride in bytes}; the inner stride is implied
-  std::array<uint32_t, 2> boxDim{};         // {boxCols, boxRows}
-  std::array<uint32_t, 2> elementStrides{1, 1};
+  std::array<uint64_t, 5> globalDim{};      // {cols, rows, slices...}
+  std::array<uint64_t, 4> globalStrides{};  // {row stride, slice strides...} in bytes; the inner stride is implied
+  std::array<uint32_t, 5> boxDim{};         // {boxCols, boxRows, 1...}
+  std::array<uint32_t, 5> elementStrides{1, 1, 1, 1, 1};
   int interleave = drv::kTmaInterleaveNone;
   int swizzle = drv::kTmaSwizzleNone;
   int l2Promotion = drv::kTmaL2Promotion128B;
@@ -79,11 +79,13 @@ struct TensorMapArgs {
 // types TMA cannot move.
 int tensorMapDataType(ir::Scalar s);
 // Builds the arguments for one tensor map of an emitted kernel from the host values of its shape
-// and strides (`argValue(i)`: the integer value of IR argument i) and the device address of its
-// base buffer, and checks what the driver would reject (16-byte aligned base and row stride, unit
-// inner stride, box at most 256 per dimension and inside the swizzle span) as a UserError naming
-// the parameter.
-TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base);
+// and strides (`intArgs[i]`: the integer value of IR argument i), the device address of its base
+// buffer and the launch's logical grid (program ids: the extent of slice dimensions), and checks
+// what the driver would reject (16-byte aligned base and strides, unit inner stride, box at most 256
+// per dimension and inside the swizzle span) and slices that overlap, as a UserError naming the
+// parameter.
+TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base,
+                            const std::array<int64_t, 3>& grid);
 
 // What the process can see of the GPU side, found without throwing.
 struct GpuAvailability {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -537,7 +538,8 @@ class Emitter {
       for (const Value* f : p.factors) {
         if (f->definingOp() || f->ownerBlock() != &f_.body)
           unsupported(op, "the tensor behind this descriptor has an extent that depends on the program id",
-                      "TMA needs the whole tensor's extent at launch");
+                      "TMA needs the whole tensor's extent at launch: a base may move by the program's block (rows from r, "
+                      "with extent M - r) or by one slice of the descriptor's rows per program id (ptr + program_id * rows * row_stride)");
         HostValue a;
         a.arg = f->index();
         HostValue m;
@@ -571,14 +573,61 @@ class Emitter {
       else unsupported(op, "the descriptor's base is not moved by whole rows and columns (an offset term is not a multiple of a stride)");
     }
     // The tensor's extents: the descriptor's plus the shift; they must not depend on the program.
+    // A block's shift cancels against its extent (M - r rows from row r: M rows). A shift by whole
+    // slices of the descriptor's rows that does not cancel (n_ctx rows from row off_hz * n_ctx: one
+    // attention head) becomes a slice dimension outside the rows, indexed by the program id.
     HostValue* ext[2] = {&s.rows, &s.cols};
     for (int d = 0; d < 2; ++d) {
       std::vector<Product> e;
       sumOfProducts(op.operand(1 + d), e);
       e.insert(e.end(), shift[d].begin(), shift[d].end());
-      *ext[d] = hostProducts(op, simplify(e));
+      e = simplify(e);
+      if (d == 0) sliceRows(op, s, e, shift[0]);
+      *ext[d] = hostProducts(op, e);
       shifts_[op.result()][d] = simplify(shift[d]);
     }
+  }
+  static bool launchInvariant(const Product& p, const Block& body) {
+    for (const Value* f : p.factors)
+      if (f->definingOp() || f->ownerBlock() != &body) return false;
+    return true;
+  }
+  // Moves the program-dependent terms of the row extent `e` (and of the row shift) into a slice
+  // dimension when they are exactly program_id(a) * (the descriptor's row count); leaves them (for
+  // hostProducts to reject) otherwise.
+  void sliceRows(const Op& op, TensorMapSpec& s, std::vector<Product>& e, std::vector<Product>& shift) {
+    std::vector<Product> moving, rest;
+    for (const Product& t : e) (launchInvariant(t, f_.body) ? rest : moving).push_back(t);
+    if (moving.empty()) return;
+    std::vector<Product> index;
+    for (const Product& t : moving) {
+      Product q;
+      if (!divideBy(t, op.operand(1), q)) return;
+      index.push_back(q);
+    }
+    index = simplify(index);
+    if (index.size() != 1 || index[0].constant != 1 || index[0].factors.size() != 1) return;
+    const Op* pid = index[0].factors[0]->definingOp();
+    if (!pid || pid->kind() != OpKind::ProgramId || pid->parent != &f_.body) return;
+    if (s.slices.size() >= 3) return;
+    SliceDim sd;
+    sd.gridAxis = static_cast<int>(pid->intAttr("axis"));
+    sd.stride.op = '*';
+    sd.stride.parts = {hostValue(op, op.operand(1)), hostValue(op, op.operand(3))};
+    s.slices.push_back(sd);
+    sliceIndex_[op.result()].push_back(index[0].factors[0]);
+    for (Product t : moving) {
+      t.constant = -t.constant;
+      shift.push_back(t);
+    }
+    e = rest;
+  }
+  // The coordinates of a TMA copy on `desc` after its column and row: one program id per slice dimension.
+  std::string sliceCoords(const Value* desc) {
+    std::string out;
+    if (auto it = sliceIndex_.find(desc); it != sliceIndex_.end())
+      for (const Value* v : it->second) out += ", " + ex(v);
+    return out;
   }
   // A TMA coordinate on descriptor `desc` along dimension d (0 rows, 1 columns), shifted when its base moved.
   std::string coord(const Value* desc, int d, const std::string& c) {
@@ -621,7 +670,7 @@ class Emitter {
     s.elem = d.scalar;
     s.rowStride = hostValue(op, op.operand(3));
     s.colStride = hostValue(op, op.operand(4));
-    if (const Op* ap = base->definingOp(); ap && ap->kind() == OpKind::AddPtr && ap->parent == op.parent) {
+    if (const Op* ap = base->definingOp(); ap && ap->kind() == OpKind::AddPtr && (ap->parent == op.parent || ap->parent == &f_.body)) {
       rebase(op, *ap, s);  // a base moved by whole rows and columns: the tensor's map, shifted coordinates
     } else {
       if (base->definingOp() || base->ownerBlock() != &f_.body)
@@ -630,6 +679,11 @@ class Emitter {
       s.rows = hostValue(op, op.operand(1));
       s.cols = hostValue(op, op.operand(2));
     }
+    // An unmasked column dimension (block-access gives it the extent INT32_MAX): the program never
+    // leaves its row, so the map's rows are as long as the row stride.
+    if (const Op* c = op.operand(2)->definingOp();
+        c && c->kind() == OpKind::Constant && std::get<int64_t>(c->attrs.at("value")) == std::numeric_limits<int32_t>::max())
+      s.cols = s.rowStride;
     descs_[op.result()] = static_cast<int>(allMaps_.size());
     allMaps_.push_back(s);
   }
@@ -706,7 +760,14 @@ class Emitter {
     for (const auto& s : res_.tensorMaps)
       line("// Tensor map " + s.param + ": " + std::string(scalarName(s.elem)) + ", box " + std::to_string(s.boxRows) + "x" +
            std::to_string(s.boxCols) + (s.swizzleBytes ? ", " + std::to_string(s.swizzleBytes) + "B swizzle" : ", no swizzle") +
-           ".");
+           sliceNote(s) + ".");
+  }
+
+  static std::string sliceNote(const TensorMapSpec& s) {
+    if (s.slices.empty()) return "";
+    std::string n = "; " + std::to_string(s.rank()) + "-D, a slice per program id along grid axis";
+    for (size_t i = 0; i < s.slices.size(); ++i) n += (i ? ", " : " ") + std::to_string(s.slices[i].gridAxis);
+    return n;
   }
 
   void emitPrologue() {
@@ -1611,8 +1672,9 @@ class Emitter {
     line("if (tawa::warpgroup_thread_idx() == 0) {  // " + pv.tile.str() + " -> " + pv.name);
     line("  tawa::mbarrier_arrive_expect_tx(" + pv.bar + ", " + std::to_string(l.rows * l.cols * l.elemBytes) + ");");
     for (int64_t j = 0; j < l.chunks; ++j)
-      line("  tawa::cp_async_bulk_tensor_2d_global_to_shared(" + pv.name + (j ? " + " + std::to_string(j * l.chunkBytes) : "") +
-           ", &" + map.param + ", " + col + (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + ", " + pv.bar + ");");
+      line("  tawa::cp_async_bulk_tensor_" + std::to_string(map.rank()) + "d_global_to_shared(" + pv.name +
+           (j ? " + " + std::to_string(j * l.chunkBytes) : "") + ", &" + map.param + ", " + col +
+           (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + sliceCoords(op.operand(0)) + ", " + pv.bar + ");");
     line("}");
     profMark(op, profile::Scope::WaitFull);
     line("tawa::mbarrier_wait_parity(" + pv.bar + ", " + pv.phase + ");");
@@ -1788,9 +1850,10 @@ class Emitter {
     if (r.kMajor) std::swap(row, col);  // the tensor map is transposed: K is its inner coordinate
     std::string dst = r.name + " + " + slot + " * " + std::to_string(l.slotBytes);
     for (int64_t j = 0; j < l.chunks; ++j)
-      oneThread("tawa::cp_async_bulk_tensor_2d_global_to_shared(" + dst + (j ? " + " + std::to_string(j * l.chunkBytes) : "") +
-                ", &" + map.param + ", " + col + (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + ", &" + b.name +
-                "[" + slot + "]);");
+      oneThread("tawa::cp_async_bulk_tensor_" + std::to_string(map.rank()) + "d_global_to_shared(" + dst +
+                (j ? " + " + std::to_string(j * l.chunkBytes) : "") + ", &" + map.param + ", " + col +
+                (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + sliceCoords(op.operand(0)) + ", &" + b.name + "[" +
+                slot + "]);");
   }
 
   void emitWgmma(const Op& op) {
@@ -1897,8 +1960,9 @@ class Emitter {
     line("tawa::fence_proxy_async_shared_cta();  // the staging writes, before the TMA engine reads them");
     line("tawa::bar_sync(" + std::to_string(region_) + ", 128);                 // this warp group has written its part (bar 0 is the block's)");
     line("if (tawa::warpgroup_thread_idx() == 0) {");
-    line("  tawa::cp_async_bulk_tensor_2d_shared_to_global(&" + map.param + ", " + coord(op.operand(0), 1, ex(op.operand(3))) + ", " +
-         coord(op.operand(0), 0, ex(op.operand(2))) + ", " + s.name + ");");
+    line("  tawa::cp_async_bulk_tensor_" + std::to_string(map.rank()) + "d_shared_to_global(&" + map.param + ", " +
+         coord(op.operand(0), 1, ex(op.operand(3))) + ", " + coord(op.operand(0), 0, ex(op.operand(2))) + sliceCoords(op.operand(0)) +
+         ", " + s.name + ");");
     line("  tawa::cp_async_bulk_commit_group();");
     line("  tawa::cp_async_bulk_wait_group_read<0>();  // the staging stays valid until the copy has read it");
     line("}");
@@ -1939,6 +2003,7 @@ class Emitter {
   std::set<const Value*> viewCarried_;  // loop arguments that carry a slot index
   std::string gridParams_[3];           // persistent kernels: the logical grid's parameters
   std::map<const Value*, std::array<std::vector<Product>, 2>> shifts_;  // descriptors on a moved base
+  std::map<const Value*, std::vector<const Value*>> sliceIndex_;        // their slice dimensions' program ids
   // Asynchronous tile.dot: committed wgmma groups not waited for yet, oldest first, each with the
   // register tiles it writes and what runs once it has completed (deferred slot releases).
   struct Group {

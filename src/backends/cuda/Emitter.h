@@ -13,7 +13,10 @@
 //     vectors and lazy index expressions (constants, splats, aranges); loops carrying tiles and slot
 //     indices; tile.if yielding tiles. It stores with nv.tma_store or tile.desc_store. Descriptor
 //     bases may be moved by whole rows and columns (pointer kernels after block-access): the tensor
-//     map covers the whole tensor and TMA coordinates are shifted.
+//     map covers the whole tensor and TMA coordinates are shifted. A base moved by one slice of the
+//     descriptor's rows per program id (ptr + program_id(a) * rows * row_stride: attention's heads)
+//     gets a third map dimension of grid-axis-a slices, indexed by that program id (3-D copies);
+//     an unmasked column dimension spans the row stride.
 //   guarantees: one `extern "C" __global__ __launch_bounds__(128 * regions, 1)` kernel whose
 //     parameters are one `const __grid_constant__ CUtensorMap` per tile.make_desc used by TMA, every
 //     scalar argument, then (persistent kernels) the logical grid; one dynamic shared-memory buffer
@@ -64,15 +67,27 @@ struct HostValue {
   int64_t eval(const std::vector<int64_t>& intArgs) const;
 };
 
-// How to build one CUtensorMap parameter with cuTensorMapEncodeTiled (2-D, row-major, inner stride 1).
+// A dimension of a tensor map outside the descriptor's rows: a descriptor whose base moves by one
+// whole slice per program (attention's `q + off_hz * n_ctx * 64`, the per-head [n_ctx, 64] slice)
+// becomes a map over every slice, indexed by that program id, with a box of 1 along it. Its extent is
+// the launch grid's along `gridAxis`, so TMA keeps the slice's own row bound.
+struct SliceDim {
+  HostValue stride;             // elements between consecutive slices
+  int gridAxis = 0;             // the program id that picks the slice (and the extent: the grid's)
+};
+
+// How to build one CUtensorMap parameter with cuTensorMapEncodeTiled (row-major, inner stride 1):
+// 2-D, or 3-D to 5-D with slice dimensions outside the rows.
 struct TensorMapSpec {
   std::string param;            // kernel parameter name
   ir::Scalar elem = ir::Scalar::F16;
   int baseArg = -1;             // IR pointer argument holding the global base address
   HostValue rows, cols;         // global extent, outer then inner dimension (elements)
   HostValue rowStride, colStride;  // strides in elements; colStride must be 1
+  std::vector<SliceDim> slices; // dimensions 2, 3, ... of the map (at most 3)
   int64_t boxRows = 0, boxCols = 0;  // the box one TMA copy moves (boxCols is the inner dimension)
   int swizzleBytes = 0;         // 0 (none), 32, 64 or 128: CU_TENSOR_MAP_SWIZZLE_*
+  int rank() const { return 2 + static_cast<int>(slices.size()); }
 };
 
 struct KernelParam {

@@ -274,7 +274,7 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
         bound.args[static_cast<size_t>(s.baseArg)].kind != exec::Arg::Kind::Buffer)
       throw UserError(where(), "tensor map " + s.param + ": its base is not a buffer argument of the launch");
     CUdeviceptr base = dbuf.ptrs[static_cast<size_t>(bound.args[static_cast<size_t>(s.baseArg)].buffer)];
-    maps.push_back(d.encodeTensorMap(tensorMapArgs(s, intArgs, base), s.param));
+    maps.push_back(d.encodeTensorMap(tensorMapArgs(s, intArgs, base, bound.grid), s.param));
   }
   std::vector<uint64_t> scalars(er.params.size(), 0);  // 8-byte slots, values in their low bytes
   std::vector<void*> params;

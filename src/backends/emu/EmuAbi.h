@@ -1,8 +1,8 @@
 // The plain-C boundary between tawa (the host process) and an emitted kernel compiled as host C++
 // against the CPU emulator (EmuRuntime.h) into a shared object. Both sides include this header; it
 // holds only standard-layout structs, so the two sides need not agree on anything but this file.
-//   - TawaEmuTensorMap: what cuTensorMapEncodeTiled would take for a 2-D tiled map (base, extents,
-//     row stride, box, element size, swizzle), stored in the 128 bytes of a host CUtensorMap.
+//   - TawaEmuTensorMap: what cuTensorMapEncodeTiled would take for a tiled map of rank 2 to 5 (base,
+//     extents, strides, box, element size, swizzle), stored in the 128 bytes of a host CUtensorMap.
 //   - TawaEmuLaunch: one launch (grid, block, shared memory, seed, names of the mbarrier arrays for
 //     diagnostics) in, statistics and the first error out.
 //   - TawaEmuCostModel: the figures of tawa's cost model (src/profile/CostModel.h) that drive the
@@ -14,17 +14,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TAWA_EMU_ABI_VERSION 3u
+#define TAWA_EMU_ABI_VERSION 4u
 #define TAWA_EMU_MAP_MAGIC 0x54415741454d5531ull  // "TAWAEMU1"
 
 struct TawaEmuTensorMap {
   uint64_t magic;          // TAWA_EMU_MAP_MAGIC: a map built by the emulator's encoder
   uint8_t* base;           // global base address (host memory)
   uint64_t bufferBytes;    // size of the buffer behind base: every access is checked against it
-  uint64_t dims[2];        // extents in elements, inner (contiguous) first
-  uint64_t rowStrideBytes; // byte stride of dimension 1 (dimension 0 is contiguous)
-  uint32_t box[2];         // box extents in elements, inner first
+  uint32_t rank;           // 2 to 5
   uint32_t elemBytes;      // 1, 2, 4 or 8
+  uint64_t dims[5];        // extents in elements, inner (contiguous) first
+  uint64_t strideBytes[4]; // byte strides of dimensions 1, 2, ... (dimension 0 is contiguous)
+  uint32_t box[5];         // box extents in elements, inner first
   uint32_t swizzleBytes;   // 0, 32, 64 or 128
 };
 

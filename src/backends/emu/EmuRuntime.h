@@ -158,7 +158,7 @@ struct WarpGroup {
 struct AsyncOp {
   bool store = false, done = false;
   TawaEmuTensorMap map;
-  int c0 = 0, c1 = 0;
+  int c[5] = {};                                // coordinates, inner first (rank of the map)
   uint32_t smem = 0, bar = 0;                   // window addresses
   int tid = 0;
   uint64_t group = 0;
@@ -725,11 +725,31 @@ inline const TawaEmuTensorMap& mapOf(const void* m, const char* file, int line) 
   return *t;
 }
 
-inline uint8_t* globalAt(const TawaEmuTensorMap& m, int64_t x, int64_t y, const char* file, int line) {
-  uint64_t off = static_cast<uint64_t>(y) * m.rowStrideBytes + static_cast<uint64_t>(x) * m.elemBytes;
+inline uint64_t boxBytes(const TawaEmuTensorMap& m) {
+  uint64_t n = m.elemBytes;
+  for (uint32_t d = 0; d < m.rank; ++d) n *= m.box[d];
+  return n;
+}
+
+// Element `i` of the box (inner dimension fastest, as TMA lays the box out in shared memory) at
+// coordinates `c`: its global coordinates in g, and whether they lie inside the tensor.
+inline bool boxElement(const TawaEmuTensorMap& m, const int* c, uint64_t i, int64_t* g) {
+  bool in = true;
+  for (uint32_t d = 0; d < m.rank; ++d) {
+    g[d] = static_cast<int64_t>(c[d]) + static_cast<int64_t>(i % m.box[d]);
+    i /= m.box[d];
+    in = in && g[d] >= 0 && static_cast<uint64_t>(g[d]) < m.dims[d];
+  }
+  return in;
+}
+
+inline uint8_t* globalAt(const TawaEmuTensorMap& m, const int64_t* g, const char* file, int line) {
+  uint64_t off = static_cast<uint64_t>(g[0]) * m.elemBytes;
+  for (uint32_t d = 1; d < m.rank; ++d) off += static_cast<uint64_t>(g[d]) * m.strideBytes[d - 1];
   if (off + m.elemBytes > m.bufferBytes) {
-    fail("global access at element (" + std::to_string(y) + ", " + std::to_string(x) + ") of a tensor map lies outside its " +
-             std::to_string(m.bufferBytes) + "-byte buffer",
+    std::string at;
+    for (uint32_t d = m.rank; d-- > 0;) at += std::to_string(g[d]) + (d ? ", " : "");
+    fail("global access at element (" + at + ") of a tensor map lies outside its " + std::to_string(m.bufferBytes) + "-byte buffer",
          file, line);
     return nullptr;
   }
@@ -740,56 +760,57 @@ inline void runAsync(AsyncOp& op) {
   Runtime& r = rt();
   op.done = true;
   const TawaEmuTensorMap& m = op.map;
-  uint32_t rowBytes = m.box[0] * m.elemBytes;
+  const uint64_t bytes = boxBytes(m), elems = bytes / m.elemBytes;
+  int64_t g[5];
   if (!op.store) {
-    for (uint32_t y = 0; y < m.box[1]; ++y)
-      for (uint32_t x = 0; x < m.box[0]; ++x) {
-        int64_t gx = static_cast<int64_t>(op.c0) + x, gy = static_cast<int64_t>(op.c1) + y;
-        uint32_t a = swizzle(op.smem + y * rowBytes + x * m.elemBytes, m.swizzleBytes);
-        uint8_t* dst = atWindow(a, m.elemBytes, "cp.async.bulk.tensor (load) destination", op.file, op.line);
+    for (uint64_t i = 0; i < elems; ++i) {
+      bool in = boxElement(m, op.c, i, g);
+      uint32_t a = swizzle(op.smem + static_cast<uint32_t>(i * m.elemBytes), m.swizzleBytes);
+      uint8_t* dst = atWindow(a, m.elemBytes, "cp.async.bulk.tensor (load) destination", op.file, op.line);
+      if (r.failed) return;
+      if (in) {
+        const uint8_t* src = globalAt(m, g, op.file, op.line);
         if (r.failed) return;
-        bool in = gx >= 0 && gy >= 0 && static_cast<uint64_t>(gx) < m.dims[0] && static_cast<uint64_t>(gy) < m.dims[1];
-        if (in) {
-          const uint8_t* src = globalAt(m, gx, gy, op.file, op.line);
-          if (r.failed) return;
-          std::memcpy(dst, src, m.elemBytes);
-        } else {
-          std::memset(dst, 0, m.elemBytes);
-        }
-        std::memset(&r.dirtyOwner[a - kWindowBase], 0, m.elemBytes * sizeof(uint16_t));
+        std::memcpy(dst, src, m.elemBytes);
+      } else {
+        std::memset(dst, 0, m.elemBytes);  // out of bounds: zero-filled
       }
+      std::memset(&r.dirtyOwner[a - kWindowBase], 0, m.elemBytes * sizeof(uint16_t));
+    }
     Mbar& b = r.mbars.at(op.bar);
     b.last = std::max(b.last, op.landed);
-    b.tx -= static_cast<int64_t>(rowBytes) * m.box[1];
+    b.tx -= static_cast<int64_t>(bytes);
     mbarComplete(b, op.bar, op.file, op.line);
     return;
   }
-  const uint8_t* src = atWindow(op.smem, static_cast<size_t>(rowBytes) * m.box[1], "cp.async.bulk.tensor (store) source", op.file, op.line);
+  const uint8_t* src = atWindow(op.smem, static_cast<size_t>(bytes), "cp.async.bulk.tensor (store) source", op.file, op.line);
   if (r.failed) return;
   if (std::memcmp(src, op.snapshot.data(), op.snapshot.size()) != 0)
     fail("the shared memory source of a TMA store issued by " + who(op.tid) +
              " was overwritten before the store read it (no cp.async.bulk.wait_group.read before reuse)",
          op.file, op.line);
-  for (uint32_t y = 0; y < m.box[1]; ++y)
-    for (uint32_t x = 0; x < m.box[0]; ++x) {
-      int64_t gx = static_cast<int64_t>(op.c0) + x, gy = static_cast<int64_t>(op.c1) + y;
-      if (gx < 0 || gy < 0 || static_cast<uint64_t>(gx) >= m.dims[0] || static_cast<uint64_t>(gy) >= m.dims[1]) continue;
-      uint32_t a = swizzle(op.smem + y * rowBytes + x * m.elemBytes, m.swizzleBytes);
-      uint8_t* dst = globalAt(m, gx, gy, op.file, op.line);
-      if (r.failed) return;
-      std::memcpy(dst, r.smem.data() + (a - kWindowBase), m.elemBytes);
-    }
+  for (uint64_t i = 0; i < elems; ++i) {
+    if (!boxElement(m, op.c, i, g)) continue;  // out of bounds: skipped
+    uint32_t a = swizzle(op.smem + static_cast<uint32_t>(i * m.elemBytes), m.swizzleBytes);
+    uint8_t* dst = globalAt(m, g, op.file, op.line);
+    if (r.failed) return;
+    std::memcpy(dst, r.smem.data() + (a - kWindowBase), m.elemBytes);
+  }
 }
 
-inline void issueTma(bool store, void* smemPtr, const void* map, int c0, int c1, uint64_t* bar, const char* file, int line) {
+// A cp.async.bulk.tensor of `rank` coordinates (inner first) on `map`, whose rank must match.
+inline void issueTma(bool store, void* smemPtr, const void* map, int rank, const int* c, uint64_t* bar, const char* file, int line) {
   Runtime& r = rt();
   Fiber& f = self();
   AsyncOp op;
   op.store = store;
   op.map = mapOf(map, file, line);
-  op.c0 = c0, op.c1 = c1, op.tid = f.tid, op.file = file, op.line = line;
+  if (op.map.rank != static_cast<uint32_t>(rank))
+    fail("cp.async.bulk.tensor." + std::to_string(rank) + "d on a tensor map of rank " + std::to_string(op.map.rank), file, line);
+  for (int d = 0; d < rank; ++d) op.c[d] = c[d];
+  op.tid = f.tid, op.file = file, op.line = line;
   const TawaEmuTensorMap& m = op.map;
-  size_t bytes = static_cast<size_t>(m.box[0]) * m.elemBytes * m.box[1];
+  size_t bytes = static_cast<size_t>(boxBytes(m));
   const char* what = store ? "cp.async.bulk.tensor (store) source" : "cp.async.bulk.tensor (load) destination";
   op.smem = windowOf(smemPtr, bytes, what, file, line);
   charge(model().tmaIssue);
@@ -950,10 +971,41 @@ inline bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity, TAWA_EMU_LO
 inline void mbarrier_wait_parity(uint64_t* bar, uint32_t parity, TAWA_EMU_LOC) { mbarrier_try_wait_parity(bar, parity, TAWA_EMU_AT); }
 
 inline void cp_async_bulk_tensor_2d_global_to_shared(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar, TAWA_EMU_LOC) {
-  emu::issueTma(false, dst, map, c0, c1, bar, TAWA_EMU_AT);
+  const int c[] = {c0, c1};
+  emu::issueTma(false, dst, map, 2, c, bar, TAWA_EMU_AT);
+}
+inline void cp_async_bulk_tensor_3d_global_to_shared(void* dst, const CUtensorMap* map, int c0, int c1, int c2, uint64_t* bar,
+                                                     TAWA_EMU_LOC) {
+  const int c[] = {c0, c1, c2};
+  emu::issueTma(false, dst, map, 3, c, bar, TAWA_EMU_AT);
+}
+inline void cp_async_bulk_tensor_4d_global_to_shared(void* dst, const CUtensorMap* map, int c0, int c1, int c2, int c3, uint64_t* bar,
+                                                     TAWA_EMU_LOC) {
+  const int c[] = {c0, c1, c2, c3};
+  emu::issueTma(false, dst, map, 4, c, bar, TAWA_EMU_AT);
+}
+inline void cp_async_bulk_tensor_5d_global_to_shared(void* dst, const CUtensorMap* map, int c0, int c1, int c2, int c3, int c4,
+                                                     uint64_t* bar, TAWA_EMU_LOC) {
+  const int c[] = {c0, c1, c2, c3, c4};
+  emu::issueTma(false, dst, map, 5, c, bar, TAWA_EMU_AT);
 }
 inline void cp_async_bulk_tensor_2d_shared_to_global(const CUtensorMap* map, int c0, int c1, const void* src, TAWA_EMU_LOC) {
-  emu::issueTma(true, const_cast<void*>(src), map, c0, c1, nullptr, TAWA_EMU_AT);
+  const int c[] = {c0, c1};
+  emu::issueTma(true, const_cast<void*>(src), map, 2, c, nullptr, TAWA_EMU_AT);
+}
+inline void cp_async_bulk_tensor_3d_shared_to_global(const CUtensorMap* map, int c0, int c1, int c2, const void* src, TAWA_EMU_LOC) {
+  const int c[] = {c0, c1, c2};
+  emu::issueTma(true, const_cast<void*>(src), map, 3, c, nullptr, TAWA_EMU_AT);
+}
+inline void cp_async_bulk_tensor_4d_shared_to_global(const CUtensorMap* map, int c0, int c1, int c2, int c3, const void* src,
+                                                     TAWA_EMU_LOC) {
+  const int c[] = {c0, c1, c2, c3};
+  emu::issueTma(true, const_cast<void*>(src), map, 4, c, nullptr, TAWA_EMU_AT);
+}
+inline void cp_async_bulk_tensor_5d_shared_to_global(const CUtensorMap* map, int c0, int c1, int c2, int c3, int c4, const void* src,
+                                                     TAWA_EMU_LOC) {
+  const int c[] = {c0, c1, c2, c3, c4};
+  emu::issueTma(true, const_cast<void*>(src), map, 5, c, nullptr, TAWA_EMU_AT);
 }
 inline void cp_async_bulk_commit_group() { emu::self().bulkCommitted++; }
 // Performs this thread's stores of every group but the newest N (their sources are then free).

@@ -192,19 +192,23 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
       throw UserError(where(), "tensor map " + s.param + ": its base is not a buffer argument of the launch");
     exec::Buffer& buf = buffers.at(static_cast<size_t>(args[static_cast<size_t>(s.baseArg)].buffer));
     auto base = reinterpret_cast<uintptr_t>(buf.data.data());
-    cuda::TensorMapArgs a = cuda::tensorMapArgs(s, intArgs, static_cast<cuda::CUdeviceptr>(base));
+    cuda::TensorMapArgs a = cuda::tensorMapArgs(s, intArgs, static_cast<cuda::CUdeviceptr>(base), grid);
     TawaEmuTensorMap t{};
     t.magic = TAWA_EMU_MAP_MAGIC;
     t.base = buf.data.data();
     t.bufferBytes = buf.data.size();
-    t.dims[0] = a.globalDim[0];
-    t.dims[1] = a.globalDim[1];
-    t.rowStrideBytes = a.globalStrides[0];
-    t.box[0] = a.boxDim[0];
-    t.box[1] = a.boxDim[1];
+    t.rank = a.rank;
     t.elemBytes = static_cast<uint32_t>(ir::byteWidth(s.elem));
     t.swizzleBytes = static_cast<uint32_t>(s.swizzleBytes);
-    uint64_t extent = (t.dims[1] - 1) * t.rowStrideBytes + t.dims[0] * t.elemBytes;
+    uint64_t extent = a.globalDim[0] * t.elemBytes;  // bytes from the base to the last element's end
+    for (uint32_t d = 0; d < a.rank; ++d) {
+      t.dims[d] = a.globalDim[d];
+      t.box[d] = a.boxDim[d];
+      if (d > 0) {
+        t.strideBytes[d - 1] = a.globalStrides[d - 1];
+        extent += (t.dims[d] - 1) * t.strideBytes[d - 1];
+      }
+    }
     if (extent > t.bufferBytes)
       throw UserError(where(), "tensor map " + s.param + " covers " + std::to_string(extent) + " bytes but its buffer " + buf.name +
                                    " has " + std::to_string(t.bufferBytes));
