@@ -526,3 +526,83 @@ TEST(EmuGemm, WrittenPersistentPy) {
                   "BLOCK_K=64, GROUP_M=2, NUM_SMS=3",
                   256, 256, 256, false, {3, 1, 1});
 }
+
+// The 4-D and 5-D TMA wrappers: each block copies the [16 x 16] f32 box at its slice (its block
+// indices as the outer coordinates) from `in` to `out` through shared memory. Slices have 10 rows,
+// so the box's last 6 rows lie outside the slice: they load as zeros (checked in shared memory) and
+// the store skips them; for the last slice they would lie past the buffer, which the emulator
+// reports. Every element is distinct, so a wrong slice coordinate shows as wrong values.
+TEST(EmuTma, FourAndFiveDimensionalCopies) {
+  for (int rank : {4, 5}) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const std::array<int64_t, 3> grid = rank == 4 ? std::array<int64_t, 3>{3, 2, 1} : std::array<int64_t, 3>{2, 2, 3};
+    const std::string r = std::to_string(rank), outer = rank == 4 ? "bx, by" : "bx, by, bz";
+    cuda::EmitResult er;
+    er.kernelName = "copy_" + r + "d";
+    er.threads = 128;
+    er.smemBytes = 1024 + 16 * 16 * 4 + 64;
+    er.source = R"(#include "primitives.cuh"
+extern "C" __global__ void __launch_bounds__(128, 1) copy_)" + r + R"(d(const __grid_constant__ CUtensorMap in, const __grid_constant__ CUtensorMap out, int32_t* zeros) {
+  uint8_t* smem = tawa::dynamic_smem_1024();
+  uint64_t* bar = reinterpret_cast<uint64_t*>(smem + 1024);
+  const int t = tawa::thread_idx(), bx = tawa::block_idx_x(), by = tawa::block_idx_y(), bz = tawa::block_idx_z();
+  if (t == 0) {
+    tawa::mbarrier_init(bar, 1);
+    tawa::fence_mbarrier_init();
+  }
+  tawa::syncthreads();
+  if (t == 0) {
+    tawa::mbarrier_arrive_expect_tx(bar, 1024);
+    tawa::cp_async_bulk_tensor_)" + r + R"(d_global_to_shared(smem, &in, 0, 0, )" + outer + R"(, bar);
+  }
+  tawa::mbarrier_wait_parity(bar, 0);
+  if (t == 0) {
+    int z = 0;
+    for (int i = 10 * 16; i < 16 * 16; ++i) z += reinterpret_cast<const float*>(smem)[i] == 0.0f;
+    zeros[(bz * tawa::grid_dim_y() + by) * tawa::grid_dim_x() + bx] = z;
+    tawa::cp_async_bulk_tensor_)" + r + R"(d_shared_to_global(&out, 0, 0, )" + outer + R"(, smem);
+    tawa::cp_async_bulk_commit_group();
+    tawa::cp_async_bulk_wait_group_read<0>();
+  }
+}
+)";
+    const int64_t slices = grid[0] * grid[1] * grid[2];
+    auto map = [&](const std::string& name, int arg) {
+      cuda::TensorMapSpec m;
+      m.param = name;
+      m.elem = ir::Scalar::F32;
+      m.baseArg = arg;
+      m.rows.constant = 10;
+      m.cols.constant = 16;
+      m.rowStride.constant = 16;
+      m.colStride.constant = 1;
+      m.boxRows = 16;
+      m.boxCols = 16;
+      int64_t stride = 160;
+      for (int d = 0; d < rank - 2; ++d) {
+        cuda::SliceDim s;
+        s.gridAxis = d;
+        s.stride.constant = stride;
+        stride *= grid[static_cast<size_t>(d)];
+        m.slices.push_back(s);
+      }
+      return m;
+    };
+    er.tensorMaps = {map("in", 0), map("out", 1)};
+    cuda::KernelParam pin, pout, pz;
+    pin.name = "in", pin.cType = "CUtensorMap", pin.tensorMap = 0;
+    pout.name = "out", pout.cType = "CUtensorMap", pout.tensorMap = 1;
+    pz.name = "zeros", pz.cType = "int32_t*", pz.irArg = 2, pz.pointer = true;
+    er.params = {pin, pout, pz};
+    cuda::CompiledModule cm = cuda::compile(er.source);  // the same text for sm_90a
+    EXPECT_NE(cm.ptx.find("cp.async.bulk.tensor." + r + "d.shared::cluster.global"), std::string::npos);
+    EXPECT_NE(cm.ptx.find("cp.async.bulk.tensor." + r + "d.global.shared::cta"), std::string::npos);
+    std::vector<exec::Buffer> bufs = {exec::Buffer("in", ir::Scalar::F32, {slices * 10, 16}), exec::Buffer("out", ir::Scalar::F32, {slices * 10, 16}),
+                                      exec::Buffer("zeros", ir::Scalar::I32, {slices})};
+    for (int64_t j = 0; j < bufs[0].numel(); ++j) bufs[0].setFloat(j, 1.0 + static_cast<double>(j));
+    for (int64_t j = 0; j < bufs[1].numel(); ++j) bufs[1].setFloat(j, -7.0);
+    emu::launch(er, {exec::Arg::buf(0), exec::Arg::buf(1), exec::Arg::buf(2)}, bufs, grid);
+    for (int64_t j = 0; j < bufs[1].numel(); ++j) ASSERT_EQ(bufs[1].getFloat(j), 1.0 + static_cast<double>(j)) << "element " << j;
+    for (int64_t s = 0; s < slices; ++s) EXPECT_EQ(bufs[2].getInt(s), 96) << "slice " << s;  // 6 rows x 16 zeros
+  }
+}
