@@ -16,6 +16,7 @@
 #include "driver/Launch.h"
 #include "backends/exec/Executor.h"
 #include "driver/Spec.h"
+#include "TensorMapSpec2d.h"
 
 using namespace tawa;
 
@@ -30,18 +31,7 @@ std::string example(const std::string& name) { return std::string(TAWA_SOURCE_DI
 constexpr std::array<int64_t, 3> kGrid = {2, 3, 1};  // the launch's logical grid (slice dimensions take their extent from it)
 
 cuda::TensorMapSpec spec2d(int64_t rows, int64_t cols, int64_t stride, int64_t boxRows, int64_t boxCols, int swizzle) {
-  cuda::TensorMapSpec s;
-  s.param = "x_desc";
-  s.elem = ir::Scalar::F16;
-  s.baseArg = 0;
-  s.rows.constant = rows;
-  s.cols.constant = cols;
-  s.rowStride.constant = stride;
-  s.colStride.constant = 1;
-  s.boxRows = boxRows;
-  s.boxCols = boxCols;
-  s.swizzleBytes = swizzle;
-  return s;
+  return test::tensorMap2d("x_desc", ir::Scalar::F16, 0, rows, cols, stride, boxRows, boxCols, swizzle);
 }
 
 std::string userError(const std::function<void()>& f) {

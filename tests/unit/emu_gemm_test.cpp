@@ -22,6 +22,7 @@
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
+#include "TensorMapSpec2d.h"
 
 using namespace tawa;
 
@@ -422,17 +423,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) warp_collectives(const __gr
   }
 }
 )";
-  cuda::TensorMapSpec m;
-  m.param = "out";
-  m.elem = ir::Scalar::F32;
-  m.baseArg = 0;
-  m.rows.constant = 128;
-  m.cols.constant = 4;
-  m.rowStride.constant = 4;
-  m.colStride.constant = 1;
-  m.boxRows = 128;
-  m.boxCols = 4;
-  er.tensorMaps = {m};
+  er.tensorMaps = {test::tensorMap2d("out", ir::Scalar::F32, 0, 128, 4, 4, 128, 4)};
   cuda::KernelParam p;
   p.name = "out";
   p.cType = "CUtensorMap";
@@ -568,16 +559,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) copy_)" + r + R"(d(const __
 )";
     const int64_t slices = grid[0] * grid[1] * grid[2];
     auto map = [&](const std::string& name, int arg) {
-      cuda::TensorMapSpec m;
-      m.param = name;
-      m.elem = ir::Scalar::F32;
-      m.baseArg = arg;
-      m.rows.constant = 10;
-      m.cols.constant = 16;
-      m.rowStride.constant = 16;
-      m.colStride.constant = 1;
-      m.boxRows = 16;
-      m.boxCols = 16;
+      cuda::TensorMapSpec m = test::tensorMap2d(name, ir::Scalar::F32, arg, 10, 16, 16, 16, 16);
       int64_t stride = 160;
       for (int d = 0; d < rank - 2; ++d) {
         cuda::SliceDim s;
