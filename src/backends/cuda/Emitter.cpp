@@ -609,7 +609,6 @@ class Emitter {
     if (index.size() != 1 || index[0].constant != 1 || index[0].factors.size() != 1) return;
     const Op* pid = index[0].factors[0]->definingOp();
     if (!pid || pid->kind() != OpKind::ProgramId || pid->parent != &f_.body) return;
-    if (s.slices.size() >= 3) return;
     SliceDim sd;
     sd.gridAxis = static_cast<int>(pid->intAttr("axis"));
     sd.stride.op = '*';

@@ -84,7 +84,7 @@ struct TensorMapSpec {
   int baseArg = -1;             // IR pointer argument holding the global base address
   HostValue rows, cols;         // global extent, outer then inner dimension (elements)
   HostValue rowStride, colStride;  // strides in elements; colStride must be 1
-  std::vector<SliceDim> slices; // dimensions 2, 3, ... of the map (at most 3)
+  std::vector<SliceDim> slices; // dimensions 2, 3, ... of the map (at most 3; the emitter makes one)
   int64_t boxRows = 0, boxCols = 0;  // the box one TMA copy moves (boxCols is the inner dimension)
   int swizzleBytes = 0;         // 0 (none), 32, 64 or 128: CU_TENSOR_MAP_SWIZZLE_*
   int rank() const { return 2 + static_cast<int>(slices.size()); }
