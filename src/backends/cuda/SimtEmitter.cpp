@@ -164,6 +164,9 @@ class SimtEmitter {
     if (s == Scalar::BF16) return "to_bf16(" + e + ")";
     return e;
   }
+  // A C math function for element type s: the f-suffixed float one, or the double one for f64
+  // (arithmetic on f16/bf16 runs in f32).
+  static std::string math(const std::string& name, Scalar s) { return s == Scalar::F64 ? name : name + "f"; }
   static std::string floatLiteral(double v, Scalar s) {
     if (std::isnan(v)) return "(inf_f32() - inf_f32())";
     if (std::isinf(v)) return v > 0 ? "inf_f32()" : "(-inf_f32())";
@@ -185,7 +188,7 @@ class SimtEmitter {
       case OpKind::Sub: e = "(" + x + " - " + y + ")"; break;
       case OpKind::Mul: e = "(" + x + " * " + y + ")"; break;
       case OpKind::Div: e = "(" + x + " / " + y + ")"; break;
-      case OpKind::Rem: e = fl ? "fmodf(" + x + ", " + y + ")" : "(" + x + " % " + y + ")"; break;
+      case OpKind::Rem: e = fl ? math("fmod", s) + "(" + x + ", " + y + ")" : "(" + x + " % " + y + ")"; break;
       case OpKind::FloorDiv:
         if (fl) throw UserError(op.loc(), "tile.floordiv takes integers");
         e = "(" + x + " / " + y + " - ((" + x + " % " + y + " != 0) && ((" + x + " < 0) != (" + y + " < 0))))";
@@ -217,17 +220,17 @@ class SimtEmitter {
     auto need = [&]() {
       if (!fl) throw UserError(op.loc(), std::string(op.name()) + " takes a float operand");
     };
-    const std::string f = s == Scalar::F64 ? "" : "f";  // double math keeps double precision
+    auto call = [&](const char* name) { return math(name, s) + "(" + x + ")"; };
     switch (op.kind()) {
       case OpKind::Neg: e = "(-" + x + ")"; break;
       case OpKind::Not: e = s == Scalar::I1 ? "(!" + x + ")" : "(~" + x + ")"; break;
-      case OpKind::Abs: e = fl ? "fabs" + f + "(" + x + ")" : "(" + x + " < 0 ? -" + x + " : " + x + ")"; break;
-      case OpKind::Exp: need(), e = "exp" + f + "(" + x + ")"; break;
-      case OpKind::Exp2: need(), e = "exp2" + f + "(" + x + ")"; break;
-      case OpKind::Log: need(), e = "log" + f + "(" + x + ")"; break;
-      case OpKind::Log2: need(), e = "log2" + f + "(" + x + ")"; break;
-      case OpKind::Sqrt: need(), e = "sqrt" + f + "(" + x + ")"; break;
-      case OpKind::Rsqrt: need(), e = "(1.0f / sqrt" + f + "(" + x + "))"; break;
+      case OpKind::Abs: e = fl ? call("fabs") : "(" + x + " < 0 ? -" + x + " : " + x + ")"; break;
+      case OpKind::Exp: need(), e = call("exp"); break;
+      case OpKind::Exp2: need(), e = call("exp2"); break;
+      case OpKind::Log: need(), e = call("log"); break;
+      case OpKind::Log2: need(), e = call("log2"); break;
+      case OpKind::Sqrt: need(), e = call("sqrt"); break;
+      case OpKind::Rsqrt: need(), e = "(1.0f / " + call("sqrt") + ")"; break;
       default: break;
     }
     define(op, narrow(s, e));
