@@ -75,7 +75,6 @@ void checkTargetOptions(const std::string& target, const std::string& emit, cons
 
 int compileForTarget(const EmitResult& er, const std::string& target, const std::string& emit, const std::string& out,
                      bool resourceUsage) {
-  checkTargetOptions(target, emit, out);
   bool toStdout = out.empty() || out == "-";
   if (emit == "cuda") writeOut(out, er.source, false);
   if (emit == "cuda" && !resourceUsage) return 0;
