@@ -32,6 +32,7 @@ import math
 import os
 import re
 import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -515,8 +516,8 @@ def render(a, names, budgets, methods, results):
                             if fm and fo and math.isfinite(fm) and math.isfinite(fo):
                                 diffs.append(100.0 * ref / fm - 100.0 * ref / fo)
                     if len(diffs) > 1:
-                        se = (sum((x - sum(diffs) / len(diffs)) ** 2 for x in diffs) / (len(diffs) - 1)) ** 0.5 / len(diffs) ** 0.5
-                        parts.append("MaSiF - %s %+.1f points (standard error %.1f)" % (o, sum(diffs) / len(diffs), se))
+                        se = statistics.stdev(diffs) / math.sqrt(len(diffs))
+                        parts.append("MaSiF - %s %+.1f points (standard error %.1f)" % (o, statistics.mean(diffs), se))
                 if parts:
                     text.append("- budget %d (%d pairs): %s" % (b, len(diffs), "; ".join(parts)))
             text.append("")
