@@ -50,7 +50,7 @@ def parse_args():
     p.add_argument("--budgets", default="45,20")
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--noise", type=float, default=0,
-                   help="the searches see each configuration's time times exp(NOISE * N(0, 1)), drawn per seed; "
+                   help="the searches see each measurement's time times exp(NOISE * N(0, 1)), drawn per measurement and seed; "
                         "they are scored on the noise-free surrogate (0.05: about the noise of a 3-run median here)")
     p.add_argument("--reuse", action="store_true", help="reuse the per-program records --work holds from an earlier run")
     p.add_argument("--neighbours", type=int, default=0, help="k for masif (0: tawa's default)")
@@ -149,31 +149,32 @@ def make_record(a, src, name, table):
     rows = list(table.items())
     dst.executemany("INSERT INTO configurations(program_id, config) VALUES(?, ?)", [(pid, k) for k, _ in rows])
     ids = dict(dst.execute("SELECT config, id FROM configurations WHERE program_id=?", (pid,)).fetchall())
+    # Two measurements per configuration (detail 'r0', 'r1'): a search that measures a configuration
+    # again (MaSiF's confirmation) reads the second, which noisy() gives noise of its own.
     dst.executemany(
         "INSERT INTO measurements(configuration_id, machine_id, seconds, spread, warmups, status, detail, origin) "
-        "VALUES(?, ?, ?, 0, 0, 'ok', '', 'surrogate')", [(ids[k], machine, v) for k, v in rows])
+        "VALUES(?, ?, ?, 0, 0, 'ok', ?, 'surrogate')", [(ids[k], machine, v, r) for k, v in rows for r in ("r0", "r1")])
     dst.commit()
     dst.close()
     return path
 
 
 def noisy(path, table, sigma, seed):
-    """What the searches of seed `seed` see: each configuration's surrogate time times exp(sigma * N(0, 1))
-    (the noise of one measurement, drawn once per configuration and seed). Returns {key: seconds}."""
+    """What the searches of seed `seed` see: each measurement of a configuration is its surrogate time
+    times exp(sigma * N(0, 1)), drawn per configuration, measurement and seed. Returns {key: seconds}
+    of the first measurements."""
     import random
 
     rng = random.Random(seed)
-    seen = {k: v * math.exp(sigma * rng.gauss(0, 1)) if sigma > 0 else v for k, v in table.items()}
     db = sqlite3.connect(path)
-    pid = db.execute("SELECT c.program_id FROM configurations c JOIN measurements m ON m.configuration_id=c.id "
-                     "WHERE m.origin='surrogate' LIMIT 1").fetchone()[0]
-    db.executemany("UPDATE measurements SET seconds=? WHERE configuration_id="
-                   "(SELECT id FROM configurations WHERE program_id=? AND config=?)",
-                   [(v, pid, k) for k, v in seen.items()])
+    rows = db.execute("SELECT m.id, c.config, m.detail FROM measurements m JOIN configurations c ON c.id=m.configuration_id "
+                      "WHERE m.origin='surrogate'").fetchall()
+    new = [(table[k] * math.exp(sigma * rng.gauss(0, 1)) if sigma > 0 else table[k], mid, k, d) for mid, k, d in rows]
+    db.executemany("UPDATE measurements SET seconds=? WHERE id=?", [(v, mid) for v, mid, _, _ in new])
     db.execute("DELETE FROM searches")
     db.commit()
     db.close()
-    return seen
+    return {k: v for v, _, k, d in new if d == "r0"}
 
 
 def this_machine(a):
@@ -233,7 +234,7 @@ def main():
             db = sqlite3.connect(path)
             table = dict(db.execute(
                 "SELECT c.config, m.seconds FROM configurations c JOIN measurements m ON m.configuration_id=c.id "
-                "WHERE m.origin='surrogate'").fetchall())
+                "WHERE m.origin='surrogate' AND m.detail='r0'").fetchall())
             db.execute("DELETE FROM searches")
             db.commit()
         else:

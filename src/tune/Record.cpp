@@ -222,12 +222,12 @@ std::map<std::string, double> Record::features(int64_t program) {
   return f;
 }
 
-std::optional<Measurement> Record::lookup(int64_t program, const std::string& config) {
+std::optional<Measurement> Record::lookup(int64_t program, const std::string& config, int nth) {
   Stmt s(db_,
          "SELECT m.id, m.seconds, m.spread, m.warmups, m.status, m.detail, m.origin FROM measurements m "
          "JOIN configurations c ON c.id=m.configuration_id WHERE c.program_id=? AND c.config=? AND m.machine_id=? "
-         "ORDER BY m.id DESC LIMIT 1");
-  s.bind(1, program).bind(2, config).bind(3, machine_);
+         "ORDER BY m.id ASC LIMIT 1 OFFSET ?");
+  s.bind(1, program).bind(2, config).bind(3, machine_).bind(4, static_cast<int64_t>(nth));
   if (!s.step()) return std::nullopt;
   Measurement m;
   int64_t id = s.i64(0);
@@ -277,10 +277,10 @@ void Record::add(int64_t program, const std::string& config, const Measurement& 
 
 std::vector<std::pair<std::string, double>> Record::best(int64_t program, size_t top) {
   Stmt s(db_,
-         "SELECT c.config, m.seconds FROM configurations c JOIN measurements m ON m.configuration_id=c.id "
-         "WHERE c.program_id=? AND m.machine_id=? AND m.status='ok' AND m.id=(SELECT MAX(m2.id) FROM measurements m2 "
-         "WHERE m2.configuration_id=c.id AND m2.machine_id=?) ORDER BY m.seconds ASC LIMIT ?");
-  s.bind(1, program).bind(2, machine_).bind(3, machine_).bind(4, static_cast<int64_t>(top));
+         "SELECT c.config, AVG(m.seconds) FROM configurations c JOIN measurements m ON m.configuration_id=c.id "
+         "WHERE c.program_id=? AND m.machine_id=? GROUP BY c.id HAVING SUM(m.status<>'ok')=0 "
+         "ORDER BY AVG(m.seconds) ASC, c.id ASC LIMIT ?");
+  s.bind(1, program).bind(2, machine_).bind(3, static_cast<int64_t>(top));
   std::vector<std::pair<std::string, double>> out;
   while (s.step()) out.emplace_back(s.str(0), s.dbl(1));
   return out;

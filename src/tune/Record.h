@@ -56,10 +56,13 @@ class Record {
   void setFeatures(int64_t program, const std::map<std::string, double>& f);
   std::map<std::string, double> features(int64_t program);
 
-  // The latest measurement of this configuration on this machine, if any.
-  std::optional<Measurement> lookup(int64_t program, const std::string& config);
+  // The nth measurement (0: the oldest) of this configuration on this machine, if there are that many.
+  // Oldest first, so that a search asking again for the measurements it made reads them in the order
+  // it made them, and a repeated tuning takes the same path.
+  std::optional<Measurement> lookup(int64_t program, const std::string& config, int nth = 0);
   void add(int64_t program, const std::string& config, const Measurement& m);
-  // Configurations by their latest ok measurement on this machine, fastest first.
+  // Configurations by the mean of their measurements on this machine, fastest first; a configuration
+  // with any failed measurement is left out.
   std::vector<std::pair<std::string, double>> best(int64_t program, size_t top);
 
   // One row per finished search, for the evaluation: what it found after how many evaluations.

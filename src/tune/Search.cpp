@@ -11,20 +11,44 @@
 
 namespace tawa::tune {
 
+double Evaluator::measure(const Config& c, int nth, bool& cached) {
+  double v = f_(c, nth, cached);
+  ++spent_;
+  return v >= 0 ? v : std::numeric_limits<double>::infinity();
+}
+
 std::optional<double> Evaluator::operator()(const Config& c) {
   if (auto it = index_.find(c); it != index_.end()) return history_[it->second].seconds;
   if (done()) return std::nullopt;
   Evaluation e;
   e.config = c;
-  e.seconds = f_(c, e.cached);
-  if (!(e.seconds >= 0)) e.seconds = std::numeric_limits<double>::infinity();
+  e.seconds = measure(c, 0, e.cached);
+  e.measurements = {e.seconds};
   index_.emplace(c, history_.size());
   history_.push_back(e);
   if (progress) progress(e, used(), budget_, *best());
   return e.seconds;
 }
 
+std::optional<double> Evaluator::remeasure(const Config& c) {
+  auto it = index_.find(c);
+  if (it == index_.end()) return (*this)(c);
+  if (done()) return std::nullopt;
+  Evaluation& e = history_[it->second];
+  e.measurements.push_back(measure(c, static_cast<int>(e.measurements.size()), e.cached));
+  double sum = 0;
+  for (double m : e.measurements) sum += m;  // +inf when one failed
+  e.seconds = sum / static_cast<double>(e.measurements.size());
+  if (progress) progress(e, used(), budget_, *best());
+  return e.seconds;
+}
+
 bool Evaluator::seen(const Config& c) const { return index_.count(c) > 0; }
+
+int Evaluator::measurements(const Config& c) const {
+  auto it = index_.find(c);
+  return it == index_.end() ? 0 : static_cast<int>(history_[it->second].measurements.size());
+}
 
 std::optional<Evaluation> Evaluator::best() const {
   if (history_.empty()) return std::nullopt;
@@ -199,8 +223,8 @@ namespace {
 // budget ran out.
 class PatternSearch {
  public:
-  PatternSearch(Evaluator& ev, const Embedding& em, std::mt19937_64& rng, std::vector<std::vector<int>> catOrder)
-      : ev_(ev), em_(em), s_(ev.space()), rng_(rng), catOrder_(std::move(catOrder)) {}
+  PatternSearch(Evaluator& ev, const Embedding& em, std::mt19937_64& rng, std::vector<std::vector<int>> catOrder, double margin)
+      : ev_(ev), em_(em), s_(ev.space()), rng_(rng), catOrder_(std::move(catOrder)), margin_(margin) {}
 
   bool run(Config cur) {
     auto v0 = ev_(cur);
@@ -235,7 +259,7 @@ class PatternSearch {
     }
     auto v = ev_(m);
     if (!v) return Outcome::Spent;
-    if (*v < curV) {
+    if (*v < curV * (1.0 - margin_)) {
       cur = m;
       curV = *v;
       return Outcome::Improved;
@@ -298,9 +322,12 @@ class PatternSearch {
   const Space& s_;
   std::mt19937_64& rng_;
   std::vector<std::vector<int>> catOrder_;
+  double margin_;
 };
 
 }  // namespace
+
+int masifConfirmations(int budget) { return budget >= 10 ? budget / 10 : 0; }
 
 MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& given, bool dryRun) {
   const Space& s = ev.space();
@@ -366,7 +393,7 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
     std::stable_sort(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.first < b.first; });
     for (auto& [w, v] : votes) catOrder[i].push_back(v);
   }
-  PatternSearch refine(ev, em, rng, catOrder);
+  PatternSearch refine(ev, em, rng, catOrder, kMasifAcceptMargin);
 
   // The candidate points, most promising first.
   std::vector<std::vector<double>> points;
@@ -466,6 +493,8 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
   // Refinement from the best so far; at a local optimum, one exploratory evaluation (the next
   // candidate, else a random configuration) and refinement again from whatever is best then (a
   // climb from a point already refined costs nothing: its moves are all in the evaluator).
+  const int checks = masifConfirmations(ev.budget());
+  ev.cap(ev.budget() - checks);
   int stalls = 0;
   while (!ev.done() && ev.best()) {
     if (refine.run(ev.best()->config)) break;
@@ -476,6 +505,23 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
       continue;
     }
     ev(*c);
+  }
+  ev.cap(ev.budget());
+  // Confirmation: each of the last `checks` evaluations measures again the fastest configuration
+  // measured only once, as long as it is among the `checks` fastest. A configuration whose first
+  // figure was a lucky moment falls back (its figure becomes the mean of its two), and the next
+  // fastest is confirmed in its turn.
+  while (!ev.done() && checks > 0) {
+    std::vector<const Evaluation*> byFigure;
+    for (auto& e : ev.history())
+      if (std::isfinite(e.seconds)) byFigure.push_back(&e);
+    std::stable_sort(byFigure.begin(), byFigure.end(), [](auto* a, auto* b) { return a->seconds < b->seconds; });
+    const Evaluation* pick = nullptr;
+    for (size_t i = 0; i < byFigure.size() && i < static_cast<size_t>(checks) && !pick; ++i)
+      if (byFigure[i]->measurements.size() < 2) pick = byFigure[i];
+    if (!pick) break;
+    Config c = pick->config;
+    ev.remeasure(c);
   }
   return plan;
 }

@@ -3,7 +3,9 @@
 // anything itself, so the same code runs on synthetic objectives in tests and on real programs.
 #pragma once
 
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -18,35 +20,49 @@ namespace tawa::tune {
 
 struct Evaluation {
   Config config;
-  double seconds = 0;  // +inf when the configuration failed
-  bool cached = false; // the value came from the record, nothing was run
+  double seconds = 0;                 // the figure: the mean of its measurements; +inf when one failed
+  std::vector<double> measurements;   // each measurement's figure, in the order they were made
+  bool cached = false;                // the latest measurement came from the record, nothing was run
 };
 
-// Counts distinct configurations against the budget; a configuration asked for twice costs once.
+// Counts measurements against the budget: a configuration asked for again costs nothing (its figure
+// is kept), a deliberate re-measurement (remeasure) costs one.
 class Evaluator {
  public:
-  // Returns the figure of a configuration (+inf when it fails) and sets `cached` when no run was needed.
-  using Objective = std::function<double(const Config&, bool& cached)>;
+  // Returns the figure of measurement `nth` (0: the first) of a configuration (+inf when it fails)
+  // and sets `cached` when no run was needed.
+  using Objective = std::function<double(const Config&, int nth, bool& cached)>;
   using Progress = std::function<void(const Evaluation& now, int index, int budget, const Evaluation& best)>;
 
   Evaluator(const Space& s, Objective f, int budget) : space_(s), f_(std::move(f)), budget_(budget) {}
-  // nullopt once the budget is spent (and c is new).
+  // The figure of c, measuring it when new; nullopt once the budget is spent (and c is new).
   std::optional<double> operator()(const Config& c);
-  bool done() const { return used() >= budget_; }
-  int used() const { return static_cast<int>(history_.size()); }
+  // Measures c once more (once, when it is new) and returns its new figure, the mean of its
+  // measurements; nullopt once the budget is spent.
+  std::optional<double> remeasure(const Config& c);
+  bool done() const { return used() >= std::min(budget_, cap_); }
+  // Holds back the budget beyond `n` measurements (done() turns true there) until the cap is raised.
+  void cap(int n) { cap_ = n; }
+  int used() const { return spent_; }
   int budget() const { return budget_; }
   bool seen(const Config& c) const;
+  // How many times c has been measured (0 when never).
+  int measurements(const Config& c) const;
   const std::vector<Evaluation>& history() const { return history_; }
   std::optional<Evaluation> best() const;
   const Space& space() const { return space_; }
   Progress progress;
 
  private:
+  double measure(const Config& c, int nth, bool& cached);
+
   const Space& space_;
   Objective f_;
   int budget_;
-  std::vector<Evaluation> history_;
-  std::map<Config, size_t> index_;  // configuration -> its place in history_
+  int spent_ = 0;
+  int cap_ = std::numeric_limits<int>::max();
+  std::vector<Evaluation> history_;  // one entry per configuration
+  std::map<Config, size_t> index_;   // configuration -> its place in history_
 };
 
 void exhaustiveSearch(Evaluator& ev);
@@ -106,20 +122,36 @@ struct MasifPlan {
 // With guides: PCA of the guide points keeping >= 90% of the variance. Candidates, most promising
 // first: the nearest legal configuration to the guides' mean, the guides themselves, then a lattice
 // along the kept components (steps of half a standard deviation up to three, on at most four
-// components) ordered by Mahalanobis distance from the mean. Candidates get 40% of the budget; the
-// rest goes to local refinement from the best so far: a pattern search that moves one parameter at
-// a time, integers by a step in Embedding coordinates (a quarter of the range, halved down to one
-// value whenever a sweep over all parameters finds nothing better), categoricals to each other value
-// (the guides' most frequent first). At a local optimum it explores: the next unevaluated candidate,
-// or a random legal configuration when those are spent, and refines from there if that is better.
+// components) ordered by Mahalanobis distance from the mean. Candidates get 40% of the first 20
+// evaluations (8); the rest goes to local refinement from the best so far: a pattern search that
+// moves one parameter at a time, integers by a step in Embedding coordinates (a quarter of the range,
+// then a tenth, then 4%), categoricals to each other value (the guides' most frequent first). A move
+// is taken only when its figure beats the current one by more than kMasifAcceptMargin, so that the
+// search does not wander after differences smaller than the measurement noise. At a local optimum it
+// explores: the next unevaluated candidate, or a random legal configuration when those are spent,
+// and refines from there if that is better. The last masifConfirmations(budget) evaluations measure
+// the fastest configurations again (below), and the best is the one with the lowest mean.
 // A guide coordinate may be NaN: the neighbour lacks that parameter. A parameter NaN in every guide
 // is uninformed: the guides take the fallback's value there (no variance for the PCA), and the
 // candidates explore it instead, candidate j setting it by a low-discrepancy sequence that starts at
 // the fallback's value (categoricals cycle through their values, integers step by the golden ratio),
 // so that the first few candidates try every value of a categorical no neighbour could speak for.
 // Without guides (the documented default): the space's fallback configuration, random legal
-// configurations up to a third of the budget, then the same refinement and exploration.
+// configurations up to a third of the first 20 evaluations, then the same refinement, exploration
+// and confirmation.
+// The first phase is sized for 20 evaluations whatever the budget, so with the same seed and record a
+// larger budget evaluates the same configurations first, up to the smaller budget's confirmations.
 // With `dryRun` nothing is evaluated; the plan says what would run.
+//
+// Confirmation: each confirming evaluation measures again the fastest configuration measured only
+// once, as long as it ranks among the masifConfirmations(budget) fastest; its figure becomes the mean
+// of its two measurements. A measurement that caught a lucky moment (a 3-run median on a shared
+// machine strays by several percent, and the best of many near-equal figures is the luckiest)
+// thereby loses its place to one that holds up.
+constexpr double kMasifAcceptMargin = 0.03;
+// One confirming evaluation per 10 of the budget (none below 10): 2 at 20, 4 at 45.
+int masifConfirmations(int budget);
+
 MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& guides, bool dryRun = false);
 
 }  // namespace tawa::tune

@@ -40,11 +40,13 @@ so re-running a tuning measures nothing new. The last line printed is the best c
 
 Methods: masif (default: the k nearest tuned programs of the record by z-scored static features, each
 neighbour's best configurations carried over by value, PCA over them keeping 90% of the variance,
-candidates along the leading components most promising first for 40% of the budget (parameters no
+candidates along the leading components most promising first for 8 evaluations (parameters no
 neighbour has are varied across the candidates, every value of a categorical early), then a pattern
-search from the best with exploration at local optima; with no tuned neighbours it says so and runs
-its default: the space's default configuration, random sampling for a third of the budget, the same
-refinement), random, greedy (local search from the default), exhaustive.
+search from the best that takes a move only when it is more than 3% faster, with exploration at local
+optima, and at the end one evaluation in ten measures the fastest configurations again, the best
+being the lowest mean; with no tuned neighbours it says so and runs its default: the space's default
+configuration, random sampling up to the 6th evaluation, the same refinement and confirmation),
+random, greedy (local search from the default), exhaustive.
 
 Examples:
   tawa tune --program 'build/bench/skeletons/skel_matmul --ti {ti} --tj {tj} --tk {tk} --grain {grain} --part {part}

@@ -121,12 +121,13 @@ int64_t registerTarget(Record& rec, const TuneTarget& t) {
   return id;
 }
 
-Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const MeasureOptions& m, const std::string& origin) {
+Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const MeasureOptions& m, const std::string& origin,
+                       int nth) {
   int64_t id = registerTarget(rec, t);
   Evaluation e;
   e.config = c;
   std::string key = t.space.key(c);
-  if (auto old = rec.lookup(id, key)) {
+  if (auto old = rec.lookup(id, key, nth)) {
     e.cached = true;
     e.seconds = old->ok() ? old->seconds : std::numeric_limits<double>::infinity();
     return e;
@@ -143,8 +144,8 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
   int64_t id = registerTarget(rec, t);
   std::ostream* log = o.log;
   int measured = 0;
-  auto objective = [&](const Config& c, bool& cached) {
-    Evaluation e = evaluateOne(rec, t, c, o.measure, o.method);
+  auto objective = [&](const Config& c, int nth, bool& cached) {
+    Evaluation e = evaluateOne(rec, t, c, o.measure, o.method, nth);
     cached = e.cached;
     if (!cached) ++measured;
     return e.seconds;
@@ -153,8 +154,9 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
   if (log) {
     ev.progress = [&](const Evaluation& now, int i, int budget, const Evaluation& best) {
       *log << "[" << t.name << " " << o.method << " " << i << "/" << budget << "] " << t.space.key(now.config) << " "
-           << fmtSeconds(now.seconds) << (now.cached ? " (recorded)" : "") << "   best " << fmtSeconds(best.seconds) << "\n"
-           << std::flush;
+           << fmtSeconds(now.measurements.back()) << (now.cached ? " (recorded)" : "");
+      if (now.measurements.size() > 1) *log << " (again: mean of " << now.measurements.size() << " " << fmtSeconds(now.seconds) << ")";
+      *log << "   best " << fmtSeconds(best.seconds) << "\n" << std::flush;
     };
   }
   std::mt19937_64 rng(o.seed);

@@ -50,7 +50,9 @@ struct TuneResult {
 
 int64_t registerTarget(Record& rec, const TuneTarget& t);
 TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o);
-// Measures one configuration (or reuses its record entry).
-Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const MeasureOptions& m, const std::string& origin);
+// Measurement `nth` (0: the first) of one configuration: the record's, when it holds that many, else
+// a new one, added to the record.
+Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const MeasureOptions& m, const std::string& origin,
+                       int nth = 0);
 
 }  // namespace tawa::tune
