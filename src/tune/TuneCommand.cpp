@@ -35,8 +35,9 @@ Modes:
 What is measured: the command's wall time, or the figure of its last output line `tawa-time: SECONDS`
 (for kernels: the median_ms of `tawa run --backend cuda --check none`'s result line); after a warm-up
 run, the median of --reps runs, repeated while the spread exceeds 10%.
-Every measurement goes to the record (--db, SQLite); a configuration already there is not run again,
-so re-running a tuning measures nothing new. The last line printed is the best configuration as JSON.
+Every measurement goes to the record (--db, SQLite); a configuration already there is not run again
+(MaSiF's confirmations measure a configuration a second time, and the record keeps both), so
+re-running a tuning measures nothing new. The last line printed is the best configuration as JSON.
 
 Methods: masif (default: the k nearest tuned programs of the record by z-scored static features, each
 neighbour's best configurations carried over by value, PCA over them keeping 90% of the variance,
@@ -163,8 +164,10 @@ int tuneProgram(const Args& a) {
   if (!r.best || !std::isfinite(r.best->seconds))
     throw UserError(where(t.name), "every configuration tried failed; see the record's measurements.detail",
                     "run one configuration by hand to see its error");
-  std::cout << "best " << std::setprecision(4) << r.best->seconds << " s after " << r.evaluations << " evaluations (" << r.measured
-            << " measured, " << r.evaluations - r.measured << " from the record)\n";
+  std::cout << "best " << std::setprecision(4) << r.best->seconds << " s";
+  if (r.best->measurements.size() > 1) std::cout << " (mean of " << r.best->measurements.size() << " measurements)";
+  std::cout << " after " << r.evaluations << " evaluations (" << r.measured << " measured, " << r.evaluations - r.measured
+            << " from the record)\n";
   std::cout << t.space.toJson(r.best->config).dump() << "\n";
   return 0;
 }
@@ -292,7 +295,7 @@ std::function<int()> addTuneCommand(CLI::App& app) {
   c->add_option("--only", a->only, "with --suite: only these programs (comma separated)")->delimiter(',');
   c->add_flag("--leave-one-out", a->leaveOneOut, "with --suite: neighbours come only from the suite's other programs");
   c->add_option("--bin", a->bin, "with --suite: where the skeleton executables are (default: next to tawa)");
-  c->add_option("--budget", a->budget, "evaluations (distinct configurations) to spend")->default_val(45)->check(CLI::PositiveNumber);
+  c->add_option("--budget", a->budget, "evaluations to spend: one measurement each (a configuration asked for again costs nothing; MaSiF's confirmations measure one again)")->default_val(45)->check(CLI::PositiveNumber);
   c->add_option("--db", a->db, "the SQLite record")->default_val("tawa-tune.db");
   c->add_option("--method", a->method, "masif, random, greedy or exhaustive")
       ->default_val("masif")

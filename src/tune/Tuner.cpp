@@ -155,7 +155,8 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
     ev.progress = [&](const Evaluation& now, int i, int budget, const Evaluation& best) {
       *log << "[" << t.name << " " << o.method << " " << i << "/" << budget << "] " << t.space.key(now.config) << " "
            << fmtSeconds(now.measurements.back()) << (now.cached ? " (recorded)" : "");
-      if (now.measurements.size() > 1) *log << " (again: mean of " << now.measurements.size() << " " << fmtSeconds(now.seconds) << ")";
+      if (now.measurements.size() > 1)
+        *log << " (measured again; mean of " << now.measurements.size() << ": " << fmtSeconds(now.seconds) << ")";
       *log << "   best " << fmtSeconds(best.seconds) << "\n" << std::flush;
     };
   }
