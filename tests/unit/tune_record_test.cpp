@@ -75,6 +75,36 @@ TEST(TuneRecord, RoundTripAndBestOrder) {
   removeDb(path);
 }
 
+// A configuration measured more than once (MaSiF's confirmations): lookup reads the measurements
+// oldest first, so a repeated search sees them in the order it made them; best() ranks by their mean
+// and leaves out a configuration with any failed measurement.
+TEST(TuneRecord, RepeatedMeasurementsOldestFirstAndRankedByMean) {
+  std::string path = freshPath("repeat");
+  Record r(path);
+  int64_t p = r.program("prog", "parallel_for", "./a {x}", "{\"x\": [1, 2, 3]}");
+  r.add(p, "{\"x\":1}", ok(0.10));  // lucky first figure
+  r.add(p, "{\"x\":2}", ok(0.14));
+  r.add(p, "{\"x\":1}", ok(0.30));  // mean 0.20: now slower than x=2
+  r.add(p, "{\"x\":3}", ok(0.01));
+  Measurement bad;
+  bad.status = "failed";
+  bad.detail = "exit status 1";
+  r.add(p, "{\"x\":3}", bad);
+  ASSERT_TRUE(r.lookup(p, "{\"x\":1}", 0));
+  EXPECT_DOUBLE_EQ(r.lookup(p, "{\"x\":1}", 0)->seconds, 0.10);
+  ASSERT_TRUE(r.lookup(p, "{\"x\":1}", 1));
+  EXPECT_DOUBLE_EQ(r.lookup(p, "{\"x\":1}", 1)->seconds, 0.30);
+  EXPECT_FALSE(r.lookup(p, "{\"x\":1}", 2));
+  EXPECT_FALSE(r.lookup(p, "{\"x\":2}", 1));
+  auto best = r.best(p, 5);
+  ASSERT_EQ(best.size(), 2u);
+  EXPECT_EQ(best[0].first, "{\"x\":2}");
+  EXPECT_DOUBLE_EQ(best[0].second, 0.14);
+  EXPECT_EQ(best[1].first, "{\"x\":1}");
+  EXPECT_NEAR(best[1].second, 0.20, 1e-12);
+  removeDb(path);
+}
+
 TEST(TuneRecord, CommittedMeasurementSurvivesSigkill) {
   std::string path = freshPath("kill");
   pid_t pid = fork();
