@@ -236,12 +236,24 @@ int cmdCompile(const Common& o, WsFlags& w, const std::string& emit, const std::
   return 0;
 }
 
-int cmdCheck(const Common& o, WsFlags& w, const std::string& grid, int seeds, const std::string& inject, uint64_t dataSeed) {
+int cmdCheck(const Common& o, WsFlags& w, const std::string& grid, int seeds, const std::string& inject, uint64_t dataSeed,
+             const std::string& backend) {
   if (o.spec.empty()) throw UserError(Location::at(std::make_shared<const std::string>("<spec>"), 1, 1), "tawa check needs --spec");
   if (grid.empty()) throw UserError(Location::at(std::make_shared<const std::string>("<grid>"), 1, 1), "tawa check needs --grid");
-  driver::Spec spec = driver::parseSpec(o.spec);
+  if (backend != "exec" && backend != "emu")
+    throw UserError(flagLoc("--backend"), "tawa check has no backend '" + backend + "'",
+                    "exec (the lowered IR on the CPU executor) or emu (the emitted CUDA kernel on the CPU emulator)");
   w.opt.fault = inject;
   if (w.explain) w.opt.explain = &std::cerr;
+  if (backend == "emu") {
+    cuda::GpuRunOptions g;
+    g.file = o.file, g.kernel = o.kernel, g.spec = o.spec, g.grid = grid, g.seed = dataSeed, g.ws = w.opt, g.pingPong = !w.noPingPong;
+    return emu::checkOnEmu(g, seeds, std::cout);
+  }
+  if (w.noPingPong)
+    throw UserError(flagLoc("--no-ping-pong"), "--no-ping-pong changes the CUDA kernel, which tawa check runs only with --backend emu",
+                    "add --backend emu");
+  driver::Spec spec = driver::parseSpec(o.spec);
   std::cout << "check " << o.file << ": warp-specialize (D = " << w.opt.depth << ", P = " << w.opt.mmaDepth
             << (inject.empty() ? "" : ", injected fault " + inject) << "), lower to mbarriers, run " << seeds
             << " interleaving(s); inputs from seed " << dataSeed << std::endl;
@@ -338,6 +350,13 @@ Examples:
   std::string faults;
   for (auto& f : transforms::lowerArefFaults()) faults += (faults.empty() ? "" : ", ") + f;
   check->add_option("--inject", inject, "break the lowering on purpose: " + faults);
+  std::string checkBackend = "exec";
+  check->add_option("--backend", checkBackend,
+                    "exec: the lowered IR on the CPU executor over many interleavings; emu: the CUDA kernel emitted for sm_90a "
+                    "(the consumers' ping-pong included) on the CPU emulator under many thread schedules")
+      ->default_val("exec");
+  check->add_flag("--no-ping-pong", checkWs.noPingPong,
+                  "with --backend emu: attention with two cooperative consumers without the turns they take issuing their MMAs");
   check->footer(R"(
 Exit status 0 only when every seed agrees with the unspecialized kernel and nothing was detected.
 
@@ -346,6 +365,10 @@ Examples:
     K:i32=320, stride_am:i32=320, stride_ak:i32=1, stride_bk:i32=192, stride_bn:i32=1, stride_cm:i32=192,
     stride_cn:i32=1' --grid 'cdiv(M, 64), cdiv(N, 64)' --seeds 16 --depth 3 --mma-depth 1
   tawa check examples/matmul_desc.tir --spec '...' --grid '...' --inject skip-release
+  # The CUDA kernel itself on the CPU emulator: two consumers taking turns (ping-pong), 8 schedules
+  tawa check examples/attention.py --kernel attn_fwd --spec 'Q:*fp16[R,D], K:*fp16[R,D], V:*fp16[R,D],
+    Out:*fp16[R,D], sm_scale:fp32=0.125, Z:i32=1, H:i32=1, R=256, D=64, N_CTX=256, HEAD_DIM=64, BLOCK_M=128,
+    BLOCK_N=64, CAUSAL=True' --grid '2, 1' --consumers 2 --backend emu --seeds 8
 )");
 
   std::function<int()> profileAction;
@@ -375,7 +398,8 @@ Examples:
       if (!compileTarget.empty() && compile->get_option("--emit")->count() == 0) emit = "cuda";
       return cmdCompile(compileCommon, compileWs, emit, compileOut, compileTarget, resourceUsage);
     }
-    if (check->parsed()) return cmdCheck(checkCommon, checkWs, checkGrid, seeds, inject, checkSeedOpt->count() ? checkSeed : seed);
+    if (check->parsed())
+      return cmdCheck(checkCommon, checkWs, checkGrid, seeds, inject, checkSeedOpt->count() ? checkSeed : seed, checkBackend);
     if (opt->parsed()) return cmdOpt(common, passes, printAfterAll, timePasses, noLoc, out, optWs);
     if (run->parsed()) return cmdRun(runCommon, grid, loads, save, seed, backend, threads, runWs, reps, warmup, checkMode);
   } catch (const UserError& e) {

@@ -874,8 +874,10 @@ class Emitter {
       for (; it != b.ops().end() && (*it)->kind() == OpKind::SetMaxNReg; ++it) emitOp(**it);
       for (const Op* op : privateOrder_)
         if (privates_.at(op).region == static_cast<int>(w)) line("uint32_t " + privates_.at(op).phase + " = 0;");
-      if (w == 2 && usesPingPong(r))
+      if (w == 2 && usesPingPong(r)) {
         line("tawa::bar_arrive(" + std::to_string(kPingPongBar) + ", 256);  // ping-pong: consumer 0 takes the first turn");
+        res_.pingPong = true;
+      }
       if (producer) {
         line("if (tawa::warp_idx_in_warpgroup() == 0 && tawa::elect_one_sync()) {");
         ++indent_;

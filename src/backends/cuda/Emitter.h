@@ -129,6 +129,7 @@ struct EmitResult {
   // grid from the gridAxis parameters.
   int64_t persistentPrograms = 0;
   ProfileLayout profile;        // capacity 0 unless emitted with EmitOptions::profile
+  bool pingPong = false;        // two consumers take turns issuing their MMAs (named barriers 3 and 4)
 };
 
 // The grid to launch for a logical grid (the spec's): itself, or the persistent programs along x.

@@ -66,4 +66,10 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
 // `tawa run --backend emu`: the GPU runner's options (reps and warm-up are ignored: one launch).
 int runOnEmu(const cuda::GpuRunOptions& opt, std::ostream& out);
 
+// `tawa check --backend emu`: the emitted CUDA kernel (ping-pong included, and any fault injected
+// into the lowering through opt.ws.fault) run under scheduler seeds 1..seeds on fresh copies of the
+// same inputs. Schedule 1 is checked against the CPU executor, every other schedule against schedule
+// 1 bit for bit. A fault the emulator detects, or a difference, is a UserError.
+int checkOnEmu(const cuda::GpuRunOptions& opt, int seeds, std::ostream& out);
+
 }  // namespace tawa::emu
