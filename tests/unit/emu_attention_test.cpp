@@ -137,6 +137,7 @@ void expectCorrect(const Attn& a, bool pingPong = true) {
   // Two cooperative consumers take turns issuing their MMAs (named barriers 3 and 4; consumer 1
   // gives consumer 0 the first turn); one consumer has nobody to take turns with.
   bool turns = a.consumers == 2 && pingPong;
+  EXPECT_EQ(er.pingPong, turns);
   EXPECT_EQ(er.source.find("tawa::bar_sync(3, 256);  // ping-pong") != std::string::npos, turns);
   EXPECT_EQ(er.source.find("tawa::bar_arrive(4, 256);  // ping-pong") != std::string::npos, turns);
   EXPECT_EQ(er.source.find("tawa::bar_sync(4, 256);  // ping-pong") != std::string::npos, turns);
