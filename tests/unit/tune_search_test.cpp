@@ -1,6 +1,7 @@
 // The searches on synthetic objectives with known optima (fresh seeds, printed on failure): MaSiF
 // guided by good configurations near the optimum, its documented no-neighbour fallback, and the
-// baselines; the budget is counted in distinct configurations.
+// baselines; the budget is counted in measurements (a configuration asked for again is free, a
+// deliberate re-measurement is not), and MaSiF's confirmations measure its fastest ones again.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
