@@ -161,8 +161,8 @@ def make_record(a, src, name, table):
 
 def noisy(path, table, sigma, seed):
     """What the searches of seed `seed` see: each measurement of a configuration is its surrogate time
-    times exp(sigma * N(0, 1)), drawn per configuration, measurement and seed. Returns {key: seconds}
-    of the first measurements."""
+    times exp(sigma * N(0, 1)), drawn per configuration, measurement and seed, with a spread of
+    2.5 sigma. Returns {key: seconds} of the first measurements."""
     import random
 
     rng = random.Random(seed)
@@ -170,7 +170,11 @@ def noisy(path, table, sigma, seed):
     rows = db.execute("SELECT m.id, c.config, m.detail FROM measurements m JOIN configurations c ON c.id=m.configuration_id "
                       "WHERE m.origin='surrogate'").fetchall()
     new = [(table[k] * math.exp(sigma * rng.gauss(0, 1)) if sigma > 0 else table[k], mid, k, d) for mid, k, d in rows]
-    db.executemany("UPDATE measurements SET seconds=? WHERE id=?", [(v, mid) for v, mid, _, _ in new])
+    # The spread a measurement reports: about the range of the 3 runs whose median has noise sigma
+    # (a run's noise is 1.5 sigma, and 3 runs span 1.7 times that), so MaSiF sizes its move margin and
+    # its confirmations as it would on the machine.
+    spread = 2.5 * sigma
+    db.executemany("UPDATE measurements SET seconds=?, spread=? WHERE id=?", [(v, spread, mid) for v, mid, _, _ in new])
     db.execute("DELETE FROM searches")
     db.commit()
     db.close()

@@ -11,10 +11,12 @@
 
 namespace tawa::tune {
 
-double Evaluator::measure(const Config& c, int nth, bool& cached) {
-  double v = f_(c, nth, cached);
+Sample Evaluator::measure(const Config& c, int nth, bool& cached) {
+  Sample v = f_(c, nth, cached);
   ++spent_;
-  return v >= 0 ? v : std::numeric_limits<double>::infinity();
+  if (!(v.seconds >= 0)) v.seconds = std::numeric_limits<double>::infinity();
+  if (!(v.spread >= 0) || !std::isfinite(v.spread)) v.spread = 0;
+  return v;
 }
 
 std::optional<double> Evaluator::operator()(const Config& c) {
@@ -22,7 +24,9 @@ std::optional<double> Evaluator::operator()(const Config& c) {
   if (done()) return std::nullopt;
   Evaluation e;
   e.config = c;
-  e.seconds = measure(c, 0, e.cached);
+  Sample v = measure(c, 0, e.cached);
+  e.seconds = v.seconds;
+  e.spread = v.spread;
   e.measurements = {e.seconds};
   index_.emplace(c, history_.size());
   history_.push_back(e);
@@ -35,7 +39,9 @@ std::optional<double> Evaluator::remeasure(const Config& c) {
   if (it == index_.end()) return (*this)(c);
   if (done()) return std::nullopt;
   Evaluation& e = history_[it->second];
-  e.measurements.push_back(measure(c, static_cast<int>(e.measurements.size()), e.cached));
+  Sample v = measure(c, static_cast<int>(e.measurements.size()), e.cached);
+  e.measurements.push_back(v.seconds);
+  e.spread = std::max(e.spread, v.spread);
   double sum = 0;
   for (double m : e.measurements) sum += m;  // +inf when one failed
   e.seconds = sum / static_cast<double>(e.measurements.size());
@@ -48,6 +54,11 @@ bool Evaluator::seen(const Config& c) const { return index_.count(c) > 0; }
 int Evaluator::measurements(const Config& c) const {
   auto it = index_.find(c);
   return it == index_.end() ? 0 : static_cast<int>(history_[it->second].measurements.size());
+}
+
+double Evaluator::spread(const Config& c) const {
+  auto it = index_.find(c);
+  return it == index_.end() ? 0.0 : history_[it->second].spread;
 }
 
 std::optional<Evaluation> Evaluator::best() const {
@@ -223,8 +234,8 @@ namespace {
 // budget ran out.
 class PatternSearch {
  public:
-  PatternSearch(Evaluator& ev, const Embedding& em, std::mt19937_64& rng, std::vector<std::vector<int>> catOrder, double margin)
-      : ev_(ev), em_(em), s_(ev.space()), rng_(rng), catOrder_(std::move(catOrder)), margin_(margin) {}
+  PatternSearch(Evaluator& ev, const Embedding& em, std::mt19937_64& rng, std::vector<std::vector<int>> catOrder)
+      : ev_(ev), em_(em), s_(ev.space()), rng_(rng), catOrder_(std::move(catOrder)) {}
 
   bool run(Config cur) {
     auto v0 = ev_(cur);
@@ -250,7 +261,7 @@ class PatternSearch {
   enum class Outcome { Same, Improved, Spent };
 
   // Evaluates `m` (moved to the nearest legal configuration other than `cur` when it breaks a
-  // constraint); adopts it when better.
+  // constraint); adopts it when better by more than the two measurements' noise.
   Outcome tryMove(Config& cur, double& curV, Config m) {
     if (!s_.legal(m)) {
       auto l = em_.nearestLegal(em_.encode(m), [&](const Config& c) { return c == cur; }, 20000);
@@ -259,7 +270,7 @@ class PatternSearch {
     }
     auto v = ev_(m);
     if (!v) return Outcome::Spent;
-    if (*v < curV * (1.0 - margin_)) {
+    if (*v < curV * (1.0 - masifMoveMargin(ev_.spread(cur), ev_.spread(m)))) {
       cur = m;
       curV = *v;
       return Outcome::Improved;
@@ -322,12 +333,13 @@ class PatternSearch {
   const Space& s_;
   std::mt19937_64& rng_;
   std::vector<std::vector<int>> catOrder_;
-  double margin_;
 };
 
 }  // namespace
 
 int masifConfirmations(int budget) { return budget >= 10 ? budget / 10 : 0; }
+
+double masifMoveMargin(double spreadA, double spreadB) { return std::min(0.1, 0.6 * std::max(spreadA, spreadB)); }
 
 MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& given, bool dryRun) {
   const Space& s = ev.space();
@@ -393,7 +405,7 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
     std::stable_sort(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.first < b.first; });
     for (auto& [w, v] : votes) catOrder[i].push_back(v);
   }
-  PatternSearch refine(ev, em, rng, catOrder, kMasifAcceptMargin);
+  PatternSearch refine(ev, em, rng, catOrder);
 
   // The candidate points, most promising first.
   std::vector<std::vector<double>> points;
@@ -493,7 +505,11 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
   // Refinement from the best so far; at a local optimum, one exploratory evaluation (the next
   // candidate, else a random configuration) and refinement again from whatever is best then (a
   // climb from a point already refined costs nothing: its moves are all in the evaluator).
-  const int checks = masifConfirmations(ev.budget());
+  // Confirmations pay only where figures are noisy: they are reserved when a measurement of the
+  // first phase showed a spread (its repetitions disagreed), and not for exact figures.
+  bool noisy = false;
+  for (auto& e : ev.history()) noisy = noisy || e.spread > 0;
+  const int checks = noisy ? masifConfirmations(ev.budget()) : 0;
   ev.cap(ev.budget() - checks);
   int stalls = 0;
   while (!ev.done() && ev.best()) {

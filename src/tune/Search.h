@@ -18,9 +18,18 @@
 
 namespace tawa::tune {
 
+// One measurement's figure and how far its repetitions spread: (max - min) / median, 0 when it had
+// one repetition or is exact (a synthetic objective).
+struct Sample {
+  double seconds = 0;
+  double spread = 0;
+  Sample(double s = 0, double sp = 0) : seconds(s), spread(sp) {}  // NOLINT: a plain figure is a Sample
+};
+
 struct Evaluation {
   Config config;
   double seconds = 0;                 // the figure: the mean of its measurements; +inf when one failed
+  double spread = 0;                  // the largest spread among its measurements
   std::vector<double> measurements;   // each measurement's figure, in the order they were made
   bool cached = false;                // the latest measurement came from the record, nothing was run
 };
@@ -29,9 +38,9 @@ struct Evaluation {
 // is kept), a deliberate re-measurement (remeasure) costs one.
 class Evaluator {
  public:
-  // Returns the figure of measurement `nth` (0: the first) of a configuration (+inf when it fails)
+  // Returns measurement `nth` (0: the first) of a configuration (a figure of +inf when it fails)
   // and sets `cached` when no run was needed.
-  using Objective = std::function<double(const Config&, int nth, bool& cached)>;
+  using Objective = std::function<Sample(const Config&, int nth, bool& cached)>;
   using Progress = std::function<void(const Evaluation& now, int index, int budget, const Evaluation& best)>;
 
   Evaluator(const Space& s, Objective f, int budget) : space_(s), f_(std::move(f)), budget_(budget) {}
@@ -48,13 +57,15 @@ class Evaluator {
   bool seen(const Config& c) const;
   // How many times c has been measured (0 when never).
   int measurements(const Config& c) const;
+  // The largest spread among c's measurements (0 when never measured).
+  double spread(const Config& c) const;
   const std::vector<Evaluation>& history() const { return history_; }
   std::optional<Evaluation> best() const;
   const Space& space() const { return space_; }
   Progress progress;
 
  private:
-  double measure(const Config& c, int nth, bool& cached);
+  Sample measure(const Config& c, int nth, bool& cached);
 
   const Space& space_;
   Objective f_;
@@ -126,11 +137,13 @@ struct MasifPlan {
 // evaluations (8); the rest goes to local refinement from the best so far: a pattern search that
 // moves one parameter at a time, integers by a step in Embedding coordinates (a quarter of the range,
 // then a tenth, then 4%), categoricals to each other value (the guides' most frequent first). A move
-// is taken only when its figure beats the current one by more than kMasifAcceptMargin, so that the
-// search does not wander after differences smaller than the measurement noise. At a local optimum it
+// is taken only when its figure beats the current one by more than the noise of the two
+// measurements (masifMoveMargin), so that the search does not wander after differences that are
+// noise. At a local optimum it
 // explores: the next unevaluated candidate, or a random legal configuration when those are spent,
-// and refines from there if that is better. The last masifConfirmations(budget) evaluations measure
-// the fastest configurations again (below), and the best is the one with the lowest mean.
+// and refines from there if that is better. When the figures are noisy (a measurement of the first
+// phase showed a spread), the last masifConfirmations(budget) evaluations measure the fastest
+// configurations again (below), and the best is the one with the lowest mean.
 // A guide coordinate may be NaN: the neighbour lacks that parameter. A parameter NaN in every guide
 // is uninformed: the guides take the fallback's value there (no variance for the PCA), and the
 // candidates explore it instead, candidate j setting it by a low-discrepancy sequence that starts at
@@ -148,10 +161,16 @@ struct MasifPlan {
 // of its two measurements. A measurement that caught a lucky moment (a 3-run median on a shared
 // machine strays by several percent, and the best of many near-equal figures is the luckiest)
 // thereby loses its place to one that holds up.
-constexpr double kMasifAcceptMargin = 0.03;
-// One confirming evaluation per 10 of the budget (none below 10): 2 at 20, 4 at 45.
-int masifConfirmations(int budget);
-
 MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& guides, bool dryRun = false);
+
+// The share by which a refinement move must beat the current figure: 0.6 x the larger spread of the
+// two measurements, at most 10%. For a median of 3 runs, 0.6 x their range is about one standard
+// deviation of the difference of two such medians: 2.7% at this machine's median spread of 4.5%,
+// and 0 for exact figures (a synthetic objective, or a program that prints a deterministic figure).
+double masifMoveMargin(double spreadA, double spreadB);
+
+// One confirming evaluation per 10 of the budget (none below 10): 2 at 20, 4 at 45. (masifSearch
+// reserves them only when a measurement of its first phase showed a spread.)
+int masifConfirmations(int budget);
 
 }  // namespace tawa::tune

@@ -130,12 +130,14 @@ Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const 
   if (auto old = rec.lookup(id, key, nth)) {
     e.cached = true;
     e.seconds = old->ok() ? old->seconds : std::numeric_limits<double>::infinity();
+    e.spread = old->spread;
     return e;
   }
   Measurement r = measure(t.space.substitute(t.command, c), m);
   r.origin = origin;
   rec.add(id, key, r);
   e.seconds = r.ok() ? r.seconds : std::numeric_limits<double>::infinity();
+  e.spread = r.spread;
   return e;
 }
 
@@ -148,7 +150,7 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
     Evaluation e = evaluateOne(rec, t, c, o.measure, o.method, nth);
     cached = e.cached;
     if (!cached) ++measured;
-    return e.seconds;
+    return Sample(e.seconds, e.spread);
   };
   Evaluator ev(t.space, objective, o.budget);
   if (log) {

@@ -102,8 +102,9 @@ TEST(TuneSearch, MasifFindsTheOptimumNearItsGuides) {
     EXPECT_GE(plan.explained, 0.90);
     EXPECT_LE(ev.used(), 45);
     ASSERT_TRUE(ev.best());
-    // The optimum itself, or within 0.5% of it.
-    EXPECT_LE(ev.best()->seconds, 1.005) << s.key(ev.best()->config) << " vs " << s.key(opt);
+    // The optimum, or within the refinement's finest step (4% of an integer's range, 2-3 values of
+    // the 63 tiles) of it: the bowl's 4 * 0.06^2 = 1.4% (a run of 300 seeds saw up to 1.6%).
+    EXPECT_LE(ev.best()->seconds, 1.02) << s.key(ev.best()->config) << " vs " << s.key(opt);
   }
 }
 
@@ -222,13 +223,14 @@ TEST(TuneSearch, MasifConfirmsItsFastestConfigurations) {
     Bowl f{s, opt};
     std::optional<Config> lucky;
     int firstMeasurements = 0;
+    // Noisy figures (a spread of 1%): the search reserves its confirmations.
     Evaluator ev(s, [&](const Config& c, int nth, bool& cached) {
       cached = false;
       if (nth == 0 && ++firstMeasurements == 4 && c != opt) {
         lucky = c;
-        return kLucky;
+        return Sample(kLucky, 0.01);
       }
-      return f(c);
+      return Sample(f(c), 0.01);
     }, budget);
     std::vector<Guide> guides;
     for (int k = 0; k < 3; ++k) guides.push_back({em.encode(opt), "planted"});
@@ -245,6 +247,51 @@ TEST(TuneSearch, MasifConfirmsItsFastestConfigurations) {
     int confirmed = 0;
     for (auto& e : ev.history()) confirmed += e.measurements.size() == 2;
     EXPECT_LE(confirmed, masifConfirmations(budget));
+  }
+}
+
+// Exact figures (no spread): nothing is measured twice, and refinement moves need only be faster.
+TEST(TuneSearch, MasifSpendsNothingOnConfirmingExactFigures) {
+  Space s = parseSpace(kSpace, "s.json");
+  uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  Config opt = *s.randomLegal(rng);
+  Bowl f{s, opt};
+  int calls = 0;
+  Evaluator ev(s, counted(f, calls), 45);
+  masifSearch(ev, rng, {{Embedding(s).encode(opt), "planted"}});
+  EXPECT_EQ(ev.used(), 45);
+  EXPECT_EQ(static_cast<int>(ev.history().size()), 45);
+  for (auto& e : ev.history()) EXPECT_EQ(e.measurements.size(), 1u);
+  EXPECT_EQ(masifMoveMargin(0, 0), 0.0);
+  EXPECT_NEAR(masifMoveMargin(0.045, 0.01), 0.027, 1e-12);  // the larger spread counts
+  EXPECT_NEAR(masifMoveMargin(0.01, 0.045), 0.027, 1e-12);
+  EXPECT_EQ(masifMoveMargin(0.5, 0), 0.1);                   // at most 10%
+}
+
+// With noisy figures a refinement move must beat the current one by more than the noise. On a
+// gentle ramp (2% from end to end, the optimum at x = 200) with figures that spread by 5% (a margin
+// of 3%), the refinement from x = 100 takes no move in its 7 evaluations; with exact figures it
+// climbs to the end in two.
+TEST(TuneSearch, MasifRefinementIgnoresGainsWithinTheNoise) {
+  Space s = parseSpace(R"({"x": {"min": 0, "max": 200}})", "ramp.json");
+  Embedding em(s);
+  for (double spread : {0.0, 0.05}) {
+    SCOPED_TRACE("spread " + std::to_string(spread));
+    std::mt19937_64 rng(11);
+    Evaluator ev(s, [&](const Config& c, int, bool& cached) {
+      cached = false;
+      return Sample(1.0 - 1e-4 * c[0], spread);
+    }, 7);
+    masifSearch(ev, rng, {{em.encode({100}), "middle"}});  // the guide: the refinement starts at x = 100
+    ASSERT_TRUE(ev.best());
+    ASSERT_EQ(ev.history()[0].config[0], 100);
+    if (spread == 0) {
+      EXPECT_EQ(ev.best()->config[0], 200) << "exact figures: the climb walks the ramp";
+    } else {
+      EXPECT_LT(ev.best()->config[0], 190) << "noisy figures: gains of 1% or less are within the noise";
+    }
   }
 }
 
@@ -341,7 +388,7 @@ TEST(TuneSearch, MasifExploresParametersNoNeighbourHas) {
       guides.push_back(g);
     }
     int calls = 0;
-    Evaluator ev(s, counted(f, calls), 30);
+    Evaluator ev(s, counted(f, calls), 45);
     MasifPlan plan = masifSearch(ev, rng, guides);
     EXPECT_EQ(plan.uninformed, 2u);
     ASSERT_GE(ev.history().size(), 3u);
