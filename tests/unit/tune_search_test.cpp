@@ -55,6 +55,21 @@ Evaluator::Objective counted(const Bowl& f, int& calls) {
   };
 }
 
+// kSpace with a fresh seed (printed on failure) and a bowl whose optimum is a random legal
+// configuration. Not copyable: the bowl refers to the space.
+struct BowlCase {
+  Space s = parseSpace(kSpace, "s.json");
+  uint64_t seed = std::random_device{}();
+  testing::ScopedTrace trace{__FILE__, __LINE__, "seed " + std::to_string(seed)};
+  std::mt19937_64 rng{seed};
+  Config opt = *s.randomLegal(rng);
+  Bowl f{s, opt};
+  int calls = 0;
+  BowlCase() = default;
+  BowlCase(const BowlCase&) = delete;
+  BowlCase& operator=(const BowlCase&) = delete;
+};
+
 }  // namespace
 
 TEST(TuneSearch, EvaluatorCountsDistinctConfigurations) {
@@ -252,15 +267,9 @@ TEST(TuneSearch, MasifConfirmsItsFastestConfigurations) {
 
 // Exact figures (no spread): nothing is measured twice, and refinement moves need only be faster.
 TEST(TuneSearch, MasifSpendsNothingOnConfirmingExactFigures) {
-  Space s = parseSpace(kSpace, "s.json");
-  uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  Config opt = *s.randomLegal(rng);
-  Bowl f{s, opt};
-  int calls = 0;
-  Evaluator ev(s, counted(f, calls), 45);
-  masifSearch(ev, rng, {{Embedding(s).encode(opt), "planted"}});
+  BowlCase t;
+  Evaluator ev(t.s, counted(t.f, t.calls), 45);
+  masifSearch(ev, t.rng, {{Embedding(t.s).encode(t.opt), "planted"}});
   EXPECT_EQ(ev.used(), 45);
   EXPECT_EQ(static_cast<int>(ev.history().size()), 45);
   for (auto& e : ev.history()) EXPECT_EQ(e.measurements.size(), 1u);
@@ -296,19 +305,13 @@ TEST(TuneSearch, MasifRefinementIgnoresGainsWithinTheNoise) {
 }
 
 TEST(TuneSearch, MasifWithoutGuidesFallsBackAndSaysSo) {
-  Space s = parseSpace(kSpace, "s.json");
-  uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  Config opt = *s.randomLegal(rng);
-  Bowl f{s, opt};
-  int calls = 0;
-  Evaluator ev(s, counted(f, calls), 30);
-  MasifPlan plan = masifSearch(ev, rng, {});
+  BowlCase t;
+  Evaluator ev(t.s, counted(t.f, t.calls), 30);
+  MasifPlan plan = masifSearch(ev, t.rng, {});
   EXPECT_TRUE(plan.fallback);
   EXPECT_EQ(ev.used(), 30);
-  EXPECT_EQ(ev.history()[0].config, *s.fallback());  // the documented default comes first
-  for (auto& e : ev.history()) EXPECT_TRUE(s.legal(e.config));
+  EXPECT_EQ(ev.history()[0].config, *t.s.fallback());  // the documented default comes first
+  for (auto& e : ev.history()) EXPECT_TRUE(t.s.legal(e.config));
 }
 
 TEST(TuneSearch, DryRunEvaluatesNothing) {
