@@ -588,3 +588,28 @@ extern "C" __global__ void __launch_bounds__(128, 1) copy_)" + r + R"(d(const __
     for (int64_t s = 0; s < slices; ++s) EXPECT_EQ(bufs[2].getInt(s), 96) << "slice " << s;  // 6 rows x 16 zeros
   }
 }
+
+// `tawa check --backend emu` compares every schedule's buffers with the first's bit for bit; the
+// error names the first differing element with both values.
+TEST(EmuCheck, FirstDifferenceNamesTheElement) {
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> u(-4.0, 4.0);
+  std::vector<exec::Buffer> a;
+  a.emplace_back("x", ir::Scalar::F32, std::vector<int64_t>{3, 5});
+  a.emplace_back("c", ir::Scalar::F16, std::vector<int64_t>{4, 8});
+  for (auto& b : a)
+    for (int64_t i = 0; i < b.numel(); ++i) b.setFloat(i, u(rng));
+  std::vector<exec::Buffer> b = a;
+  EXPECT_FALSE(emu::firstDifference(a, b));
+  b[1].setFloat(13, 100.0);  // exact in f16, and none of the random values
+  b[1].setFloat(20, -100.0);
+  auto d = emu::firstDifference(b, a);
+  ASSERT_TRUE(d);
+  std::ostringstream want;
+  want << "c[13] is 100, not " << a[1].getFloat(13);
+  EXPECT_EQ(*d, want.str());
+  b = a;
+  b.pop_back();
+  ASSERT_TRUE(emu::firstDifference(b, a));
+  EXPECT_EQ(*emu::firstDifference(b, a), "a different number of buffers: 1, not 2");
+}

@@ -357,6 +357,25 @@ int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
   return 0;
 }
 
+std::optional<std::string> firstDifference(const std::vector<exec::Buffer>& got, const std::vector<exec::Buffer>& want) {
+  for (size_t b = 0; b < got.size() && b < want.size(); ++b) {
+    if (got[b].data == want[b].data) continue;
+    size_t at = 0;
+    while (at < got[b].data.size() && at < want[b].data.size() && got[b].data[at] == want[b].data[at]) ++at;
+    const int64_t elem = static_cast<int64_t>(at / static_cast<size_t>(ir::byteWidth(got[b].dtype)));
+    std::ostringstream msg;
+    msg << got[b].name << "[" << elem << "] is ";
+    if (elem < got[b].numel()) msg << got[b].get(elem);
+    else msg << "missing";
+    msg << ", not ";
+    if (elem < want[b].numel()) msg << want[b].get(elem);
+    else msg << "missing";
+    return msg.str();
+  }
+  if (got.size() != want.size()) return "a different number of buffers: " + std::to_string(got.size()) + ", not " + std::to_string(want.size());
+  return std::nullopt;
+}
+
 int checkOnEmu(const cuda::GpuRunOptions& o, int seeds, std::ostream& out) {
   if (o.spec.empty()) throw UserError(where("<spec>"), "tawa check needs --spec");
   if (o.grid.empty()) throw UserError(where("<grid>"), "tawa check needs --grid");
@@ -388,16 +407,9 @@ int checkOnEmu(const cuda::GpuRunOptions& o, int seeds, std::ostream& out) {
     }
     // Every schedule must give the very bits of the first: a difference is a race the emulator's
     // detectors did not name (or a schedule-dependent reduction order).
-    for (size_t b = 0; b < got.size(); ++b) {
-      if (got[b].data == first[b].data) continue;
-      size_t at = 0;
-      while (at < got[b].data.size() && got[b].data[at] == first[b].data[at]) ++at;
-      const int64_t elem = static_cast<int64_t>(at / static_cast<size_t>(ir::byteWidth(got[b].dtype)));
-      std::ostringstream msg;
-      msg << "schedule " << s << " gives different results from schedule 1: " << got[b].name << "[" << elem << "] is "
-          << got[b].get(elem) << ", not " << first[b].get(elem);
-      throw UserError(where(o.file), msg.str(), "the kernel's result depends on the order its threads run in: a race");
-    }
+    if (auto d = firstDifference(got, first))
+      throw UserError(where(o.file), "schedule " + std::to_string(s) + " gives different results from schedule 1: " + *d,
+                      "the kernel's result depends on the order its threads run in: a race");
   }
   out << "ok: @" << nv.kernel->name << ": " << seeds << " schedule(s) of the emitted CUDA kernel agree bit for bit, the first "
       << "with the CPU executor; no deadlock, race, missing fence, out-of-bounds access or mbarrier misuse\n";

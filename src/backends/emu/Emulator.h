@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,5 +72,9 @@ int runOnEmu(const cuda::GpuRunOptions& opt, std::ostream& out);
 // same inputs. Schedule 1 is checked against the CPU executor, every other schedule against schedule
 // 1 bit for bit. A fault the emulator detects, or a difference, is a UserError.
 int checkOnEmu(const cuda::GpuRunOptions& opt, int seeds, std::ostream& out);
+
+// Where two runs' buffers first differ, bit for bit: "NAME[i] is X, not Y" (the values decoded), or
+// nullopt when every buffer is identical.
+std::optional<std::string> firstDifference(const std::vector<exec::Buffer>& got, const std::vector<exec::Buffer>& want);
 
 }  // namespace tawa::emu
