@@ -286,7 +286,7 @@ class Emitter {
 
   HostValue hostValue(const Op& op, const Value* v) {
     HostValue h;
-    if (!v->definingOp() && v->ownerBlock() == &f_.body) {
+    if (kernelArg(v)) {
       h.arg = v->index();
       return h;
     }
@@ -529,6 +529,11 @@ class Emitter {
     q.factors.erase(it);
     return true;
   }
+  // An argument of the kernel itself: a value known at launch, the same for every program.
+  bool kernelArg(const Value* v) const { return !v->definingOp() && v->ownerBlock() == &f_.body; }
+  bool launchInvariant(const Product& p) const {
+    return std::all_of(p.factors.begin(), p.factors.end(), [&](const Value* f) { return kernelArg(f); });
+  }
   HostValue hostProducts(const Op& op, const std::vector<Product>& terms) {
     HostValue sum;
     bool first = true;
@@ -536,7 +541,7 @@ class Emitter {
       HostValue prod;
       prod.constant = p.constant;
       for (const Value* f : p.factors) {
-        if (f->definingOp() || f->ownerBlock() != &f_.body)
+        if (!kernelArg(f))
           unsupported(op, "the tensor behind this descriptor has an extent that depends on the program id",
                       "TMA needs the whole tensor's extent at launch: a base may move by the program's block (rows from r, "
                       "with extent M - r) or by one slice of the descriptor's rows per program id (ptr + program_id * rows * row_stride)");
@@ -561,7 +566,7 @@ class Emitter {
   }
   void rebase(const Op& op, const Op& addptr, TensorMapSpec& s) {
     const Value* base = addptr.operand(0);
-    if (base->definingOp() || base->ownerBlock() != &f_.body)
+    if (!kernelArg(base))
       unsupported(op, "the base of a descriptor must be a pointer argument of the kernel, or one moved by whole rows and columns");
     s.baseArg = base->index();
     std::vector<Product> off, shift[2];
@@ -587,17 +592,12 @@ class Emitter {
       shifts_[op.result()][d] = simplify(shift[d]);
     }
   }
-  static bool launchInvariant(const Product& p, const Block& body) {
-    for (const Value* f : p.factors)
-      if (f->definingOp() || f->ownerBlock() != &body) return false;
-    return true;
-  }
   // Moves the program-dependent terms of the row extent `e` (and of the row shift) into a slice
   // dimension when they are exactly program_id(a) * (the descriptor's row count); leaves them (for
   // hostProducts to reject) otherwise.
   void sliceRows(const Op& op, TensorMapSpec& s, std::vector<Product>& e, std::vector<Product>& shift) {
     std::vector<Product> moving, rest;
-    for (const Product& t : e) (launchInvariant(t, f_.body) ? rest : moving).push_back(t);
+    for (const Product& t : e) (launchInvariant(t) ? rest : moving).push_back(t);
     if (moving.empty()) return;
     std::vector<Product> index;
     for (const Product& t : moving) {
@@ -672,7 +672,7 @@ class Emitter {
     if (const Op* ap = base->definingOp(); ap && ap->kind() == OpKind::AddPtr && (ap->parent == op.parent || ap->parent == &f_.body)) {
       rebase(op, *ap, s);  // a base moved by whole rows and columns: the tensor's map, shifted coordinates
     } else {
-      if (base->definingOp() || base->ownerBlock() != &f_.body)
+      if (!kernelArg(base))
         unsupported(op, "the base of a descriptor must be a pointer argument of the kernel, or one moved by whole rows and columns");
       s.baseArg = base->index();
       s.rows = hostValue(op, op.operand(1));
