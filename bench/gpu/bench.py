@@ -34,7 +34,28 @@ TAWA_GEMMS = [
     # persistent and cooperative: 132 blocks (the H200's SMs) walk the tiles in groups of 8 rows
     ("tawa 128x256x64 coop persistent D3", "gen:gemm_128x256x64.tir",
      ["--consumers", "2", "--depth", "3", "--mma-depth", "1", "--persistent", "132", "--group-m", "8"], 128, 256),
+    # Triton's persistent GEMM as written (the kernel walks its tiles itself, NUM_SMS programs), two
+    # cooperative consumers; its spec and grid come from PY_PERSISTENT below.
+    ("tawa persistent .py 128x256x64 coop D3", "examples/matmul_persistent_desc.py",
+     ["--kernel", "matmul_persistent_desc_kernel", "--consumers", "2", "--depth", "3", "--mma-depth", "1"], 128, 256),
 ]
+PY_PERSISTENT_SMS = 132
+
+
+def variant_spec_grid(path, spec, bm, bn):
+    """The spec, grid and names of A, B and C of a tawa GEMM variant: the .tir GEMMs take a, b, c, strides
+    and a 2-D grid of tiles; examples/matmul_persistent_desc.py takes a_ptr, b_ptr, c_ptr, M, N, K and its
+    block sizes, and runs on NUM_SMS programs."""
+    if path.endswith("matmul_persistent_desc.py"):
+        renamed = {"a": "a_ptr", "b": "b_ptr", "c": "c_ptr"}
+        keep = []
+        for part in spec.split(", "):
+            name, colon, rest = part.partition(":")
+            if not name.startswith("stride_"):
+                keep.append(renamed.get(name, name) + colon + rest)
+        return (", ".join(keep) + f", BLOCK_M={bm}, BLOCK_N={bn}, BLOCK_K=64, GROUP_M=8, NUM_SMS={PY_PERSISTENT_SMS}",
+                str(PY_PERSISTENT_SMS), ("a_ptr", "b_ptr", "c_ptr"))
+    return spec, f"cdiv(M, {bm}), cdiv(N, {bn})", ("a", "b", "c")
 
 
 def gemm_tir(bm, bn, bk, t="f16"):
@@ -232,8 +253,9 @@ def main():
     for variants, spec_fn, k in ((TAWA_GEMMS, gemm_spec, 712), (TAWA_FP8, gemm_fp8_spec, 768)):
         for label, path, flags, bm, bn in variants:
             m, n = 1536, 1032
-            res, out = run_tawa(log, bundle, ["run", kernel_path(path), "--backend", "cuda", "--spec", spec_fn(m, n, k),
-                                              "--grid", f"cdiv(M, {bm}), cdiv(N, {bn})", "--seed", str(seed), "--reps", "3"] + flags,
+            spec, grid, _ = variant_spec_grid(path, spec_fn(m, n, k), bm, bn)
+            res, out = run_tawa(log, bundle, ["run", kernel_path(path), "--backend", "cuda", "--spec", spec,
+                                              "--grid", grid, "--seed", str(seed), "--reps", "3"] + flags,
                                 f"{label} vs the executor")
             if res.get("check") != "ok":
                 fail(log, f"{label}: the executor check did not run")
@@ -268,11 +290,12 @@ def main():
         best = None
         for label, path, flags, bm, bn in variants:
             sd = os.path.join(work, "tawa_out")
-            res, _ = run_tawa(log, bundle, ["run", kernel_path(path), "--backend", "cuda", "--spec", spec,
-                                            "--grid", f"cdiv(M, {bm}), cdiv(N, {bn})", "--load", f"a={ad}", "--load", f"b={bd}",
+            vspec, grid, (an, bn_, cn) = variant_spec_grid(path, spec, bm, bn)
+            res, _ = run_tawa(log, bundle, ["run", kernel_path(path), "--backend", "cuda", "--spec", vspec,
+                                            "--grid", grid, "--load", f"{an}={ad}", "--load", f"{bn_}={bd}",
                                             "--check", "none", "--save", sd, "--reps", str(args.reps)] + flags,
                               f"{label} K={k}")
-            c = torch.from_numpy(np.load(os.path.join(sd, "c.npy"))).to("cuda")
+            c = torch.from_numpy(np.load(os.path.join(sd, f"{cn}.npy"))).to("cuda")
             err = ((c.float() - ref.float()).norm() / ref.float().norm()).item()
             if not err < 1e-2:
                 fail(log, f"{label} K={k}: ||tawa - {ref_name}|| / ||{ref_name}|| = {err:.3g} (f16 output: want < 1e-2)")

@@ -556,11 +556,14 @@ class Specializer {
     return out;
   }
   // Whether an epilogue op belongs to the group that carries `carried`: it depends (through earlier
-  // epilogue ops) on one of the group's loop results.
+  // epilogue ops) on one of the group's loop results, or it is a pure op that depends on none of the
+  // loop's results (such as a store's column offset computed after the loop), which every group
+  // computes for itself.
   bool epilogueBelongs(const Op& op, Op* loop, const std::set<size_t>& carried, bool only) {
     if (only) return true;
     std::vector<const Op*> work{&op};
     std::set<const Op*> seen;
+    bool usesLoop = false;
     while (!work.empty()) {
       const Op* o = work.back();
       work.pop_back();
@@ -568,12 +571,57 @@ class Specializer {
       for (Value* v : o->operands) {
         if (v->definingOp() == loop) {
           if (carried.count(static_cast<size_t>(v->index()))) return true;
+          usesLoop = true;
         } else if (const Op* d = v->definingOp(); d && d->parent == loop->parent) {
           work.push_back(d);
         }
       }
     }
-    return false;
+    return !usesLoop && isPure(op.kind()) && op.regions().empty();
+  }
+
+  // Whether `v`, used at the top level of a loop body, is the same in every iteration: it does not
+  // depend on the body's arguments, and the ops of the body it depends on are pure scalar ops without
+  // regions and without a division or remainder by a non-constant (moving one out of a loop that may
+  // not run could divide by zero where the kernel does not).
+  static bool invariantIn(const Value* v, const Block& body, int depth = 16) {
+    if (v->ownerBlock() == &body) return false;
+    const Op* d = v->definingOp();
+    if (!d || d->parent != &body) return true;
+    if (depth == 0 || !isPure(d->kind()) || !d->regions().empty() || d->numResults() != 1 || !v->type().isScalar())
+      return false;
+    if (d->kind() == OpKind::Div || d->kind() == OpKind::FloorDiv || d->kind() == OpKind::Rem) {
+      const Op* c = d->operand(1)->definingOp();
+      if (!c || c->kind() != OpKind::Constant || c->attrs.at("value") == AttrValue{int64_t{0}}) return false;
+    }
+    for (const Value* o : d->operands)
+      if (!invariantIn(o, body, depth - 1)) return false;
+    return true;
+  }
+  // A copy at b's insertion point of the body ops that compute `v` (invariantIn(v, body) holds).
+  static Value* hoistBefore(Builder& b, Value* v, const Block& body, ValueMap& copies) {
+    const Op* d = v->definingOp();
+    if (!d || d->parent != &body) return v;
+    if (auto it = copies.find(v); it != copies.end()) return it->second;
+    for (Value* o : d->operands) copies[o] = hoistBefore(b, o, body, copies);
+    b.setLoc(d->loc());
+    Op* c = cloneOp(b, *d, copies);
+    return copies[v] = c->result();
+  }
+  // Whether a and b hold the same value: the same SSA value, or the results of the same pure op
+  // (kind, attributes, result type; no regions) on operands that are the same in this sense, such as
+  // `pid_m * BLOCK_M` written once in the loop and again in the epilogue.
+  static bool sameValue(const Value* a, const Value* b, int depth = 16) {
+    if (a == b) return true;
+    const Op* x = a->definingOp();
+    const Op* y = b->definingOp();
+    if (!x || !y || depth == 0 || x->kind() != y->kind() || !isPure(x->kind()) || !x->regions().empty() ||
+        !y->regions().empty() || x->numResults() != 1 || y->numResults() != 1 || !(a->type() == b->type()) ||
+        x->attrs != y->attrs || x->numOperands() != y->numOperands())
+      return false;
+    for (size_t i = 0; i < x->numOperands(); ++i)
+      if (!sameValue(x->operand(i), y->operand(i), depth - 1)) return false;
+    return true;
   }
 
   // Cooperative form: rewrites a GEMM-like loop (one tile.dot accumulating into a loop-carried tile,
@@ -601,8 +649,11 @@ class Specializer {
     Op* mda = la->operand(0)->definingOp();
     Value* row = la->operand(1);
     if (!mda || mda->kind() != OpKind::MakeDesc || mda->parent != &f_.body) return why = "A's descriptor is not made before the loop", nullptr;
-    if (row->ownerBlock() == &body || (row->definingOp() && row->definingOp()->parent != &home))
-      return why = "A's row offset is computed in the loop", nullptr;
+    // A row offset written inside the K loop (Triton's persistent form: `a_desc.load([pid_m * BLOCK_M, k])`)
+    // is computed before the loop instead, when it does not depend on the loop.
+    bool hoist = row->definingOp() && row->definingOp()->parent == &body;
+    if (hoist ? !invariantIn(row, body) : row->ownerBlock() == &body || (row->definingOp() && row->definingOp()->parent != &home))
+      return why = "A's row offset depends on the loop", nullptr;
     int64_t bm = la->result()->type().shape[0];
     if (bm % 128 != 0) return why = "the M tile (" + std::to_string(bm) + ") is not a multiple of 128 (two halves of 64-row MMAs)", nullptr;
     Op* init = loop->operand(3 + k)->definingOp();
@@ -620,7 +671,7 @@ class Specializer {
       for (auto& op : home.ops())
         for (Value* v : op->operands)
           if (v == cast->result()) store = op.get();
-    if (!store || store->kind() != OpKind::DescStore || store->operand(2) != row || uses[res] != 1 ||
+    if (!store || store->kind() != OpKind::DescStore || !sameValue(store->operand(2), row) || uses[res] != 1 ||
         (cast && uses[cast->result()] != 1))
       return why = "the result is not stored through a descriptor at A's row offset", nullptr;
     Op* mdc = store->operand(0)->definingOp();
@@ -632,6 +683,10 @@ class Specializer {
     tb.setInsertionPointBefore(outer_ ? outer_ : loop);
     Builder b(&home, loop->loc());
     b.setInsertionPointBefore(loop);
+    if (hoist) {
+      ValueMap copies;
+      row = hoistBefore(b, row, body, copies);
+    }
     auto halfOf = [](const Type& t) {
       auto s = t.shape;
       s[0] /= 2;

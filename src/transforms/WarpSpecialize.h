@@ -21,7 +21,11 @@
 //     left unchanged, and `explain` says why.
 //   options: consumers == 2 first splits a GEMM-like main loop into two row halves (each with its
 //     own A load, accumulator and store; in a persistent kernel, inside the tile loop), one per
-//     consumer; persistent > 0 first wraps the kernel in a tile loop over min(persistent, grid)
+//     consumer. A's row offset may be written inside the loop when it does not depend on it (pure
+//     scalar ops, no division by a non-constant): it is computed once before the loop. The store's
+//     row offset must be the same value, possibly written again (same pure ops on the same values).
+//     Pure epilogue ops that use none of the loop's results are computed by both consumers;
+//     persistent > 0 first wraps the kernel in a tile loop over min(persistent, grid)
 //     programs (grouped by groupM rows when > 0).
 //   runs: after canonicalize; before pipeline and lower-aref.
 #pragma once
