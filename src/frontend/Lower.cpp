@@ -747,6 +747,12 @@ class Lowerer {
       return it->second;
     }
     if (file_.find(name)) return Val::named(Val::K::Func, name);
+    if (auto ag = file_.annotatedGlobals.find(name); ag != file_.annotatedGlobals.end()) {
+      const Token& at = file_.tokens[ag->second];
+      fail(p, "global '" + name + "' is annotated tl.constexpr (line " + std::to_string(at.line) +
+                  "); Triton lets a jit function read only globals made with tl.constexpr(...)",
+           "write it as `" + name + " = tl.constexpr(<value>)`");
+    }
     auto g = file_.globals.find(name);
     if (g != file_.globals.end()) {
       auto cached = globalCache_.find(name);

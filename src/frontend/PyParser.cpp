@@ -769,19 +769,19 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
       }
     }
     if (depth == 0 && t[i].kind == Tok::Name && !isKeyword(t[i].text)) {
-      // NAME = tl.constexpr(...)  or  NAME: tl.constexpr = ...
+      // NAME = tl.constexpr(...), or NAME: tl.constexpr = ... (recorded to be refused where it is read)
       size_t k = i + 1;
-      bool isGlobal = false;
       if (t[k].isOp("=")) {
         size_t m = k + 1;
         std::string callee = dottedName(t, m);
-        isGlobal = !callee.empty() && t[m].isOp("(") && resolve(f->aliases, callee) == "triton.language.constexpr";
+        if (!callee.empty() && t[m].isOp("(") && resolve(f->aliases, callee) == "triton.language.constexpr")
+          f->globals[t[i].text] = i, f->annotatedGlobals.erase(t[i].text);
       } else if (t[k].isOp(":")) {
         size_t m = k + 1;
         std::string ann = dottedName(t, m);
-        isGlobal = !ann.empty() && resolve(f->aliases, ann) == "triton.language.constexpr" && t[m].isOp("=");
+        if (!ann.empty() && resolve(f->aliases, ann) == "triton.language.constexpr" && t[m].isOp("="))
+          f->annotatedGlobals[t[i].text] = i, f->globals.erase(t[i].text);
       }
-      if (isGlobal) f->globals[t[i].text] = i;
     }
     decorators.clear();
   }

@@ -32,9 +32,12 @@ struct SourceFile {
   std::vector<Jit> jit;
   // Local names bound by imports of triton: "tl" -> "triton.language", "jit" -> "triton.jit".
   std::map<std::string, std::string> aliases;
-  // Module-level `NAME = tl.constexpr(...)` / `NAME: tl.constexpr = ...`: name -> the statement's
-  // first token (parsed on first use).
+  // Module-level `NAME = tl.constexpr(...)`: name -> the statement's first token (parsed on first
+  // use).
   std::map<std::string, size_t> globals;
+  // Module-level `NAME: tl.constexpr = ...`, which Triton does not let a jit function read (only the
+  // form above): name -> the statement's first token, for the error at the first read.
+  std::map<std::string, size_t> annotatedGlobals;
 
   Location loc(Pos p) const { return Location::at(path, p.line, p.col); }
   const Jit* find(const std::string& name) const;

@@ -241,7 +241,7 @@ def k(p, M, N, BM: tl.constexpr, BN: tl.constexpr):
 
 TEST(FrontendLower, ConstexprPythonSemantics) {
   auto ir = lower(R"(
-G: tl.constexpr = 7
+G = tl.constexpr(7)
 
 @triton.jit
 def k(p):
