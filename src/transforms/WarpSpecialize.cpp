@@ -677,10 +677,16 @@ class Specializer {
     Op* mdc = store->operand(0)->definingOp();
     if (!mdc || mdc->kind() != OpKind::MakeDesc || mdc->parent != &f_.body) return why = "C's descriptor is not made before the loop", nullptr;
 
-    // Halved descriptors at the top (before a persistent kernel's tile loop), the second half's row
-    // offset and accumulator before the loop.
+    // Halved descriptors at the top (before a persistent kernel's tile loop; C's next to the original
+    // when it is made after the loop, as block-access makes it for a pointer-form store), the second
+    // half's row offset and accumulator before the loop.
+    Op* first = outer_ ? outer_ : loop;
+    bool cAfter = false;
+    for (auto& op : f_.body.ops()) {
+      if (op.get() == first) cAfter = true;
+      if (op.get() == mdc) break;
+    }
     Builder tb(&f_.body, loop->loc());
-    tb.setInsertionPointBefore(outer_ ? outer_ : loop);
     Builder b(&home, loop->loc());
     b.setInsertionPointBefore(loop);
     if (hoist) {
@@ -692,9 +698,11 @@ class Specializer {
       s[0] /= 2;
       return t.isDesc() ? Type::descOf(t.scalar, s) : t.withShape(s);
     };
+    tb.setInsertionPointBefore(first);
     tb.setLoc(mda->loc());
     Value* aHalf = tb.op1(OpKind::MakeDesc, mda->operands, halfOf(mda->result()->type()));
     aHalf->nameHint = mda->result()->nameHint + "_half";
+    if (cAfter) tb.setInsertionPointBefore(mdc);
     tb.setLoc(mdc->loc());
     Value* cHalf = tb.op1(OpKind::MakeDesc, mdc->operands, halfOf(mdc->result()->type()));
     cHalf->nameHint = mdc->result()->nameHint + "_half";
