@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Installs tawa's build and test dependencies from Debian's packages. Idempotent: packages already
-# present are left alone, and apt-get update runs only when something is missing.
+# Installs tawa's build and test dependencies from Debian's packages, and Triton 3.6.0 from PyPI into
+# a virtual environment (for the test that Triton itself compiles every example kernel, and for
+# bench/triton/compare.sh) at $TAWA_TRITON_VENV, default ~/.cache/tawa/triton-3.6.0 (about 650 MB).
+# Idempotent: packages already present are left alone, apt-get update runs only when something is
+# missing, and an environment that already imports Triton 3.6.0 is kept.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ ccache pkg-config
       libeigen3-dev libtbb-dev libfmt-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
       libgtest-dev libgmock-dev libbenchmark-dev llvm-14-tools python3
-      clang-14 sqlite3 python3-optuna)  # tawa tune: clang++ -O1 -emit-llvm features; the record's shell; TPE in scripts/tune-eval.py
+      clang-14 sqlite3 python3-optuna python3-venv python3-pip)  # tawa tune: clang++ -O1 -emit-llvm features; the record's shell; TPE in scripts/tune-eval.py
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -18,4 +21,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: all ${#pkgs[@]} packages present"
+fi
+
+venv="${TAWA_TRITON_VENV:-$HOME/.cache/tawa/triton-3.6.0}"
+if "$venv/bin/python" -c 'import sys, triton; sys.exit(triton.__version__ != "3.6.0")' 2>/dev/null; then
+  echo "install-deps: Triton 3.6.0 present in $venv"
+else
+  echo "install-deps: installing Triton 3.6.0 from PyPI into $venv"
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "triton==3.6.0"
 fi

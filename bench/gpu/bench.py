@@ -183,15 +183,17 @@ def plan(bundle):
                  ") vs the CPU executor at B=1 H=2 S=512, causal and not")
     steps.append("correctness: SIMT kernels (" + ", ".join(c[0] for c in SIMT_CHECKS) + ") vs the CPU executor, fresh seed")
     steps.append("correctness: Triton GEMM fp16/fp8 vs torch at 1024^3; Triton attention vs SDPA at seq 1024, causal and not")
+    steps.append("correctness: Triton 3.6 running tawa's own examples/matmul_desc.py and examples/attention.py (the same source) "
+                 "vs torch at 1024 (a failure there is logged NOT RUN and its column reads n/a)")
     for k in GEMM_K:
         steps.append(f"GEMM fp16 M=N={GEMM_MN} K={k}: " + ", ".join(v[0] for v in TAWA_GEMMS) +
-                     " (output vs torch.matmul), cuBLAS, Triton")
+                     " (output vs torch.matmul), cuBLAS, Triton, Triton on examples/matmul_desc.py")
         steps.append(f"GEMM fp8 e4m3 M=N={GEMM_MN} K={k}: " + ", ".join(v[0] for v in TAWA_FP8) +
                      " (output vs torch._scaled_mm), cuBLAS (torch._scaled_mm), Triton")
     for s in ATTN["seqs"]:
         for causal in (False, True):
             steps.append(f"attention fwd B={ATTN['batch']} H={ATTN['heads']} D={ATTN['dim']} S={s} causal={causal}: "
-                         + ", ".join(a[0] for a in TAWA_ATTN) + " (output vs SDPA), SDPA, Triton")
+                         + ", ".join(a[0] for a in TAWA_ATTN) + " (output vs SDPA), SDPA, Triton, Triton on examples/attention.py")
     steps.append("table of TFLOP/s and ratios (last)")
     return steps
 
@@ -278,11 +280,22 @@ def main():
             fail(log, f"{label}: the executor check did not run")
         log(f"ok: {label} (SIMT) matches the CPU executor (seed {seed})")
     tk.check_triton(log, torch)
+    same = tk.check_same_source(log, bundle)
+
+    def same_ms(make):
+        """Milliseconds of Triton running tawa's own example kernel, or None where that does not work."""
+        if not same:
+            return None
+        try:
+            return tk.time_ms(make())
+        except Exception as e:
+            log(f"NOT RUN: Triton on the same source: {type(e).__name__}: {str(e)[:300]}")
+            return None
 
     rows = []
 
-    def row(case, tawa, ref_name, ref, triton_t):
-        rows.append(dict(case=case, tawa=tawa, ref_name=ref_name, ref=ref, triton=triton_t))
+    def row(case, tawa, ref_name, ref, triton_t, same_t=None):
+        rows.append(dict(case=case, tawa=tawa, ref_name=ref_name, ref=ref, triton=triton_t, triton_same=same_t))
         results["rows"].append(rows[-1])
 
     def best_tawa_gemm(variants, spec, ref, ref_name, k, flops, ad, bd, kind):
@@ -319,8 +332,11 @@ def main():
         del ref
         t_cublas = tk.time_ms(lambda: torch.matmul(a, b))
         t_triton = tk.time_ms(tk.triton_matmul_fn(a, b))
-        log(f"cuBLAS fp16 K={k}: {flops / t_cublas / 1e9:.1f} TFLOP/s; Triton: {flops / t_triton / 1e9:.1f} TFLOP/s")
-        row(f"GEMM fp16 8192x8192x{k}", best, "cuBLAS", flops / t_cublas / 1e9, flops / t_triton / 1e9)
+        t_same = same_ms(lambda: tk.same_source_matmul_fn(bundle, a, b))
+        tf_same = None if t_same is None else flops / t_same / 1e9
+        log(f"cuBLAS fp16 K={k}: {flops / t_cublas / 1e9:.1f} TFLOP/s; Triton: {flops / t_triton / 1e9:.1f} TFLOP/s; "
+            f"Triton on examples/matmul_desc.py: {'n/a' if tf_same is None else f'{tf_same:.1f}'} TFLOP/s")
+        row(f"GEMM fp16 8192x8192x{k}", best, "cuBLAS", flops / t_cublas / 1e9, flops / t_triton / 1e9, tf_same)
         # fp8 e4m3: cuBLAS through torch._scaled_mm (B column-major), Triton with the same layout.
         a8 = a.to(torch.float8_e4m3fn)
         b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()
@@ -348,6 +364,8 @@ def main():
             ref = sdpa()
             t_sdpa = tk.time_ms(sdpa, reps=10)
             t_tri = tk.time_ms(tk.triton_attention_fn(q, kk, v, causal), reps=10)
+            t_same = same_ms(lambda: tk.same_source_attention_fn(bundle, q, kk, v, causal))
+            tf_same = None if t_same is None else flops / t_same / 1e9
             # tawa: Q, K, V as [B*H*S, D] .npy; the output checked against SDPA.
             paths = {}
             for name, t in (("Q", q), ("K", kk), ("V", v)):
@@ -370,8 +388,9 @@ def main():
                 log(f"{label} attention S={s} causal={causal}: {tf:.1f} TFLOP/s (rel err vs SDPA {err:.2e})")
                 results["rows"].append(dict(case=f"attn S={s} causal={causal} {label}", tflops=tf, err=err))
                 best_attn = tf if best_attn is None or tf > best_attn else best_attn
-            log(f"attention S={s} causal={causal}: SDPA {flops / t_sdpa / 1e9:.1f} TFLOP/s; Triton {flops / t_tri / 1e9:.1f} TFLOP/s")
-            row(f"attn fwd S={s}{' causal' if causal else ''}", best_attn, "SDPA", flops / t_sdpa / 1e9, flops / t_tri / 1e9)
+            log(f"attention S={s} causal={causal}: SDPA {flops / t_sdpa / 1e9:.1f} TFLOP/s; Triton {flops / t_tri / 1e9:.1f} TFLOP/s; "
+                f"Triton on examples/attention.py: {'n/a' if tf_same is None else f'{tf_same:.1f}'} TFLOP/s")
+            row(f"attn fwd S={s}{' causal' if causal else ''}", best_attn, "SDPA", flops / t_sdpa / 1e9, flops / t_tri / 1e9, tf_same)
             del ref
             del q, kk, v
             torch.cuda.empty_cache()
@@ -388,12 +407,16 @@ def main():
 
     log("")
     log(f"TFLOP/s on {dev} (median of CUDA-event-timed launches; fresh random inputs)")
-    hdr = f"{'case':<28} {'tawa':>7} {'ref':>7} {'(ref)':<7} {'Triton':>7} {'tawa/ref':>9} {'tawa/Triton':>12} {'Triton/ref':>11}"
+    log("Triton: bench/gpu/triton_kernels.py's kernel of the same kind; Triton(same): Triton 3.6 compiling the very .py")
+    log("kernel tawa compiled (examples/matmul_desc.py, examples/attention.py); n/a where that did not run")
+    hdr = (f"{'case':<28} {'tawa':>7} {'ref':>7} {'(ref)':<7} {'Triton':>7} {'Triton(same)':>13} {'tawa/ref':>9} {'tawa/Triton':>12} "
+           f"{'tawa/T(same)':>13} {'Triton/ref':>11}")
     log(hdr)
     log("-" * len(hdr))
     for r in rows:
         log(f"{r['case']:<28} {fmtv(r['tawa']):>7} {fmtv(r['ref']):>7} {r['ref_name']:<7} {fmtv(r['triton']):>7} "
-            f"{ratio(r['tawa'], r['ref']):>9} {ratio(r['tawa'], r['triton']):>12} {ratio(r['triton'], r['ref']):>11}")
+            f"{fmtv(r['triton_same']):>13} {ratio(r['tawa'], r['ref']):>9} {ratio(r['tawa'], r['triton']):>12} "
+            f"{ratio(r['tawa'], r['triton_same']):>13} {ratio(r['triton'], r['ref']):>11}")
     log(f"full log: {os.path.join(args.log, 'bench.log')}")
     return 0
 

@@ -151,6 +151,101 @@ def triton_attention_fn(q, k, v, causal, block_m=128, block_n=64, warps=8, stage
     return go
 
 
+# ---- the same source: Triton 3.6 compiling tawa's own example kernels (examples/matmul_desc.py and
+# examples/attention.py from the bundle), which make their TMA descriptors on the device and so need
+# Triton's global-memory allocator.
+_examples = {}
+
+
+def _example(bundle, rel, name):
+    import importlib.util
+    key = (bundle, rel)
+    if key not in _examples:
+        spec = importlib.util.spec_from_file_location("example_" + rel.replace("/", "_")[:-3], f"{bundle}/{rel}")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _examples[key] = mod
+        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
+    return getattr(_examples[key], name)
+
+
+_SAME_GEMM_CONFIGS = [(128, 256, 64, 8), (128, 128, 64, 8), (128, 128, 64, 4)]  # BLOCK_M, BLOCK_N, BLOCK_K, warps
+_best_same_gemm = {}
+
+
+def same_source_matmul_fn(bundle, a, b):
+    """examples/matmul_desc.py compiled by Triton: a closure writing a fresh fp16 C (its 3-stage loop
+    is set in the kernel), with the fastest of a few block shapes, chosen once per shape by timing."""
+    kernel = _example(bundle, "examples/matmul_desc.py", "matmul_desc_kernel")
+    M, K = a.shape
+    _, N = b.shape
+    c = torch.empty(M, N, device=a.device, dtype=torch.float16)
+
+    def launcher(cfg):
+        bm, bn, bk, warps = cfg
+        grid = (triton.cdiv(M, bm), triton.cdiv(N, bn))
+
+        def go():
+            kernel[grid](a, b, c, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps)
+            return c
+        return go
+
+    key = (M, N, K)
+    if key not in _best_same_gemm:
+        timed = []
+        for cfg in _SAME_GEMM_CONFIGS:
+            try:
+                timed.append((time_ms(launcher(cfg), reps=5, warmup=1), cfg))
+            except Exception as e:
+                print(f"  triton (examples/matmul_desc.py) config {cfg} skipped: {type(e).__name__}: {str(e)[:200]}")
+        if not timed:
+            raise RuntimeError("no configuration of examples/matmul_desc.py compiled with Triton")
+        _best_same_gemm[key] = min(timed)[1]
+    return launcher(_best_same_gemm[key])
+
+
+def same_source_attention_fn(bundle, q, k, v, causal, warps=8, stages=2):
+    """examples/attention.py compiled by Triton on contiguous (B, H, S, D) fp16 tensors (read as
+    [B*H*S, D] rows, as the kernel describes them): 128-row blocks, 128 keys (64 when causal)."""
+    kernel = _example(bundle, "examples/attention.py", "attn_fwd")
+    B, H, S, D = q.shape
+    block_m, block_n = 128, (64 if causal else 128)
+    o = torch.empty_like(q)
+    grid = (S // block_m, B * H)
+
+    def go():
+        kernel[grid](q, k, v, o, D ** -0.5, B, H, N_CTX=S, HEAD_DIM=D, BLOCK_M=block_m, BLOCK_N=block_n, CAUSAL=causal,
+                     num_warps=warps, num_stages=stages)
+        return o
+    return go
+
+
+def check_same_source(log, bundle):
+    """Triton running tawa's example kernels against torch at small sizes; returns whether it works
+    (a failure is logged, and the same-source column then reads n/a: it is a second comparison)."""
+    def rel(x, y):
+        return ((x.double() - y.double()).norm() / y.double().norm()).item()
+    try:
+        a = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)
+        b = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)
+        e = rel(same_source_matmul_fn(bundle, a, b)(), a.double() @ b.double())
+        if not e < 1e-2:
+            raise RuntimeError(f"relative error {e:.3g} against torch")
+        worst = 0.0
+        for causal in (False, True):
+            q, k, v = (torch.randn(1, 2, 1024, 128, device="cuda", dtype=torch.float16) for _ in range(3))
+            want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+            worst = max(worst, rel(same_source_attention_fn(bundle, q, k, v, causal)(), want))
+        if not worst < 1e-2:
+            raise RuntimeError(f"attention: relative error {worst:.3g} against SDPA")
+    except Exception as e:
+        log(f"NOT RUN: Triton on tawa's example kernels (the same source): {type(e).__name__}: {str(e)[:500]}")
+        return False
+    log(f"ok: Triton runs examples/matmul_desc.py (rel err {e:.1e}) and examples/attention.py (rel err {worst:.1e}) "
+        "at 1024, matching torch")
+    return True
+
+
 def check_triton(log, torch_mod=torch):
     """The comparison kernels against torch on fresh random data; a failure stops the benchmark."""
     def rel(x, y):

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -48,10 +49,37 @@ CASES = [
      ATTN.format(bm=128, bn=64, causal="True"), ["--consumers", "2", "--depth", "2"], 8, 2),
     ("attention, 64x128 blocks, 1 consumer (attention.py)", "examples/attention.py", "attn_fwd",
      ATTN.format(bm=64, bn=128, causal="False"), ["--consumers", "1", "--depth", "2"], 4, 2),
+    ("GEMM 128x256x64, pointer form (matmul.py)", "examples/matmul.py", "matmul_kernel",
+     GEMM.format(bm=128, bn=256).replace("K:i32=8192, ", "K:i32=8192, stride_am:i32=8192, stride_ak:i32=1, stride_bk:i32=8192, "
+                                         "stride_bn:i32=1, stride_cm:i32=8192, stride_cn:i32=1, ") + ", GROUP_M=8",
+     ["--consumers", "2", "--depth", "3"], 8, 3),
+    ("GEMM 128x128x64 persistent, pointer form (matmul_persistent.py)", "examples/matmul_persistent.py",
+     "matmul_persistent_kernel", GEMM.format(bm=128, bn=128) + ", GROUP_M=8, NUM_SMS=132", ["--depth", "3"], 4, 3),
     ("softmax (softmax.py)", "examples/softmax.py", "softmax_kernel",
      "out_ptr:*fp32[R,C], in_ptr:*fp32[R,C], in_row_stride:i32=1024, out_row_stride:i32=1024, n_rows:i32=4096, "
      "n_cols:i32=1000, R=4096, C=1024, BLOCK_SIZE=1024, NUM_STAGES=2", [], 4, 2),
+    ("layer norm (layer_norm.py)", "examples/layer_norm.py", "layer_norm_fwd",
+     "X:*fp32[R,C], Y:*fp32[R,C], W:*fp32[C], B:*fp32[C], Mean:*fp32[R], Rstd:*fp32[R], row_stride:i32=4096, N:i32=4096, "
+     "eps:fp32=1e-5, R=4096, C=4096, BLOCK_SIZE=1024", [], 4, 2),
+    ("vector add (vector_add.py)", "examples/vector_add.py", "add_kernel",
+     "x_ptr:*fp32[n], y_ptr:*fp32[n], out_ptr:*fp32[n], n_elements:i32=1048576, n=1048576, BLOCK_SIZE=1024", [], 4, 2),
 ]
+
+
+class _TorchStandIn(types.ModuleType):
+    """Stands in for torch where it is not installed: examples/vector_add.py's host code and
+    bench/gpu/triton_kernels.py import it, and compiling their kernels does not need it."""
+    def __getattr__(self, name):
+        return type(name, (), {})
+
+
+def ensure_torch():
+    if "torch" in sys.modules:
+        return
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        sys.modules["torch"] = _TorchStandIn("torch")
 
 
 def split_top(text):
@@ -132,12 +160,17 @@ def cubin_usage(cubin_path):
     return dict(regs=int(m.group(1)), stack=int(m.group(2)), static_smem=int(m.group(3)), local=int(m.group(4)))
 
 
-def load_kernel(path, name):
+def load_module(path):
     import importlib.util
+    ensure_torch()
     spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return getattr(mod, name)
+    return mod
+
+
+def load_kernel(path, name):
+    return getattr(load_module(path), name)
 
 
 def triton_compile(fn, spec, warps, stages, work):
@@ -182,11 +215,36 @@ def tawa_compile(tawa, path, kernel, spec, flags, work, tag):
     return dict(seconds=seconds, regs=g[0], stack=g[1], spills=g[2] + g[3], smem=g[4] + g[5], threads=g[6], **counts)
 
 
+def bench_kernels():
+    """The Triton kernels bench/gpu/run.sh times tawa against (bench/gpu/triton_kernels.py), compiled as
+    its launcher specializes them at M = N = K = 8192 (strides of 1 become constants): that they compile
+    with Triton 3.6, and what they become. The module imports torch, which compiling does not need; a
+    stand-in module is used where torch is absent."""
+    ensure_torch()
+    tk = load_module(os.path.join(ROOT, "bench", "gpu", "triton_kernels.py"))
+    gemm = ("a_ptr:*{t}[M,K], b_ptr:*{t}[K,N], c_ptr:*fp16[M,N], M:i32=8192, N:i32=8192, K:i32=8192, s_am:i32=8192, "
+            "s_ak:i32=1, s_bk:i32={sbk}, s_bn:i32={sbn}, s_cm:i32=8192, s_cn:i32=1, BM={bm}, BN={bn}, BK={bk}, GROUP_M=8")
+    cases = []
+    for bm, bn, bk, warps, stages in tk._GEMM_CONFIGS[2]:
+        cases.append((f"_gemm fp16 {bm}x{bn}x{bk}", tk._gemm, gemm.format(t="fp16", sbk=8192, sbn=1, bm=bm, bn=bn, bk=bk), warps, stages))
+    for bm, bn, bk, warps, stages in tk._GEMM_CONFIGS[1]:
+        cases.append((f"_gemm fp8e4nv {bm}x{bn}x{bk} (B K-major)", tk._gemm,
+                      gemm.format(t="fp8e4nv", sbk=1, sbn=8192, bm=bm, bn=bn, bk=bk), warps, stages))
+    for causal in (False, True):
+        cases.append((f"_attn_fwd 128x64 blocks, causal={causal}", tk._attn_fwd,
+                      "Q:*fp16[R,D], K:*fp16[R,D], V:*fp16[R,D], O:*fp16[R,D], sm_scale:fp32=0.088, s_z:i32=8388608, "
+                      f"s_h:i32=524288, s_n:i32=128, H:i32=16, N_CTX:i32=4096, HEAD_DIM=128, BLOCK_M=128, BLOCK_N=64, CAUSAL={causal}",
+                      8, 3))
+    return cases
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tawa", default=os.path.join(ROOT, "build", "tawa"), help="the tawa binary (default: build/tawa)")
     ap.add_argument("--repeats", type=int, default=3, help="cold compiles per case and compiler; the median is shown")
     ap.add_argument("--log", help="folder for results.json and compare.md")
+    ap.add_argument("--triton-only", action="store_true",
+                    help="only check that Triton compiles every case and the benchmark's kernels for sm_90a (a test)")
     args = ap.parse_args()
     import triton
     if not triton.__version__.startswith("3.6"):
@@ -195,6 +253,20 @@ def main():
     work = tempfile.mkdtemp(prefix="tawa-triton-")
     os.environ["TRITON_CACHE_DIR"] = os.path.join(work, "triton-cache")
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+    if args.triton_only:
+        covered = {rel for _, rel, *_ in CASES}
+        examples = {os.path.join("examples", f) for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".py")}
+        if examples - covered:
+            raise SystemExit("compare.py: no case for " + ", ".join(sorted(examples - covered)) + " (add one to CASES)")
+        cases = [(label, load_kernel(os.path.join(ROOT, rel), kernel), spec, warps, stages, rel)
+                 for label, rel, kernel, spec, _, warps, stages in CASES]
+        cases += [(label, fn, spec, warps, stages, "bench/gpu/triton_kernels.py") for label, fn, spec, warps, stages in bench_kernels()]
+        for label, fn, spec, warps, stages, rel in cases:
+            x = triton_compile(fn, spec, warps, stages, work)
+            print(f"ok: Triton {triton.__version__} compiles {rel}:{fn.__name__} ({label}) for sm_90a: {x['wgmma']} wgmma, "
+                  f"{x['tma']} TMA, {x['cp.async']} cp.async, {x['spills']} B spilled", flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+        return
     for i, (label, rel, kernel, spec, flags, warps, stages) in enumerate(CASES):
         path = os.path.join(ROOT, rel)
         fn = load_kernel(path, kernel)
@@ -207,7 +279,6 @@ def main():
                          triton_options=dict(num_warps=warps, num_stages=stages), triton=t, tawa=w))
         print(f"{label}: triton {t['regs']} regs x {t['threads']} threads, {t['smem']} B smem, {t['seconds']:.2f} s; "
               f"tawa {w['regs']} regs x {w['threads']} threads, {w['smem']} B smem, {w['seconds']:.2f} s", flush=True)
-    shutil.rmtree(work, ignore_errors=True)
 
     head = ("| kernel | compiler | registers x threads | shared memory | spills | wgmma | TMA copies | cp.async | "
             "mbarrier waits | setmaxnreg | cold compile (median of %d) |" % args.repeats)
@@ -220,6 +291,26 @@ def main():
             lines.append(f"| {r['case'] if who == 'triton' else ''} | {name} | {x['regs']} x {x['threads']} | "
                          f"{x['smem'] // 1024} KiB | {x['spills']} B | {x['wgmma']} | {x['tma']} | {x['cp.async']} | "
                          f"{x['mbarrier waits']} | {x['setmaxnreg']} | {x['seconds']:.2f} s |")
+    def ptxas_version(path):
+        out = subprocess.run([path, "--version"], capture_output=True, text=True).stdout
+        m = re.search(r"release ([0-9.]+)", out)
+        return m.group(1) if m else "?"
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    lines.append("")
+    lines.append(f"ptxas: Triton's own (CUDA {ptxas_version(triton_tool('ptxas'))}), tawa's from {cuda} (CUDA "
+                 f"{ptxas_version(os.path.join(cuda, 'bin', 'ptxas'))}). tawa's registers are the kernel's launch figure; "
+                 "setmaxnreg then moves them from the producer warp group to the consumers.")
+    lines += ["", "The Triton kernels bench/gpu/run.sh compares with (bench/gpu/triton_kernels.py), as Triton 3.6 compiles them "
+              "for sm_90a at M = N = K = 8192 and sequence 4096:", "",
+              "| kernel | num_warps, num_stages | registers x threads | shared memory | spills | wgmma | TMA copies | cp.async | "
+              "mbarrier waits | setmaxnreg |", "|" + "---|" * 10]
+    for label, fn, spec, warps, stages in bench_kernels():
+        x = triton_compile(fn, spec, warps, stages, work)
+        rows.append(dict(case="bench/gpu/triton_kernels.py " + label, spec=spec, triton_options=dict(num_warps=warps, num_stages=stages),
+                         triton=x))
+        lines.append(f"| {label} | {warps}, {stages} | {x['regs']} x {x['threads']} | {x['smem'] // 1024} KiB | {x['spills']} B | "
+                     f"{x['wgmma']} | {x['tma']} | {x['cp.async']} | {x['mbarrier waits']} | {x['setmaxnreg']} |")
+    shutil.rmtree(work, ignore_errors=True)
     table = "\n".join(lines)
     print()
     print(table)

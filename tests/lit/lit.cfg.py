@@ -13,3 +13,13 @@ config.substitutions.append(("%src", config.tawa_src))
 config.substitutions.append(("%build", config.tawa_bin))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%not", "python3 " + os.path.join(os.path.dirname(__file__), "not.py")))
+
+# Triton 3.6.0's Python (scripts/install-deps.sh makes the environment). Where it is missing, a test
+# that uses it fails and says so.
+triton_venv = os.environ.get("TAWA_TRITON_VENV", os.path.expanduser("~/.cache/tawa/triton-3.6.0"))
+triton_python = os.path.join(triton_venv, "bin", "python")
+if os.path.exists(triton_python):
+    config.substitutions.append(("%triton-python", triton_python))
+else:
+    config.substitutions.append(("%triton-python", "sh -c 'echo \"no Triton 3.6.0 environment at " + triton_venv +
+                                 " (run ./scripts/install-deps.sh)\" >&2; exit 1' --"))
