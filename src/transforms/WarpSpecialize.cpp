@@ -648,7 +648,10 @@ class Specializer {
     if (!la || la->kind() != OpKind::DescLoad || la->parent != &body) return why = "A is not a block load in the loop", nullptr;
     Op* mda = la->operand(0)->definingOp();
     Value* row = la->operand(1);
-    if (!mda || mda->kind() != OpKind::MakeDesc || mda->parent != &f_.body) return why = "A's descriptor is not made before the loop", nullptr;
+    // A's descriptor: made at the top, in a persistent kernel's tile loop, or in the loop itself (as
+    // block-access makes it where its base moves with the tile); its half is made next to it.
+    if (!mda || mda->kind() != OpKind::MakeDesc || (mda->parent != &f_.body && mda->parent != &home && mda->parent != &body))
+      return why = "A's descriptor is made inside a nested region of the loop", nullptr;
     // A row offset written inside the K loop (Triton's persistent form: `a_desc.load([pid_m * BLOCK_M, k])`)
     // is computed before the loop instead, when it does not depend on the loop.
     bool hoist = row->definingOp() && row->definingOp()->parent == &body;
@@ -675,17 +678,22 @@ class Specializer {
         (cast && uses[cast->result()] != 1))
       return why = "the result is not stored through a descriptor at A's row offset", nullptr;
     Op* mdc = store->operand(0)->definingOp();
-    if (!mdc || mdc->kind() != OpKind::MakeDesc || mdc->parent != &f_.body) return why = "C's descriptor is not made before the loop", nullptr;
+    if (!mdc || mdc->kind() != OpKind::MakeDesc || (mdc->parent != &f_.body && mdc->parent != &home))
+      return why = "C's descriptor is made inside a nested region", nullptr;
 
-    // Halved descriptors at the top (before a persistent kernel's tile loop; C's next to the original
-    // when it is made after the loop, as block-access makes it for a pointer-form store), the second
-    // half's row offset and accumulator before the loop.
+    // Halved descriptors: made at the top (before a persistent kernel's tile loop) when the original
+    // is, else right before the original (C's made after the loop, as block-access makes it for a
+    // pointer-form store; A's or C's in a tile loop; A's in the loop is handled in the copy below),
+    // the second half's row offset and accumulator before the loop.
     Op* first = outer_ ? outer_ : loop;
-    bool cAfter = false;
-    for (auto& op : f_.body.ops()) {
-      if (op.get() == first) cAfter = true;
-      if (op.get() == mdc) break;
-    }
+    auto atTop = [&](const Op* md) {
+      if (md->parent != &f_.body) return false;
+      for (auto& op : f_.body.ops()) {
+        if (op.get() == first) return false;
+        if (op.get() == md) return true;
+      }
+      return false;
+    };
     Builder tb(&f_.body, loop->loc());
     Builder b(&home, loop->loc());
     b.setInsertionPointBefore(loop);
@@ -693,19 +701,26 @@ class Specializer {
       ValueMap copies;
       row = hoistBefore(b, row, body, copies);
     }
+    auto halfName = [](const Op* md, const char* unnamed) {
+      const std::string& h = md->result()->nameHint;
+      return (h.empty() ? std::string(unnamed) : h) + "_half";
+    };
     auto halfOf = [](const Type& t) {
       auto s = t.shape;
       s[0] /= 2;
       return t.isDesc() ? Type::descOf(t.scalar, s) : t.withShape(s);
     };
-    tb.setInsertionPointBefore(first);
-    tb.setLoc(mda->loc());
-    Value* aHalf = tb.op1(OpKind::MakeDesc, mda->operands, halfOf(mda->result()->type()));
-    aHalf->nameHint = mda->result()->nameHint + "_half";
-    if (cAfter) tb.setInsertionPointBefore(mdc);
+    Value* aHalf = nullptr;
+    if (mda->parent != &body) {
+      tb.setInsertionPointBefore(atTop(mda) ? first : mda);
+      tb.setLoc(mda->loc());
+      aHalf = tb.op1(OpKind::MakeDesc, mda->operands, halfOf(mda->result()->type()));
+      aHalf->nameHint = halfName(mda, "a_desc");
+    }
+    tb.setInsertionPointBefore(atTop(mdc) ? first : mdc);
     tb.setLoc(mdc->loc());
     Value* cHalf = tb.op1(OpKind::MakeDesc, mdc->operands, halfOf(mdc->result()->type()));
-    cHalf->nameHint = mdc->result()->nameHint + "_half";
+    cHalf->nameHint = halfName(mdc, "c_desc");
     b.setLoc(la->loc());
     Value* row2 = b.op1(OpKind::Add, {row, b.constInt(bm / 2, row->type())}, row->type());
     row2->nameHint = "row_half";
@@ -731,7 +746,14 @@ class Specializer {
     Builder lb(nb, loop->loc());
     Value *top = nullptr, *bot = nullptr;
     for (auto& op : body.ops()) {
-      if (op.get() == la) {
+      if (op.get() == mda) {  // A's descriptor made in the loop: its half next to its copy
+        cloneOp(lb, *op, map);
+        std::vector<Value*> mo;
+        for (Value* v : mda->operands) mo.push_back(mapped(map, v));
+        lb.setLoc(mda->loc());
+        aHalf = lb.op1(OpKind::MakeDesc, mo, halfOf(mda->result()->type()));
+        aHalf->nameHint = halfName(mda, "a_desc");
+      } else if (op.get() == la) {
         lb.setLoc(la->loc());
         std::vector<Value*> lo{aHalf, row};
         for (size_t o = 2; o < la->numOperands(); ++o) lo.push_back(mapped(map, la->operand(o)));

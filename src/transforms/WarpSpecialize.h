@@ -24,7 +24,10 @@
 //     consumer. A's row offset may be written inside the loop when it does not depend on it (pure
 //     scalar ops, no division by a non-constant): it is computed once before the loop. The store's
 //     row offset must be the same value, possibly written again (same pure ops on the same values).
-//     Pure epilogue ops that use none of the loop's results are computed by both consumers;
+//     A's and C's descriptors may be made at the top, in a persistent kernel's tile loop, or (A's)
+//     in the loop itself, as block-access makes them for pointer-form kernels; each half descriptor
+//     is made next to its original. Pure epilogue ops that use none of the loop's results are
+//     computed by both consumers;
 //     persistent > 0 first wraps the kernel in a tile loop over min(persistent, grid)
 //     programs (grouped by groupM rows when > 0).
 //   runs: after canonicalize; before pipeline and lower-aref.
