@@ -53,8 +53,8 @@ CASES = [
      GEMM.format(bm=128, bn=256).replace("K:i32=8192, ", "K:i32=8192, stride_am:i32=8192, stride_ak:i32=1, stride_bk:i32=8192, "
                                          "stride_bn:i32=1, stride_cm:i32=8192, stride_cn:i32=1, ") + ", GROUP_M=8",
      ["--consumers", "2", "--depth", "3"], 8, 3),
-    ("GEMM 128x128x64 persistent, pointer form (matmul_persistent.py)", "examples/matmul_persistent.py",
-     "matmul_persistent_kernel", GEMM.format(bm=128, bn=128) + ", GROUP_M=8, NUM_SMS=132", ["--depth", "3"], 4, 3),
+    ("GEMM 128x256x64 persistent, pointer form (matmul_persistent.py)", "examples/matmul_persistent.py",
+     "matmul_persistent_kernel", GEMM.format(bm=128, bn=256) + ", GROUP_M=8, NUM_SMS=132", ["--consumers", "2", "--depth", "3"], 8, 3),
     ("softmax (softmax.py)", "examples/softmax.py", "softmax_kernel",
      "out_ptr:*fp32[R,C], in_ptr:*fp32[R,C], in_row_stride:i32=1024, out_row_stride:i32=1024, n_rows:i32=4096, "
      "n_cols:i32=1000, R=4096, C=1024, BLOCK_SIZE=1024, NUM_STAGES=2", [], 4, 2),
