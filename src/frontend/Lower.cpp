@@ -781,6 +781,41 @@ class Lowerer {
          "module-level tl.constexpr globals");
   }
 
+  // tl.assume(x >= c), (x > c), (c <= x) or (c < x), for an integer scalar x computed in the kernel
+  // and a constant c: the lower bound becomes the attribute `assume_min` of x's defining op, which
+  // block-access's sign analysis reads (the tutorials' `tl.assume(pid_n >= 0)` after a grouped tile
+  // order). Like Triton, tawa trusts the assumption and does not check it; conditions of other forms
+  // are hints it does not use.
+  static void recordAssumption(ir::Value* cond) {
+    ir::Op* cmp = cond->definingOp();
+    if (!cmp || cmp->kind() != OpKind::Cmp || !cond->type().isScalar() || !cmp->hasAttr("pred")) return;
+    auto constOf = [](ir::Value* v) -> std::optional<int64_t> {
+      ir::Op* d = v->definingOp();
+      if (!d || d->kind() != OpKind::Constant || !v->type().isScalar()) return std::nullopt;
+      if (auto* i = std::get_if<int64_t>(&d->attrs.at("value"))) return *i;
+      return std::nullopt;
+    };
+    std::string pred = cmp->strAttr("pred");
+    ir::Value* x = cmp->operand(0);
+    auto c = constOf(cmp->operand(1));
+    if (!c) {  // c OP x is x OP' c
+      x = cmp->operand(1);
+      c = constOf(cmp->operand(0));
+      static const std::map<std::string, std::string> flip = {{"lt", "gt"}, {"le", "ge"}, {"gt", "lt"}, {"ge", "le"}};
+      auto f = flip.find(pred);
+      pred = f == flip.end() ? pred : f->second;
+    }
+    if (!c || !x->type().elemIsInt() || !x->definingOp()) return;
+    int64_t lo;
+    if (pred == "ge") lo = *c;
+    else if (pred == "gt") lo = *c + 1;
+    else return;
+    auto& attrs = x->definingOp()->attrs;
+    auto old = attrs.find("assume_min");
+    if (old != attrs.end()) lo = std::max(lo, std::get<int64_t>(old->second));
+    attrs["assume_min"] = lo;
+  }
+
   // A dotted path such as "triton.language.float16" as a value.
   Val moduleMember(const std::string& path, Pos p) {
     static const std::set<std::string> modules = {"triton", "triton.language", "triton.language.math",
@@ -1363,7 +1398,8 @@ class Lowerer {
       return *v[0];
     }
     if (n == "assume") {
-      bind(a, qual, {"cond"}, 1);
+      auto v = bind(a, qual, {"cond"}, 1);
+      if (v[0]->k == Val::K::IR) recordAssumption(v[0]->v);
       return Val::none();
     }
     if (n == "debug_barrier" || n == "static_print" || n == "device_print") return Val::none();

@@ -205,24 +205,86 @@ class BlockAccess {
     return b->parentOp;
   }
 
-  // ---- sign analysis: is a scalar provably >= 0? (i32 kernel arguments are assumed to be.)
-  bool nonNeg(const Value* v, int depth = 0) {
-    if (depth > 64) return false;
-    if (auto c = intConst(v)) return *c >= 0;
+  // ---- sign analysis: is a scalar provably >= 0? (i32 kernel arguments are assumed to be.) Through
+  // a lower bound, so that `x + c1 - c2` with c1 >= c2 (how tl.cdiv lowers: (x + d) - 1) is known
+  // non-negative too.
+  bool nonNeg(const Value* v) {
+    auto lb = lowerBound(v, 0);
+    return lb && *lb >= 0;
+  }
+  // A lower bound of a scalar's value, or nullopt when none is known. Bounds stay far from int64's
+  // limits (the IR's integers are at most 64-bit; the analysis gives up on anything larger).
+  std::optional<int64_t> lowerBound(const Value* v, int depth) {
+    constexpr int64_t kLimit = int64_t{1} << 40;
+    auto sane = [&](std::optional<int64_t> x) -> std::optional<int64_t> {
+      if (!x || *x > kLimit || *x < -kLimit) return std::nullopt;
+      return x;
+    };
+    if (depth > 64) return std::nullopt;
+    if (auto c = intConst(v)) return sane(*c);
     const Op* d = v->definingOp();
     if (!d) {
-      if (v->ownerBlock() == &f_.body) return v->type().elemIsInt();
-      if (Op* loop = loopOfIv(v)) return nonNeg(loop->operand(0), depth + 1) && nonNeg(loop->operand(2), depth + 1);
-      return false;
+      if (v->ownerBlock() == &f_.body) return v->type().elemIsInt() ? std::optional<int64_t>(0) : std::nullopt;
+      // An induction variable is at least its lower bound when its step is non-negative.
+      if (Op* loop = loopOfIv(v)) {
+        auto step = lowerBound(loop->operand(2), depth + 1);
+        return step && *step >= 0 ? lowerBound(loop->operand(0), depth + 1) : std::nullopt;
+      }
+      return std::nullopt;
     }
-    auto both = [&] { return nonNeg(d->operand(0), depth + 1) && nonNeg(d->operand(1), depth + 1); };
+    // tl.assume(x >= c) left its bound on x's defining op (the front end's `assume_min`).
+    if (auto a = d->attrs.find("assume_min"); a != d->attrs.end())
+      if (auto* m = std::get_if<int64_t>(&a->second)) {
+        auto derived = lowerBoundOf(*d, depth);
+        return derived ? std::max(*derived, *m) : *m;
+      }
+    return lowerBoundOf(*d, depth);
+  }
+  std::optional<int64_t> lowerBoundOf(const Op& op, int depth) {
+    constexpr int64_t kLimit = int64_t{1} << 40;
+    auto sane = [&](std::optional<int64_t> x) -> std::optional<int64_t> {
+      if (!x || *x > kLimit || *x < -kLimit) return std::nullopt;
+      return x;
+    };
+    const Op* d = &op;
+    auto lb = [&](size_t i) { return lowerBound(d->operand(i), depth + 1); };
     switch (d->kind()) {
-      case OpKind::ProgramId: case OpKind::NumPrograms: return true;
-      case OpKind::Add: case OpKind::Mul: case OpKind::Div: case OpKind::FloorDiv: case OpKind::Min: return both();
-      case OpKind::Rem: return nonNeg(d->operand(0), depth + 1);
-      case OpKind::Max: return nonNeg(d->operand(0), depth + 1) || nonNeg(d->operand(1), depth + 1);
-      case OpKind::Select: return nonNeg(d->operand(1), depth + 1) && nonNeg(d->operand(2), depth + 1);
-      default: return false;
+      case OpKind::ProgramId: case OpKind::NumPrograms: return 0;
+      case OpKind::Add: {
+        auto a = lb(0), b = lb(1);
+        return a && b ? sane(*a + *b) : std::nullopt;
+      }
+      case OpKind::Sub: {  // a - c for a constant c
+        auto a = lb(0);
+        auto c = intConst(d->operand(1));
+        return a && c ? sane(*a - *c) : std::nullopt;
+      }
+      case OpKind::Mul: {
+        auto a = lb(0), b = lb(1);
+        return a && b && *a >= 0 && *b >= 0 ? sane(*a * *b) : std::nullopt;
+      }
+      case OpKind::Div: case OpKind::FloorDiv: {  // of non-negative values: non-negative
+        auto a = lb(0), b = lb(1);
+        return a && b && *a >= 0 && *b >= 0 ? std::optional<int64_t>(0) : std::nullopt;
+      }
+      case OpKind::Rem: {  // C's remainder has the dividend's sign
+        auto a = lb(0);
+        return a && *a >= 0 ? std::optional<int64_t>(0) : std::nullopt;
+      }
+      case OpKind::Min: {
+        auto a = lb(0), b = lb(1);
+        return a && b ? std::optional<int64_t>(std::min(*a, *b)) : std::nullopt;
+      }
+      case OpKind::Max: {
+        auto a = lb(0), b = lb(1);
+        if (a && b) return std::max(*a, *b);
+        return a ? a : b;
+      }
+      case OpKind::Select: {
+        auto a = lb(1), b = lb(2);
+        return a && b ? std::optional<int64_t>(std::min(*a, *b)) : std::nullopt;
+      }
+      default: return std::nullopt;
     }
   }
   bool nonNegMono(const Mono& m, int64_t c) {

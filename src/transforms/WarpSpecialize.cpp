@@ -664,19 +664,46 @@ class Specializer {
     std::map<const Value*, int> uses;
     countUses(f_.body, uses);
     if (uses[dot->operand(0)] != 1 || uses[acc] != 1) return why = "A's tile or the accumulator has other uses in the loop", nullptr;
-    // After the loop: [tile.cast] then tile.desc_store at the same row offset.
+    // After the loop: elementwise ops and casts on the result (an activation, the output type),
+    // whose other operands are scalars, tile constants or splats, then one tile.desc_store of the
+    // last of them at the same row offset. Each half repeats that epilogue on its rows.
     Value* res = loop->result(k);
-    Op *cast = nullptr, *store = nullptr;
-    for (auto& op : home.ops())
-      for (Value* v : op->operands)
-        if (v == res) (op->kind() == OpKind::Cast ? cast : store) = op.get();
-    if (cast)
-      for (auto& op : home.ops())
-        for (Value* v : op->operands)
-          if (v == cast->result()) store = op.get();
-    if (!store || store->kind() != OpKind::DescStore || !sameValue(store->operand(2), row) || uses[res] != 1 ||
-        (cast && uses[cast->result()] != 1))
+    std::vector<Op*> chain;  // in program order
+    std::set<const Value*> rowValues{res};
+    Op* store = nullptr;
+    for (auto& op : home.ops()) {
+      bool usesRows = std::any_of(op->operands.begin(), op->operands.end(), [&](Value* v) { return rowValues.count(v) != 0; });
+      if (!usesRows) continue;
+      if (op->kind() == OpKind::DescStore) {
+        if (store || !rowValues.count(op->operand(1)) || std::count_if(op->operands.begin(), op->operands.end(),
+                                                                        [&](Value* v) { return rowValues.count(v) != 0; }) != 1)
+          return why = "the result is not stored through a descriptor at A's row offset", nullptr;
+        store = op.get();
+        continue;
+      }
+      if (store || !isElementwise(op->kind()) || op->numResults() != 1 || !op->regions().empty())
+        return why = "the result is used by " + at(*op) + " (an epilogue of elementwise ops and one store is split)", nullptr;
+      for (Value* v : op->operands) {
+        if (rowValues.count(v) || v->type().isScalar()) continue;
+        const Op* d = v->definingOp();
+        if (!d || (d->kind() != OpKind::Constant && d->kind() != OpKind::Splat))
+          return why = "the epilogue op " + at(*op) + " combines the result with a tile that is not a constant or a splat", nullptr;
+      }
+      chain.push_back(op.get());
+      rowValues.insert(op->result());
+    }
+    if (!store || store->kind() != OpKind::DescStore || !sameValue(store->operand(2), row))
       return why = "the result is not stored through a descriptor at A's row offset", nullptr;
+    // The result and the epilogue's values are used by the epilogue only.
+    auto usesInEpilogue = [&](const Value* v) {
+      int n = store->operand(1) == v ? 1 : 0;
+      for (Op* o : chain) n += static_cast<int>(std::count(o->operands.begin(), o->operands.end(), v));
+      return n;
+    };
+    if (uses[res] != usesInEpilogue(res)) return why = "the loop's result is used outside the epilogue", nullptr;
+    for (Op* op : chain)
+      if (uses[op->result()] != usesInEpilogue(op->result()))
+        return why = "a value of the epilogue (" + at(*op) + ") is used outside it", nullptr;
     Op* mdc = store->operand(0)->definingOp();
     if (!mdc || mdc->kind() != OpKind::MakeDesc || (mdc->parent != &f_.body && mdc->parent != &home))
       return why = "C's descriptor is made inside a nested region", nullptr;
@@ -781,25 +808,46 @@ class Specializer {
         cloneOp(lb, *op, map);
       }
     }
-    // The epilogue, once per half.
+    // The epilogue, once per half: its ops on half-height tiles, its tile constants and splats made
+    // again at half height.
     Builder eb(&home, store->loc());
     eb.setInsertionPointBefore(store);
     Value* halves[2] = {nl->result(k), nl->result(nl->numResults() - 1)};
     for (int h = 0; h < 2; ++h) {
-      Value* v = halves[h];
-      if (cast) {
-        eb.setLoc(cast->loc());
-        v = eb.op1(OpKind::Cast, {v}, halfOf(cast->result()->type()));
-        v->nameHint = cast->result()->nameHint + (h ? "_bot" : "_top");
+      ValueMap em{{res, halves[h]}};
+      auto half = [&](Value* v) -> Value* {
+        if (auto it = em.find(v); it != em.end()) return it->second;
+        if (v->type().isScalar()) return v;
+        const Op* d = v->definingOp();  // a tile constant or splat (checked above)
+        eb.setLoc(d->loc());
+        Value* c = eb.op1(d->kind(), d->operands, halfOf(v->type()), d->attrs);
+        return em[v] = c;
+      };
+      for (Op* op : chain) {
+        std::vector<Value*> ops;
+        for (Value* v : op->operands) ops.push_back(half(v));
+        eb.setLoc(op->loc());
+        Value* r = eb.op1(op->kind(), ops, halfOf(op->result()->type()), op->attrs);
+        if (!op->result()->nameHint.empty()) r->nameHint = op->result()->nameHint + (h ? "_bot" : "_top");
+        em[op->result()] = r;
       }
       eb.setLoc(store->loc());
-      eb.create(OpKind::DescStore, {cHalf, v, h ? row2 : row, store->operand(3)}, {});
+      eb.create(OpKind::DescStore, {cHalf, em.at(store->operand(1)), h ? row2 : row, store->operand(3)}, {});
     }
     for (size_t j = 0; j < loop->numResults(); ++j)
       if (j != k) replaceAllUsesWith(f_.body, loop->result(j), nl->result(j));
+    // The original epilogue, then the tile constants and splats nothing uses any more.
+    std::set<Op*> feeders;
+    for (Op* op : chain)
+      for (Value* v : op->operands)
+        if (!v->type().isScalar() && !rowValues.count(v)) feeders.insert(v->definingOp());
     home.erase(store);
-    if (cast) home.erase(cast);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) home.erase(*it);
     home.erase(loop);
+    std::map<const Value*, int> left;
+    countUses(f_.body, left);
+    for (Op* d : feeders)
+      if (!left[d->result()]) d->parent->erase(d);
     return nl;
   }
 
