@@ -26,7 +26,10 @@
 //     shape ops, and loop-carried values (with a loop-invariant bound).
 //   assumptions (stated, not checked): index arithmetic does not overflow i32; i32 kernel arguments
 //     are non-negative (sizes and strides), which with program ids, aranges, non-negative constants
-//     and trip indices makes the start coordinates provably non-negative.
+//     and trip indices makes the start coordinates provably non-negative. The proof is a lower-bound
+//     analysis (sums, differences with a constant such as tl.cdiv's `(x + d) - 1`, products, quotients
+//     and remainders of non-negative values, min, max, select), and it takes the bound `assume_min`
+//     that the front end leaves on a value for `tl.assume(x >= c)`, trusted as Triton trusts it.
 //   guarantees: each recognized access becomes tile.desc_load / tile.desc_store at the same place;
 //     its tile.make_desc is hoisted before the top-level op that contains the access when all its
 //     operands are defined there, else placed right before the access; pointer arithmetic left
