@@ -99,6 +99,7 @@ class Splitter {
 
   bool analyze(Op& cons, std::string& why) {
     Block& body = *cons.region(0);
+    consBody_ = &body;
     std::vector<const Value*> seeds;
     for (auto& op : f_.body.ops())
       if (op->kind() != OpKind::WgRegion) tie(*op);
@@ -202,12 +203,14 @@ class Splitter {
     return true;
   }
 
-  // A half-height copy of a descriptor made at the top of the kernel.
+  // A half-height copy of a descriptor made at the top of the kernel, or at the consumer's top level
+  // (where block-access puts the descriptor of a store after the loops, such as attention's
+  // `tl.store(m_ptrs, m_i)`).
   bool halfDesc(const Value* desc, std::string& why) {
     if (halfDescs_.count(desc)) return true;
     const Op* d = desc->definingOp();
-    if (!d || d->kind() != OpKind::MakeDesc || d->parent != &f_.body)
-      return why = "a row-indexed tile goes through a descriptor not made at the top of the kernel", false;
+    if (!d || d->kind() != OpKind::MakeDesc || (d->parent != &f_.body && d->parent != consBody_))
+      return why = "a row-indexed tile goes through a descriptor not made at the top of the kernel or of the consumer", false;
     halfDescs_[desc] = nullptr;  // made in rewrite()
     return true;
   }
@@ -220,10 +223,12 @@ class Splitter {
 
   void rewrite(Op& cons) {
     Builder b(&f_.body);
-    // Half-height descriptors next to the originals.
+    // Half-height descriptors next to the originals (in the consumer for one made there: each half
+    // gets its copy with the region's).
     for (auto& [desc, made] : halfDescs_) {
       Op* d = const_cast<Op*>(desc->definingOp());
-      auto it = std::find_if(f_.body.ops().begin(), f_.body.ops().end(), [&](const auto& p) { return p.get() == d; });
+      auto& ops = d->parent->ops();
+      auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& p) { return p.get() == d; });
       b.setInsertionPointBefore(std::next(it)->get());
       b.setLoc(d->loc());
       Value* h = b.op1(OpKind::MakeDesc, d->operands, halve(desc->type()), d->attrs);
@@ -247,7 +252,7 @@ class Splitter {
         pb.setLoc(load->loc());
         Op* half = pb.create(OpKind::DescLoad, load->operands, {halve(load->result()->type())});
         half->result()->nameHint = load->result()->nameHint + (h ? "_bot" : "_top");
-        toHalf(pb, *half, load->operand(0), 1, h);
+        toHalf(pb, *half, load->operand(0), 1, h, ValueMap{});
         pb.setInsertionPointBefore(put);
         pb.setLoc(put->loc());
         pb.create(OpKind::ArefPut, {a, put->operand(1), half->result()}, {});
@@ -273,13 +278,13 @@ class Splitter {
       ValueMap map;
       b.setInsertionPointBefore(first);
       b.setLoc(cons.loc());
-      for (Op* op : before) fix(b, *op, *cloneOp(b, *op, map), h);
+      for (Op* op : before) fix(b, *op, *cloneOp(b, *op, map), h, map);
       b.setInsertionPointBefore(&cons);
       Op* region = cloneOp(b, cons, map);
       // Fix every copied op whose original makes or stores a row-indexed value.
       std::vector<std::pair<Op*, Op*>> pairs;
       collectPairs(*cons.region(0), *region->region(0), pairs);
-      for (auto [orig, copy] : pairs) fix(b, *orig, *copy, h);
+      for (auto [orig, copy] : pairs) fix(b, *orig, *copy, h, map);
       for (auto& [v, c] : map)
         if (marked_.count(v) && c->type().isTile() && c->type().shape[0] != half_) c->setType(halve(c->type()));
     }
@@ -303,7 +308,7 @@ class Splitter {
 
   // Half h of a copied op: aranges shifted; desc_load / desc_store through the half descriptor at
   // rows moved by h * M/2 (result types are halved by the caller).
-  void fix(Builder& b, const Op& orig, Op& copy, int64_t h) {
+  void fix(Builder& b, const Op& orig, Op& copy, int64_t h, const ValueMap& map) {
     bool rowsOut = orig.numResults() == 1 && marked_.count(orig.result());
     if ((orig.kind() == OpKind::ArefGet || orig.kind() == OpKind::ArefConsumed) && halfArefs_.count(orig.operand(0))) {
       copy.operands[0] = halfArefs_.at(orig.operand(0))[static_cast<size_t>(h)];
@@ -312,14 +317,14 @@ class Splitter {
       copy.attrs["start"] = start;
       copy.attrs["end"] = start + half_;
     } else if ((orig.kind() == OpKind::DescLoad && rowsOut) || (orig.kind() == OpKind::DescStore && marked_.count(orig.operand(1)))) {
-      toHalf(b, copy, orig.operand(0), orig.kind() == OpKind::DescLoad ? 1 : 2, h);
+      toHalf(b, copy, orig.operand(0), orig.kind() == OpKind::DescLoad ? 1 : 2, h, map);
     }
   }
 
   // A desc_load / desc_store `op` (through `desc`) made to access half h: through the half-height
   // descriptor, its row operand (at rowIdx) moved by h * M/2 with an add inserted before it.
-  void toHalf(Builder& b, Op& op, const Value* desc, size_t rowIdx, int64_t h) {
-    op.operands[0] = halfDescs_.at(desc);
+  void toHalf(Builder& b, Op& op, const Value* desc, size_t rowIdx, int64_t h, const ValueMap& map) {
+    op.operands[0] = mapped(map, halfDescs_.at(desc));
     if (h == 0) return;
     b.setInsertionPointBefore(&op);
     b.setLoc(op.loc());
@@ -332,6 +337,7 @@ class Splitter {
   std::map<const Value*, const Value*> parent_;
   std::set<const Value*> marked_;
   std::map<const Value*, Value*> halfDescs_;
+  Block* consBody_ = nullptr;  // the consumer region's block (analyze)
   std::map<const Value*, std::vector<Value*>> halfArefs_;  // a preloaded tile's aref -> its two halves' arefs
   std::map<const Value*, Op*> preloadPuts_;
   Op* prod_ = nullptr;

@@ -15,7 +15,9 @@
 //   guarantees: the consumer region is replaced by two, consumer h in [0, 2) computing rows
 //     [h * M/2, (h + 1) * M/2): row-indexed types halved, aranges shifted, tile.desc_load and
 //     tile.desc_store coordinates moved by h * M/2 rows through descriptors with half-height blocks
-//     (made next to the original), row-indexed values defined before the regions copied into each
+//     (made next to the original: at the top of the kernel, or at the consumer's top level where
+//     block-access put the descriptor of a store after the loops), row-indexed values defined
+//     before the regions copied into each
 //     half; a tile the producer loads once is loaded as two half-height blocks, each put into an
 //     aref of its own {consumers = 1} that one half gets and releases; every other aref.create gets
 //     {consumers = 2}. The kernel computes the same values.

@@ -294,3 +294,64 @@ TEST(EmuAttentionMutation, PointerFormEveryProgramReadsHeadZero) {
   AttnRun r = runPointerForm(p, freshSeed());
   EXPECT_GT(mismatches(r, nullptr), 0);
 }
+
+// ---- the training form: Out and the base-2 logsumexp of each query row (tests/lit/cuda/Inputs/
+// attention_lse.py), a row vector that each consumer writes from its registers through a 1-D
+// descriptor, after log2 of the row sums.
+namespace {
+
+void expectLseCorrect(int dim, bool causal) {
+  SCOPED_TRACE("head dim " + std::to_string(dim) + (causal ? ", causal" : ""));
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::string spec = "Q:*fp16[R,D], K:*fp16[R,D], V:*fp16[R,D], Out:*fp16[R,D], M:*fp32[R], sm_scale:fp32=0.125, Z:i32=" +
+                           std::to_string(kZ) + ", H:i32=" + std::to_string(kH) + ", R=" + std::to_string(kZ * kH * kS) +
+                           ", D=" + std::to_string(dim) + ", N_CTX=" + std::to_string(kS) + ", HEAD_DIM=" + std::to_string(dim) +
+                           ", BLOCK_M=128, BLOCK_N=64, CAUSAL=" + (causal ? "True" : "False");
+  transforms::PassOptions ws;
+  ws.consumers = 2;
+  auto nv = driver::specialize(std::string(TAWA_SOURCE_DIR) + "/tests/lit/cuda/Inputs/attention_lse.py", "attn_fwd_lse",
+                               driver::parseSpec(spec), ws, "nv");
+  cuda::EmitOptions o;
+  o.kernelName = "attn_lse_d" + std::to_string(dim) + (causal ? "_causal" : "");
+  auto er = cuda::emitCudaKernel(*nv.module, *nv.kernel, o);
+  EXPECT_EQ(er.threads, 384);  // two cooperative consumers
+  EXPECT_NE(er.source.find("float* const M"), std::string::npos) << "M reaches the kernel as a pointer";
+  EXPECT_NE(er.source.find("tawa::lg2_approx("), std::string::npos);
+
+  auto bufs = attentionBuffers(kZ * kH, kS, dim, seed);
+  bufs.emplace_back("M", ir::Scalar::F32, std::vector<int64_t>{kZ * kH * kS});
+  for (int64_t j = 0; j < bufs[4].numel(); ++j) bufs[4].setFloat(j, 777.0);
+  std::vector<exec::Arg> args = {exec::Arg::buf(0),        exec::Arg::buf(1),       exec::Arg::buf(2),      exec::Arg::buf(3),
+                                 exec::Arg::buf(4),        exec::Arg::real(kScale), exec::Arg::integer(kZ), exec::Arg::integer(kH)};
+  AttnRun r;
+  r.want = naiveAttention(bufs, kZ * kH, kS, dim, causal);
+  emu::launch(er, args, bufs, {kS / 128, kZ * kH, 1});
+  for (int64_t j = 0; j < bufs[3].numel(); ++j) r.out.push_back(bufs[3].getFloat(j));
+  std::string first;
+  EXPECT_EQ(mismatches(r, &first), 0) << first;
+  // M[row] = log2(sum_j 2^(s_j log2 e)) = ln(sum_j e^(s_j)) / ln 2, s_j = q . k_j * scale, in double.
+  int64_t bad = 0;
+  for (int64_t bh = 0; bh < kZ * kH; ++bh)
+    for (int64_t i = 0; i < kS; ++i) {
+      const int64_t qi = bh * kS + i, last = causal ? i : kS - 1;
+      std::vector<double> s(static_cast<size_t>(last + 1));
+      double mx = -INFINITY, sum = 0;
+      for (int64_t j = 0; j <= last; ++j) {
+        double d = 0;
+        for (int64_t e = 0; e < dim; ++e) d += bufs[0].getFloat(qi * dim + e) * bufs[1].getFloat((bh * kS + j) * dim + e);
+        s[static_cast<size_t>(j)] = d * kScale;
+        mx = std::max(mx, s[static_cast<size_t>(j)]);
+      }
+      for (double x : s) sum += std::exp(x - mx);
+      const double want = (mx + std::log(sum)) / std::log(2.0), got = bufs[4].getFloat(qi);
+      if (!(std::fabs(got - want) <= 1e-3 + 1e-4 * std::fabs(want)) && bad++ == 0)
+        ADD_FAILURE() << "M[" << qi << "] is " << got << ", want " << want;
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+}  // namespace
+
+TEST(EmuAttentionLse, Dim64) { expectLseCorrect(64, false); }
+TEST(EmuAttentionLse, Dim128Causal) { expectLseCorrect(128, true); }

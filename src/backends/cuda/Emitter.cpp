@@ -167,8 +167,8 @@ class Emitter {
       const auto& p = res_.params[i];
       out_ << (i ? ",\n    " : "\n    ")
            << (p.tensorMap >= 0 ? "const __grid_constant__ CUtensorMap "
-               : p.profileBuffer ? p.cType + " const "
-                                 : "const " + p.cType + " ")
+               : p.profileBuffer || p.pointer ? p.cType + " const "
+                                              : "const " + p.cType + " ")
            << p.name;
     }
     out_ << ") {\n" << body << "}\n";
@@ -407,6 +407,8 @@ class Emitter {
           setBox(*op, op->operand(0), l->rows, l->chunkCols, static_cast<int>(l->swizzle));
           privates_[op] = pv;
           privateOrder_.push_back(op);
+        } else if (op->kind() == OpKind::TmaStore && vecDescs_.count(op->operand(0))) {
+          // a row vector stored from registers (emitVecStore): no staging
         } else if (op->kind() == OpKind::TmaStore) {
           const Type& t = op->operand(1)->type();
           Staging s;
@@ -435,7 +437,18 @@ class Emitter {
     }
     for (size_t i = 0; i < f_.numArgs(); ++i) {
       const Value* a = f_.arg(i);
-      if (a->type().isPtr()) continue;
+      if (a->type().isPtr()) {
+        if (!pointerArgs_.count(static_cast<int>(i))) continue;
+        if (cScalarType(a->type().scalar).empty())
+          throw UserError(f_.loc, "the CUDA backend cannot pass argument #" + std::to_string(i) + " of type " + a->type().str());
+        KernelParam p;  // the buffer of a 1-D descriptor, by its address
+        p.name = nameFor(a);
+        p.cType = cScalarType(a->type().scalar) + "*";
+        p.irArg = static_cast<int>(i);
+        p.pointer = true;
+        res_.params.push_back(p);
+        continue;
+      }
       if (!a->type().isScalar() || cScalarType(a->type().scalar).empty())
         throw UserError(f_.loc, "the CUDA backend cannot pass argument #" + std::to_string(i) + " of type " + a->type().str());
       KernelParam p;
@@ -662,7 +675,8 @@ class Emitter {
   // A tile.make_desc (at the top or inside a warp group): one tensor map of the launch.
   void collectDesc(const Op& op) {
     const Type& d = op.result()->type();
-    if (d.rank() != 2) unsupported(op, "only 2-D tensor descriptors are emitted so far");
+    if (d.rank() == 1) return collectVecDesc(op);
+    if (d.rank() != 2) unsupported(op, "only 1-D and 2-D tensor descriptors are emitted so far");
     const Value* base = op.operand(0);
     TensorMapSpec s;
     s.param = nameFor(op.result());
@@ -685,6 +699,26 @@ class Emitter {
       s.cols = s.rowStride;
     descs_[op.result()] = static_cast<int>(allMaps_.size());
     allMaps_.push_back(s);
+  }
+
+  // A 1-D descriptor (block-access makes one for a per-row statistic such as attention's logsumexp,
+  // `tl.store(m_ptrs, m_i)`): no tensor map; a consumer stores the row vector straight from its
+  // registers (emitVecStore). Its base is a pointer argument, possibly moved by a scalar offset; the
+  // argument becomes a pointer parameter of the kernel.
+  void collectVecDesc(const Op& op) {
+    VecDesc v;
+    const Value* base = op.operand(0);
+    if (const Op* ap = base->definingOp(); ap && ap->kind() == OpKind::AddPtr && ap->result()->type().isPtr()) {
+      v.offset = ap->operand(1);
+      base = ap->operand(0);
+    }
+    if (!kernelArg(base) || !base->type().isPtr())
+      unsupported(op, "the base of a 1-D descriptor must be a pointer argument of the kernel, or one moved by a scalar offset");
+    v.arg = base->index();
+    v.extent = op.operand(1);
+    v.stride = op.operand(2);
+    pointerArgs_.insert(v.arg);
+    vecDescs_[op.result()] = v;
   }
 
   // The index of the wg.region holding op.
@@ -1499,6 +1533,23 @@ class Emitter {
       case OpKind::Exp2:
         if (!fl) break;
         return "tawa::exp2_approx(" + a[0] + ")";
+      case OpKind::Exp:  // e^x = 2^(x log2 e)
+        if (!fl) break;
+        return "tawa::exp2_approx(" + a[0] + " * 1.44269504f)";
+      case OpKind::Log2:
+        if (!fl) break;
+        return "tawa::lg2_approx(" + a[0] + ")";
+      case OpKind::Log:  // ln x = log2(x) ln 2
+        if (!fl) break;
+        return "(tawa::lg2_approx(" + a[0] + ") * 0.693147181f)";
+      case OpKind::Sqrt:
+        if (!fl) break;
+        return "tawa::sqrt_rn(" + a[0] + ")";
+      case OpKind::Rsqrt:
+        if (!fl) break;
+        return "tawa::rsqrt_approx(" + a[0] + ")";
+      case OpKind::Abs:
+        return fl ? "tawa::abs_f32(" + a[0] + ")" : "(" + a[0] + " < 0 ? -" + a[0] + " : " + a[0] + ")";
       case OpKind::Cast: {
         if (in == Scalar::F32 && out == Scalar::F16) return "tawa::to_f16(" + a[0] + ")";
         if (in == Scalar::F32 && out == Scalar::BF16) return "tawa::to_bf16(" + a[0] + ")";
@@ -1935,7 +1986,38 @@ class Emitter {
     line("}");
   }
 
+  // A row vector (a reduction of an accumulator along its rows) through a 1-D descriptor: each row
+  // is held by the four threads of a quad; the first of them writes it to global memory, inside the
+  // descriptor's extent (rows past it are not stored, as TMA would clip them).
+  void emitVecStore(const Op& op) {
+    const VecDesc& d = vecDescs_.at(op.operand(0));
+    const Frag& v = frag(op, op.operand(1));
+    if (!v.row) unsupported(op, "a 1-D store takes a row vector of the accumulator (a reduction along its rows)");
+    const Type& elem = op.operand(0)->type();
+    if (v.elem != elem.scalar)
+      unsupported(op, "the row vector is " + std::string(ir::scalarName(v.elem)) + " and the descriptor " +
+                          std::string(ir::scalarName(elem.scalar)), "cast the vector to the stored type first");
+    const std::string ptr = nameFor(f_.arg(static_cast<size_t>(d.arg)));
+    const std::string off = d.offset ? "static_cast<int64_t>(" + ex(d.offset) + ")" : "0";
+    at(op);
+    line("{  // a row vector -> global memory from registers: the first thread of each quad writes its rows");
+    ++indent_;
+    line("const int64_t start = static_cast<int64_t>(" + ex(op.operand(2)) + ");");
+    line("TAWA_UNROLL");
+    line("for (int mi = 0; mi < " + std::to_string(v.mBlocks) + "; ++mi) {");
+    line("TAWA_UNROLL");
+    line("  for (int h = 0; h < 2; ++h) {");
+    line("    const int64_t i = start + 64 * mi + tawa::wgmma_acc_row(2 * h);");
+    line("    if ((tawa::lane_idx() & 3) == 0 && i < static_cast<int64_t>(" + ex(d.extent) + "))");
+    line("      " + ptr + "[" + off + " + i * static_cast<int64_t>(" + ex(d.stride) + ")] = " + v.name + "[mi][h];");
+    line("  }");
+    line("}");
+    --indent_;
+    line("}");
+  }
+
   void emitTmaStore(const Op& op) {
+    if (vecDescs_.count(op.operand(0))) return emitVecStore(op);
     const TensorMapSpec& map = allMaps_[static_cast<size_t>(descs_.at(op.operand(0)))];
     const Staging& s = stagings_.at(&op);
     const Frag& v = frag(op, op.operand(1));
@@ -1984,6 +2066,14 @@ class Emitter {
   std::map<const Value*, std::string> names_;
   std::set<std::string> taken_;
   std::map<const Value*, int> descs_;  // make_desc -> index into allMaps_
+  struct VecDesc {
+    int arg = -1;                      // the pointer argument
+    const Value* offset = nullptr;     // elements the base is moved by (null: none)
+    const Value* extent = nullptr;     // elements
+    const Value* stride = nullptr;     // elements between consecutive entries
+  };
+  std::map<const Value*, VecDesc> vecDescs_;  // 1-D make_desc -> its parts
+  std::set<int> pointerArgs_;                 // pointer arguments passed as raw addresses
   std::vector<TensorMapSpec> allMaps_;
   std::set<int> transposed_;  // allMaps_ indices of tensor maps built transposed (fp8 B)
   int region_ = 0;  // the warp group being emitted

@@ -16,10 +16,14 @@
 //     map covers the whole tensor and TMA coordinates are shifted. A base moved by one slice of the
 //     descriptor's rows per program id (ptr + program_id(a) * rows * row_stride: attention's heads)
 //     gets a third map dimension of grid-axis-a slices, indexed by that program id (3-D copies);
-//     an unmasked column dimension spans the row stride.
+//     an unmasked column dimension spans the row stride. A 1-D descriptor (block-access makes one
+//     for a row vector stored with tl.store, such as attention's logsumexp) gets no tensor map: its
+//     base pointer argument becomes a `T* const` parameter, and a consumer writes the row vector
+//     from its registers, the first thread of each quad per row, inside the descriptor's extent.
 //   guarantees: one `extern "C" __global__ __launch_bounds__(128 * regions, 1)` kernel whose
 //     parameters are one `const __grid_constant__ CUtensorMap` per tile.make_desc used by TMA, every
-//     scalar argument, then (persistent kernels) the logical grid; one dynamic shared-memory buffer
+//     scalar argument and the pointer arguments of 1-D descriptors in the kernel's order, then
+//     (persistent kernels) the logical grid; one dynamic shared-memory buffer
 //     (rings with the TMA swizzle matching the wgmma descriptors, consumers' own buffers, staging for
 //     the epilogue, mbarriers) aligned to 1024 bytes; the roles as one if/else on the warp-group
 //     index; register tiles as arrays indexed by constants only; `#line` directives back to the

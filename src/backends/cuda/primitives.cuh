@@ -298,6 +298,31 @@ TAWA_DEVICE float exp2_approx(float x) {
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
+// lg2.approx.ftz.f32: log2(x), absolute error about 2^-22 (what log2f becomes under fast math); the
+// emulator uses log2.
+TAWA_DEVICE float lg2_approx(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+// sqrt.rn.f32: the correctly rounded square root.
+TAWA_DEVICE float sqrt_rn(float x) {
+  float y;
+  asm("sqrt.rn.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+// rsqrt.approx.ftz.f32: 1/sqrt(x), relative error about 2^-22.
+TAWA_DEVICE float rsqrt_approx(float x) {
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+// abs.f32: |x|.
+TAWA_DEVICE float abs_f32(float x) {
+  float y;
+  asm("abs.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 // max.NaN.f32 / min.NaN.f32: NaN-propagating, like tl.maximum and tl.minimum.
 TAWA_DEVICE float max_nan(float a, float b) {
   float y;

@@ -1153,6 +1153,28 @@ inline float exp2_approx(float x, TAWA_EMU_LOC) {
   emu::charge(128 / emu::model().mufuPerClk);
   return std::exp2(x);
 }
+// lg2.approx, sqrt.rn, rsqrt.approx and abs: exact on the host (the device's approximations are within
+// about 2^-22 of these).
+inline float lg2_approx(float x, TAWA_EMU_LOC) {
+  emu::checkRead(x, "lg2.approx", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().mufuPerClk);
+  return std::log2(x);
+}
+inline float sqrt_rn(float x, TAWA_EMU_LOC) {
+  emu::checkRead(x, "sqrt.rn", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().mufuPerClk);
+  return std::sqrt(x);
+}
+inline float rsqrt_approx(float x, TAWA_EMU_LOC) {
+  emu::checkRead(x, "rsqrt.approx", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().mufuPerClk);
+  return 1.0f / std::sqrt(x);
+}
+inline float abs_f32(float x, TAWA_EMU_LOC) {
+  emu::checkRead(x, "abs", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().aluPerClk);
+  return std::fabs(x);
+}
 inline float max_nan(float a, float b, TAWA_EMU_LOC) {
   emu::checkRead(a, "max.NaN", TAWA_EMU_AT);
   emu::checkRead(b, "max.NaN", TAWA_EMU_AT);
