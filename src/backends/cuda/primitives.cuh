@@ -292,37 +292,24 @@ TAWA_WGMMA_RS(256, 128, bf16, "128", "129", "130", "131", "132", "133", "134")
 
 // ---- register-fragment arithmetic (the softmax of fused attention)
 
+// One f32 register in, one out: a wrapper per instruction, named after it.
+#define TAWA_UNARY_F32(NAME, INSTR)                          \
+  TAWA_DEVICE float NAME(float x) {                          \
+    float y;                                                 \
+    asm(INSTR " %0, %1;" : "=f"(y) : "f"(x));                \
+    return y;                                                \
+  }
 // ex2.approx.ftz.f32: 2^x, about 2 ulp (what exp2f becomes under fast math); the emulator uses exp2.
-TAWA_DEVICE float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-// lg2.approx.ftz.f32: log2(x), absolute error about 2^-22 (what log2f becomes under fast math); the
-// emulator uses log2.
-TAWA_DEVICE float lg2_approx(float x) {
-  float y;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+TAWA_UNARY_F32(exp2_approx, "ex2.approx.ftz.f32")
+// lg2.approx.ftz.f32: log2(x), absolute error about 2^-22 (log2f under fast math); the emulator: log2.
+TAWA_UNARY_F32(lg2_approx, "lg2.approx.ftz.f32")
 // sqrt.rn.f32: the correctly rounded square root.
-TAWA_DEVICE float sqrt_rn(float x) {
-  float y;
-  asm("sqrt.rn.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+TAWA_UNARY_F32(sqrt_rn, "sqrt.rn.f32")
 // rsqrt.approx.ftz.f32: 1/sqrt(x), relative error about 2^-22.
-TAWA_DEVICE float rsqrt_approx(float x) {
-  float y;
-  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+TAWA_UNARY_F32(rsqrt_approx, "rsqrt.approx.ftz.f32")
 // abs.f32: |x|.
-TAWA_DEVICE float abs_f32(float x) {
-  float y;
-  asm("abs.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+TAWA_UNARY_F32(abs_f32, "abs.f32")
+#undef TAWA_UNARY_F32
 // max.NaN.f32 / min.NaN.f32: NaN-propagating, like tl.maximum and tl.minimum.
 TAWA_DEVICE float max_nan(float a, float b) {
   float y;

@@ -1148,32 +1148,32 @@ TAWA_EMU_WGMMA_FP8(256, e5m2, 3)
 
 // Register-fragment arithmetic: exact exp2 (the device's ex2.approx is within 2 ulp of it),
 // NaN-propagating max/min, shuffles as a warp rendezvous, 16-bit pairs packed low half first.
+namespace emu {
+// One thread's unary instruction on a register: the read is checked, the modelled clock charged at
+// the unit's rate (`perClk` results per clock per SM, 128 threads), and the value computed exactly.
+template <class F>
+inline float unary(float x, const char* instr, double perClk, F f, const char* file, int line) {
+  checkRead(x, instr, file, line);
+  charge(128 / perClk);
+  return f(x);
+}
+}  // namespace emu
 inline float exp2_approx(float x, TAWA_EMU_LOC) {
-  emu::checkRead(x, "ex2.approx", TAWA_EMU_AT);
-  emu::charge(128 / emu::model().mufuPerClk);
-  return std::exp2(x);
+  return emu::unary(x, "ex2.approx", emu::model().mufuPerClk, [](float v) { return std::exp2(v); }, TAWA_EMU_AT);
 }
 // lg2.approx, sqrt.rn, rsqrt.approx and abs: exact on the host (the device's approximations are within
 // about 2^-22 of these).
 inline float lg2_approx(float x, TAWA_EMU_LOC) {
-  emu::checkRead(x, "lg2.approx", TAWA_EMU_AT);
-  emu::charge(128 / emu::model().mufuPerClk);
-  return std::log2(x);
+  return emu::unary(x, "lg2.approx", emu::model().mufuPerClk, [](float v) { return std::log2(v); }, TAWA_EMU_AT);
 }
 inline float sqrt_rn(float x, TAWA_EMU_LOC) {
-  emu::checkRead(x, "sqrt.rn", TAWA_EMU_AT);
-  emu::charge(128 / emu::model().mufuPerClk);
-  return std::sqrt(x);
+  return emu::unary(x, "sqrt.rn", emu::model().mufuPerClk, [](float v) { return std::sqrt(v); }, TAWA_EMU_AT);
 }
 inline float rsqrt_approx(float x, TAWA_EMU_LOC) {
-  emu::checkRead(x, "rsqrt.approx", TAWA_EMU_AT);
-  emu::charge(128 / emu::model().mufuPerClk);
-  return 1.0f / std::sqrt(x);
+  return emu::unary(x, "rsqrt.approx", emu::model().mufuPerClk, [](float v) { return 1.0f / std::sqrt(v); }, TAWA_EMU_AT);
 }
 inline float abs_f32(float x, TAWA_EMU_LOC) {
-  emu::checkRead(x, "abs", TAWA_EMU_AT);
-  emu::charge(128 / emu::model().aluPerClk);
-  return std::fabs(x);
+  return emu::unary(x, "abs", emu::model().aluPerClk, [](float v) { return std::fabs(v); }, TAWA_EMU_AT);
 }
 inline float max_nan(float a, float b, TAWA_EMU_LOC) {
   emu::checkRead(a, "max.NaN", TAWA_EMU_AT);
