@@ -65,20 +65,29 @@ std::vector<exec::Buffer> attentionBuffers(int64_t heads, int64_t S, int64_t D, 
   return bufs;
 }
 
+// The scores of query row i of head bh against keys 0..last, q . k_j * scale, in double, and their
+// maximum.
+std::vector<double> rowScores(const std::vector<exec::Buffer>& bufs, int64_t bh, int64_t i, int64_t last, int64_t S, int64_t D,
+                              double* mx) {
+  std::vector<double> p(static_cast<size_t>(last + 1));
+  *mx = -INFINITY;
+  for (int64_t j = 0; j <= last; ++j) {
+    double s = 0;
+    for (int64_t d = 0; d < D; ++d) s += bufs[0].getFloat((bh * S + i) * D + d) * bufs[1].getFloat((bh * S + j) * D + d);
+    p[static_cast<size_t>(j)] = s * kScale;
+    *mx = std::max(*mx, p[static_cast<size_t>(j)]);
+  }
+  return p;
+}
+
 // The reference: softmax(Q K^T * scale [causal]) V per head, in double, from the f16 inputs as stored.
 std::vector<double> naiveAttention(const std::vector<exec::Buffer>& bufs, int64_t heads, int64_t S, int64_t D, bool causal) {
   std::vector<double> want(static_cast<size_t>(heads * S * D), 0.0);
   for (int64_t bh = 0; bh < heads; ++bh)
     for (int64_t i = 0; i < S; ++i) {
       int64_t qi = bh * S + i, last = causal ? i : S - 1;
-      std::vector<double> p(static_cast<size_t>(last + 1));
-      double mx = -INFINITY, sum = 0;
-      for (int64_t j = 0; j <= last; ++j) {
-        double s = 0;
-        for (int64_t d = 0; d < D; ++d) s += bufs[0].getFloat(qi * D + d) * bufs[1].getFloat((bh * S + j) * D + d);
-        p[static_cast<size_t>(j)] = s * kScale;
-        mx = std::max(mx, p[static_cast<size_t>(j)]);
-      }
+      double mx = 0, sum = 0;
+      std::vector<double> p = rowScores(bufs, bh, i, last, S, D, &mx);
       for (double& x : p) sum += (x = std::exp(x - mx));
       for (int64_t j = 0; j <= last; ++j)
         for (int64_t d = 0; d < D; ++d)
@@ -335,15 +344,8 @@ void expectLseCorrect(int dim, bool causal) {
   for (int64_t bh = 0; bh < kZ * kH; ++bh)
     for (int64_t i = 0; i < kS; ++i) {
       const int64_t qi = bh * kS + i, last = causal ? i : kS - 1;
-      std::vector<double> s(static_cast<size_t>(last + 1));
-      double mx = -INFINITY, sum = 0;
-      for (int64_t j = 0; j <= last; ++j) {
-        double d = 0;
-        for (int64_t e = 0; e < dim; ++e) d += bufs[0].getFloat(qi * dim + e) * bufs[1].getFloat((bh * kS + j) * dim + e);
-        s[static_cast<size_t>(j)] = d * kScale;
-        mx = std::max(mx, s[static_cast<size_t>(j)]);
-      }
-      for (double x : s) sum += std::exp(x - mx);
+      double mx = 0, sum = 0;
+      for (double x : rowScores(bufs, bh, i, last, kS, dim, &mx)) sum += std::exp(x - mx);
       const double want = (mx + std::log(sum)) / std::log(2.0), got = bufs[4].getFloat(qi);
       if (!(std::fabs(got - want) <= 1e-3 + 1e-4 * std::fabs(want)) && bad++ == 0)
         ADD_FAILURE() << "M[" << qi << "] is " << got << ", want " << want;
