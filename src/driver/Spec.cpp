@@ -186,6 +186,9 @@ class SpecParser {
         ++pos_;
         skipSpace();
         buffer(e, spec.entries.size());
+      } else if (t_.compare(pos_, 10, "tensordesc") == 0 && (pos_ + 10 >= t_.size() || !isIdentChar(t_[pos_ + 10]))) {
+        pos_ += 10;
+        descriptor(e, spec.entries.size());
       } else {
         scalar(e);
       }
@@ -214,29 +217,33 @@ class SpecParser {
     if (pos_ >= t_.size() || t_[pos_] != '[')
       fail(pos_, "buffer '" + e.name + "' has no shape",
            "give its dims in brackets, e.g. " + e.name + ":*" + dtypeText_ + "[M, K]");
+    dimList(index, e.dims, "buffer '" + e.name + "'", "shape");
+  }
+
+  // `[d0, d1, ...]` at pos_, the `part` ("shape", "block") of `owner` ("buffer 'a'"): positive integers
+  // or names (checked once the whole spec is read).
+  void dimList(size_t index, std::vector<std::variant<int64_t, std::string>>& out, const std::string& owner,
+               const std::string& part) {
+    const std::string in = "the " + part + " of " + owner;
     size_t open = pos_++;
     skipSpace();
-    if (pos_ < t_.size() && t_[pos_] == ']')
-      fail(open, "buffer '" + e.name + "' has an empty shape; give at least one dimension");
+    if (pos_ < t_.size() && t_[pos_] == ']') fail(open, owner + " has an empty " + part + "; give at least one dimension");
     while (true) {
       skipSpace();
-      if (pos_ >= t_.size()) fail(open, "unclosed '[' in the shape of buffer '" + e.name + "'");
+      if (pos_ >= t_.size()) fail(open, "unclosed '[' in " + in);
       size_t start = pos_;
       std::string tok(scanWhile(isIdentChar));
-      if (tok.empty())
-        fail(start, "unexpected " + charAt(t_, start) + " in the shape of buffer '" + e.name +
-                        "'; dimensions are positive integers or names");
+      if (tok.empty()) fail(start, "unexpected " + charAt(t_, start) + " in " + in + "; dimensions are positive integers or names");
       if (isDigit(tok[0])) {
         int64_t v = 0;
         auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-        if (p != tok.data() + tok.size())
-          fail(start, "dimension '" + tok + "' of buffer '" + e.name + "' is neither an integer nor a name");
-        if (ec != std::errc()) fail(start, "dimension " + tok + " of buffer '" + e.name + "' is too large");
-        if (v <= 0) fail(start, "dimension " + tok + " of buffer '" + e.name + "' is 0; dimensions must be positive");
-        e.dims.emplace_back(v);
+        if (p != tok.data() + tok.size()) fail(start, "dimension '" + tok + "' of " + owner + " is neither an integer nor a name");
+        if (ec != std::errc()) fail(start, "dimension " + tok + " of " + owner + " is too large");
+        if (v <= 0) fail(start, "dimension " + tok + " of " + owner + " is 0; dimensions must be positive");
+        out.emplace_back(v);
       } else {
         namedDims_.push_back({index, tok, start});
-        e.dims.emplace_back(tok);
+        out.emplace_back(tok);
       }
       skipSpace();
       if (pos_ < t_.size() && t_[pos_] == ',') {
@@ -246,11 +253,37 @@ class SpecParser {
         continue;
       }
       if (pos_ < t_.size() && t_[pos_] == ']') break;
-      if (pos_ >= t_.size()) fail(open, "unclosed '[' in the shape of buffer '" + e.name + "'");
-      fail(pos_, "unexpected " + charAt(t_, pos_) + " in the shape of buffer '" + e.name +
-                     "'; dimensions are positive integers or names separated by ','");
+      if (pos_ >= t_.size()) fail(open, "unclosed '[' in " + in);
+      fail(pos_, "unexpected " + charAt(t_, pos_) + " in " + in + "; dimensions are positive integers or names separated by ','");
     }
     ++pos_;  // ']'
+  }
+
+  // name:tensordesc<dtype[b0, b1]>[d0, d1]: a host tensor descriptor (Triton's TensorDescriptor) over a
+  // fresh row-major buffer of shape [d0, d1], with block [b0, b1] (Triton's AOT spelling of the type).
+  void descriptor(SpecEntry& e, size_t index) {
+    e.kind = SpecEntry::Kind::Buffer;
+    e.descriptor = true;
+    skipSpace();
+    if (pos_ >= t_.size() || t_[pos_] != '<')
+      fail(pos_, "expected '<' after 'tensordesc' in entry '" + e.name + "'", "write " + e.name + ":tensordesc<fp16[64, 64]>[M, K]");
+    ++pos_;
+    skipSpace();
+    e.dtype = dtype(e.name, "tensordesc<");
+    skipSpace();
+    if (pos_ >= t_.size() || t_[pos_] != '[')
+      fail(pos_, "descriptor '" + e.name + "' has no block shape", "write " + e.name + ":tensordesc<" + dtypeText_ + "[64, 64]>[M, K]");
+    dimList(index, e.block, "descriptor '" + e.name + "'", "block");
+    skipSpace();
+    if (pos_ >= t_.size() || t_[pos_] != '>') fail(pos_, "expected '>' after the block of descriptor '" + e.name + "'");
+    ++pos_;
+    skipSpace();
+    if (pos_ >= t_.size() || t_[pos_] != '[')
+      fail(pos_, "descriptor '" + e.name + "' has no tensor shape", "write " + e.name + ":tensordesc<" + dtypeText_ + "[64, 64]>[M, K]");
+    dimList(index, e.dims, "descriptor '" + e.name + "'", "shape");
+    if (e.block.size() != e.dims.size())
+      fail(pos_ - 1, "descriptor '" + e.name + "' has a block of rank " + std::to_string(e.block.size()) + " over a tensor of rank " +
+                         std::to_string(e.dims.size()));
   }
 
   void scalar(SpecEntry& e) {
@@ -385,6 +418,21 @@ std::map<std::string, int64_t> Spec::intValues() const {
       out[e.name] = *b ? 1 : 0;
   }
   return out;
+}
+
+std::vector<int64_t> Spec::blockOf(const SpecEntry& desc) const {
+  TAWA_ASSERT(desc.kind == SpecEntry::Kind::Buffer && desc.descriptor, "blockOf takes a descriptor entry");
+  std::vector<int64_t> block;
+  for (const auto& d : desc.block) {
+    int64_t v = 0;
+    if (const auto* i = std::get_if<int64_t>(&d)) v = *i;
+    else v = resolveDim(*this, desc.name, std::get<std::string>(d), desc.loc);
+    if (v <= 0 || v > 256)
+      throw UserError(desc.loc, "the block of descriptor '" + desc.name + "' has a dimension of " + std::to_string(v) +
+                                    "; block dimensions are 1 to 256 (TMA's limit)");
+    block.push_back(v);
+  }
+  return block;
 }
 
 std::vector<int64_t> Spec::shapeOf(const SpecEntry& buffer) const {

@@ -4,6 +4,9 @@
 //   name:*dtype[dims]     a pointer to a fresh buffer of that shape; dims are integers or names of
 //                         scalars/constexprs in the spec; an optional ":16" after the dtype is a
 //                         divisibility hint (recorded, as Triton's AOT does)
+//   name:tensordesc<dtype[block]>[dims]
+//                         a host tensor descriptor (Triton's TensorDescriptor) with that block over a
+//                         fresh row-major buffer of that shape: the kernel receives the descriptor
 //   name:dtype=value      a runtime scalar
 //   NAME=VALUE            a constexpr: integer, float, True/False, a quoted string, or a dtype
 //                         such as tl.float16; num_warps and num_stages are launch options
@@ -37,6 +40,8 @@ struct SpecEntry {
   ir::Scalar dtype = ir::Scalar::I32;                      // Buffer: element; Scalar: its type
   std::vector<std::variant<int64_t, std::string>> dims;    // Buffer only
   int divisibility = 0;                                    // Buffer: the ":16" hint, 0 when absent
+  bool descriptor = false;                                 // Buffer given as name:tensordesc<dtype[block]>[dims]
+  std::vector<std::variant<int64_t, std::string>> block;   // descriptor: its block shape
   ConstValue value = int64_t{0};                           // Scalar and Constexpr
 };
 
@@ -48,6 +53,9 @@ struct Spec {
   // The buffer's shape with names resolved; UserError at the entry if a name is unknown or not an
   // integer, or a dim is not positive.
   std::vector<int64_t> shapeOf(const SpecEntry& buffer) const;
+  // A descriptor's block shape with names resolved; UserError at the entry for an unknown name or a
+  // dimension outside 1..256.
+  std::vector<int64_t> blockOf(const SpecEntry& desc) const;
 };
 
 Spec parseSpec(const std::string& text);

@@ -243,6 +243,7 @@ class Lowerer {
             throw UserError(loc(p.pos), "parameter '" + p.name + "' is tl.constexpr but the spec passes a pointer");
           ir::Value* a = func_->body.addArg(Type::ptrTo(e->dtype), p.name);
           fr.vars[p.name] = Val::ir(a);
+          if (e->descriptor) descParams_.push_back({p.name, e, a});
           break;
         }
         case driver::SpecEntry::Kind::Scalar:
@@ -255,6 +256,34 @@ class Lowerer {
           break;
         case driver::SpecEntry::Kind::Constexpr: fr.vars[p.name] = fromConst(e->value); break;
       }
+    }
+    // Host tensor descriptors (name:tensordesc<dtype[block]>[dims]): the kernel receives the buffer's
+    // pointer, and the descriptor is made at its entry, row-major, its extents the spec's dims (a dim
+    // that names a runtime scalar parameter is that parameter).
+    for (auto& [name, e, ptr] : descParams_) {
+      b_.setInsertionPointToEnd(&func_->body);
+      b_.setLoc(e->loc);
+      const auto shape = spec_.shapeOf(*e);
+      std::vector<int64_t> block = spec_.blockOf(*e);
+      std::vector<ir::Value*> extents;
+      for (size_t i = 0; i < e->dims.size(); ++i) {
+        const auto* dimName = std::get_if<std::string>(&e->dims[i]);
+        auto var = dimName ? fr.vars.find(*dimName) : fr.vars.end();
+        if (var != fr.vars.end() && var->second.isIR() && var->second.v->type().isScalar() && var->second.v->type().elemIsInt())
+          extents.push_back(var->second.v);
+        else
+          extents.push_back(b_.constInt(shape[i], Type::scalarOf(Scalar::I32)));
+      }
+      std::vector<ir::Value*> strides(extents.size());
+      strides.back() = b_.constInt(1, Type::scalarOf(Scalar::I32));
+      for (size_t i = extents.size() - 1; i-- > 0;)
+        strides[i] = b_.op1(OpKind::Mul, {strides[i + 1], extents[i + 1]}, Type::scalarOf(Scalar::I32));
+      std::vector<ir::Value*> ops = {ptr};
+      ops.insert(ops.end(), extents.begin(), extents.end());
+      ops.insert(ops.end(), strides.begin(), strides.end());
+      ir::Value* d = b_.op1(OpKind::MakeDesc, ops, Type::descOf(e->dtype, block));
+      d->nameHint = name;
+      fr.vars[name] = Val::ir(d);
     }
     for (auto& se : spec_.entries)
       if (se.kind == driver::SpecEntry::Kind::Constexpr &&
@@ -1293,6 +1322,13 @@ class Lowerer {
         if (n == "load") return descLoad(*self, a);
         if (n == "store") return descStore(*self, a);
         fail(a.at, "tensor descriptor method '" + n + "': not supported yet");
+      }
+      if ((n == "load" || n == "store") && st.isPtr()) {
+        const std::string who = self->v->nameHint.empty() ? "this value" : "'" + self->v->nameHint + "'";
+        fail(a.at, "." + n + "() on " + who + ", a pointer: tensor descriptors have .load and .store",
+             "pass it as a host descriptor in --spec (" + (self->v->nameHint.empty() ? std::string("name") : self->v->nameHint) +
+                 ":tensordesc<" + std::string(ir::scalarName(st.scalar)) +
+                 "[BLOCK_M, BLOCK_K]>[M, K]), or make one in the kernel with tl.make_tensor_descriptor");
       }
       if (n == "to" || n == "cast") return castCall(*self, a);
       static const std::set<std::string> asMethod = {"sum", "max", "min", "reshape", "view", "trans", "permute",
@@ -2407,6 +2443,12 @@ class Lowerer {
   std::unique_ptr<ir::Module> m_;
   ir::Func* func_ = nullptr;
   std::vector<Frame*> frames_;
+  struct DescParam {
+    std::string name;
+    const driver::SpecEntry* entry;
+    ir::Value* base;
+  };
+  std::vector<DescParam> descParams_;  // kernel parameters the spec passes as host tensor descriptors
   std::unordered_map<std::string, Val> globalCache_;
   std::vector<ExprP> globalExprs_;
 };

@@ -302,3 +302,35 @@ TEST(SpecErrors, ShapeOfChecksAtTheEntry) {
     EXPECT_NE(std::string(e.what()).find("names no scalar or constexpr"), std::string::npos) << e.what();
   }
 }
+
+TEST(SpecParse, HostTensorDescriptors) {
+  Spec s = parseSpec("a:tensordesc<fp16[BM, 64]>[M, K], b : tensordesc < bf16 [ 32 , 32 ] > [ 128 , 96 ], M:i32=200, K=96, BM=128");
+  const SpecEntry& a = s.entries[0];
+  EXPECT_EQ(a.kind, SpecEntry::Kind::Buffer);
+  EXPECT_TRUE(a.descriptor);
+  EXPECT_EQ(a.dtype, Scalar::F16);
+  EXPECT_EQ(s.shapeOf(a), (std::vector<int64_t>{200, 96}));
+  EXPECT_EQ(s.blockOf(a), (std::vector<int64_t>{128, 64}));
+  EXPECT_EQ(s.entries[1].dtype, Scalar::BF16);
+  EXPECT_EQ(s.blockOf(s.entries[1]), (std::vector<int64_t>{32, 32}));
+  EXPECT_FALSE(parseSpec("p:*fp16[4]").entries[0].descriptor);
+}
+
+TEST(SpecParse, HostTensorDescriptorErrors) {
+  EXPECT_SPEC_ERROR("a:tensordesc[M, K]", 13, "expected '<' after 'tensordesc'");
+  EXPECT_SPEC_ERROR("a:tensordesc<fp16>[M, K]", 18, "has no block shape");
+  EXPECT_SPEC_ERROR("a:tensordesc<fp16[64, 64]", 26, "expected '>' after the block");
+  EXPECT_SPEC_ERROR("a:tensordesc<fp16[64, 64]>", 27, "has no tensor shape");
+  EXPECT_SPEC_ERROR("a:tensordesc<fp16[64]>[M, K], M=4, K=4", 28, "a block of rank 1 over a tensor of rank 2");
+  EXPECT_SPEC_ERROR("a:tensordesc<fp16[64, 0]>[M, K]", 23, "is 0");
+  EXPECT_SPEC_ERROR("a:tensordesc<fp99[64, 64]>[M, K]", 14, "unknown dtype 'fp99'");
+  // A block name that is not in the spec, and a block over TMA's 256 limit, once the spec is whole.
+  EXPECT_SPEC_ERROR("a:tensordesc<fp16[BM, 64]>[8, 8]", 19, "BM");
+  Spec big = parseSpec("a:tensordesc<fp16[512, 64]>[1024, 64]");
+  try {
+    big.blockOf(big.entries[0]);
+    ADD_FAILURE() << "a 512-row block was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("block dimensions are 1 to 256"), std::string::npos) << e.what();
+  }
+}

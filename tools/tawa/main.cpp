@@ -35,6 +35,9 @@ Examples:
 const char* kRunExamples = R"(
 SPEC entries (comma separated):
   name:*dtype[dims]   pointer to a fresh buffer; dims are integers or names of scalars in the spec
+  name:tensordesc<dtype[block]>[dims]
+                      host tensor descriptor (Triton's TensorDescriptor) with that block over a
+                      fresh row-major buffer, e.g. a_desc:tensordesc<fp16[128,64]>[M,K]
   name:dtype=value    runtime scalar (i32, i64, fp32, ...)
   NAME=VALUE          constexpr: integer, float, True/False, 'string', or a dtype like tl.float16
 GRID: 1 to 3 comma-separated integer expressions over the spec's names with cdiv, min, max,

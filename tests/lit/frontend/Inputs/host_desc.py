@@ -1,0 +1,23 @@
+# Kernels that take host tensor descriptors (Triton's TensorDescriptor arguments), for
+# tests/lit/frontend/host_descriptors.test: a block copy, and a GEMM whose B is stored [N, K] (K-major)
+# and read transposed, as Triton's persistent-matmul tutorial reads it.
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_rows(src, dst, BM: tl.constexpr):
+    r = tl.program_id(0) * BM
+    dst.store([r, 0], src.load([r, 0]))
+
+
+@triton.jit
+def gemm_bt(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid = tl.program_id(0)
+    tiles_n = tl.cdiv(N, BN)
+    off_m = (pid // tiles_n) * BM
+    off_n = (pid % tiles_n) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, K, BK):
+        acc = tl.dot(a_desc.load([off_m, k]), b_desc.load([off_n, k]).T, acc)
+    c_desc.store([off_m, off_n], acc.to(tl.float16))
