@@ -613,6 +613,7 @@ class Specializer {
   // `pid_m * BLOCK_M` written once in the loop and again in the epilogue.
   static bool sameValue(const Value* a, const Value* b, int depth = 16) {
     if (a == b) return true;
+    if (depth > 0 && (derivedIv(a, b, depth) || derivedIv(b, a, depth))) return true;
     const Op* x = a->definingOp();
     const Op* y = b->definingOp();
     if (!x || !y || depth == 0 || x->kind() != y->kind() || !isPure(x->kind()) || !x->regions().empty() ||
@@ -622,6 +623,29 @@ class Specializer {
     for (size_t i = 0; i < x->numOperands(); ++i)
       if (!sameValue(x->operand(i), y->operand(i), depth - 1)) return false;
     return true;
+  }
+
+  // Whether `v` is a counter that always equals the induction variable `iv` of its loop: v = c + s,
+  // where c is carried by that loop, starts one step before the loop's lower bound (lb - s) and is
+  // advanced to v each iteration, and s is the loop's step. (Triton's persistent-matmul tutorial
+  // keeps such a counter, `tile_id_c`, for its epilogue.)
+  static bool derivedIv(const Value* v, const Value* iv, int depth) {
+    const Block* body = iv->ownerBlock();
+    const Op* loop = body ? body->parentOp : nullptr;
+    if (iv->definingOp() || !loop || loop->kind() != OpKind::For || iv->index() != 0) return false;
+    const Op* add = v->definingOp();
+    if (!add || add->kind() != OpKind::Add || add->parent != body) return false;
+    const Value* c = add->operand(0);
+    const Value* s = add->operand(1);
+    if (c->ownerBlock() != body || c->definingOp() || c->index() == 0) std::swap(c, s);
+    if (c->ownerBlock() != body || c->definingOp() || c->index() == 0) return false;
+    const auto k = static_cast<size_t>(c->index() - 1);
+    const Op* yield = body->terminator();
+    if (!yield || k >= yield->numOperands() || yield->operand(k) != v) return false;
+    const Op* init = loop->operand(3 + k)->definingOp();
+    if (!init || init->kind() != OpKind::Sub) return false;
+    return sameValue(s, loop->operand(2), depth - 1) && sameValue(init->operand(1), loop->operand(2), depth - 1) &&
+           sameValue(init->operand(0), loop->operand(0), depth - 1);
   }
 
   // Cooperative form: rewrites a GEMM-like loop (one tile.dot accumulating into a loop-carried tile,
