@@ -23,7 +23,9 @@
 //     own A load, accumulator and store; in a persistent kernel, inside the tile loop), one per
 //     consumer. A's row offset may be written inside the loop when it does not depend on it (pure
 //     scalar ops, no division by a non-constant): it is computed once before the loop. The store's
-//     row offset must be the same value, possibly written again (same pure ops on the same values).
+//     row offset must be the same value, possibly written again (same pure ops on the same values,
+//     or a counter kept one step behind the tile loop and advanced before use, which equals its
+//     induction variable).
 //     A's and C's descriptors may be made at the top, in a persistent kernel's tile loop, or (A's)
 //     in the loop itself, as block-access makes them for pointer-form kernels; each half descriptor
 //     is made next to its original. Pure epilogue ops that use none of the loop's results are
