@@ -177,13 +177,72 @@ class BlockAccess {
   }
 
   // ---- atoms
+  // The atom of a scalar the analysis does not expand. Value numbering: the result of a pure op whose
+  // operands have the same symbolic values as those of an earlier atom's op of the same kind and
+  // attributes is that atom, when the earlier value dominates this one (so either may stand for both
+  // where an access is rebuilt). `tile // n` written once for the loads and again for the store is
+  // then one atom, and the store's mask can be compared with the loads' clamps.
   int atomOf(Value* v) {
     auto it = valueAtom_.find(v);
     if (it != valueAtom_.end()) return it->second;
+    auto key = atomKey(v);
+    if (key)
+      for (auto& [k, id] : atomKeys_) {
+        if (!(k == *key)) continue;
+        Value*& rep = atoms_[static_cast<size_t>(id - kIndexVars)].v;
+        if (dominates(rep, v)) return valueAtom_[v] = id;
+        if (dominates(v, rep)) {  // the earlier of the two stands for both
+          rep = v;
+          return valueAtom_[v] = id;
+        }
+      }
     int id = kIndexVars + static_cast<int>(atoms_.size());
     atoms_.push_back({v, nullptr});
     valueAtom_[v] = id;
+    if (key) atomKeys_.push_back({std::move(*key), id});
     return id;
+  }
+  struct AtomKey {
+    OpKind kind;
+    std::map<std::string, AttrValue> attrs;
+    std::vector<std::map<Mono, int64_t>> operands;
+    bool operator==(const AtomKey&) const = default;
+  };
+  std::optional<AtomKey> atomKey(Value* v) {
+    const Op* d = v->definingOp();
+    if (!d || !isPure(d->kind()) || !d->regions().empty() || d->numResults() != 1 || !v->type().isScalar()) return std::nullopt;
+    AtomKey k{d->kind(), d->attrs, {}};
+    k.attrs.erase("assume_min");  // a hint on the value, not a difference in it
+    const std::string why = why_;  // a failed operand is no reason to report for the access
+    for (Value* o : d->operands) {
+      auto s = o->type().isScalar() && o->type().elemIsInt() ? scalarSym(o) : std::nullopt;
+      if (!s) {
+        why_ = why;
+        return std::nullopt;
+      }
+      k.operands.push_back(s->t);
+    }
+    return k;
+  }
+  // Whether the op defining `a` comes before the op defining `b` in a block that holds b's op or one
+  // of its ancestors (structured control flow: then a's value is visible at b).
+  static bool dominates(const Value* a, const Value* b) {
+    const Op* da = a->definingOp();
+    const Op* cur = b->definingOp();
+    if (!da || !cur) return false;
+    while (cur) {
+      const Block* blk = cur->parent;
+      if (!blk) return false;
+      if (blk == da->parent) {
+        for (const auto& op : blk->ops()) {
+          if (op.get() == da) return true;
+          if (op.get() == cur) return false;
+        }
+        return false;
+      }
+      cur = blk->parentOp;
+    }
+    return false;
   }
   int tripOf(Op* loop) {
     auto it = tripAtom_.find(loop);
@@ -203,6 +262,31 @@ class BlockAccess {
     Block* b = v->ownerBlock();
     if (v->definingOp() || !b || !b->parentOp || b->parentOp->kind() != OpKind::For || v->index() != 0) return nullptr;
     return b->parentOp;
+  }
+
+  // A scalar carried by a tile.for that each iteration advances by a value from outside the loop
+  // (yield = c + s): init + t * s, t the trip index (Triton's persistent tutorial keeps its epilogue's
+  // tile index so, one step behind the loop's own).
+  std::optional<Sym> carriedCounter(Value* v) {
+    const Block* body = v->ownerBlock();
+    const Op* loop = body ? body->parentOp : nullptr;
+    if (v->definingOp() || !loop || loop->kind() != OpKind::For || v->index() == 0 || !v->type().isScalar()) return std::nullopt;
+    const auto k = static_cast<size_t>(v->index() - 1);
+    const Op* yield = body->terminator();
+    if (!yield || k >= yield->numOperands()) return std::nullopt;
+    const Op* add = yield->operand(k)->definingOp();
+    if (!add || add->kind() != OpKind::Add || add->parent != body) return std::nullopt;
+    Value* step = add->operand(0) == v ? add->operand(1) : add->operand(1) == v ? add->operand(0) : nullptr;
+    if (!step) return std::nullopt;
+    if (!intConst(step)) {  // a constant may be written in the loop; anything else must come from outside it
+      for (const Op* d = step->definingOp(); d; d = d->parent ? d->parent->parentOp : nullptr)
+        if (d == loop) return std::nullopt;
+      if (step->ownerBlock() == body) return std::nullopt;
+    }
+    auto init = scalarSym(loop->operand(3 + k));
+    auto s = scalarSym(step);
+    if (!init || !s) return std::nullopt;
+    return *init + Sym::atom(tripOf(const_cast<Op*>(loop))) * *s;
   }
 
   // ---- sign analysis: is a scalar provably >= 0? (i32 kernel arguments are assumed to be.) Through
@@ -323,6 +407,7 @@ class BlockAccess {
           if (!lb) return std::nullopt;
           return IntV{*lb + Sym::atom(tripOf(loop)).scaled(*st), {}};
         }
+      if (auto c = carriedCounter(v)) return IntV{*c, {}};
       return IntV{Sym::atom(atomOf(v)), {}};
     }
     auto bin = [&](auto f) -> std::optional<IntV> {
@@ -984,6 +1069,7 @@ class BlockAccess {
   std::vector<AtomInfo> atoms_;
   std::map<const Value*, int> valueAtom_;
   std::map<const Op*, int> tripAtom_;
+  std::vector<std::pair<AtomKey, int>> atomKeys_;  // value numbering of atoms (atomOf)
   std::map<const Value*, IntV> ints_;
   std::map<const Value*, PtrV> ptrs_;
   std::map<const Value*, std::vector<std::pair<Op*, size_t>>> users_;
