@@ -8,7 +8,12 @@
 //     index variable per tile dimension; a pointer tile is a scalar base plus such a polynomial (in
 //     elements); a mask is a conjunction of `poly < 0`. A pointer tile carried by a tile.for whose
 //     yield is `addptr(p, step)` (step free of the position and loop-invariant) is `init + t * step`
-//     with t the trip index; the induction variable of a loop with a constant step is `lb + step*t`.
+//     with t the trip index; the induction variable of a loop with a constant step is `lb + step*t`;
+//     so is a scalar counter the loop advances by a constant or a value from outside it (`init + t *
+//     step`: Triton's persistent tutorial keeps its epilogue's tile index so). Atoms are value-
+//     numbered: a pure op whose operands have the same symbolic values as an earlier atom's op of
+//     the same kind is that atom, when one of the two values dominates the other (it then stands
+//     for both), so `tile // n` written for the loads and again for the store is one atom.
 //   recognized: the address is affine in the position, `C + sum_d i_d * S_d` (S_d the stride of
 //     dimension d, non-zero); every mask conjunct is `i_d < R_d` for one d (from `<`, `<=`, `>`, `>=`
 //     comparisons of index tiles, combined with `&`); `other` is absent or zero; the start coordinate
