@@ -1331,7 +1331,7 @@ class Lowerer {
                  "[BLOCK_M, BLOCK_K]>[M, K]), or make one in the kernel with tl.make_tensor_descriptor");
       }
       if (n == "to" || n == "cast") return castCall(*self, a);
-      static const std::set<std::string> asMethod = {"sum", "max", "min", "reshape", "view", "trans", "permute",
+      static const std::set<std::string> asMethod = {"sum", "max", "min", "reshape", "view", "trans", "permute", "split",
                                                      "expand_dims", "broadcast_to", "exp", "exp2", "log", "log2",
                                                      "sqrt", "rsqrt", "abs", "sigmoid"};
       if (!asMethod.count(n)) fail(a.at, "tensor method '" + n + "': not supported yet");
@@ -1480,6 +1480,16 @@ class Lowerer {
       }
       if (n == "permute" && dims.empty()) fail(p, "tl.permute needs the new order of the dimensions");
       return permute(x, dims, p, qual);
+    }
+    if (n == "join") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"a", "b"}, 2, &w);
+      return join(*v[0], *v[1], p);
+    }
+    if (n == "split") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"a"}, 1, &w);
+      return split(*v[0], w[0]);
     }
     if (n == "reshape" || n == "view") {
       if (a.pos.empty()) fail(p, qual + "() needs a tensor");
@@ -1657,6 +1667,64 @@ class Lowerer {
       y = b_.op1(k, {y}, yt);
     }
     return Val::ir(widen ? cast(y, orig, p) : y);
+  }
+
+  // A tile [1, ..., 1, 2] (rank dims) that is true in its first entry along the last axis: which half
+  // of a joined pair an element is.
+  ir::Value* firstOfPair(size_t rank, Pos p) {
+    at(p);
+    ir::Value* idx = b_.op1(OpKind::Arange, {}, Type::tileOf({2}, Type::scalarOf(Scalar::I32)), {{"start", int64_t{0}}, {"end", int64_t{2}}});
+    std::vector<int64_t> shape{2};
+    while (shape.size() < rank) {
+      shape.insert(shape.begin(), 1);
+      idx = b_.op1(OpKind::ExpandDims, {idx}, idx->type().withShape(shape), {{"axis", int64_t{0}}});
+    }
+    ir::Value* zero = b_.op1(OpKind::Constant, {}, idx->type(), {{"value", int64_t{0}}});
+    return b_.op1(OpKind::Cmp, {idx, zero}, Type::tileOf(shape, Type::scalarOf(Scalar::I1)), {{"pred", std::string("eq")}});
+  }
+
+  // tl.join(a, b): the two tensors (broadcast to one shape) side by side along a new last axis of 2;
+  // built from expand_dims and a select, element for element exact.
+  Val join(const Val& a, const Val& b, Pos p) {
+    if (!a.isIR() || !b.isIR() || !a.v->type().isTile() || !b.v->type().isTile())
+      fail(p, "tl.join joins two tensors, got " + describe(a) + " and " + describe(b));
+    std::vector<int64_t> shape = broadcastShapes(a.v->type().shape, b.v->type().shape, p);
+    auto widen = [&](const Val& x) {
+      ir::Value* t = broadcastTo(x.v, shape, p);
+      auto s = shape;
+      s.push_back(1);
+      at(p);
+      return Val::ir(b_.op1(OpKind::ExpandDims, {t}, t->type().withShape(s), {{"axis", static_cast<int64_t>(shape.size())}}));
+    };
+    return select(Val::ir(firstOfPair(shape.size() + 1, p)), widen(a), widen(b), p);
+  }
+
+  // tl.split(x): x's last axis must be 2; its two halves, each with that axis gone. Each half keeps its
+  // own elements (the other's replaced by the type's lowest value) and a max along the axis picks
+  // them out: exact for every value, -0 and infinities included.
+  Val split(const Val& x, Pos p) {
+    if (!x.isIR() || !x.v->type().isTile() || x.v->type().shape.back() != 2 || x.v->type().isPtrLike())
+      fail(p, "tl.split needs a tensor of numbers whose last dimension is 2, got " + describe(x));
+    const Type& t = x.v->type();
+    if (t.scalar == Scalar::I1) fail(p, "tl.split of an i1 tensor is not supported yet", "cast it to i8 first");
+    const size_t rank = t.shape.size();
+    ir::Value* first = firstOfPair(rank, p);
+    at(p);
+    ir::AttrValue lowest = ir::isFloat(t.scalar) ? ir::AttrValue{-std::numeric_limits<double>::infinity()}
+                                                 : ir::AttrValue{ir::bitWidth(t.scalar) >= 64 ? std::numeric_limits<int64_t>::min()
+                                                                                     : -(int64_t{1} << (ir::bitWidth(t.scalar) - 1))};
+    ir::Value* low = b_.op1(OpKind::Constant, {}, t, {{"value", lowest}});
+    ir::Value* cond = broadcastTo(first, t.shape, p);
+    auto s = t.shape;
+    s.pop_back();
+    std::vector<Val> halves;
+    for (int h = 0; h < 2; ++h) {
+      at(p);
+      ir::Value* kept = b_.op1(OpKind::Select, {cond, h == 0 ? x.v : low, h == 0 ? low : x.v}, t);
+      halves.push_back(Val::ir(b_.op1(OpKind::Reduce, {kept}, t.withShape(s),
+                                      {{"kind", std::string("max")}, {"axis", static_cast<int64_t>(rank - 1)}})));
+    }
+    return Val::tuple(halves);
   }
 
   Val reduce(const std::string& n, const Args& a) {

@@ -24,8 +24,8 @@ struct ErrorCase {
 const ErrorCase kCases[] = {
     {"Atomic", "@triton.jit\ndef k(p):\n    tl.atomic_add(p, 1)\n", "p:*fp32[4]", "tl.atomic_add: not supported yet",
      "tl.atomic_add"},
-    {"Split", "@triton.jit\ndef k(p):\n    a, b = tl.split(tl.load(p))\n", "p:*fp32[4]", "tl.split: not supported yet",
-     "tl.split"},
+    {"SplitNeedsPairs", "@triton.jit\ndef k(p):\n    a, b = tl.split(tl.load(p + tl.arange(0, 4)))\n", "p:*fp32[4]",
+     "tl.split needs a tensor of numbers whose last dimension is 2", "tl.load(p"},
     {"UnknownTlFunction", "@triton.jit\ndef k(p):\n    x = tl.frobnicate(p)\n", "p:*fp32[4]",
      "tl.frobnicate: not supported yet", "tl.frobnicate"},
     {"PointerPlusFloat", "@triton.jit\ndef k(p):\n    q = p + 1.5\n", "p:*fp32[4]", "pointer + float", "+ 1.5"},

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "backends/exec/Executor.h"
@@ -253,3 +254,60 @@ void attention(bool causal) {
 
 TEST(FrontendExamples, AttentionCausal) { attention(true); }
 TEST(FrontendExamples, AttentionNonCausal) { attention(false); }
+
+// tl.split / tl.join (tests/lit/frontend/Inputs/split_join.py) on fresh random values with -0, both
+// infinities and a NaN among them: the halves come out bit for bit.
+namespace {
+std::string splitJoinFile() { return std::string(TAWA_SOURCE_DIR) + "/tests/lit/frontend/Inputs/split_join.py"; }
+uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+void fillSpecial(Buffer& b, std::mt19937& rng) {
+  fill(b, rng, -4.0, 4.0);
+  const double special[] = {-0.0, INFINITY, -INFINITY, NAN, 0.0};
+  for (size_t i = 0; i < 5; ++i) b.setFloat(static_cast<int64_t>(3 * i + 1), special[i]);
+}
+}  // namespace
+
+TEST(FrontendExamples, SplitJoinSwapsPairs) {
+  unsigned seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const int64_t B = 64;
+  KernelRun r;
+  r.m = tawa::frontend::compileTriton(splitJoinFile(), "swap_pairs", tawa::driver::parseSpec("x_ptr:*fp32[128], y_ptr:*fp32[128], B=64"));
+  r.bufs = {Buffer("x", Scalar::F32, {2 * B}), Buffer("y", Scalar::F32, {2 * B})};
+  fillSpecial(r.bufs[0], rng);
+  fill(r.bufs[1], rng);
+  r.args = {Arg::buf(0), Arg::buf(1)};
+  launch(r, "swap_pairs", {1, 1, 1});
+  for (int64_t i = 0; i < B; ++i) {
+    const float lo = static_cast<float>(r.bufs[0].getFloat(2 * i)), hi = static_cast<float>(r.bufs[0].getFloat(2 * i + 1));
+    EXPECT_EQ(bitsOf(static_cast<float>(r.bufs[1].getFloat(2 * i))), bitsOf(hi)) << "pair " << i;
+    EXPECT_EQ(bitsOf(static_cast<float>(r.bufs[1].getFloat(2 * i + 1))), bitsOf(lo * 2.0f)) << "pair " << i;
+  }
+}
+
+TEST(FrontendExamples, SplitJoinColumnHalvesOfAnEpilogue) {
+  unsigned seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const int64_t M = 4, B = 32;
+  KernelRun r;
+  r.m = tawa::frontend::compileTriton(splitJoinFile(), "column_halves",
+                                      tawa::driver::parseSpec("x_ptr:*fp32[4,64], y_ptr:*fp32[4,64], M=4, B=32"));
+  r.bufs = {Buffer("x", Scalar::F32, {M, 2 * B}), Buffer("y", Scalar::F32, {M, 2 * B})};
+  fillSpecial(r.bufs[0], rng);
+  fill(r.bufs[1], rng);
+  r.args = {Arg::buf(0), Arg::buf(1)};
+  launch(r, "column_halves", {1, 1, 1});
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < B; ++j) {
+      const float left = static_cast<float>(r.bufs[0].getFloat(i * 2 * B + j));
+      const float right = static_cast<float>(r.bufs[0].getFloat(i * 2 * B + B + j));
+      EXPECT_EQ(bitsOf(static_cast<float>(r.bufs[1].getFloat(i * 2 * B + j))), bitsOf(left)) << i << ", " << j;
+      EXPECT_EQ(bitsOf(static_cast<float>(r.bufs[1].getFloat(i * 2 * B + B + j))), bitsOf(right * 3.0f)) << i << ", " << j;
+    }
+}
