@@ -837,7 +837,7 @@ class Lowerer {
     if (!c || !x->type().elemIsInt() || !x->definingOp()) return;
     int64_t lo;
     if (pred == "ge") lo = *c;
-    else if (pred == "gt") lo = *c + 1;
+    else if (pred == "gt" && *c < std::numeric_limits<int64_t>::max()) lo = *c + 1;
     else return;
     auto& attrs = x->definingOp()->attrs;
     auto old = attrs.find("assume_min");
