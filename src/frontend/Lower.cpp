@@ -1,6 +1,7 @@
 #include "frontend/Lower.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <functional>
@@ -1481,6 +1482,17 @@ class Lowerer {
       if (n == "permute" && dims.empty()) fail(p, "tl.permute needs the new order of the dimensions");
       return permute(x, dims, p, qual);
     }
+    if (n == "randint" || n == "randint4x" || n == "rand" || n == "rand4x") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"seed", "offset", "n_rounds"}, 2, &w);
+      int64_t rounds = v[2] && v[2]->k != Val::K::None ? constInt(*v[2], w[2], qual + "'s n_rounds") : 10;
+      if (rounds < 1 || rounds > 64) fail(w[2], qual + "'s n_rounds must be 1 to 64, got " + std::to_string(rounds));
+      auto c = philox(*v[0], w[0], *v[1], w[1], rounds, p);
+      const bool four = n == "randint4x" || n == "rand4x", uniform = n == "rand" || n == "rand4x";
+      std::vector<Val> out;
+      for (size_t i = 0; i < (four ? 4u : 1u); ++i) out.push_back(Val::ir(uniform ? uintToUniform(c[i], p) : c[i]));
+      return four ? Val::tuple(out) : out[0];
+    }
     if (n == "join") {
       std::vector<Pos> w;
       auto v = bind(a, qual, {"a", "b"}, 2, &w);
@@ -1667,6 +1679,61 @@ class Lowerer {
       y = b_.op1(k, {y}, yt);
     }
     return Val::ir(widen ? cast(y, orig, p) : y);
+  }
+
+  // ---- Triton's random numbers (triton/language/random.py): Philox 4x32 with n_rounds rounds on the
+  // counter (offset's low 32 bits, its high 32 bits, 0, 0) and the key (seed's low and high 32 bits),
+  // in i32/i64 IR arithmetic that wraps as the uint32 arithmetic it stands for.
+  std::array<ir::Value*, 4> philox(const Val& seedV, Pos seedAt, const Val& offV, Pos offAt, int64_t rounds, Pos p) {
+    ir::Value* off = toIR(offV, offAt, "the random offset");
+    if (!off->type().elemIsInt() || (off->type().scalar != Scalar::I32 && off->type().scalar != Scalar::I64))
+      fail(offAt, "the random offsets must be i32 or i64 integers, got " + off->type().str());
+    ir::Value* seed = toIR(seedV, seedAt, "the random seed");
+    if (!seed->type().isScalar() || !seed->type().elemIsInt())
+      fail(seedAt, "the random seed must be an integer scalar, got " + seed->type().str());
+    const Type i32 = off->type().withElement(Type::scalarOf(Scalar::I32));
+    const Type i64 = off->type().withElement(Type::scalarOf(Scalar::I64));
+    const Type s32 = Type::scalarOf(Scalar::I32), s64 = Type::scalarOf(Scalar::I64);
+    at(p);
+    ir::Value* seed64 = cast(seed, Scalar::I64, p);
+    ir::Value* k0 = b_.op1(OpKind::Cast, {seed64}, s32);
+    ir::Value* k1 = b_.op1(OpKind::Cast, {b_.op1(OpKind::Shr, {seed64, b_.constInt(32, s64)}, s64)}, s32);
+    ir::Value* c0 = off->type().scalar == Scalar::I32 ? off : b_.op1(OpKind::Cast, {off}, i32);
+    ir::Value* c1 = off->type().scalar == Scalar::I32 ? b_.constInt(0, i32)
+                                                      : b_.op1(OpKind::Cast, {b_.op1(OpKind::Shr, {off, b_.constInt(32, i64)}, i64)}, i32);
+    ir::Value* c2 = b_.constInt(0, i32);
+    ir::Value* c3 = b_.constInt(0, i32);
+    auto u32 = [](uint32_t x) { return static_cast<int64_t>(static_cast<int32_t>(x)); };
+    ir::Value* mask = b_.constInt(0xffffffffLL, i64);
+    // The high 32 bits of the unsigned product of a 32-bit constant and x.
+    auto mulhi = [&](uint32_t m, ir::Value* x) {
+      ir::Value* x64 = b_.op1(OpKind::And, {b_.op1(OpKind::Cast, {x}, i64), mask}, i64);
+      ir::Value* prod = b_.op1(OpKind::Mul, {x64, b_.constInt(static_cast<int64_t>(m), i64)}, i64);
+      ir::Value* hi = b_.op1(OpKind::And, {b_.op1(OpKind::Shr, {prod, b_.constInt(32, i64)}, i64), mask}, i64);
+      return b_.op1(OpKind::Cast, {hi}, i32);
+    };
+    auto splat = [&](ir::Value* k) { return i32.isScalar() ? k : b_.op1(OpKind::Splat, {k}, i32); };
+    constexpr uint32_t kRoundA = 0xD2511F53u, kRoundB = 0xCD9E8D57u, kKeyA = 0x9E3779B9u, kKeyB = 0xBB67AE85u;
+    for (int64_t r = 0; r < rounds; ++r) {
+      ir::Value* n0 = b_.op1(OpKind::Xor, {b_.op1(OpKind::Xor, {mulhi(kRoundB, c2), c1}, i32), splat(k0)}, i32);
+      ir::Value* n2 = b_.op1(OpKind::Xor, {b_.op1(OpKind::Xor, {mulhi(kRoundA, c0), c3}, i32), splat(k1)}, i32);
+      ir::Value* n1 = b_.op1(OpKind::Mul, {c2, b_.constInt(u32(kRoundB), i32)}, i32);
+      ir::Value* n3 = b_.op1(OpKind::Mul, {c0, b_.constInt(u32(kRoundA), i32)}, i32);
+      c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+      k0 = b_.op1(OpKind::Add, {k0, b_.constInt(u32(kKeyA), s32)}, s32);
+      k1 = b_.op1(OpKind::Add, {k1, b_.constInt(u32(kKeyB), s32)}, s32);
+    }
+    return {c0, c1, c2, c3};
+  }
+  // Triton's uint_to_uniform_float for 32 bits: x as int32, ~x where negative, times 4.6566127342e-10
+  // in f32: a float in [0, 1).
+  ir::Value* uintToUniform(ir::Value* x, Pos p) {
+    at(p);
+    const Type& t = x->type();
+    ir::Value* neg = b_.op1(OpKind::Cmp, {x, b_.constInt(0, t)}, t.withElement(Type::scalarOf(Scalar::I1)), {{"pred", std::string("lt")}});
+    ir::Value* y = b_.op1(OpKind::Select, {neg, b_.op1(OpKind::Not, {x}, t), x}, t);
+    const Type f = t.withElement(Type::scalarOf(Scalar::F32));
+    return b_.op1(OpKind::Mul, {b_.op1(OpKind::Cast, {y}, f), b_.constFloat(static_cast<double>(4.6566127342e-10f), f)}, f);
   }
 
   // A tile [1, ..., 1, 2] (rank dims) that is true in its first entry along the last axis: which half

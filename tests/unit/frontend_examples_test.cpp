@@ -2,7 +2,9 @@
 // executor on fresh random inputs, and compared with naive double-precision references.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <random>
 
@@ -310,4 +312,69 @@ TEST(FrontendExamples, SplitJoinColumnHalvesOfAnEpilogue) {
       EXPECT_EQ(bitsOf(static_cast<float>(r.bufs[1].getFloat(i * 2 * B + j))), bitsOf(left)) << i << ", " << j;
       EXPECT_EQ(bitsOf(static_cast<float>(r.bufs[1].getFloat(i * 2 * B + B + j))), bitsOf(right * 3.0f)) << i << ", " << j;
     }
+}
+
+// tl.randint4x / tl.rand (tests/lit/frontend/Inputs/random.py) against Philox 4x32-10 written here
+// from its definition (Salmon et al., SC'11), checked first on Random123's known answer for a zero
+// counter and key, then for fresh random seeds (negative ones included) at 64 offsets.
+namespace {
+std::string randomFile() { return std::string(TAWA_SOURCE_DIR) + "/tests/lit/frontend/Inputs/random.py"; }
+std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> c, uint32_t k0, uint32_t k1, int rounds) {
+  for (int r = 0; r < rounds; ++r) {
+    const uint64_t p0 = uint64_t{0xD2511F53u} * c[0], p1 = uint64_t{0xCD9E8D57u} * c[2];
+    c = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k0, static_cast<uint32_t>(p1), static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k1,
+         static_cast<uint32_t>(p0)};
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return c;
+}
+std::vector<uint32_t> tawaPhilox(int64_t seed, int64_t n) {
+  KernelRun r;
+  r.m = tawa::frontend::compileTriton(randomFile(), "philox_words",
+                                      tawa::driver::parseSpec("out_ptr:*i32[" + std::to_string(4 * n) + "], seed:i32=0, B=" + std::to_string(n)));
+  r.bufs = {Buffer("out", Scalar::I32, {4 * n})};
+  r.args = {Arg::buf(0), Arg::integer(seed)};
+  launch(r, "philox_words", {1, 1, 1});
+  std::vector<uint32_t> words;
+  for (int64_t i = 0; i < 4 * n; ++i) words.push_back(static_cast<uint32_t>(static_cast<int32_t>(r.bufs[0].getInt(i))));
+  return words;
+}
+}  // namespace
+
+TEST(FrontendExamples, RandomPhiloxKnownAnswer) {
+  auto words = tawaPhilox(0, 64);
+  EXPECT_EQ(words[0], 0x6627e8d5u);
+  EXPECT_EQ(words[1], 0xe169c58du);
+  EXPECT_EQ(words[2], 0xbc57ac4cu);
+  EXPECT_EQ(words[3], 0x9b00dbd8u);
+}
+
+TEST(FrontendExamples, RandomPhiloxAndUniformFloats) {
+  std::mt19937 rng(freshSeed());
+  std::uniform_int_distribution<int32_t> any(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+  for (int32_t seed : {any(rng), -any(rng) / 2 - 1, 12345}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const int64_t n = 64;
+    auto words = tawaPhilox(seed, n);
+    const auto seed64 = static_cast<uint64_t>(static_cast<int64_t>(seed));
+    for (int64_t i = 0; i < n; ++i) {
+      auto want = philox4x32({static_cast<uint32_t>(i), 0, 0, 0}, static_cast<uint32_t>(seed64), static_cast<uint32_t>(seed64 >> 32), 10);
+      for (int w = 0; w < 4; ++w) EXPECT_EQ(words[static_cast<size_t>(4 * i + w)], want[static_cast<size_t>(w)]) << "offset " << i << " word " << w;
+    }
+    // tl.rand: word 0 as int32, ~x where negative, times 4.6566127342e-10 in f32; in [0, 1).
+    KernelRun r;
+    r.m = tawa::frontend::compileTriton(randomFile(), "uniform", tawa::driver::parseSpec("out_ptr:*fp32[256], seed:i32=0, B=64"));
+    r.bufs = {Buffer("out", Scalar::F32, {256})};
+    r.args = {Arg::buf(0), Arg::integer(seed)};
+    launch(r, "uniform", {4, 1, 1});
+    for (int64_t i = 0; i < 256; ++i) {
+      auto w = static_cast<int32_t>(philox4x32({static_cast<uint32_t>(i), 0, 0, 0}, static_cast<uint32_t>(seed64),
+                                               static_cast<uint32_t>(seed64 >> 32), 10)[0]);
+      const float want = static_cast<float>(w < 0 ? ~w : w) * 4.6566127342e-10f;
+      const double got = r.bufs[0].getFloat(i);
+      EXPECT_EQ(got, static_cast<double>(want)) << "offset " << i;
+      EXPECT_TRUE(got >= 0.0 && got < 1.0) << got;
+    }
+  }
 }
