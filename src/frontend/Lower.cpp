@@ -1334,7 +1334,7 @@ class Lowerer {
       if (n == "to" || n == "cast") return castCall(*self, a);
       static const std::set<std::string> asMethod = {"sum", "max", "min", "reshape", "view", "trans", "permute", "split",
                                                      "expand_dims", "broadcast_to", "exp", "exp2", "log", "log2",
-                                                     "sqrt", "rsqrt", "abs", "sigmoid"};
+                                                     "sqrt", "rsqrt", "abs", "sigmoid", "sin", "cos"};
       if (!asMethod.count(n)) fail(a.at, "tensor method '" + n + "': not supported yet");
       a.pos.insert(a.pos.begin(), *self);
       a.posAt.insert(a.posAt.begin(), a.at);
@@ -1417,7 +1417,7 @@ class Lowerer {
       return minmax(n == "maximum" ? OpKind::Max : OpKind::Min, *v[0], *v[1], p);
     }
     if (n == "exp" || n == "exp2" || n == "log" || n == "log2" || n == "sqrt" || n == "rsqrt" || n == "abs" ||
-        n == "sigmoid" || n == "sqrt_rn") {
+        n == "sigmoid" || n == "sqrt_rn" || n == "sin" || n == "cos") {
       auto v = bind(a, qual, {"x"}, 1);
       return mathUnary(n == "sqrt_rn" ? "sqrt" : n, *v[0], p);
     }
@@ -1481,6 +1481,30 @@ class Lowerer {
       }
       if (n == "permute" && dims.empty()) fail(p, "tl.permute needs the new order of the dimensions");
       return permute(x, dims, p, qual);
+    }
+    if (n == "randn" || n == "randn4x") {
+      // Box-Muller on the first two Philox words (Triton's pair_uniform_to_normal): r cos(th), r sin(th)
+      // with u1 floored at 1e-7, th = 2 pi u2, r = sqrt(-2 log u1).
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"seed", "offset", "n_rounds"}, 2, &w);
+      int64_t rounds = v[2] && v[2]->k != Val::K::None ? constInt(*v[2], w[2], qual + "'s n_rounds") : 10;
+      if (rounds < 1 || rounds > 64) fail(w[2], qual + "'s n_rounds must be 1 to 64, got " + std::to_string(rounds));
+      auto c = philox(*v[0], w[0], *v[1], w[1], rounds, p);
+      auto normals = [&](ir::Value* i1, ir::Value* i2) {
+        ir::Value* u1 = uintToUniform(i1, p);
+        ir::Value* u2 = uintToUniform(i2, p);
+        const Type& f = u1->type();
+        at(p);
+        u1 = b_.op1(OpKind::Max, {b_.constFloat(static_cast<double>(1.0e-7f), f), u1}, f);
+        ir::Value* th = b_.op1(OpKind::Mul, {b_.constFloat(static_cast<double>(6.283185307179586f), f), u2}, f);
+        ir::Value* r = b_.op1(OpKind::Sqrt, {b_.op1(OpKind::Mul, {b_.constFloat(-2.0, f), b_.op1(OpKind::Log, {u1}, f)}, f)}, f);
+        return std::array<ir::Value*, 2>{b_.op1(OpKind::Mul, {r, b_.op1(OpKind::Cos, {th}, f)}, f),
+                                         b_.op1(OpKind::Mul, {r, b_.op1(OpKind::Sin, {th}, f)}, f)};
+      };
+      auto n01 = normals(c[0], c[1]);
+      if (n == "randn") return Val::ir(n01[0]);
+      auto n23 = normals(c[2], c[3]);
+      return Val::tuple({Val::ir(n01[0]), Val::ir(n01[1]), Val::ir(n23[0]), Val::ir(n23[1])});
     }
     if (n == "randint" || n == "randint4x" || n == "rand" || n == "rand4x") {
       std::vector<Pos> w;
@@ -1675,7 +1699,8 @@ class Lowerer {
       y = b_.op1(OpKind::Div, {one, den}, yt);
     } else {
       OpKind k = n == "exp" ? OpKind::Exp : n == "exp2" ? OpKind::Exp2 : n == "log" ? OpKind::Log
-               : n == "log2" ? OpKind::Log2 : n == "sqrt" ? OpKind::Sqrt : OpKind::Rsqrt;
+               : n == "log2" ? OpKind::Log2 : n == "sqrt" ? OpKind::Sqrt : n == "sin" ? OpKind::Sin
+               : n == "cos" ? OpKind::Cos : OpKind::Rsqrt;
       y = b_.op1(k, {y}, yt);
     }
     return Val::ir(widen ? cast(y, orig, p) : y);
@@ -1777,10 +1802,11 @@ class Lowerer {
     const size_t rank = t.shape.size();
     ir::Value* first = firstOfPair(rank, p);
     at(p);
-    ir::AttrValue lowest = ir::isFloat(t.scalar) ? ir::AttrValue{-std::numeric_limits<double>::infinity()}
-                                                 : ir::AttrValue{ir::bitWidth(t.scalar) >= 64 ? std::numeric_limits<int64_t>::min()
-                                                                                     : -(int64_t{1} << (ir::bitWidth(t.scalar) - 1))};
-    ir::Value* low = b_.op1(OpKind::Constant, {}, t, {{"value", lowest}});
+    ir::Value* low = ir::isFloat(t.scalar)
+                         ? b_.constFloat(-std::numeric_limits<double>::infinity(), t)
+                         : b_.constInt(ir::bitWidth(t.scalar) >= 64 ? std::numeric_limits<int64_t>::min()
+                                                                    : -(int64_t{1} << (ir::bitWidth(t.scalar) - 1)),
+                                       t);
     ir::Value* cond = broadcastTo(first, t.shape, p);
     auto s = t.shape;
     s.pop_back();

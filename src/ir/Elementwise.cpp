@@ -75,6 +75,8 @@ double evalFloatUnary(OpKind k, Scalar s, double a) {
     case OpKind::Log2: r = std::log2(a); break;
     case OpKind::Sqrt: r = std::sqrt(a); break;
     case OpKind::Rsqrt: r = 1.0 / std::sqrt(a); break;
+    case OpKind::Sin: r = std::sin(a); break;
+    case OpKind::Cos: r = std::cos(a); break;
     default: TAWA_ASSERT(false, "verified float unary op");
   }
   return roundFloat(s, r);

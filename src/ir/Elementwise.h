@@ -14,7 +14,7 @@ namespace tawa::ir {
 // Shr (ints). For integer Div/FloorDiv/Rem the caller rejects a zero divisor first.
 double evalFloatBinary(OpKind k, Scalar s, double a, double b);
 int64_t evalIntBinary(OpKind k, Scalar s, int64_t a, int64_t b);
-// Unary ops: Neg, Abs (floats and ints), Not (ints), Exp, Exp2, Log, Log2, Sqrt, Rsqrt (floats).
+// Unary ops: Neg, Abs (floats and ints), Not (ints), Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos (floats).
 double evalFloatUnary(OpKind k, Scalar s, double a);
 int64_t evalIntUnary(OpKind k, Scalar s, int64_t a);
 // tile.cmp with pred "eq" | "ne" | "lt" | "le" | "gt" | "ge" (NaN compares false except "ne").

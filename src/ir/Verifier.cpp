@@ -274,7 +274,8 @@ class Verifier {
         return;
       }
       case OpKind::Neg: case OpKind::Abs: case OpKind::Not:
-      case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt: {
+      case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt:
+      case OpKind::Sin: case OpKind::Cos: {
         numOperands(op, 1, 1);
         numResults(op, 1);
         const Type& a = ty(op, 0);

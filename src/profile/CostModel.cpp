@@ -26,6 +26,7 @@ double CostModel::opCycles(const ir::Op& op) const {
     case OpKind::Condition: case OpKind::For: case OpKind::If: case OpKind::While:
       return 0;  // compile-time values, register renaming, or control flow charged through its body
     case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt:
+    case OpKind::Sin: case OpKind::Cos:
       return lanes(elems(op.result()->type()), mufuPerClk);
     case OpKind::Div:
       if (op.result()->type().elemIsFloat()) return lanes(elems(op.result()->type()), mufuPerClk);

@@ -101,7 +101,7 @@ class Canonicalizer {
           return std::nullopt;  // the executor reports it, at run time, where it happens
         return evalIntBinary(op->kind(), in.scalar, I(0), I(1));
       case OpKind::Neg: case OpKind::Abs: case OpKind::Not: case OpKind::Exp: case OpKind::Exp2:
-      case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt:
+      case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos:
         if (f) return evalFloatUnary(op->kind(), in.scalar, F(0));
         return evalIntUnary(op->kind(), in.scalar, I(0));
       case OpKind::Cmp:

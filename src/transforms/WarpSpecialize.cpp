@@ -848,10 +848,10 @@ class Specializer {
         return em[v] = c;
       };
       for (Op* op : chain) {
-        std::vector<Value*> ops;
-        for (Value* v : op->operands) ops.push_back(half(v));
+        std::vector<Value*> halfOps;
+        for (Value* v : op->operands) halfOps.push_back(half(v));
         eb.setLoc(op->loc());
-        Value* r = eb.op1(op->kind(), ops, halfOf(op->result()->type()), op->attrs);
+        Value* r = eb.op1(op->kind(), halfOps, halfOf(op->result()->type()), op->attrs);
         if (!op->result()->nameHint.empty()) r->nameHint = op->result()->nameHint + (h ? "_bot" : "_top");
         em[op->result()] = r;
       }

@@ -378,3 +378,60 @@ TEST(FrontendExamples, RandomPhiloxAndUniformFloats) {
     }
   }
 }
+
+// tl.randn: Box-Muller on the first two Philox words, against the same formula evaluated here in
+// double from this file's own Philox; and a rotary embedding (tl.sin, tl.cos, tl.split, tl.join)
+// against a double reference on fresh random inputs.
+TEST(FrontendExamples, RandomNormals) {
+  std::mt19937 rng(freshSeed());
+  const int32_t seed = static_cast<int32_t>(rng());
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  KernelRun r;
+  r.m = tawa::frontend::compileTriton(randomFile(), "normal", tawa::driver::parseSpec("out_ptr:*fp32[512], seed:i32=0, B=128"));
+  r.bufs = {Buffer("out", Scalar::F32, {512})};
+  r.args = {Arg::buf(0), Arg::integer(seed)};
+  launch(r, "normal", {4, 1, 1});
+  const auto seed64 = static_cast<uint64_t>(static_cast<int64_t>(seed));
+  double sum = 0, sumsq = 0;
+  for (int64_t i = 0; i < 512; ++i) {
+    auto w = philox4x32({static_cast<uint32_t>(i), 0, 0, 0}, static_cast<uint32_t>(seed64), static_cast<uint32_t>(seed64 >> 32), 10);
+    auto uniform = [](uint32_t x) {
+      auto v = static_cast<int32_t>(x);
+      return static_cast<double>(static_cast<float>(v < 0 ? ~v : v) * 4.6566127342e-10f);
+    };
+    const double u1 = std::max(1.0e-7, uniform(w[0])), u2 = uniform(w[1]);
+    const double want = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    const double got = r.bufs[0].getFloat(i);
+    EXPECT_NEAR(got, want, 1e-5 * (1.0 + std::fabs(want))) << "offset " << i;
+    sum += got;
+    sumsq += got * got;
+  }
+  EXPECT_LT(std::fabs(sum / 512), 0.2);               // a standard normal sample: mean near 0,
+  EXPECT_NEAR(sumsq / 512, 1.0, 0.25);                // variance near 1
+}
+
+TEST(FrontendExamples, RotaryEmbeddingSinCosSplitJoin) {
+  unsigned seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const int64_t R = 37, D = 64;
+  const double logBase = std::log(10000.0);
+  KernelRun r;
+  r.m = tawa::frontend::compileTriton(std::string(TAWA_SOURCE_DIR) + "/tests/lit/frontend/Inputs/rotary.py", "rope",
+                                      tawa::driver::parseSpec("x_ptr:*fp32[R,64], out_ptr:*fp32[R,64], rows:i32=37, R=37, D=64, "
+                                                              "LOG_BASE=9.210340371976184"));
+  r.bufs = {Buffer("x", Scalar::F32, {R, D}), Buffer("out", Scalar::F32, {R, D})};
+  fill(r.bufs[0], rng);
+  fill(r.bufs[1], rng);
+  r.args = {Arg::buf(0), Arg::buf(1), Arg::integer(R)};
+  launch(r, "rope", {R, 1, 1});
+  std::vector<double> want(static_cast<size_t>(R * D));
+  for (int64_t row = 0; row < R; ++row)
+    for (int64_t i = 0; i < D / 2; ++i) {
+      const double th = static_cast<double>(row) * std::exp(static_cast<double>(i) * (-2.0 * logBase / D));
+      const double x0 = r.bufs[0].getFloat(row * D + 2 * i), x1 = r.bufs[0].getFloat(row * D + 2 * i + 1);
+      want[static_cast<size_t>(row * D + 2 * i)] = x0 * std::cos(th) - x1 * std::sin(th);
+      want[static_cast<size_t>(row * D + 2 * i + 1)] = x0 * std::sin(th) + x1 * std::cos(th);
+    }
+  expectClose(r.bufs[1], want, 1e-4, 1e-4);  // f32 angles up to 36 rad: their rounding dominates
+}

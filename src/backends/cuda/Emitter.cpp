@@ -1548,6 +1548,12 @@ class Emitter {
       case OpKind::Rsqrt:
         if (!fl) break;
         return "tawa::rsqrt_approx(" + a[0] + ")";
+      case OpKind::Sin:  // with range reduction (sin.approx is accurate only near zero)
+        if (!fl) break;
+        return "tawa::sin_f32(" + a[0] + ")";
+      case OpKind::Cos:
+        if (!fl) break;
+        return "tawa::cos_f32(" + a[0] + ")";
       case OpKind::Abs:
         return fl ? "tawa::abs_f32(" + a[0] + ")" : "(" + a[0] + " < 0 ? -" + a[0] + " : " + a[0] + ")";
       case OpKind::Cast: {

@@ -231,6 +231,8 @@ class SimtEmitter {
       case OpKind::Log2: need(), e = call("log2"); break;
       case OpKind::Sqrt: need(), e = call("sqrt"); break;
       case OpKind::Rsqrt: need(), e = "(1.0f / " + call("sqrt") + ")"; break;
+      case OpKind::Sin: need(), e = call("sin"); break;
+      case OpKind::Cos: need(), e = call("cos"); break;
       default: break;
     }
     define(op, narrow(s, e));
@@ -316,6 +318,8 @@ class SimtEmitter {
       case OpKind::Log2:
       case OpKind::Sqrt:
       case OpKind::Rsqrt: unary(op); return;
+      case OpKind::Sin: unary(op); return;
+      case OpKind::Cos: unary(op); return;
       case OpKind::Cast: cast(op); return;
       case OpKind::AddPtr: define(op, "(" + ref(op.operand(0)) + " + " + ref(op.operand(1)) + ")"); return;
       case OpKind::Load: load(op); return;

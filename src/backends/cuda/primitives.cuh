@@ -310,6 +310,9 @@ TAWA_UNARY_F32(rsqrt_approx, "rsqrt.approx.ftz.f32")
 // abs.f32: |x|.
 TAWA_UNARY_F32(abs_f32, "abs.f32")
 #undef TAWA_UNARY_F32
+// sin and cos of any argument: CUDA's sinf / cosf (range reduction, then polynomials; within 2 ulp).
+TAWA_DEVICE float sin_f32(float x) { return sinf(x); }
+TAWA_DEVICE float cos_f32(float x) { return cosf(x); }
 // max.NaN.f32 / min.NaN.f32: NaN-propagating, like tl.maximum and tl.minimum.
 TAWA_DEVICE float max_nan(float a, float b) {
   float y;

@@ -1172,6 +1172,12 @@ inline float sqrt_rn(float x, TAWA_EMU_LOC) {
 inline float rsqrt_approx(float x, TAWA_EMU_LOC) {
   return emu::unary(x, "rsqrt.approx", emu::model().mufuPerClk, [](float v) { return 1.0f / std::sqrt(v); }, TAWA_EMU_AT);
 }
+inline float sin_f32(float x, TAWA_EMU_LOC) {
+  return emu::unary(x, "sin", emu::model().mufuPerClk, [](float v) { return std::sin(v); }, TAWA_EMU_AT);
+}
+inline float cos_f32(float x, TAWA_EMU_LOC) {
+  return emu::unary(x, "cos", emu::model().mufuPerClk, [](float v) { return std::cos(v); }, TAWA_EMU_AT);
+}
 inline float abs_f32(float x, TAWA_EMU_LOC) {
   return emu::unary(x, "abs", emu::model().aluPerClk, [](float v) { return std::fabs(v); }, TAWA_EMU_AT);
 }

@@ -18,3 +18,9 @@ def philox_words(out_ptr, seed, B: tl.constexpr):
 def uniform(out_ptr, seed, B: tl.constexpr):
     offs = tl.program_id(0) * B + tl.arange(0, B)
     tl.store(out_ptr + offs, tl.rand(seed, offs))
+
+
+@triton.jit
+def normal(out_ptr, seed, B: tl.constexpr):
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(out_ptr + offs, tl.randn(seed, offs))
