@@ -1530,30 +1530,19 @@ class Emitter {
       case OpKind::Select: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
       case OpKind::Neg: return "(-" + a[0] + ")";
       case OpKind::Not: return i1 ? "(!" + a[0] + ")" : "(~" + a[0] + ")";
-      case OpKind::Exp2:
+      // f32 functions, each through its primitive: e^x as 2^(x log2 e), ln x as log2(x) ln 2; sin and cos
+      // with range reduction (sin.approx is accurate only near zero).
+      case OpKind::Exp2: case OpKind::Exp: case OpKind::Log2: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt:
+      case OpKind::Sin: case OpKind::Cos: {
         if (!fl) break;
-        return "tawa::exp2_approx(" + a[0] + ")";
-      case OpKind::Exp:  // e^x = 2^(x log2 e)
-        if (!fl) break;
-        return "tawa::exp2_approx(" + a[0] + " * 1.44269504f)";
-      case OpKind::Log2:
-        if (!fl) break;
-        return "tawa::lg2_approx(" + a[0] + ")";
-      case OpKind::Log:  // ln x = log2(x) ln 2
-        if (!fl) break;
-        return "(tawa::lg2_approx(" + a[0] + ") * 0.693147181f)";
-      case OpKind::Sqrt:
-        if (!fl) break;
-        return "tawa::sqrt_rn(" + a[0] + ")";
-      case OpKind::Rsqrt:
-        if (!fl) break;
-        return "tawa::rsqrt_approx(" + a[0] + ")";
-      case OpKind::Sin:  // with range reduction (sin.approx is accurate only near zero)
-        if (!fl) break;
-        return "tawa::sin_f32(" + a[0] + ")";
-      case OpKind::Cos:
-        if (!fl) break;
-        return "tawa::cos_f32(" + a[0] + ")";
+        static const std::map<OpKind, std::pair<const char*, const char*>> fn = {
+            {OpKind::Exp2, {"tawa::exp2_approx(", ")"}},       {OpKind::Exp, {"tawa::exp2_approx(", " * 1.44269504f)"}},
+            {OpKind::Log2, {"tawa::lg2_approx(", ")"}},        {OpKind::Log, {"(tawa::lg2_approx(", ") * 0.693147181f)"}},
+            {OpKind::Sqrt, {"tawa::sqrt_rn(", ")"}},           {OpKind::Rsqrt, {"tawa::rsqrt_approx(", ")"}},
+            {OpKind::Sin, {"tawa::sin_f32(", ")"}},            {OpKind::Cos, {"tawa::cos_f32(", ")"}}};
+        const auto& [open, close] = fn.at(op.kind());
+        return open + a[0] + close;
+      }
       case OpKind::Abs:
         return fl ? "tawa::abs_f32(" + a[0] + ")" : "(" + a[0] + " < 0 ? -" + a[0] + " : " + a[0] + ")";
       case OpKind::Cast: {
