@@ -339,6 +339,13 @@ const std::vector<int64_t>& Op::arrayAttr(const std::string& k) const {
   return std::get<std::vector<int64_t>>(it->second);
 }
 
+std::optional<int64_t> intConstant(const Value* v) {
+  const Op* d = v->definingOp();
+  if (!d || d->kind() != OpKind::Constant) return std::nullopt;
+  if (auto* i = std::get_if<int64_t>(&d->attrs.at("value"))) return *i;
+  return std::nullopt;
+}
+
 Func* Module::lookup(const std::string& name) const {
   for (auto& f : funcs)
     if (f->name == name) return f.get();

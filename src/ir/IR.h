@@ -10,6 +10,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -144,6 +145,9 @@ class Module {
 void replaceAllUsesWith(Block& scope, Value* from, Value* to);
 // Counts the uses of each value inside `scope`.
 void countUses(const Block& scope, std::map<const Value*, int>& uses);
+// The integer a tile.constant holds (a scalar, or every element of a tile), or nullopt for anything
+// else (another op, a float constant, a block argument).
+std::optional<int64_t> intConstant(const Value* v);
 // Visits every op under `b` in program order, parents before children.
 template <class F>
 void walk(Block& b, F&& f) {

@@ -252,12 +252,6 @@ class BlockAccess {
     tripAtom_[loop] = id;
     return id;
   }
-  static std::optional<int64_t> intConst(const Value* v) {
-    const Op* d = v->definingOp();
-    if (!d || d->kind() != OpKind::Constant) return std::nullopt;
-    if (auto* i = std::get_if<int64_t>(&d->attrs.at("value"))) return *i;
-    return std::nullopt;
-  }
   static Op* loopOfIv(const Value* v) {
     Block* b = v->ownerBlock();
     if (v->definingOp() || !b || !b->parentOp || b->parentOp->kind() != OpKind::For || v->index() != 0) return nullptr;
@@ -278,7 +272,7 @@ class BlockAccess {
     if (!add || add->kind() != OpKind::Add || add->parent != body) return std::nullopt;
     Value* step = add->operand(0) == v ? add->operand(1) : add->operand(1) == v ? add->operand(0) : nullptr;
     if (!step) return std::nullopt;
-    if (!intConst(step)) {  // a constant may be written in the loop; anything else must come from outside it
+    if (!intConstant(step)) {  // a constant may be written in the loop; anything else must come from outside it
       for (const Op* d = step->definingOp(); d; d = d->parent ? d->parent->parentOp : nullptr)
         if (d == loop) return std::nullopt;
       if (step->ownerBlock() == body) return std::nullopt;
@@ -298,14 +292,14 @@ class BlockAccess {
   }
   // A lower bound of a scalar's value, or nullopt when none is known. Bounds stay far from int64's
   // limits (the IR's integers are at most 64-bit; the analysis gives up on anything larger).
-  std::optional<int64_t> lowerBound(const Value* v, int depth) {
+  static std::optional<int64_t> sane(std::optional<int64_t> x) {
     constexpr int64_t kLimit = int64_t{1} << 40;
-    auto sane = [&](std::optional<int64_t> x) -> std::optional<int64_t> {
-      if (!x || *x > kLimit || *x < -kLimit) return std::nullopt;
-      return x;
-    };
+    if (!x || *x > kLimit || *x < -kLimit) return std::nullopt;
+    return x;
+  }
+  std::optional<int64_t> lowerBound(const Value* v, int depth) {
     if (depth > 64) return std::nullopt;
-    if (auto c = intConst(v)) return sane(*c);
+    if (auto c = intConstant(v)) return sane(*c);
     const Op* d = v->definingOp();
     if (!d) {
       if (v->ownerBlock() == &f_.body) return v->type().elemIsInt() ? std::optional<int64_t>(0) : std::nullopt;
@@ -325,11 +319,6 @@ class BlockAccess {
     return lowerBoundOf(*d, depth);
   }
   std::optional<int64_t> lowerBoundOf(const Op& op, int depth) {
-    constexpr int64_t kLimit = int64_t{1} << 40;
-    auto sane = [&](std::optional<int64_t> x) -> std::optional<int64_t> {
-      if (!x || *x > kLimit || *x < -kLimit) return std::nullopt;
-      return x;
-    };
     const Op* d = &op;
     auto lb = [&](size_t i) { return lowerBound(d->operand(i), depth + 1); };
     switch (d->kind()) {
@@ -340,7 +329,7 @@ class BlockAccess {
       }
       case OpKind::Sub: {  // a - c for a constant c
         auto a = lb(0);
-        auto c = intConst(d->operand(1));
+        auto c = intConstant(d->operand(1));
         return a && c ? sane(*a - *c) : std::nullopt;
       }
       case OpKind::Mul: {
@@ -402,7 +391,7 @@ class BlockAccess {
     if (!d) {
       if (ty.isTile()) return fail<IntV>("an index tile carried by a loop");
       if (Op* loop = loopOfIv(v))
-        if (auto st = intConst(loop->operand(2)); st && *st != 0) {  // iv = lb + step * t
+        if (auto st = intConstant(loop->operand(2)); st && *st != 0) {  // iv = lb + step * t
           auto lb = scalarSym(loop->operand(0));
           if (!lb) return std::nullopt;
           return IntV{*lb + Sym::atom(tripOf(loop)).scaled(*st), {}};
@@ -900,7 +889,7 @@ class BlockAccess {
         for (int id : m)
           if (id >= kIndexVars && a_.atoms_[static_cast<size_t>(id - kIndexVars)].loop) trip = trip == -1 ? id : -2;
         Op* loop = trip >= 0 ? a_.atoms_[static_cast<size_t>(trip - kIndexVars)].loop : nullptr;
-        auto st = loop ? intConst(loop->operand(2)) : std::nullopt;
+        auto st = loop ? intConstant(loop->operand(2)) : std::nullopt;
         auto lb = loop ? a_.scalarSym(loop->operand(0)) : std::nullopt;
         if (!st || !lb || c % *st != 0) {
           r.addTerm(m, c);
