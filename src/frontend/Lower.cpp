@@ -221,6 +221,12 @@ class Lowerer {
     b_ = ir::Builder(&func_->body, loc(fn->pos));
     Frame fr;
     fr.fn = fn;
+    struct DescParam {
+      std::string name;
+      const driver::SpecEntry* entry;
+      ir::Value* base;
+    };
+    std::vector<DescParam> descParams;  // parameters the spec passes as host tensor descriptors
     for (auto& p : fn->params) {
       const driver::SpecEntry* e = nullptr;
       for (auto& se : spec_.entries)
@@ -244,7 +250,7 @@ class Lowerer {
             throw UserError(loc(p.pos), "parameter '" + p.name + "' is tl.constexpr but the spec passes a pointer");
           ir::Value* a = func_->body.addArg(Type::ptrTo(e->dtype), p.name);
           fr.vars[p.name] = Val::ir(a);
-          if (e->descriptor) descParams_.push_back({p.name, e, a});
+          if (e->descriptor) descParams.push_back({p.name, e, a});
           break;
         }
         case driver::SpecEntry::Kind::Scalar:
@@ -261,7 +267,7 @@ class Lowerer {
     // Host tensor descriptors (name:tensordesc<dtype[block]>[dims]): the kernel receives the buffer's
     // pointer, and the descriptor is made at its entry, row-major, its extents the spec's dims (a dim
     // that names a runtime scalar parameter is that parameter).
-    for (auto& [name, e, ptr] : descParams_) {
+    for (auto& [name, e, ptr] : descParams) {
       b_.setInsertionPointToEnd(&func_->body);
       b_.setLoc(e->loc);
       const auto shape = spec_.shapeOf(*e);
@@ -819,18 +825,13 @@ class Lowerer {
   static void recordAssumption(ir::Value* cond) {
     ir::Op* cmp = cond->definingOp();
     if (!cmp || cmp->kind() != OpKind::Cmp || !cond->type().isScalar() || !cmp->hasAttr("pred")) return;
-    auto constOf = [](ir::Value* v) -> std::optional<int64_t> {
-      ir::Op* d = v->definingOp();
-      if (!d || d->kind() != OpKind::Constant || !v->type().isScalar()) return std::nullopt;
-      if (auto* i = std::get_if<int64_t>(&d->attrs.at("value"))) return *i;
-      return std::nullopt;
-    };
+    // The comparison is of scalars (its result is one), so a constant operand is a scalar constant.
     std::string pred = cmp->strAttr("pred");
     ir::Value* x = cmp->operand(0);
-    auto c = constOf(cmp->operand(1));
+    auto c = ir::intConstant(cmp->operand(1));
     if (!c) {  // c OP x is x OP' c
       x = cmp->operand(1);
-      c = constOf(cmp->operand(0));
+      c = ir::intConstant(cmp->operand(0));
       static const std::map<std::string, std::string> flip = {{"lt", "gt"}, {"le", "ge"}, {"gt", "lt"}, {"ge", "le"}};
       auto f = flip.find(pred);
       pred = f == flip.end() ? pred : f->second;
@@ -1325,11 +1326,10 @@ class Lowerer {
         fail(a.at, "tensor descriptor method '" + n + "': not supported yet");
       }
       if ((n == "load" || n == "store") && st.isPtr()) {
-        const std::string who = self->v->nameHint.empty() ? "this value" : "'" + self->v->nameHint + "'";
-        fail(a.at, "." + n + "() on " + who + ", a pointer: tensor descriptors have .load and .store",
-             "pass it as a host descriptor in --spec (" + (self->v->nameHint.empty() ? std::string("name") : self->v->nameHint) +
-                 ":tensordesc<" + std::string(ir::scalarName(st.scalar)) +
-                 "[BLOCK_M, BLOCK_K]>[M, K]), or make one in the kernel with tl.make_tensor_descriptor");
+        const std::string& name = self->v->nameHint;
+        fail(a.at, "." + n + "() on " + (name.empty() ? "this value" : "'" + name + "'") + ", a pointer: tensor descriptors have .load and .store",
+             "pass it as a host descriptor in --spec (" + (name.empty() ? "name" : name) + ":tensordesc<" +
+                 std::string(ir::scalarName(st.scalar)) + "[BLOCK_M, BLOCK_K]>[M, K]), or make one in the kernel with tl.make_tensor_descriptor");
       }
       if (n == "to" || n == "cast") return castCall(*self, a);
       static const std::set<std::string> asMethod = {"sum", "max", "min", "reshape", "view", "trans", "permute", "split",
@@ -1482,39 +1482,32 @@ class Lowerer {
       if (n == "permute" && dims.empty()) fail(p, "tl.permute needs the new order of the dimensions");
       return permute(x, dims, p, qual);
     }
-    if (n == "randn" || n == "randn4x") {
-      // Box-Muller on the first two Philox words (Triton's pair_uniform_to_normal): r cos(th), r sin(th)
-      // with u1 floored at 1e-7, th = 2 pi u2, r = sqrt(-2 log u1).
+    if (n == "randint" || n == "randint4x" || n == "rand" || n == "rand4x" || n == "randn" || n == "randn4x") {
       std::vector<Pos> w;
       auto v = bind(a, qual, {"seed", "offset", "n_rounds"}, 2, &w);
       int64_t rounds = v[2] && v[2]->k != Val::K::None ? constInt(*v[2], w[2], qual + "'s n_rounds") : 10;
       if (rounds < 1 || rounds > 64) fail(w[2], qual + "'s n_rounds must be 1 to 64, got " + std::to_string(rounds));
       auto c = philox(*v[0], w[0], *v[1], w[1], rounds, p);
-      auto normals = [&](ir::Value* i1, ir::Value* i2) {
-        ir::Value* u1 = uintToUniform(i1, p);
-        ir::Value* u2 = uintToUniform(i2, p);
-        const Type& f = u1->type();
-        at(p);
-        u1 = b_.op1(OpKind::Max, {b_.constFloat(static_cast<double>(1.0e-7f), f), u1}, f);
-        ir::Value* th = b_.op1(OpKind::Mul, {b_.constFloat(static_cast<double>(6.283185307179586f), f), u2}, f);
-        ir::Value* r = b_.op1(OpKind::Sqrt, {b_.op1(OpKind::Mul, {b_.constFloat(-2.0, f), b_.op1(OpKind::Log, {u1}, f)}, f)}, f);
-        return std::array<ir::Value*, 2>{b_.op1(OpKind::Mul, {r, b_.op1(OpKind::Cos, {th}, f)}, f),
-                                         b_.op1(OpKind::Mul, {r, b_.op1(OpKind::Sin, {th}, f)}, f)};
-      };
-      auto n01 = normals(c[0], c[1]);
-      if (n == "randn") return Val::ir(n01[0]);
-      auto n23 = normals(c[2], c[3]);
-      return Val::tuple({Val::ir(n01[0]), Val::ir(n01[1]), Val::ir(n23[0]), Val::ir(n23[1])});
-    }
-    if (n == "randint" || n == "randint4x" || n == "rand" || n == "rand4x") {
-      std::vector<Pos> w;
-      auto v = bind(a, qual, {"seed", "offset", "n_rounds"}, 2, &w);
-      int64_t rounds = v[2] && v[2]->k != Val::K::None ? constInt(*v[2], w[2], qual + "'s n_rounds") : 10;
-      if (rounds < 1 || rounds > 64) fail(w[2], qual + "'s n_rounds must be 1 to 64, got " + std::to_string(rounds));
-      auto c = philox(*v[0], w[0], *v[1], w[1], rounds, p);
-      const bool four = n == "randint4x" || n == "rand4x", uniform = n == "rand" || n == "rand4x";
+      const bool four = n.size() > 2 && n.compare(n.size() - 2, 2, "4x") == 0;
       std::vector<Val> out;
-      for (size_t i = 0; i < (four ? 4u : 1u); ++i) out.push_back(Val::ir(uniform ? uintToUniform(c[i], p) : c[i]));
+      if (n == "randn" || n == "randn4x") {
+        // Box-Muller on pairs of words (Triton's pair_uniform_to_normal): r cos(th), r sin(th) with u1
+        // floored at 1e-7, th = 2 pi u2, r = sqrt(-2 log u1).
+        for (size_t i = 0; i < (four ? 4u : 2u); i += 2) {
+          ir::Value* u1 = uintToUniform(c[i], p);
+          ir::Value* u2 = uintToUniform(c[i + 1], p);
+          const Type& f = u1->type();
+          at(p);
+          u1 = b_.op1(OpKind::Max, {b_.constFloat(static_cast<double>(1.0e-7f), f), u1}, f);
+          ir::Value* th = b_.op1(OpKind::Mul, {b_.constFloat(static_cast<double>(6.283185307179586f), f), u2}, f);
+          ir::Value* r = b_.op1(OpKind::Sqrt, {b_.op1(OpKind::Mul, {b_.constFloat(-2.0, f), b_.op1(OpKind::Log, {u1}, f)}, f)}, f);
+          out.push_back(Val::ir(b_.op1(OpKind::Mul, {r, b_.op1(OpKind::Cos, {th}, f)}, f)));
+          out.push_back(Val::ir(b_.op1(OpKind::Mul, {r, b_.op1(OpKind::Sin, {th}, f)}, f)));
+        }
+      } else {
+        const bool uniform = n == "rand" || n == "rand4x";
+        for (size_t i = 0; i < (four ? 4u : 1u); ++i) out.push_back(Val::ir(uniform ? uintToUniform(c[i], p) : c[i]));
+      }
       return four ? Val::tuple(out) : out[0];
     }
     if (n == "join") {
@@ -1771,7 +1764,7 @@ class Lowerer {
       shape.insert(shape.begin(), 1);
       idx = b_.op1(OpKind::ExpandDims, {idx}, idx->type().withShape(shape), {{"axis", int64_t{0}}});
     }
-    ir::Value* zero = b_.op1(OpKind::Constant, {}, idx->type(), {{"value", int64_t{0}}});
+    ir::Value* zero = b_.constInt(0, idx->type());
     return b_.op1(OpKind::Cmp, {idx, zero}, Type::tileOf(shape, Type::scalarOf(Scalar::I1)), {{"pred", std::string("eq")}});
   }
 
@@ -2604,12 +2597,6 @@ class Lowerer {
   std::unique_ptr<ir::Module> m_;
   ir::Func* func_ = nullptr;
   std::vector<Frame*> frames_;
-  struct DescParam {
-    std::string name;
-    const driver::SpecEntry* entry;
-    ir::Value* base;
-  };
-  std::vector<DescParam> descParams_;  // kernel parameters the spec passes as host tensor descriptors
   std::unordered_map<std::string, Val> globalCache_;
   std::vector<ExprP> globalExprs_;
 };
