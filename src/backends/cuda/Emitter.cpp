@@ -437,24 +437,17 @@ class Emitter {
     }
     for (size_t i = 0; i < f_.numArgs(); ++i) {
       const Value* a = f_.arg(i);
-      if (a->type().isPtr()) {
-        if (!pointerArgs_.count(static_cast<int>(i))) continue;
-        if (cScalarType(a->type().scalar).empty())
-          throw UserError(f_.loc, "the CUDA backend cannot pass argument #" + std::to_string(i) + " of type " + a->type().str());
-        KernelParam p;  // the buffer of a 1-D descriptor, by its address
-        p.name = nameFor(a);
-        p.cType = cScalarType(a->type().scalar) + "*";
-        p.irArg = static_cast<int>(i);
-        p.pointer = true;
-        res_.params.push_back(p);
+      // A pointer is passed by its address only as the buffer of a 1-D descriptor.
+      const bool pointer = a->type().isPtr();
+      if (pointer && std::none_of(vecDescs_.begin(), vecDescs_.end(), [&](const auto& d) { return d.second.arg == static_cast<int>(i); }))
         continue;
-      }
-      if (!a->type().isScalar() || cScalarType(a->type().scalar).empty())
+      if ((!pointer && !a->type().isScalar()) || cScalarType(a->type().scalar).empty())
         throw UserError(f_.loc, "the CUDA backend cannot pass argument #" + std::to_string(i) + " of type " + a->type().str());
       KernelParam p;
       p.name = nameFor(a);
-      p.cType = cScalarType(a->type().scalar);
+      p.cType = cScalarType(a->type().scalar) + (pointer ? "*" : "");
       p.irArg = static_cast<int>(i);
+      p.pointer = pointer;
       res_.params.push_back(p);
     }
     if (auto it = f_.attrs.find("persistent_programs"); it != f_.attrs.end() && std::holds_alternative<int64_t>(it->second)) {
@@ -717,7 +710,6 @@ class Emitter {
     v.arg = base->index();
     v.extent = op.operand(1);
     v.stride = op.operand(2);
-    pointerArgs_.insert(v.arg);
     vecDescs_[op.result()] = v;
   }
 
@@ -2068,7 +2060,6 @@ class Emitter {
     const Value* stride = nullptr;     // elements between consecutive entries
   };
   std::map<const Value*, VecDesc> vecDescs_;  // 1-D make_desc -> its parts
-  std::set<int> pointerArgs_;                 // pointer arguments passed as raw addresses
   std::vector<TensorMapSpec> allMaps_;
   std::set<int> transposed_;  // allMaps_ indices of tensor maps built transposed (fp8 B)
   int region_ = 0;  // the warp group being emitted

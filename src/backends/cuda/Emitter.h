@@ -101,7 +101,8 @@ struct KernelParam {
   int tensorMap = -1;           // CUtensorMap parameters: index into EmitResult::tensorMaps
   int gridAxis = -1;            // persistent kernels: the logical grid's extent along this axis (int32)
   bool profileBuffer = false;   // `uint8_t* const`: the profile's global buffer (ProfileLayout), a raw device pointer
-  bool pointer = false;         // SIMT kernels: irArg is a buffer, passed as its raw device address (cType "T*")
+  bool pointer = false;         // irArg is a buffer, passed as its raw device address (cType "T*"): SIMT kernels, and a
+                                // warp-specialized one's buffers of 1-D descriptors
 };
 
 // The global buffer of a kernel emitted with --profile: for block b (linear in the launched grid,

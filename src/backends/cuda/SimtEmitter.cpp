@@ -317,8 +317,8 @@ class SimtEmitter {
       case OpKind::Log:
       case OpKind::Log2:
       case OpKind::Sqrt:
-      case OpKind::Rsqrt: unary(op); return;
-      case OpKind::Sin: unary(op); return;
+      case OpKind::Rsqrt:
+      case OpKind::Sin:
       case OpKind::Cos: unary(op); return;
       case OpKind::Cast: cast(op); return;
       case OpKind::AddPtr: define(op, "(" + ref(op.operand(0)) + " + " + ref(op.operand(1)) + ")"); return;
