@@ -420,13 +420,17 @@ std::map<std::string, int64_t> Spec::intValues() const {
   return out;
 }
 
+// A dim of `owner` as written: an integer, or the value of the entry it names (resolveDim).
+static int64_t dimValue(const Spec& spec, const SpecEntry& owner, const std::variant<int64_t, std::string>& d) {
+  if (const auto* i = std::get_if<int64_t>(&d)) return *i;
+  return resolveDim(spec, owner.name, std::get<std::string>(d), owner.loc);
+}
+
 std::vector<int64_t> Spec::blockOf(const SpecEntry& desc) const {
   TAWA_ASSERT(desc.kind == SpecEntry::Kind::Buffer && desc.descriptor, "blockOf takes a descriptor entry");
   std::vector<int64_t> block;
   for (const auto& d : desc.block) {
-    int64_t v = 0;
-    if (const auto* i = std::get_if<int64_t>(&d)) v = *i;
-    else v = resolveDim(*this, desc.name, std::get<std::string>(d), desc.loc);
+    const int64_t v = dimValue(*this, desc, d);
     if (v <= 0 || v > 256)
       throw UserError(desc.loc, "the block of descriptor '" + desc.name + "' has a dimension of " + std::to_string(v) +
                                     "; block dimensions are 1 to 256 (TMA's limit)");
@@ -440,15 +444,9 @@ std::vector<int64_t> Spec::shapeOf(const SpecEntry& buffer) const {
   std::vector<int64_t> shape;
   int64_t numel = 1;
   for (const auto& d : buffer.dims) {
-    int64_t v = 0;
-    if (const auto* i = std::get_if<int64_t>(&d)) {
-      v = *i;
-      if (v <= 0)
-        throw UserError(buffer.loc,
-                        "dimension " + std::to_string(v) + " of buffer '" + buffer.name + "' is not positive");
-    } else {
-      v = resolveDim(*this, buffer.name, std::get<std::string>(d), buffer.loc);
-    }
+    const int64_t v = dimValue(*this, buffer, d);  // a named dim is positive (resolveDim)
+    if (v <= 0)
+      throw UserError(buffer.loc, "dimension " + std::to_string(v) + " of buffer '" + buffer.name + "' is not positive");
     if (__builtin_mul_overflow(numel, v, &numel))
       throw UserError(buffer.loc, "buffer '" + buffer.name + "' has more elements than fit in int64");
     shape.push_back(v);
