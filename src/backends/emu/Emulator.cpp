@@ -295,20 +295,43 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
   return st;
 }
 
+namespace {
+void requireSpecAndGrid(const cuda::GpuRunOptions& o, const std::string& command) {
+  if (o.spec.empty()) throw UserError(where("<spec>"), command + " needs --spec");
+  if (o.grid.empty()) throw UserError(where("<grid>"), command + " needs --grid");
+}
+// What `tawa run --backend emu` and `tawa check --backend emu` start from: the spec, the kernel
+// specialized and emitted as CUDA C++, and its arguments bound to fresh inputs.
+struct Emitted {
+  driver::Spec spec;
+  driver::LoadedKernel nv;
+  bool simt = false;
+  cuda::EmitResult er;
+  driver::Bound bound;
+};
+Emitted emitAndBind(const cuda::GpuRunOptions& o, const cuda::EmitOptions& emitOpt) {
+  Emitted e;
+  e.spec = driver::parseSpec(o.spec);
+  e.er = cuda::emitForTarget(o.file, o.kernel, e.spec, o.ws, emitOpt, e.nv, &e.simt);
+  e.bound = driver::bind(*e.nv.kernel, e.spec, o.grid, o.seed);
+  return e;
+}
+}  // namespace
+
 int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
-  if (o.spec.empty()) throw UserError(where("<spec>"), "tawa run needs --spec");
-  if (o.grid.empty()) throw UserError(where("<grid>"), "tawa run needs --grid");
+  requireSpecAndGrid(o, "tawa run");
   if (o.check != "exec" && o.check != "none")
     throw UserError(where("--check"), "unknown check '" + o.check + "'", "exec (compare with the CPU executor) or none");
-  driver::Spec spec = driver::parseSpec(o.spec);
   cuda::EmitOptions emitOpt;
   emitOpt.profile = o.profile;
   emitOpt.profileCapacity = o.profileCapacity;
   emitOpt.pingPong = o.pingPong;
-  driver::LoadedKernel nv;
-  bool simt = false;
-  cuda::EmitResult er = cuda::emitForTarget(o.file, o.kernel, spec, o.ws, emitOpt, nv, &simt);
-  auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed);
+  Emitted em = emitAndBind(o, emitOpt);
+  const driver::Spec& spec = em.spec;
+  const driver::LoadedKernel& nv = em.nv;
+  const bool simt = em.simt;
+  const cuda::EmitResult& er = em.er;
+  driver::Bound& bound = em.bound;
   for (const auto& l : o.loads) {
     auto eq = l.find('=');
     if (eq == std::string::npos || eq == 0) throw UserError(where("--load"), "expected NAME=FILE.npy, got '" + l + "'");
@@ -377,15 +400,15 @@ std::optional<std::string> firstDifference(const std::vector<exec::Buffer>& got,
 }
 
 int checkOnEmu(const cuda::GpuRunOptions& o, int seeds, std::ostream& out) {
-  if (o.spec.empty()) throw UserError(where("<spec>"), "tawa check needs --spec");
-  if (o.grid.empty()) throw UserError(where("<grid>"), "tawa check needs --grid");
-  driver::Spec spec = driver::parseSpec(o.spec);
+  requireSpecAndGrid(o, "tawa check");
   cuda::EmitOptions emitOpt;
   emitOpt.pingPong = o.pingPong;
-  driver::LoadedKernel nv;
-  bool simt = false;
-  cuda::EmitResult er = cuda::emitForTarget(o.file, o.kernel, spec, o.ws, emitOpt, nv, &simt);
-  auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed);
+  Emitted em = emitAndBind(o, emitOpt);
+  const driver::Spec& spec = em.spec;
+  const driver::LoadedKernel& nv = em.nv;
+  const bool simt = em.simt;
+  const cuda::EmitResult& er = em.er;
+  const driver::Bound& bound = em.bound;
   out << "check " << o.file << " on the CPU emulator of the CUDA backend: @" << nv.kernel->name << " emitted for sm_90a";
   if (simt) out << " (SIMT kernel: no warp-specialized form)";
   else
