@@ -327,11 +327,7 @@ int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
   emitOpt.profileCapacity = o.profileCapacity;
   emitOpt.pingPong = o.pingPong;
   Emitted em = emitAndBind(o, emitOpt);
-  const driver::Spec& spec = em.spec;
-  const driver::LoadedKernel& nv = em.nv;
-  const bool simt = em.simt;
-  const cuda::EmitResult& er = em.er;
-  driver::Bound& bound = em.bound;
+  auto& [spec, nv, simt, er, bound] = em;
   for (const auto& l : o.loads) {
     auto eq = l.find('=');
     if (eq == std::string::npos || eq == 0) throw UserError(where("--load"), "expected NAME=FILE.npy, got '" + l + "'");
@@ -403,12 +399,8 @@ int checkOnEmu(const cuda::GpuRunOptions& o, int seeds, std::ostream& out) {
   requireSpecAndGrid(o, "tawa check");
   cuda::EmitOptions emitOpt;
   emitOpt.pingPong = o.pingPong;
-  Emitted em = emitAndBind(o, emitOpt);
-  const driver::Spec& spec = em.spec;
-  const driver::LoadedKernel& nv = em.nv;
-  const bool simt = em.simt;
-  const cuda::EmitResult& er = em.er;
-  const driver::Bound& bound = em.bound;
+  const Emitted em = emitAndBind(o, emitOpt);
+  const auto& [spec, nv, simt, er, bound] = em;
   out << "check " << o.file << " on the CPU emulator of the CUDA backend: @" << nv.kernel->name << " emitted for sm_90a";
   if (simt) out << " (SIMT kernel: no warp-specialized form)";
   else
