@@ -53,7 +53,8 @@ def parse_args():
     p.add_argument("--exhaustive-limit", type=int, default=3000)
     p.add_argument("--reps", type=int, default=3, help="timed repetitions per measurement of the searches")
     p.add_argument("--warmups", type=int, default=1)
-    p.add_argument("--methods", default="masif,random,greedy,tpe")
+    p.add_argument("--methods", default="masif,random,greedy,tpe",
+                   help="comma-separated columns: masif, random, greedy, tpe, or masif-kN (MaSiF with N neighbours)")
     p.add_argument("--timeout", type=float, default=60, help="a run longer than this counts as a failed configuration")
     p.add_argument("--benchmarks", default=os.path.join(ROOT, "BENCHMARKS.md"), help="where the table goes ('' for nowhere)")
     p.add_argument("--oracle-cutoff", type=float, default=0,
@@ -318,8 +319,8 @@ def main():
                         row[key] = tpe_search(a, n, spaces[n], b, 1 + s)
                         print("  tpe %s budget %d seed %d: %.4g s" % (n, b, 1 + s, row[key]["seconds"]), flush=True)
                     else:
-                        r = run_tune(a, ["--only", n, "--leave-one-out", "--method", m, "--budget", str(b), "--seed", str(1 + s),
-                                         "--reps", str(a.reps), "--warmups", str(a.warmups)])
+                        r = run_tune(a, ["--only", n, "--leave-one-out"] + method_args(m) + ["--budget", str(b),
+                                         "--seed", str(1 + s), "--reps", str(a.reps), "--warmups", str(a.warmups)])
                         row[key] = {"seconds": r[n]["seconds"], "evaluations": r[n]["evaluations"], "config": r[n]["config"]}
                     save()
     if a.remeasure:
@@ -331,6 +332,15 @@ def main():
     print(table)
     if a.benchmarks:
         write_section(a.benchmarks, table)
+
+
+def method_args(m):
+    """tawa tune's options for a method column: `masif`, `random`, `greedy`, or `masif-kN` (MaSiF with
+    N neighbours instead of tawa's default)."""
+    k = re.fullmatch(r"masif-k(\d+)", m)
+    if k:
+        return ["--method", "masif", "--neighbours", k.group(1)]
+    return ["--method", m]
 
 
 def config_key(c):

@@ -21,6 +21,10 @@ about the tuner needs scripts/tune-eval.py.
 
   scripts/tune-sim.py --record /tmp/db.sqlite --seeds 5            # every program, all methods
   scripts/tune-sim.py --record /tmp/db.sqlite --methods masif --programs matmul,histogram
+  # Do the static features choose better neighbours than chance? The same seeds and noise, paired:
+  scripts/tune-sim.py --record /tmp/db.sqlite --seeds 8 --noise 0.05 --methods masif --json /tmp/a.json
+  scripts/tune-sim.py --record /tmp/db.sqlite --seeds 8 --noise 0.05 --methods masif --shuffle-features --json /tmp/b.json
+  scripts/tune-sim.py --compare /tmp/a.json /tmp/b.json
 """
 import argparse
 import importlib.util
@@ -41,7 +45,10 @@ _spec.loader.exec_module(tune_eval)
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--record", required=True, help="an evaluation record (SQLite) holding the oracle samples")
+    p.add_argument("--record", help="an evaluation record (SQLite) holding the oracle samples")
+    p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"),
+                   help="run nothing: for every column the two --json files share, the mean paired difference B - A over "
+                        "(program, seed) and its standard error")
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--suite", default=os.path.join(ROOT, "bench", "skeletons"))
     p.add_argument("--work", default="/tmp/tune-sim", help="scratch folder for the per-program records")
@@ -54,6 +61,12 @@ def parse_args():
                         "they are scored on the noise-free surrogate (0.05: about the noise of a 3-run median here)")
     p.add_argument("--reuse", action="store_true", help="reuse the per-program records --work holds from an earlier run")
     p.add_argument("--neighbours", type=int, default=0, help="k for masif (0: tawa's default)")
+    p.add_argument("--json", default="", help="also write every search's score here: {program: {\"method@budget\": [one per seed]}}, "
+                   "for paired comparisons between runs (seed s sees the same noise in every run)")
+    p.add_argument("--shuffle-features", action="store_true",
+                   help="a control for the features: before the searches of each seed, deal the other programs' feature "
+                        "vectors out among them at random (drawn from the seed), so MaSiF's k neighbours are k programs "
+                        "chosen at random instead of the nearest")
     return p.parse_args()
 
 
@@ -168,7 +181,7 @@ def noisy(path, table, sigma, seed):
     rng = random.Random(seed)
     db = sqlite3.connect(path)
     rows = db.execute("SELECT m.id, c.config, m.detail FROM measurements m JOIN configurations c ON c.id=m.configuration_id "
-                      "WHERE m.origin='surrogate'").fetchall()
+                      "WHERE m.origin='surrogate' ORDER BY m.id").fetchall()
     new = [(table[k] * math.exp(sigma * rng.gauss(0, 1)) if sigma > 0 else table[k], mid, k, d) for mid, k, d in rows]
     # The spread a measurement reports: about the range of the 3 runs whose median has noise sigma
     # (a run's noise is 1.5 sigma, and 3 runs span 1.7 times that), so MaSiF sizes its move margin and
@@ -179,6 +192,34 @@ def noisy(path, table, sigma, seed):
     db.commit()
     db.close()
     return {k: v for v, _, k, d in new if d == "r0"}
+
+
+def shuffle_features(path, name, seed):
+    """Deals the feature vectors of every program but `name` out among those programs by a random
+    permutation drawn from `seed` (the first call keeps the true vectors in a table of their own)."""
+    import random
+
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE IF NOT EXISTS true_features AS SELECT * FROM features")
+    pids = [r[0] for r in db.execute(
+        "SELECT DISTINCT f.program_id FROM true_features f JOIN programs p ON p.id=f.program_id WHERE p.name<>? "
+        "ORDER BY f.program_id", (name,))]
+    dealt = pids[:]
+    random.Random(seed).shuffle(dealt)
+    db.execute("DELETE FROM features WHERE program_id IN (%s)" % ",".join("?" * len(pids)), pids)
+    for to, frm in zip(pids, dealt):
+        db.execute("INSERT INTO features(program_id, name, value) SELECT ?, name, value FROM true_features "
+                   "WHERE program_id=?", (to, frm))
+    db.commit()
+    db.close()
+
+
+def restore_features(path):
+    """Undoes shuffle_features: every program gets its true feature vector back."""
+    db = sqlite3.connect(path)
+    db.executescript("DELETE FROM features; INSERT INTO features SELECT * FROM true_features; DROP TABLE true_features;")
+    db.commit()
+    db.close()
 
 
 def this_machine(a):
@@ -212,8 +253,24 @@ def run_search(a, path, name, method, budget, seed):
     return canon(res["config"]) if res["config"] else None
 
 
+def compare(a_path, b_path):
+    A, B = json.load(open(a_path)), json.load(open(b_path))
+    cols = [(ca, cb) for ca in next(iter(A.values())) for cb in next(iter(B.values()))
+            if ca.split("@")[1] == cb.split("@")[1]]
+    for ca, cb in cols:
+        d = [100 * (y - x) for n in A if n in B for x, y in zip(A[n][ca], B[n][cb])]
+        if len(d) < 2:
+            continue
+        se = statistics.stdev(d) / math.sqrt(len(d))
+        print("%s - %s: %+5.1f points (standard error %.1f, %d pairs)" % (cb, ca, statistics.mean(d), se, len(d)))
+
+
 def main():
     a = parse_args()
+    if a.compare:
+        return compare(*a.compare)
+    if not a.record:
+        sys.exit("tune-sim: --record is required (or --compare A.json B.json)")
     src = sqlite3.connect(a.record)
     fp = this_machine(a)
     budgets = [int(b) for b in a.budgets.split(",")]
@@ -251,6 +308,8 @@ def main():
         got = {(m, b): [] for m in methods for b in budgets}
         for s in range(1, a.seeds + 1):
             seen = noisy(path, table, a.noise, s) if a.noise > 0 else table
+            if a.shuffle_features:
+                shuffle_features(path, name, s)
             for m in methods:
                 for b in budgets:
                     if m == "tpe":
@@ -261,6 +320,8 @@ def main():
                     got[(m, b)].append(sur.best / table[key] if key else 0.0)
         if a.noise > 0:
             noisy(path, table, 0, 0)
+        if a.shuffle_features:
+            restore_features(path)
         row = {k: statistics.mean(v) for k, v in got.items()}
         scores[name] = row
         per_seed[name] = got
@@ -275,6 +336,9 @@ def main():
             for m in methods for b in budgets)))
     print("%-13s %s" % ("mean", "  ".join("%s@%d %5.1f%%" % (m, b, 100 * statistics.mean(scores[n][(m, b)] for n in names))
                                           for m in methods for b in budgets)))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({n: {"%s@%d" % k: v for k, v in per_seed[n].items()} for n in names}, f, indent=1)
 
 
 if __name__ == "__main__":
