@@ -65,6 +65,17 @@ CASES = [
      "x_ptr:*fp32[n], y_ptr:*fp32[n], out_ptr:*fp32[n], n_elements:i32=1048576, n=1048576, BLOCK_SIZE=1024", [], 4, 2),
 ]
 
+# Kernels of tawa's tests that are Triton kernels too: --triton-only checks that Triton compiles them
+# (they are not in the comparison table).
+TEST_KERNELS = [
+    ("libdevice.asin, the form of Triton's tutorial 07", "tests/lit/frontend/Inputs/libdevice.py", "asin_kernel",
+     "src:*fp32[n], dst:*fp32[n], count:i32=4096, n=4096, BLOCK=1024", 4, 2),
+    ("GELU with tl.erf and libdevice.tanh", "tests/lit/frontend/Inputs/libdevice.py", "gelu_kernel",
+     "x_ptr:*fp16[n], exact_ptr:*fp16[n], approx_ptr:*fp16[n], n:i32=4096, BLOCK=1024", 4, 2),
+    ("every libdevice function tawa has", "tests/lit/frontend/Inputs/libdevice.py", "every_fn",
+     "x_ptr:*fp32[n], out_ptr:*fp32[o], n:i32=4096, o=118784, BLOCK=1024", 4, 2),
+]
+
 
 class _TorchStandIn(types.ModuleType):
     """Stands in for torch where it is not installed: examples/vector_add.py's host code and
@@ -260,6 +271,8 @@ def main():
             raise SystemExit("compare.py: no case for " + ", ".join(sorted(examples - covered)) + " (add one to CASES)")
         cases = [(label, load_kernel(os.path.join(ROOT, rel), kernel), spec, warps, stages, rel)
                  for label, rel, kernel, spec, _, warps, stages in CASES]
+        cases += [(label, load_kernel(os.path.join(ROOT, rel), kernel), spec, warps, stages, rel)
+                  for label, rel, kernel, spec, warps, stages in TEST_KERNELS]
         cases += [(label, fn, spec, warps, stages, "bench/gpu/triton_kernels.py") for label, fn, spec, warps, stages in bench_kernels()]
         for label, fn, spec, warps, stages, rel in cases:
             x = triton_compile(fn, spec, warps, stages, work)

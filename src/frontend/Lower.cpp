@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "ir/Builder.h"
+#include "ir/MathFns.h"
 
 namespace tawa::frontend {
 
@@ -349,7 +350,7 @@ class Lowerer {
       case Val::K::IR: return "a value of type " + v.v->type().str();
       case Val::K::Func: return "the jit function '" + v.s + "'";
       case Val::K::Module: return "the module '" + v.s + "'";
-      case Val::K::TlFunc: return "the function 'tl." + v.s + "'";
+      case Val::K::TlFunc: return "the function '" + (v.s.rfind("libdevice.", 0) == 0 ? v.s : "tl." + v.s) + "'";
       case Val::K::Builtin: return "the builtin '" + v.s + "'";
       case Val::K::Method: return "the method '" + v.s + "'";
       case Val::K::TypeRef: return "the type '" + v.s + "'";
@@ -867,6 +868,7 @@ class Lowerer {
           leaf == "pointer_type" || leaf == "tuple" || leaf == "block_type")
         return Val::named(Val::K::TypeRef, leaf);
       if (leaf == "jit") return Val::named(Val::K::TlFunc, "triton.jit");
+      if (parent.find("libdevice") != std::string::npos) return Val::named(Val::K::TlFunc, "libdevice." + leaf);
       return Val::named(Val::K::TlFunc, leaf);
     }
     fail(p, "'" + path + "' is not available inside a jit function");
@@ -1341,6 +1343,11 @@ class Lowerer {
     }
     std::string qual = "tl." + n;
     Pos p = a.at;
+    if (n.rfind("libdevice.", 0) == 0) return libdeviceCall(n.substr(10), a);
+    if (n == "erf" || n == "floor" || n == "ceil") {
+      auto v = bind(a, qual, {"x"}, 1);
+      return mathCall(qual, *ir::mathFn(n), {&*v[0]}, {p}, p);
+    }
     if (n == "program_id" || n == "num_programs") {
       auto v = bind(a, qual, {"axis"}, 1);
       int64_t ax = constInt(*v[0], p, qual + "'s axis");
@@ -1667,6 +1674,55 @@ class Lowerer {
     for (auto d : dims) s.push_back(t.shape[d]);
     at(p);
     return Val::ir(b_.op1(OpKind::Permute, {x.v}, t.withShape(s), {{"order", dims}}));
+  }
+
+  // libdevice.<leaf>(...) (`from triton.language.extra import libdevice`): the functions with an op
+  // of their own, or tile.math with one of ir/MathFns.h.
+  Val libdeviceCall(const std::string& leaf, const Args& a) {
+    std::string qual = "libdevice." + leaf;
+    static const std::set<std::string> own = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "fabs", "abs"};
+    if (own.count(leaf)) {
+      auto v = bind(a, qual, {"arg0"}, 1);
+      return mathUnary(leaf == "fabs" ? "abs" : leaf, *v[0], a.at);
+    }
+    const ir::MathFn* f = ir::mathFn(leaf);
+    if (!f) {
+      std::string names;
+      for (const ir::MathFn& m : ir::mathFns()) names += std::string(names.empty() ? "" : ", ") + std::string(m.name);
+      fail(a.at, qual + ": not supported yet", "tawa has libdevice's exp, exp2, log, log2, sqrt, rsqrt, sin, cos, fabs, " + names);
+    }
+    std::vector<Pos> w;
+    auto v = f->arity == 1 ? bind(a, qual, {"arg0"}, 1, &w) : bind(a, qual, {"arg0", "arg1"}, 2, &w);
+    std::vector<const Val*> args;
+    for (auto& x : v) args.push_back(&*x);
+    return mathCall(qual, *f, args, w, a.at);
+  }
+
+  // tile.math {fn}: float operands (f16 and bf16 computed in f32 and rounded back, as Triton does),
+  // two operands broadcast to one shape and type.
+  Val mathCall(const std::string& qual, const ir::MathFn& f, const std::vector<const Val*>& v, const std::vector<Pos>& w, Pos p) {
+    for (size_t k = 0; k < v.size(); ++k) {
+      requireOperand(*v[k], w[k], qual);
+      if (v[k]->isIR() && (v[k]->v->type().isPtrLike() || v[k]->v->type().isDesc()))
+        fail(w[k], qual + " does not apply to " + v[k]->v->type().str());
+    }
+    Scalar e = v.size() == 1 ? (v[0]->isIR() ? v[0]->v->type().scalar : Scalar::F32) : joinElem(*v[0], *v[1]);
+    if (!ir::isFloat(e)) {
+      if (v[0]->isIR() || (v.size() > 1 && v[1]->isIR()))
+        fail(p, qual + " needs floating-point arguments, got " + std::string(ir::scalarName(e)), "convert first with .to(tl.float32)");
+      e = Scalar::F32;
+    }
+    std::vector<int64_t> shape = shapeOfVal(*v[0]);
+    if (v.size() > 1) shape = broadcastShapes(shape, shapeOfVal(*v[1]), p);
+    const Scalar wide = e == Scalar::F64 ? Scalar::F64 : Scalar::F32;
+    std::vector<ir::Value*> ops;
+    for (const Val* x : v) {
+      ir::Value* y = coerce(*x, e, shape, p);
+      ops.push_back(e == wide ? y : cast(y, wide, p));
+    }
+    at(p);
+    ir::Value* r = b_.op1(OpKind::Math, ops, ops[0]->type(), {{"fn", std::string(f.name)}});
+    return Val::ir(e == wide ? r : cast(r, e, p));
   }
 
   Val mathUnary(const std::string& n, const Val& xv, Pos p) {

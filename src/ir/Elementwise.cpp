@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/MathFns.h"
 #include "ir/Numerics.h"
 
 namespace tawa::ir {
@@ -80,6 +81,12 @@ double evalFloatUnary(OpKind k, Scalar s, double a) {
     default: TAWA_ASSERT(false, "verified float unary op");
   }
   return roundFloat(s, r);
+}
+
+double evalMath(const std::string& fn, Scalar s, double a, double b) {
+  const MathFn* f = mathFn(fn);
+  TAWA_ASSERT(f, "verified tile.math function");
+  return roundFloat(s, f->eval(a, b));
 }
 
 int64_t evalIntUnary(OpKind k, Scalar s, int64_t a) {

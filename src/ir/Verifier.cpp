@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/MathFns.h"
+
 namespace tawa::ir {
 
 namespace {
@@ -283,6 +285,23 @@ class Verifier {
         if (op.kind() == OpKind::Not) need(a.elemIsInt(), op, "needs integer or i1 operands");
         else if (op.kind() != OpKind::Neg && op.kind() != OpKind::Abs)
           need(a.elemIsFloat(), op, "needs floating-point operands, got " + a.str() + " (cast with tile.cast)");
+        need(op.result()->type() == a, op, "result must have the operand's type " + a.str());
+        return;
+      }
+      case OpKind::Math: {
+        auto it = op.attrs.find("fn");
+        const MathFn* f = it != op.attrs.end() && std::holds_alternative<std::string>(it->second)
+                              ? mathFn(std::get<std::string>(it->second)) : nullptr;
+        if (!f) {
+          std::string names;
+          for (const MathFn& m : mathFns()) names += (names.empty() ? "" : ", ") + std::string(m.name);
+          err(op, "needs fn = one of " + names);
+        }
+        numOperands(op, static_cast<size_t>(f->arity), static_cast<size_t>(f->arity));
+        numResults(op, 1);
+        if (f->arity == 2) sameTypes(op);
+        const Type& a = ty(op, 0);
+        need(a.isData() && a.elemIsFloat(), op, std::string(f->name) + " needs floating-point operands, got " + a.str() + " (cast with tile.cast)");
         need(op.result()->type() == a, op, "result must have the operand's type " + a.str());
         return;
       }

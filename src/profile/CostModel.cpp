@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ir/MathFns.h"
+
 namespace tawa::profile {
 
 using ir::OpKind;
@@ -28,6 +30,8 @@ double CostModel::opCycles(const ir::Op& op) const {
     case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt:
     case OpKind::Sin: case OpKind::Cos:
       return lanes(elems(op.result()->type()), mufuPerClk);
+    case OpKind::Math:  // a libdevice function: a few MUFU and FMA instructions, or ALU ones (floor, ...)
+      return lanes(elems(op.result()->type()), ir::mathFn(op.strAttr("fn"))->alu ? aluPerClk : mufuPerClk);
     case OpKind::Div:
       if (op.result()->type().elemIsFloat()) return lanes(elems(op.result()->type()), mufuPerClk);
       return lanes(elems(op.result()->type()), aluPerClk);

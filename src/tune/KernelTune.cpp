@@ -45,7 +45,7 @@ std::vector<std::string> blockParams(const driver::Spec& spec) {
 
 bool isTranscendental(ir::OpKind k) {
   using K = ir::OpKind;
-  return k == K::Exp || k == K::Exp2 || k == K::Log || k == K::Log2 || k == K::Sqrt || k == K::Rsqrt || k == K::Sin || k == K::Cos;
+  return k == K::Exp || k == K::Exp2 || k == K::Log || k == K::Log2 || k == K::Sqrt || k == K::Rsqrt || k == K::Sin || k == K::Cos || k == K::Math;
 }
 
 int64_t elems(const ir::Type& t) {

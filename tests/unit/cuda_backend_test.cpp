@@ -18,12 +18,15 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "backends/cuda/Compiler.h"
 #include "backends/cuda/Emitter.h"
 #include "driver/Check.h"
 #include "driver/Spec.h"
+#include "ir/MathFns.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
@@ -437,4 +440,28 @@ TEST(CudaCompile, EveryWgmmaWrapperAssembles) {
   for (int n : {16, 32, 64, 128, 256})
     for (const char* shape : {"k16.f32.f16.f16", "k16.f32.bf16.bf16", "k32.f32.e4m3.e4m3", "k32.f32.e5m2.e5m2"})
       EXPECT_NE(cm.ptx.find("m64n" + std::to_string(n) + shape), std::string::npos) << n << shape;
+}
+
+// tile.math's functions: the primitives header lists, for the device and the emulator alike, exactly
+// the functions of ir/MathFns.h, each with its number of operands.
+TEST(CudaPrimitives, MathFunctionsMatchTheTable) {
+  std::ifstream in(std::filesystem::path(cuda::primitivesDir()) / "primitives.cuh");
+  ASSERT_TRUE(in) << "cannot read primitives.cuh in " << cuda::primitivesDir();
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto listed = [&](const std::string& macro) {
+    std::set<std::string> names;
+    size_t at = text.find("#define " + macro + "(X)");
+    EXPECT_NE(at, std::string::npos) << macro;
+    if (at == std::string::npos) return names;
+    size_t end = text.find('\n', at);  // the macro's last line is the first not ending in a backslash
+    while (end != std::string::npos && text[end - 1] == '\\') end = text.find('\n', end + 1);
+    std::string body = text.substr(at, end - at);
+    std::regex x(R"(X\(([a-z0-9]+)\))");
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), x); it != std::sregex_iterator(); ++it) names.insert((*it)[1]);
+    return names;
+  };
+  std::set<std::string> unary, binary;
+  for (const auto& f : tawa::ir::mathFns()) (f.arity == 1 ? unary : binary).insert(std::string(f.name));
+  EXPECT_EQ(listed("TAWA_MATH_UNARY"), unary);
+  EXPECT_EQ(listed("TAWA_MATH_BINARY"), binary);
 }

@@ -6,11 +6,14 @@
 #include <cmath>
 #include <limits>
 #include <cstring>
+#include <functional>
 #include <random>
+#include <set>
 
 #include "backends/exec/Executor.h"
 #include "driver/Spec.h"
 #include "frontend/Frontend.h"
+#include "ir/MathFns.h"
 
 using tawa::exec::Arg;
 using tawa::exec::Buffer;
@@ -434,4 +437,96 @@ TEST(FrontendExamples, RotaryEmbeddingSinCosSplitJoin) {
       want[static_cast<size_t>(row * D + 2 * i + 1)] = x0 * std::sin(th) + x1 * std::cos(th);
     }
   expectClose(r.bufs[1], want, 1e-4, 1e-4);  // f32 angles up to 36 rad: their rounding dominates
+}
+
+// tests/lit/frontend/Inputs/libdevice.py's every_fn: each libdevice function tawa has, on fresh
+// random inputs, against the same function in double; and the kernel calls every function of the
+// table (so a function added there is tested here too).
+TEST(FrontendExamples, LibdeviceEveryFunctionAgainstDouble) {
+  unsigned seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const int64_t n = 1000;
+  // out[row, i] for x = x[i], u = |x| / 2 + 1/4, v = 2u, in the kernel's order.
+  const std::vector<std::function<double(double, double, double)>> ref = {
+      [](double, double u, double) { return std::acos(u); },
+      [](double, double u, double) { return std::acosh(u + 1.0); },
+      [](double, double u, double) { return std::asin(u); },
+      [](double x, double, double) { return std::asinh(x); },
+      [](double x, double, double) { return std::atan(x * 3.0); },
+      [](double, double u, double) { return std::atanh(u); },
+      [](double x, double, double) { return std::cbrt(x); },
+      [](double x, double, double) { return std::ceil(x * 4.0); },
+      [](double x, double, double) { return std::cosh(x); },
+      [](double x, double, double) { return std::erf(x); },
+      [](double x, double, double) { return std::erfc(x); },
+      [](double x, double, double) { return std::pow(10.0, x); },
+      [](double x, double, double) { return std::expm1(x); },
+      [](double x, double, double) { return std::floor(x * 4.0); },
+      [](double, double u, double) { return std::lgamma(u); },
+      [](double, double u, double) { return std::log10(u); },
+      [](double x, double, double) { return std::log1p(x); },
+      [](double x, double, double) { return std::nearbyint(x * 4.0); },
+      [](double x, double, double) { return std::round(x * 4.0); },
+      [](double x, double, double) { return std::sinh(x); },
+      [](double x, double, double) { return std::tan(x); },
+      [](double x, double, double) { return std::tanh(x * 2.0); },
+      [](double, double u, double) { return std::tgamma(u); },
+      [](double x, double, double) { return std::trunc(x * 4.0); },
+      [](double x, double, double v) { return std::atan2(x, v); },
+      [](double x, double, double v) { return std::copysign(v, x); },
+      [](double x, double, double v) { return std::hypot(x, v); },
+      [](double x, double, double v) { return std::pow(v, x * 2.0); },
+      [](double, double, double v) { return v * v; },
+  };
+  const int64_t rows = static_cast<int64_t>(ref.size());
+  KernelRun r;
+  r.m = tawa::frontend::compileTriton(std::string(TAWA_SOURCE_DIR) + "/tests/lit/frontend/Inputs/libdevice.py", "every_fn",
+                                      tawa::driver::parseSpec("x_ptr:*fp32[n], out_ptr:*fp32[o], n:i32=1000, o=" +
+                                                              std::to_string(rows * n) + ", BLOCK=256"));
+  std::set<std::string> called;
+  tawa::ir::walk(static_cast<const tawa::ir::Block&>(r.m->lookup("every_fn")->body), [&](const tawa::ir::Op* op) {
+    if (op->kind() == tawa::ir::OpKind::Math) called.insert(op->strAttr("fn"));
+  });
+  for (const tawa::ir::MathFn& f : tawa::ir::mathFns()) EXPECT_TRUE(called.count(std::string(f.name))) << f.name << " is not tested";
+  r.bufs = {Buffer("x", Scalar::F32, {n}), Buffer("out", Scalar::F32, {rows * n})};
+  fill(r.bufs[0], rng);
+  fill(r.bufs[1], rng);
+  r.args = {Arg::buf(0), Arg::buf(1), Arg::integer(n)};
+  launch(r, "every_fn", {4, 1, 1});
+  std::vector<double> want(static_cast<size_t>(rows * n));
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = r.bufs[0].getFloat(i), u = std::fabs(x) * 0.5 + 0.25, v = 2.0 * u;
+    for (int64_t f = 0; f < rows; ++f) want[static_cast<size_t>(f * n + i)] = ref[static_cast<size_t>(f)](x, u, v);
+  }
+  // f32 arguments and results: a few ulp of the result, and of u's rounding through the function.
+  expectClose(r.bufs[1], want, 2e-6, 2e-6);
+}
+
+// GELU on f16 data: the exact form (tl.erf) and the tanh approximation (libdevice.tanh), computed in
+// f32 and stored as f16.
+TEST(FrontendExamples, LibdeviceGeluF16) {
+  unsigned seed = freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const int64_t n = 1000;
+  KernelRun r;
+  r.m = tawa::frontend::compileTriton(std::string(TAWA_SOURCE_DIR) + "/tests/lit/frontend/Inputs/libdevice.py", "gelu_kernel",
+                                      tawa::driver::parseSpec("x_ptr:*fp16[n], exact_ptr:*fp16[n], approx_ptr:*fp16[n], "
+                                                              "n:i32=1000, BLOCK=256"));
+  r.bufs = {Buffer("x", Scalar::F16, {n}), Buffer("exact", Scalar::F16, {n}), Buffer("approx", Scalar::F16, {n})};
+  fill(r.bufs[0], rng, -4.0, 4.0);
+  fill(r.bufs[1], rng);
+  fill(r.bufs[2], rng);
+  r.args = {Arg::buf(0), Arg::buf(1), Arg::buf(2), Arg::integer(n)};
+  launch(r, "gelu_kernel", {4, 1, 1});
+  std::vector<double> exact(static_cast<size_t>(n)), approx(static_cast<size_t>(n));
+  const double pi = std::acos(-1.0);
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = r.bufs[0].getFloat(i);
+    exact[static_cast<size_t>(i)] = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    approx[static_cast<size_t>(i)] = 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / pi) * (x + 0.044715 * x * x * x)));
+  }
+  expectClose(r.bufs[1], exact, 1e-3, 1e-3);  // f16 results: half an ulp is 2^-11 relative
+  expectClose(r.bufs[2], approx, 1e-3, 1e-3);
 }

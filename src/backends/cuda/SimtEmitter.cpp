@@ -238,6 +238,16 @@ class SimtEmitter {
     define(op, narrow(s, e));
   }
 
+  // A libdevice function (tile.math): its primitive, tawa::math_<fn>, in the operands' float type.
+  void math(const Op& op) {
+    Scalar s = op.result()->type().scalar;
+    if (s != Scalar::F32 && s != Scalar::F64)
+      throw UserError(op.loc(), "tile.math " + op.strAttr("fn") + " on the SIMT path takes f32 or f64, got " + std::string(ir::scalarName(s)));
+    std::string e = "tawa::math_" + op.strAttr("fn") + "(" + wide(op.operand(0));
+    if (op.numOperands() > 1) e += ", " + wide(op.operand(1));
+    define(op, e + ")");
+  }
+
   void cast(const Op& op) {
     Scalar to = op.result()->type().scalar;
     std::string x = wide(op.operand(0));
@@ -320,6 +330,7 @@ class SimtEmitter {
       case OpKind::Rsqrt:
       case OpKind::Sin:
       case OpKind::Cos: unary(op); return;
+      case OpKind::Math: math(op); return;
       case OpKind::Cast: cast(op); return;
       case OpKind::AddPtr: define(op, "(" + ref(op.operand(0)) + " + " + ref(op.operand(1)) + ")"); return;
       case OpKind::Load: load(op); return;

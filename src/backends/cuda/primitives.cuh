@@ -453,3 +453,43 @@ struct bf16 {
 #include "../emu/EmuRuntime.h"
 
 #endif
+
+// ---- libdevice's functions (tile.math {fn}; the one list of them is src/ir/MathFns.cpp, and a unit
+// test checks that every name there has its primitive here): math_<name> for float and double. On the
+// device they are CUDA's math library (asinf, ...: within a few ulp); on the emulator the host's
+// <cmath> in double, rounded, through the emulator's checked reads.
+#define TAWA_MATH_UNARY(X)                                                                                 \
+  X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(cbrt) X(ceil) X(cosh) X(erf) X(erfc) X(exp10)      \
+  X(expm1) X(floor) X(lgamma) X(log10) X(log1p) X(rint) X(round) X(sinh) X(tan) X(tanh) X(tgamma) X(trunc)
+#define TAWA_MATH_BINARY(X) X(atan2) X(copysign) X(hypot) X(pow)
+
+namespace tawa {
+#if defined(__CUDACC__)
+#define TAWA_MATH1(F)                                               \
+  TAWA_DEVICE float math_##F(float x) { return F##f(x); }           \
+  TAWA_DEVICE double math_##F(double x) { return ::F(x); }
+#define TAWA_MATH2(F)                                                       \
+  TAWA_DEVICE float math_##F(float x, float y) { return F##f(x, y); }       \
+  TAWA_DEVICE double math_##F(double x, double y) { return ::F(x, y); }
+#else
+#define TAWA_MATH1(F)                                                                                    \
+  inline float math_##F(float x, TAWA_EMU_LOC) {                                                         \
+    return emu::unary(x, #F, emu::model().mufuPerClk,                                                    \
+                      [](float v) { return static_cast<float>(emu::libm::F(static_cast<double>(v))); }, \
+                      TAWA_EMU_AT);                                                                      \
+  }                                                                                                      \
+  inline double math_##F(double x) { return emu::libm::F(x); }
+#define TAWA_MATH2(F)                                                                                           \
+  inline float math_##F(float x, float y, TAWA_EMU_LOC) {                                                       \
+    emu::checkRead(y, #F, TAWA_EMU_AT);                                                                         \
+    return emu::unary(x, #F, emu::model().mufuPerClk,                                                           \
+                      [y](float v) { return static_cast<float>(emu::libm::F(static_cast<double>(v), y)); }, \
+                      TAWA_EMU_AT);                                                                             \
+  }                                                                                                             \
+  inline double math_##F(double x, double y) { return emu::libm::F(x, y); }
+#endif
+TAWA_MATH_UNARY(TAWA_MATH1)
+TAWA_MATH_BINARY(TAWA_MATH2)
+#undef TAWA_MATH1
+#undef TAWA_MATH2
+}  // namespace tawa

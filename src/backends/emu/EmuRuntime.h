@@ -1157,6 +1157,12 @@ inline float unary(float x, const char* instr, double perClk, F f, const char* f
   charge(128 / perClk);
   return f(x);
 }
+// The host's functions behind the primitives math_<name> (primitives.cuh): <cmath>, and exp10, which
+// C++ lacks.
+namespace libm {
+using namespace std;
+inline double exp10(double x) { return std::pow(10.0, x); }
+}  // namespace libm
 }  // namespace emu
 inline float exp2_approx(float x, TAWA_EMU_LOC) {
   return emu::unary(x, "ex2.approx", emu::model().mufuPerClk, [](float v) { return std::exp2(v); }, TAWA_EMU_AT);

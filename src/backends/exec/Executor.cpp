@@ -368,6 +368,17 @@ class Interp {
     return r;
   }
 
+  RV math(const Op& op, Frame& fr) {
+    const RV& a = fr.at(op.operand(0));
+    const RV* b = op.numOperands() > 1 ? &fr.at(op.operand(1)) : nullptr;
+    const std::string& fn = op.strAttr("fn");
+    const Scalar s = op.result()->type().scalar;
+    RV r;
+    r.f.resize(a.f.size());
+    for (size_t k = 0; k < a.f.size(); ++k) r.f[k] = evalMath(fn, s, a.f[k], b ? b->f[k] : 0.0);
+    return r;
+  }
+
   std::string who() const {
     std::string w = ps_ && self_ >= 0 ? ps_->roles[static_cast<size_t>(self_)] : std::string("the kernel");
     if (iter_ >= 0) w += " at iteration " + std::to_string(iter_);
@@ -782,6 +793,9 @@ class Interp {
       case OpKind::Neg: case OpKind::Not: case OpKind::Abs: case OpKind::Exp: case OpKind::Exp2:
       case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos:
         set(unary(op, fr));
+        return;
+      case OpKind::Math:
+        set(math(op, fr));
         return;
       case OpKind::Cast: {
         const Type &st = op.operand(0)->type(), &dt = op.result()->type();

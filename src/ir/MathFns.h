@@ -1,0 +1,28 @@
+// The floating-point functions of tile.math {fn = "..."}: the libdevice functions Triton kernels call
+// (`from triton.language.extra import libdevice`; `libdevice.asin(x)`) and tl.erf / tl.floor /
+// tl.ceil, beyond the ones with an op of their own (exp, log, sqrt, sin, ...).
+//
+// This table is the one list of them: the front end accepts exactly these names, the verifier checks
+// the arity, the executor and constant folding evaluate them in double through `eval` (then round
+// to the result's format), and the CUDA emitters call `tawa::math_<name>` from primitives.cuh (the
+// device's CUDA math library, or <cmath> on the emulator), which has one overload per name for float
+// and double.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace tawa::ir {
+
+struct MathFn {
+  std::string_view name;
+  int arity;                       // 1 or 2 operands
+  double (*eval)(double, double);  // the second argument is ignored when arity is 1
+  bool alu;                        // computed by ordinary ALU instructions (floor, ...), not the MUFU
+};
+
+const std::vector<MathFn>& mathFns();
+// The entry for `name`, or nullptr.
+const MathFn* mathFn(std::string_view name);
+
+}  // namespace tawa::ir
