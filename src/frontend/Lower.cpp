@@ -1686,11 +1686,7 @@ class Lowerer {
       return mathUnary(leaf == "fabs" ? "abs" : leaf, *v[0], a.at);
     }
     const ir::MathFn* f = ir::mathFn(leaf);
-    if (!f) {
-      std::string names;
-      for (const ir::MathFn& m : ir::mathFns()) names += std::string(names.empty() ? "" : ", ") + std::string(m.name);
-      fail(a.at, qual + ": not supported yet", "tawa has libdevice's exp, exp2, log, log2, sqrt, rsqrt, sin, cos, fabs, " + names);
-    }
+    if (!f) fail(a.at, qual + ": not supported yet", "tawa has libdevice's exp, exp2, log, log2, sqrt, rsqrt, sin, cos, fabs, " + ir::mathFnNames());
     std::vector<Pos> w;
     auto v = f->arity == 1 ? bind(a, qual, {"arg0"}, 1, &w) : bind(a, qual, {"arg0", "arg1"}, 2, &w);
     std::vector<const Val*> args;

@@ -46,4 +46,10 @@ const MathFn* mathFn(std::string_view name) {
   return nullptr;
 }
 
+std::string mathFnNames() {
+  std::string names;
+  for (const MathFn& f : mathFns()) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  return names;
+}
+
 }  // namespace tawa::ir

@@ -9,6 +9,7 @@
 // and double.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,5 +25,7 @@ struct MathFn {
 const std::vector<MathFn>& mathFns();
 // The entry for `name`, or nullptr.
 const MathFn* mathFn(std::string_view name);
+// Every name, comma-separated, in the table's order (for messages).
+std::string mathFnNames();
 
 }  // namespace tawa::ir

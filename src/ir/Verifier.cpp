@@ -292,11 +292,7 @@ class Verifier {
         auto it = op.attrs.find("fn");
         const MathFn* f = it != op.attrs.end() && std::holds_alternative<std::string>(it->second)
                               ? mathFn(std::get<std::string>(it->second)) : nullptr;
-        if (!f) {
-          std::string names;
-          for (const MathFn& m : mathFns()) names += (names.empty() ? "" : ", ") + std::string(m.name);
-          err(op, "needs fn = one of " + names);
-        }
+        if (!f) err(op, "needs fn = one of " + mathFnNames());
         numOperands(op, static_cast<size_t>(f->arity), static_cast<size_t>(f->arity));
         numResults(op, 1);
         if (f->arity == 2) sameTypes(op);
