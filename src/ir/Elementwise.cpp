@@ -3,7 +3,6 @@
 #include <cmath>
 #include <limits>
 
-#include "ir/MathFns.h"
 #include "ir/Numerics.h"
 
 namespace tawa::ir {
@@ -83,11 +82,7 @@ double evalFloatUnary(OpKind k, Scalar s, double a) {
   return roundFloat(s, r);
 }
 
-double evalMath(const std::string& fn, Scalar s, double a, double b) {
-  const MathFn* f = mathFn(fn);
-  TAWA_ASSERT(f, "verified tile.math function");
-  return roundFloat(s, f->eval(a, b));
-}
+double evalMath(const MathFn& f, Scalar s, double a, double b) { return roundFloat(s, f.eval(a, b)); }
 
 int64_t evalIntUnary(OpKind k, Scalar s, int64_t a) {
   switch (k) {

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "ir/IR.h"
+
 namespace tawa::ir {
 
 const std::vector<MathFn>& mathFns() {
@@ -44,6 +46,12 @@ const MathFn* mathFn(std::string_view name) {
   for (const MathFn& f : mathFns())
     if (f.name == name) return &f;
   return nullptr;
+}
+
+const MathFn& verifiedMathFn(const Op& op) {
+  const MathFn* f = mathFn(op.strAttr("fn"));
+  TAWA_ASSERT(f, "verified tile.math function");
+  return *f;
 }
 
 std::string mathFnNames() {

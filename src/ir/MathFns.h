@@ -15,6 +15,8 @@
 
 namespace tawa::ir {
 
+class Op;
+
 struct MathFn {
   std::string_view name;
   int arity;                       // 1 or 2 operands
@@ -25,6 +27,8 @@ struct MathFn {
 const std::vector<MathFn>& mathFns();
 // The entry for `name`, or nullptr.
 const MathFn* mathFn(std::string_view name);
+// The function of a verified tile.math op (its fn attribute names one).
+const MathFn& verifiedMathFn(const Op& op);
 // Every name, comma-separated, in the table's order (for messages).
 std::string mathFnNames();
 

@@ -31,7 +31,7 @@ double CostModel::opCycles(const ir::Op& op) const {
     case OpKind::Sin: case OpKind::Cos:
       return lanes(elems(op.result()->type()), mufuPerClk);
     case OpKind::Math:  // a libdevice function: a few MUFU and FMA instructions, or ALU ones (floor, ...)
-      return lanes(elems(op.result()->type()), ir::mathFn(op.strAttr("fn"))->alu ? aluPerClk : mufuPerClk);
+      return lanes(elems(op.result()->type()), ir::verifiedMathFn(op).alu ? aluPerClk : mufuPerClk);
     case OpKind::Div:
       if (op.result()->type().elemIsFloat()) return lanes(elems(op.result()->type()), mufuPerClk);
       return lanes(elems(op.result()->type()), aluPerClk);
