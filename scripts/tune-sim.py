@@ -47,8 +47,8 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--record", help="an evaluation record (SQLite) holding the oracle samples")
     p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"),
-                   help="run nothing: for every column the two --json files share, the mean paired difference B - A over "
-                        "(program, seed) and its standard error")
+                   help="run nothing: for every pair of columns of the two --json files with the same budget, the mean "
+                        "paired difference B - A over (program, seed) and its standard error")
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--suite", default=os.path.join(ROOT, "bench", "skeletons"))
     p.add_argument("--work", default="/tmp/tune-sim", help="scratch folder for the per-program records")
@@ -215,8 +215,12 @@ def shuffle_features(path, name, seed):
 
 
 def restore_features(path):
-    """Undoes shuffle_features: every program gets its true feature vector back."""
+    """Undoes shuffle_features: every program gets its true feature vector back (nothing to do when
+    the record holds no shuffled features)."""
     db = sqlite3.connect(path)
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE name='true_features'").fetchone():
+        db.close()
+        return
     db.executescript("DELETE FROM features; INSERT INTO features SELECT * FROM true_features; DROP TABLE true_features;")
     db.commit()
     db.close()
@@ -292,6 +296,7 @@ def main():
         sur = Surrogate(space, samples)
         path = os.path.join(a.work, name + ".sqlite")
         if a.reuse and os.path.exists(path):
+            restore_features(path)  # a shuffled run that was stopped leaves its shuffle behind
             db = sqlite3.connect(path)
             table = dict(db.execute(
                 "SELECT c.config, m.seconds FROM configurations c JOIN measurements m ON m.configuration_id=c.id "
