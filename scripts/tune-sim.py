@@ -19,7 +19,7 @@ most 100%), averaged over --seeds seeds. Because the surrogate is piecewise smoo
 programs are noisy, these figures rank methods; they are not the programs' real speed, and a claim
 about the tuner needs scripts/tune-eval.py.
 
-  scripts/tune-sim.py --record /tmp/db.sqlite --seeds 5            # every program, all methods
+  scripts/tune-sim.py --record /tmp/db.sqlite --seeds 5            # every program the record has, all methods
   scripts/tune-sim.py --record /tmp/db.sqlite --methods masif --programs matmul,histogram
   # Do the static features choose better neighbours than chance? The same seeds and noise, paired:
   scripts/tune-sim.py --record /tmp/db.sqlite --seeds 8 --noise 0.05 --methods masif --json /tmp/a.json
@@ -48,11 +48,12 @@ def parse_args():
     p.add_argument("--record", help="an evaluation record (SQLite) holding the oracle samples")
     p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"),
                    help="run nothing: for every pair of columns of the two --json files with the same budget, the mean "
-                        "paired difference B - A over (program, seed) and its standard error")
+                        "paired difference B - A over (program, seed) and its standard error (over --programs only, when given)")
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--suite", default=os.path.join(ROOT, "bench", "skeletons"))
     p.add_argument("--work", default="/tmp/tune-sim", help="scratch folder for the per-program records")
-    p.add_argument("--programs", default="")
+    p.add_argument("--programs", default="", help="comma-separated subset of the suite (default: every suite program the record "
+                   "has 100 or more oracle samples of)")
     p.add_argument("--methods", default="masif,random,greedy,tpe")
     p.add_argument("--budgets", default="45,20")
     p.add_argument("--seeds", type=int, default=5)
@@ -127,6 +128,11 @@ class Surrogate:
                 k = canon(c)
                 out[k] = self.sampled.get(k, float(e))
         return out
+
+
+def has_oracle(db, name):
+    row = db.execute("SELECT id FROM programs WHERE name=?", (name,)).fetchone()
+    return bool(row) and len(oracle_samples(db, row[0])) >= 100
 
 
 def oracle_samples(db, pid):
@@ -257,8 +263,13 @@ def run_search(a, path, name, method, budget, seed):
     return canon(res["config"]) if res["config"] else None
 
 
-def compare(a_path, b_path):
+def compare(a_path, b_path, only=""):
     A, B = json.load(open(a_path)), json.load(open(b_path))
+    if only:
+        missing = [n for n in only.split(",") if n not in A or n not in B]
+        if missing:
+            sys.exit("tune-sim: --compare: %s not in both files" % ", ".join(missing))
+        A = {n: v for n, v in A.items() if n in only.split(",")}
     cols = [(ca, cb) for ca in next(iter(A.values())) for cb in next(iter(B.values()))
             if ca.split("@")[1] == cb.split("@")[1]]
     for ca, cb in cols:
@@ -272,7 +283,7 @@ def compare(a_path, b_path):
 def main():
     a = parse_args()
     if a.compare:
-        return compare(*a.compare)
+        return compare(*a.compare, only=a.programs)
     if not a.record:
         sys.exit("tune-sim: --record is required (or --compare A.json B.json)")
     src = sqlite3.connect(a.record)
@@ -283,6 +294,15 @@ def main():
     names = [p["name"] for p in suite["programs"]]
     if a.programs:
         names = [n for n in names if n in a.programs.split(",")]
+    else:
+        # Every suite program the record has an oracle of: an older record predates later programs.
+        held = [n for n in names if has_oracle(src, n)]
+        if not held:
+            sys.exit("tune-sim: the record holds no suite program with 100 or more oracle samples")
+        if len(held) < len(names):
+            print("tune-sim: the record has no oracle of %s: replaying the %d it has"
+                  % (", ".join(n for n in names if n not in held), len(held)), file=sys.stderr)
+        names = held
     scores = {}
     per_seed = {}
     for name in names:
