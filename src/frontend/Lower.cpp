@@ -1683,7 +1683,7 @@ class Lowerer {
     static const std::set<std::string> own = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "fabs", "abs"};
     if (own.count(leaf)) {
       auto v = bind(a, qual, {"arg0"}, 1);
-      return mathUnary(leaf == "fabs" ? "abs" : leaf, *v[0], a.at);
+      return mathUnary(leaf == "fabs" ? "abs" : leaf, *v[0], a.at, qual);
     }
     const ir::MathFn* f = ir::mathFn(leaf);
     if (!f) fail(a.at, qual + ": not supported yet", "tawa has libdevice's exp, exp2, log, log2, sqrt, rsqrt, sin, cos, fabs, " + ir::mathFnNames());
@@ -1721,16 +1721,19 @@ class Lowerer {
     return Val::ir(e == wide ? r : cast(r, e, p));
   }
 
-  Val mathUnary(const std::string& n, const Val& xv, Pos p) {
-    ir::Value* x = toIR(xv, p, "tl." + n + "'s argument");
+  // `shown` is the name the messages use: tl.<n> unless the call was spelled otherwise
+  // (libdevice.fabs for abs).
+  Val mathUnary(const std::string& n, const Val& xv, Pos p, std::string shown = "") {
+    if (shown.empty()) shown = "tl." + n;
+    ir::Value* x = toIR(xv, p, shown + "'s argument");
     const Type& t = x->type();
-    if (t.isPtrLike() || t.isDesc()) fail(p, "tl." + n + " does not apply to " + t.str());
+    if (t.isPtrLike() || t.isDesc()) fail(p, shown + " does not apply to " + t.str());
     if (n == "abs") {
       at(p);
       return Val::ir(b_.op1(OpKind::Abs, {x}, t));
     }
     if (!ir::isFloat(t.scalar))
-      fail(p, "tl." + n + " needs a floating-point argument, got " + t.str(), "convert it first with .to(tl.float32)");
+      fail(p, shown + " needs a floating-point argument, got " + t.str(), "convert it first with .to(tl.float32)");
     Scalar orig = t.scalar;
     bool widen = orig != Scalar::F32 && orig != Scalar::F64;
     ir::Value* y = widen ? cast(x, Scalar::F32, p) : x;
