@@ -70,6 +70,11 @@ def parse_args():
                         "interleaved rounds each (0: report only the figures measured during the searches)")
     p.add_argument("--oracle-top", type=int, default=5,
                    help="re-measure the oracle's this many fastest samples with the rest; the fastest median is its figure")
+    p.add_argument("--reuse-measurements", action="store_true",
+                   help="let a search answer a configuration from the record's earlier measurements of it (the oracle's "
+                        "single runs, other seeds' and budgets' searches), as every evaluation before 2026-12-04 did. "
+                        "Default: each search measures all it evaluates itself (tawa tune --fresh), so its seeds are "
+                        "independent searches; without that a deterministic search's second seed replays its first")
     p.add_argument("--note", default="", help="a sentence for the table's header (e.g. what was reduced)")
     return p.parse_args()
 
@@ -136,7 +141,8 @@ def constraint_fn(space):
 def tpe_search(a, name, space, budget, seed):
     """Optuna's TPE, every trial measured through `tawa tune --evaluate` (the record's protocol)."""
     def measure(key):
-        r = run_tune(a, ["--only", name, "--evaluate", key, "--reps", str(a.reps), "--warmups", str(a.warmups)], log=False)
+        r = run_tune(a, ["--only", name, "--evaluate", key, "--reps", str(a.reps), "--warmups", str(a.warmups)] + fresh_args(a),
+                     log=False)
         return r["seconds"] if r["seconds"] is not None else math.inf
 
     return tpe_minimize(space, budget, seed, measure)
@@ -320,8 +326,9 @@ def main():
                         print("  tpe %s budget %d seed %d: %.4g s" % (n, b, 1 + s, row[key]["seconds"]), flush=True)
                     else:
                         r = run_tune(a, ["--only", n, "--leave-one-out"] + method_args(m) + ["--budget", str(b),
-                                         "--seed", str(1 + s), "--reps", str(a.reps), "--warmups", str(a.warmups)])
+                                         "--seed", str(1 + s), "--reps", str(a.reps), "--warmups", str(a.warmups)] + fresh_args(a))
                         row[key] = {"seconds": r[n]["seconds"], "evaluations": r[n]["evaluations"], "config": r[n]["config"]}
+                    row[key]["fresh"] = not a.reuse_measurements
                     save()
     if a.remeasure:
         print("re-measuring the configurations found, side by side (%d interleaved rounds)" % a.remeasure, flush=True)
@@ -332,6 +339,10 @@ def main():
     print(table)
     if a.benchmarks:
         write_section(a.benchmarks, table)
+
+
+def fresh_args(a):
+    return [] if a.reuse_measurements else ["--fresh"]
 
 
 def method_args(m):
@@ -484,14 +495,13 @@ def render(a, names, budgets, methods, results):
     loads = [x for n in names for x in results[n].get("load", [])]
     text = ["## tawa tune", "",
             "Leave-one-out over the oneTBB skeleton suite (`scripts/tune-eval.py`; each program's MaSiF neighbours come only from "
-            "the other eleven, tuned by their oracle runs). Each cell: the search's best configuration as %% of the reference "
+            "the suite's other programs, tuned by their oracle runs). Each cell: the search's best configuration as %% of the reference "
             "(reference time / found time; above 100%% means it found a faster configuration than the reference), averaged over "
-            "%d seed(s). For random search, budget 20 with the same seed is the budget-45 search stopped early; every search "
-            "shares the record (its measurements) with the others. Default: the program's SPACE.json `default`, "
+            "%d seed(s). %s Default: the program's SPACE.json `default`, "
             "i.e. oneTBB's defaults (auto_partitioner, the smallest grain, all hardware threads) with the program's own "
             "settings for the rest. Machine: %s. Searches measured with %d warm-up run(s) and %d repetition(s) (median); "
             "oracle samples with one run each; a run over %g s counts as a failed configuration."
-            % (a.seeds, mach or "unknown", a.warmups, a.reps, a.timeout), "",
+            % (a.seeds, sharing(names, results), mach or "unknown", a.warmups, a.reps, a.timeout), "",
             "Table written %s by `scripts/tune-eval.py`, tuner at commit %s. Oracle: %s random samples per program (seed 1000)%s. "
             "Load average (1 min) when the searches started: %s." % (
                 time.strftime("%Y-%m-%d %H:%M %Z"), commit or "unknown", "/".join(str(x) for x in samples) or "no",
@@ -536,6 +546,17 @@ def render(a, names, budgets, methods, results):
              "recorded figure (the best of its single runs, so biased low by lucky moments):", ""]
     text += table(lambda r: r["oracle"]["seconds"], "oracle") + [""]
     return "\n".join(text)
+
+
+def sharing(names, results):
+    """How the searches used the record: each measured all it evaluated itself (tawa tune --fresh), or they shared it."""
+    flags = {e.get("fresh", False) for n in names for k, e in results[n].items() if "@" in k and isinstance(e, dict)}
+    if flags == {True}:
+        return "Every search measured all it evaluated itself (`tawa tune --fresh`): its seeds are independent searches."
+    shared = ("For random search, budget 20 with the same seed is the budget-45 search stopped early; a search answers "
+              "a configuration the record has measured before (the oracle's single runs, other searches) from the record, "
+              "so a deterministic search's later seeds mostly replay its first.")
+    return shared if flags == {False} else "Some searches measured all they evaluated (`--fresh`), others shared the record. " + shared
 
 
 # Legal configurations per program (constraints applied), as bench/skeletons/README.md lists them.

@@ -222,12 +222,12 @@ std::map<std::string, double> Record::features(int64_t program) {
   return f;
 }
 
-std::optional<Measurement> Record::lookup(int64_t program, const std::string& config, int nth) {
+std::optional<Measurement> Record::lookup(int64_t program, const std::string& config, int nth, int64_t after) {
   Stmt s(db_,
          "SELECT m.id, m.seconds, m.spread, m.warmups, m.status, m.detail, m.origin FROM measurements m "
          "JOIN configurations c ON c.id=m.configuration_id WHERE c.program_id=? AND c.config=? AND m.machine_id=? "
-         "ORDER BY m.id ASC LIMIT 1 OFFSET ?");
-  s.bind(1, program).bind(2, config).bind(3, machine_).bind(4, static_cast<int64_t>(nth));
+         "AND m.id>? ORDER BY m.id ASC LIMIT 1 OFFSET ?");
+  s.bind(1, program).bind(2, config).bind(3, machine_).bind(4, after).bind(5, static_cast<int64_t>(nth));
   if (!s.step()) return std::nullopt;
   Measurement m;
   int64_t id = s.i64(0);
@@ -241,6 +241,11 @@ std::optional<Measurement> Record::lookup(int64_t program, const std::string& co
   r.bind(1, id);
   while (r.step()) m.repetitions.push_back(r.dbl(0));
   return m;
+}
+
+int64_t Record::lastMeasurementId() {
+  Stmt s(db_, "SELECT COALESCE(MAX(id), 0) FROM measurements");
+  return s.step() ? s.i64(0) : 0;
 }
 
 void Record::add(int64_t program, const std::string& config, const Measurement& m) {

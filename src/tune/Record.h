@@ -58,8 +58,12 @@ class Record {
 
   // The nth measurement (0: the oldest) of this configuration on this machine, if there are that many.
   // Oldest first, so that a search asking again for the measurements it made reads them in the order
-  // it made them, and a repeated tuning takes the same path.
-  std::optional<Measurement> lookup(int64_t program, const std::string& config, int nth = 0);
+  // it made them, and a repeated tuning takes the same path. Only measurements with an id above
+  // `after` count (0: all; a search that must measure for itself passes lastMeasurementId() from its
+  // start).
+  std::optional<Measurement> lookup(int64_t program, const std::string& config, int nth = 0, int64_t after = 0);
+  // The id of the newest measurement in the record (0 when it has none).
+  int64_t lastMeasurementId();
   void add(int64_t program, const std::string& config, const Measurement& m);
   // Configurations by the mean of their measurements on this machine, fastest first; a configuration
   // with any failed measurement is left out.

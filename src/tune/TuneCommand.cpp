@@ -37,7 +37,10 @@ What is measured: the command's wall time, or the figure of its last output line
 run, the median of --reps runs, repeated while the spread exceeds 10%.
 Every measurement goes to the record (--db, SQLite); a configuration already there is not run again
 (MaSiF's confirmations measure a configuration a second time, and the record keeps both), so
-re-running a tuning measures nothing new. The last line printed is the best configuration as JSON.
+re-running a tuning measures nothing new. --fresh makes a search measure everything it asks for
+itself (the record's earlier measurements of the program answer nothing; other programs still guide
+MaSiF): a search repeated with another seed is then an independent one, not a replay of the first.
+The last line printed is the best configuration as JSON.
 
 Methods: masif (default: the k nearest tuned programs of the record by z-scored static features, each
 neighbour's best configurations carried over by value, PCA over them keeping 90% of the variance,
@@ -55,6 +58,7 @@ Examples:
             --features bench/skeletons/matmul/matmul.cpp --budget 45
   tawa tune --suite bench/skeletons --budget 45 --leave-one-out
   tawa tune --suite bench/skeletons --only matmul --method exhaustive --budget 100000 --reps 1 --warmups 0
+  tawa tune --suite bench/skeletons --only julia --leave-one-out --budget 45 --seed 2 --fresh
   tawa tune --program './app --grain {grain}' --space space.json --evaluate '{"grain": 64}'
   tawa tune examples/matmul_desc.py --kernel matmul_desc_kernel --spec 'a_ptr:*fp16[M,K], b_ptr:*fp16[K,N],
             c_ptr:*fp16[M,N], M:i32=4096, N:i32=4096, K:i32=4096, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64'
@@ -71,7 +75,7 @@ struct Args {
   int reps = 3, warmups = 1;
   double timeout = 60;
   size_t neighbours = 3;
-  bool leaveOneOut = false, dryRun = false;
+  bool leaveOneOut = false, dryRun = false, fresh = false;
 };
 
 Location where(const std::string& what) { return Location::at(std::make_shared<const std::string>(what), 0, 0); }
@@ -108,6 +112,7 @@ TuneOptions options(const Args& a) {
   o.measure.warmups = a.warmups;
   o.measure.timeoutSeconds = a.timeout;
   o.dryRun = a.dryRun;
+  o.fresh = a.fresh;
   o.log = &std::cout;
   return o;
 }
@@ -133,7 +138,7 @@ int printEvaluation(Record& rec, const TuneTarget& t, const Args& a) {
     throw UserError(where("--evaluate"), e.what());
   }
   if (!t.space.legal(c)) throw UserError(where("--evaluate"), "the configuration violates a constraint of the space");
-  Evaluation e = evaluateOne(rec, t, c, options(a).measure, "evaluate");
+  Evaluation e = evaluateOne(rec, t, c, options(a).measure, "evaluate", 0, a.fresh ? rec.lastMeasurementId() : 0);
   nlohmann::json j = {{"config", t.space.toJson(c)}, {"recorded", e.cached}};
   if (std::isfinite(e.seconds)) j["seconds"] = e.seconds;
   else j["seconds"] = nullptr;
@@ -306,6 +311,9 @@ std::function<int()> addTuneCommand(CLI::App& app) {
   c->add_option("--timeout", a->timeout, "seconds before a run counts as failed")->default_val(60);
   c->add_option("--neighbours", a->neighbours, "k, the tuned programs that guide MaSiF")->default_val(3)->check(CLI::PositiveNumber);
   c->add_option("--evaluate", a->evaluate, "measure one configuration (JSON) and print its figure as JSON");
+  c->add_flag("--fresh", a->fresh,
+              "measure every configuration the search (or --evaluate) asks for, even one the record has measured before "
+              "(for independent repeated searches; the record still guides MaSiF and is still written)");
   c->add_flag("--dry-run", a->dryRun, "show the neighbours and the candidates MaSiF would evaluate; run nothing");
   c->add_option("--kernel,-k", a->kernel, "kernel name (kernel mode)");
   c->add_option("--spec", a->spec, "launch spec (kernel mode): arguments, shapes, tile sizes, as for tawa run");

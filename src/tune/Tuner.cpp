@@ -122,12 +122,12 @@ int64_t registerTarget(Record& rec, const TuneTarget& t) {
 }
 
 Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const MeasureOptions& m, const std::string& origin,
-                       int nth) {
+                       int nth, int64_t after) {
   int64_t id = registerTarget(rec, t);
   Evaluation e;
   e.config = c;
   std::string key = t.space.key(c);
-  if (auto old = rec.lookup(id, key, nth)) {
+  if (auto old = rec.lookup(id, key, nth, after)) {
     e.cached = true;
     e.seconds = old->ok() ? old->seconds : std::numeric_limits<double>::infinity();
     e.spread = old->spread;
@@ -146,8 +146,9 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
   int64_t id = registerTarget(rec, t);
   std::ostream* log = o.log;
   int measured = 0;
+  const int64_t after = o.fresh ? rec.lastMeasurementId() : 0;
   auto objective = [&](const Config& c, int nth, bool& cached) {
-    Evaluation e = evaluateOne(rec, t, c, o.measure, o.method, nth);
+    Evaluation e = evaluateOne(rec, t, c, o.measure, o.method, nth, after);
     cached = e.cached;
     if (!cached) ++measured;
     return Sample(e.seconds, e.spread);

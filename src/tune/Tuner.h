@@ -36,6 +36,10 @@ struct TuneOptions {
   int64_t minMeasured = 20;       // a program counts as tuned with this many measured configurations
   std::optional<std::set<std::string>> pool;  // names allowed as neighbours (leave-one-out)
   MeasureOptions measure;
+  // Measure every configuration this search evaluates itself: the record's earlier measurements of the
+  // target answer nothing (its other programs still guide MaSiF). For an evaluation whose seeds must be
+  // independent searches; without it a second seed of a deterministic search replays the first.
+  bool fresh = false;
   bool dryRun = false;
   std::ostream* log = nullptr;    // progress lines
 };
@@ -50,9 +54,9 @@ struct TuneResult {
 
 int64_t registerTarget(Record& rec, const TuneTarget& t);
 TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o);
-// Measurement `nth` (0: the first) of one configuration: the record's, when it holds that many, else
-// a new one, added to the record.
+// Measurement `nth` (0: the first) of one configuration: the record's (among those with an id above
+// `after`), when it holds that many, else a new one, added to the record.
 Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const MeasureOptions& m, const std::string& origin,
-                       int nth = 0);
+                       int nth = 0, int64_t after = 0);
 
 }  // namespace tawa::tune
