@@ -382,6 +382,7 @@ int tuneKernel(const KernelTuneArgs& a, std::ostream& out) {
   o.measure.warmups = a.warmups;
   o.measure.timeoutSeconds = a.timeout;
   o.dryRun = a.dryRun;
+  o.fresh = a.fresh;
   o.log = &out;
   TuneResult r = tune(rec, t, o);
   if (a.dryRun) return 0;

@@ -47,7 +47,7 @@ struct KernelTuneArgs {
   size_t neighbours = 3;
   int reps = 3, warmups = 1;
   double timeout = 60;
-  bool dryRun = false;
+  bool dryRun = false, fresh = false;
 };
 
 // The kernel mode of `tawa tune`; returns the exit status. Throws UserError on bad input, and when
