@@ -11,14 +11,21 @@ Run by bench/gpu/run.sh (read that first). Steps, each of which stops the run lo
      (B stored K-major, as fp8 wgmma needs) for tawa, cuBLAS (torch._scaled_mm) and Triton;
   4. attention forward, batch 4, 16 heads, head dim 128, sequence 4096 and 16384, causal and not:
      tawa (examples/attention.py, its output checked against SDPA), SDPA and Triton.
-The table of TFLOP/s and ratios is printed last; everything goes to LOG/bench.log and LOG/results.json.
+The table of TFLOP/s and ratios is printed last; everything goes to LOG/bench.log and LOG/results.json
+(rewritten after every row, so that a run cut short still leaves what it measured).
 Times are medians over CUDA-event-timed launches after warm-up.
+
+A failing tawa step (an error, a wrong result, no answer within --step-timeout seconds: a hang) is logged
+with a line starting FAILED and the run goes on with the next step, so that one call shows every failure;
+the first crashing kernels are run again under compute-sanitizer (memcheck) where it is installed, into
+the log. The exit status is 1 if any step failed. --stop-at-first-failure restores the old behaviour.
 """
 import argparse
 import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -135,9 +142,78 @@ class Log:
         self.f.write(text if text.endswith("\n") else text + "\n")
 
 
-def fail(log, msg):
+class StepFailed(Exception):
+    """One step failed; it is logged and counted, and the run goes on (unless --stop-at-first-failure)."""
+
+
+FAILURES = []
+STOP_AT_FIRST = False
+STEP_TIMEOUT = 150.0
+SANITIZED = []  # the steps already run again under compute-sanitizer
+SANITIZE_AT_MOST = 2
+
+
+def die(log, msg):
+    """A failure nothing after it can work around (no bundle, no GPU)."""
     log("FAILED: " + msg)
     sys.exit(1)
+
+
+def fail(log, msg):
+    log("FAILED: " + msg)
+    FAILURES.append(" | ".join(line.strip() for line in msg.splitlines() if line.strip())[:400])
+    if STOP_AT_FIRST:
+        sys.exit(1)
+    raise StepFailed(msg)
+
+
+class Step:
+    """`with Step(log, what):` one step: a StepFailed is swallowed (it was logged), any other error is
+    logged as a failure of the step and swallowed too, so that the run goes on with the next step."""
+
+    def __init__(self, log, what):
+        self.log, self.what = log, what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, et, ev, tb):
+        if et is None or et is StepFailed:
+            return et is StepFailed
+        if not issubclass(et, Exception):
+            return False
+        self.log(f"FAILED: {self.what}: {et.__name__}: {str(ev)[:1500]}")
+        FAILURES.append(f"{self.what}: {et.__name__}: {str(ev)[:200]}")
+        if STOP_AT_FIRST:
+            sys.exit(1)
+        return True
+
+
+def sanitize(log, cmd, what):
+    """Runs a crashing tawa command again under compute-sanitizer's memcheck (one timed launch, no
+    executor check), into the log: what a second call would otherwise be spent finding out."""
+    import glob
+    san = shutil.which("compute-sanitizer") or next(
+        iter(sorted(glob.glob("/usr/local/cuda*/bin/compute-sanitizer") + glob.glob("/usr/local/cuda*/compute-sanitizer/compute-sanitizer")
+                    + glob.glob("/opt/nvidia/**/compute-sanitizer", recursive=True))), None)
+    if not san or len(SANITIZED) >= SANITIZE_AT_MOST or what in SANITIZED:
+        return
+    SANITIZED.append(what)
+    args = [c for c in cmd]
+    for flag, value in (("--reps", "1"), ("--warmup", "0"), ("--check", "none")):
+        if flag in args:
+            args[args.index(flag) + 1] = value
+        else:
+            args += [flag, value]
+    full = [san, "--tool", "memcheck", "--print-limit", "20", "--target-processes", "all"] + args
+    log(f"compute-sanitizer on {what}:")
+    try:
+        p = subprocess.run(full, capture_output=True, text=True, timeout=120)
+        text = (p.stdout + p.stderr)[-6000:]
+    except subprocess.TimeoutExpired as e:
+        text = f"(no answer within 120 s) {(e.stdout or b'')[-3000:]!r}"
+    for line in text.splitlines():
+        log("  | " + line)
 
 
 def tawa_cmd(bundle):
@@ -148,9 +224,16 @@ def run_tawa(log, bundle, args, what):
     cmd = tawa_cmd(bundle) + args
     log.quiet("$ " + " ".join(shlex.quote(c) for c in cmd))
     t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=STEP_TIMEOUT)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        log.quiet(out)
+        fail(log, f"{what}: tawa did not finish in {STEP_TIMEOUT:.0f} s (a hang?); its output so far:\n{out[-2000:]}")
     log.quiet(p.stdout + p.stderr)
     if p.returncode != 0:
+        if "out of tolerance" not in p.stdout + p.stderr:  # a crash or a CUDA error, not a wrong result
+            sanitize(log, cmd, what)
         fail(log, f"{what}: tawa exited {p.returncode}:\n{p.stdout[-3000:]}{p.stderr[-3000:]}")
     m = re.search(r"^result: (.*)$", p.stdout, re.M)
     if not m:
@@ -171,6 +254,34 @@ SIMT_CHECKS = [
      "x:*fp16[257,3000], y:*fp16[257,3000], w:*fp32[3000], b:*fp32[3000], mean:*fp32[257], rstd:*fp32[257], "
      "stride:i32=3000, N:i32=3000, eps:fp32=1e-5", "257"),
 ]
+
+
+def probe(log, bundle):
+    """A first small kernel on the GPU through bin/tawa.sh. If tawa cannot open the driver or the
+    libraries through the bundled loader (another glibc's libcuda), try the host's loader
+    (TAWA_BUNDLE_LOADER=host) and keep whichever works for every later step."""
+    cmd = tawa_cmd(bundle) + ["run", os.path.join(bundle, "examples/matmul_desc_128.tir"), "--backend", "cuda", "--spec",
+                              gemm_spec(256, 128, 128), "--grid", "cdiv(M, 128), cdiv(N, 128)", "--reps", "3",
+                              "--consumers", "2", "--depth", "2"]
+    for mode in ("bundled", "host"):
+        env = dict(os.environ)
+        if mode == "host":
+            env["TAWA_BUNDLE_LOADER"] = "host"
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+            text, rc = p.stdout + p.stderr, p.returncode
+        except subprocess.TimeoutExpired:
+            text, rc = "(no answer in 60 s)", -1
+        log.quiet(f"$ [{mode} loader] " + " ".join(shlex.quote(c) for c in cmd) + "\n" + text)
+        if rc == 0:
+            log(f"probe: tawa ran a 256x128x128 GEMM on the GPU through the {mode} loader")
+            if mode == "host":
+                os.environ["TAWA_BUNDLE_LOADER"] = "host"
+            return
+        log(f"probe: the {mode} loader failed (status {rc}): {text.strip()[-800:]}")
+        if not re.search(r"libcuda|GLIBC|symbol lookup|cannot open shared|no CUDA driver|error while loading", text):
+            return  # not a loading problem: the correctness steps will say more
+    log("probe: neither loader worked; the tawa steps below will fail")
 
 
 def plan(bundle):
@@ -204,7 +315,12 @@ def main():
     ap.add_argument("--log", required=True, help="folder for bench.log and results.json")
     ap.add_argument("--dry-run", action="store_true", help="print the plan; check the bundle's files; touch no GPU")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--step-timeout", type=float, default=90.0,
+                    help="seconds one tawa call may take before it counts as hung (default 90)")
+    ap.add_argument("--stop-at-first-failure", action="store_true", help="stop at the first failing step")
     args = ap.parse_args()
+    global STOP_AT_FIRST, STEP_TIMEOUT
+    STOP_AT_FIRST, STEP_TIMEOUT = args.stop_at_first_failure, args.step_timeout
     log = Log(args.log)
     bundle = os.path.abspath(args.bundle)
 
@@ -212,14 +328,14 @@ def main():
              [p for _, p, _, _, _ in TAWA_GEMMS if not p.startswith("gen:")]
     missing = [p for p in needed if not os.path.exists(os.path.join(bundle, p))]
     if missing:
-        fail(log, f"the bundle {bundle} lacks: {', '.join(missing)} (build it: cmake --build build --target gpu-bundle)")
+        die(log, f"the bundle {bundle} lacks: {', '.join(missing)} (build it: cmake --build build --target gpu-bundle)")
     log("plan:")
     for i, s in enumerate(plan(bundle), 1):
         log(f"  {i:2d}. {s}")
     if args.dry_run:
         p = subprocess.run(tawa_cmd(bundle) + ["--help"], capture_output=True, text=True)
         if p.returncode != 0:
-            fail(log, f"bin/tawa.sh --help exited {p.returncode}: {p.stderr[-2000:]}")
+            die(log, f"bin/tawa.sh --help exited {p.returncode}: {p.stderr[-2000:]}")
         log("dry run: the bundle's files are present and bin/tawa.sh answers; nothing was run on a GPU")
         return 0
 
@@ -229,13 +345,15 @@ def main():
     import triton_kernels as tk
 
     if not torch.cuda.is_available():
-        fail(log, "torch sees no CUDA device")
+        die(log, "torch sees no CUDA device")
     dev = torch.cuda.get_device_name(0)
     log(f"device: {dev}; torch {torch.__version__}; triton {triton.__version__}; numpy {np.__version__}")
     p = subprocess.run(tawa_cmd(bundle) + ["--help"], capture_output=True, text=True)
     if p.returncode != 0:
-        fail(log, f"bin/tawa.sh --help exited {p.returncode}: {p.stderr[-2000:]}")
+        die(log, f"bin/tawa.sh --help exited {p.returncode}: {p.stderr[-2000:]}")
     results = {"device": dev, "torch": torch.__version__, "triton": triton.__version__, "rows": []}
+    probe(log, bundle)
+    results["loader"] = os.environ.get("TAWA_BUNDLE_LOADER", "bundled")
     work = os.path.join(args.log, "work")
     os.makedirs(work, exist_ok=True)
 
@@ -249,38 +367,54 @@ def main():
             return out
         return os.path.join(bundle, path)
 
+    def save_results():
+        results["failures"] = FAILURES
+        with open(os.path.join(args.log, "results.json"), "w") as f:
+            json.dump(results, f, indent=1)
+
     # ---- 2. correctness on fresh random data
     seed = int.from_bytes(os.urandom(4), "little")
     # K = 712 for f16 (partial K blocks); fp8 rows must be 16-byte multiples, so K = 768 there.
+    broken = set()  # variants that failed their correctness check: not timed (a hang would cost a step timeout each)
     for variants, spec_fn, k in ((TAWA_GEMMS, gemm_spec, 712), (TAWA_FP8, gemm_fp8_spec, 768)):
         for label, path, flags, bm, bn in variants:
-            m, n = 1536, 1032
-            spec, grid, _ = variant_spec_grid(path, spec_fn(m, n, k), bm, bn)
-            res, out = run_tawa(log, bundle, ["run", kernel_path(path), "--backend", "cuda", "--spec", spec,
-                                              "--grid", grid, "--seed", str(seed), "--reps", "3"] + flags,
-                                f"{label} vs the executor")
-            if res.get("check") != "ok":
-                fail(log, f"{label}: the executor check did not run")
-            log(f"ok: {label} matches the CPU executor at {m}x{n}x{k} (seed {seed})")
+            broken.add(label)
+            with Step(log, f"{label} vs the executor"):
+                m, n = 1536, 1032
+                spec, grid, _ = variant_spec_grid(path, spec_fn(m, n, k), bm, bn)
+                res, out = run_tawa(log, bundle, ["run", kernel_path(path), "--backend", "cuda", "--spec", spec,
+                                                  "--grid", grid, "--seed", str(seed), "--reps", "3"] + flags,
+                                    f"{label} vs the executor")
+                if res.get("check") != "ok":
+                    fail(log, f"{label}: the executor check did not run")
+                log(f"ok: {label} matches the CPU executor at {m}x{n}x{k} (seed {seed})")
+                broken.discard(label)
     for label, bm, cons, extra in TAWA_ATTN:
         for causal in (False, True):
-            res, out = run_tawa(log, bundle, ["run", os.path.join(bundle, "examples/attention.py"), "--kernel", "attn_fwd", "--backend",
-                                              "cuda", "--spec", attn_spec(1, 2, 512, 128, causal, bm), "--grid", f"512 // {bm}, 2",
-                                              "--seed", str(seed), "--reps", "3", "--depth", "2", "--consumers", str(cons)] + extra,
-                                f"{label} attention causal={causal} vs the executor")
-            if res.get("check") != "ok":
-                fail(log, f"{label} attention: the executor check did not run")
-            log(f"ok: {label} attention (causal={causal}) matches the CPU executor at B=1 H=2 S=512 D=128 (seed {seed})")
+            broken.add((label, causal))
+            with Step(log, f"{label} attention causal={causal} vs the executor"):
+                res, out = run_tawa(log, bundle, ["run", os.path.join(bundle, "examples/attention.py"), "--kernel", "attn_fwd",
+                                                  "--backend", "cuda", "--spec", attn_spec(1, 2, 512, 128, causal, bm),
+                                                  "--grid", f"512 // {bm}, 2", "--seed", str(seed), "--reps", "3", "--depth", "2",
+                                                  "--consumers", str(cons)] + extra,
+                                    f"{label} attention causal={causal} vs the executor")
+                if res.get("check") != "ok":
+                    fail(log, f"{label} attention: the executor check did not run")
+                log(f"ok: {label} attention (causal={causal}) matches the CPU executor at B=1 H=2 S=512 D=128 (seed {seed})")
+                broken.discard((label, causal))
     # The SIMT kernels (no warp-specialized form): Triton softmax (rows walked by fewer programs) and
     # layer norm, the tile IR layer norm in f16; each against the executor, seconds of GPU time.
     for label, path, kernel, spec, grid in SIMT_CHECKS:
-        res, out = run_tawa(log, bundle, ["run", os.path.join(bundle, path), "--kernel", kernel, "--backend", "cuda", "--spec", spec,
-                                          "--grid", grid, "--seed", str(seed), "--reps", "3"], f"{label} vs the executor")
-        if res.get("check") != "ok":
-            fail(log, f"{label}: the executor check did not run")
-        log(f"ok: {label} (SIMT) matches the CPU executor (seed {seed})")
-    tk.check_triton(log, torch)
+        with Step(log, f"{label} vs the executor"):
+            res, out = run_tawa(log, bundle, ["run", os.path.join(bundle, path), "--kernel", kernel, "--backend", "cuda", "--spec",
+                                              spec, "--grid", grid, "--seed", str(seed), "--reps", "3"], f"{label} vs the executor")
+            if res.get("check") != "ok":
+                fail(log, f"{label}: the executor check did not run")
+            log(f"ok: {label} (SIMT) matches the CPU executor (seed {seed})")
+    with Step(log, "the Triton kernels vs torch"):
+        tk.check_triton(log, torch)
     same = tk.check_same_source(log, bundle)
+    save_results()
 
     def same_ms(make):
         """Milliseconds of Triton running tawa's own example kernel, or None where that does not work."""
@@ -292,31 +426,49 @@ def main():
             log(f"NOT RUN: Triton on the same source: {type(e).__name__}: {str(e)[:300]}")
             return None
 
+    def timed(what, make, **kw):
+        """Milliseconds of a baseline (cuBLAS, SDPA, Triton), or None, logged as a failure, where it broke."""
+        with Step(log, what):
+            return tk.time_ms(make(), **kw)
+        return None
+
+    def tflops(flops, ms):
+        return None if ms is None else flops / ms / 1e9
+
     rows = []
 
     def row(case, tawa, ref_name, ref, triton_t, same_t=None):
         rows.append(dict(case=case, tawa=tawa, ref_name=ref_name, ref=ref, triton=triton_t, triton_same=same_t))
         results["rows"].append(rows[-1])
+        save_results()
 
     def best_tawa_gemm(variants, spec, ref, ref_name, k, flops, ad, bd, kind):
         """Runs each tawa GEMM variant on the .npy inputs, checks C against `ref`; the best TFLOP/s."""
         best = None
         for label, path, flags, bm, bn in variants:
-            sd = os.path.join(work, "tawa_out")
-            vspec, grid, (an, bn_, cn) = variant_spec_grid(path, spec, bm, bn)
-            res, _ = run_tawa(log, bundle, ["run", kernel_path(path), "--backend", "cuda", "--spec", vspec,
-                                            "--grid", grid, "--load", f"{an}={ad}", "--load", f"{bn_}={bd}",
-                                            "--check", "none", "--save", sd, "--reps", str(args.reps)] + flags,
-                              f"{label} K={k}")
-            c = torch.from_numpy(np.load(os.path.join(sd, f"{cn}.npy"))).to("cuda")
-            err = ((c.float() - ref.float()).norm() / ref.float().norm()).item()
-            if not err < 1e-2:
-                fail(log, f"{label} K={k}: ||tawa - {ref_name}|| / ||{ref_name}|| = {err:.3g} (f16 output: want < 1e-2)")
-            tf = flops / (float(res["median_ms"]) * 1e-3) / 1e12
-            log(f"{label} {kind} K={k}: {float(res['median_ms']):.3f} ms, {tf:.1f} TFLOP/s, rel err vs {ref_name} {err:.2e}")
-            results["rows"].append(dict(case=f"gemm {kind} K={k} {label}", tflops=tf, err=err))
-            best = tf if best is None or tf > best else best
+            if label in broken:
+                log(f"not timed: {label} {kind} K={k} (it failed its correctness check above)")
+                continue
+            with Step(log, f"{label} {kind} K={k}"):
+                sd = os.path.join(work, "tawa_out")
+                shutil.rmtree(sd, ignore_errors=True)
+                vspec, grid, (an, bn_, cn) = variant_spec_grid(path, spec, bm, bn)
+                res, _ = run_tawa(log, bundle, ["run", kernel_path(path), "--backend", "cuda", "--spec", vspec,
+                                                "--grid", grid, "--load", f"{an}={ad}", "--load", f"{bn_}={bd}",
+                                                "--check", "none", "--save", sd, "--reps", str(args.reps)] + flags,
+                                  f"{label} {kind} K={k}")
+                c = torch.from_numpy(np.load(os.path.join(sd, f"{cn}.npy"))).to("cuda")
+                err = ((c.float() - ref.float()).norm() / ref.float().norm()).item()
+                if not err < 1e-2:
+                    fail(log, f"{label} K={k}: ||tawa - {ref_name}|| / ||{ref_name}|| = {err:.3g} (f16 output: want < 1e-2)")
+                tf = flops / (float(res["median_ms"]) * 1e-3) / 1e12
+                log(f"{label} {kind} K={k}: {float(res['median_ms']):.3f} ms, {tf:.1f} TFLOP/s, rel err vs {ref_name} {err:.2e}")
+                results["rows"].append(dict(case=f"gemm {kind} K={k} {label}", tflops=tf, err=err))
+                best = tf if best is None or tf > best else best
         return best
+
+    def fmt(x):
+        return "n/a" if x is None else f"{x:.1f}"
 
     # ---- 3. GEMM
     for k in GEMM_K:
@@ -330,28 +482,29 @@ def main():
         np.save(bd, b.cpu().numpy())
         best = best_tawa_gemm(TAWA_GEMMS, gemm_spec(m, n, k), ref, "torch.matmul", k, flops, ad, bd, "fp16")
         del ref
-        t_cublas = tk.time_ms(lambda: torch.matmul(a, b))
-        t_triton = tk.time_ms(tk.triton_matmul_fn(a, b))
-        t_same = same_ms(lambda: tk.same_source_matmul_fn(bundle, a, b))
-        tf_same = None if t_same is None else flops / t_same / 1e9
-        log(f"cuBLAS fp16 K={k}: {flops / t_cublas / 1e9:.1f} TFLOP/s; Triton: {flops / t_triton / 1e9:.1f} TFLOP/s; "
-            f"Triton on examples/matmul_desc.py: {'n/a' if tf_same is None else f'{tf_same:.1f}'} TFLOP/s")
-        row(f"GEMM fp16 8192x8192x{k}", best, "cuBLAS", flops / t_cublas / 1e9, flops / t_triton / 1e9, tf_same)
+        tf_cublas = tflops(flops, timed(f"cuBLAS fp16 K={k}", lambda: (lambda: torch.matmul(a, b))))
+        tf_triton = tflops(flops, timed(f"Triton fp16 K={k}", lambda: tk.triton_matmul_fn(a, b)))
+        tf_same = tflops(flops, same_ms(lambda: tk.same_source_matmul_fn(bundle, a, b)))
+        log(f"cuBLAS fp16 K={k}: {fmt(tf_cublas)} TFLOP/s; Triton: {fmt(tf_triton)} TFLOP/s; "
+            f"Triton on examples/matmul_desc.py: {fmt(tf_same)} TFLOP/s")
+        row(f"GEMM fp16 8192x8192x{k}", best, "cuBLAS", tf_cublas, tf_triton, tf_same)
         # fp8 e4m3: cuBLAS through torch._scaled_mm (B column-major), Triton with the same layout.
-        a8 = a.to(torch.float8_e4m3fn)
-        b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()
-        one = torch.ones((), device="cuda", dtype=torch.float32)
-        ref8 = torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.float16)
-        t8_cublas = tk.time_ms(lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.float16))
-        t8_triton = tk.time_ms(tk.triton_matmul_fn(a8, b8))
-        # tawa: A [M,K] and B as [N,K] (K-major), raw e4m3 bytes in .npy (|u1).
-        np.save(ad, a8.view(torch.uint8).cpu().numpy())
-        np.save(bd, b8.t().contiguous().view(torch.uint8).cpu().numpy())
-        best8 = best_tawa_gemm(TAWA_FP8, gemm_fp8_spec(m, n, k), ref8, "torch._scaled_mm", k, flops, ad, bd, "fp8")
-        log(f"fp8 K={k}: cuBLAS {flops / t8_cublas / 1e9:.1f} TFLOP/s; Triton {flops / t8_triton / 1e9:.1f} TFLOP/s")
-        row(f"GEMM fp8 8192x8192x{k}", best8, "cuBLAS", flops / t8_cublas / 1e9, flops / t8_triton / 1e9)
-        del ref8
-        del a, b, a8, b8
+        with Step(log, f"fp8 K={k}"):
+            a8 = a.to(torch.float8_e4m3fn)
+            b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()
+            one = torch.ones((), device="cuda", dtype=torch.float32)
+            ref8 = torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.float16)
+            tf8_cublas = tflops(flops, timed(f"cuBLAS fp8 K={k}", lambda: (
+                lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.float16))))
+            tf8_triton = tflops(flops, timed(f"Triton fp8 K={k}", lambda: tk.triton_matmul_fn(a8, b8)))
+            # tawa: A [M,K] and B as [N,K] (K-major), raw e4m3 bytes in .npy (|u1).
+            np.save(ad, a8.view(torch.uint8).cpu().numpy())
+            np.save(bd, b8.t().contiguous().view(torch.uint8).cpu().numpy())
+            best8 = best_tawa_gemm(TAWA_FP8, gemm_fp8_spec(m, n, k), ref8, "torch._scaled_mm", k, flops, ad, bd, "fp8")
+            log(f"fp8 K={k}: cuBLAS {fmt(tf8_cublas)} TFLOP/s; Triton {fmt(tf8_triton)} TFLOP/s")
+            row(f"GEMM fp8 8192x8192x{k}", best8, "cuBLAS", tf8_cublas, tf8_triton)
+            del ref8, a8, b8
+        del a, b
         torch.cuda.empty_cache()
 
     # ---- 4. attention forward
@@ -362,10 +515,10 @@ def main():
             flops = 4.0 * B * H * s * s * D * (0.5 if causal else 1.0)
             sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(q, kk, v, is_causal=causal)  # noqa: E731
             ref = sdpa()
-            t_sdpa = tk.time_ms(sdpa, reps=10)
-            t_tri = tk.time_ms(tk.triton_attention_fn(q, kk, v, causal), reps=10)
-            t_same = same_ms(lambda: tk.same_source_attention_fn(bundle, q, kk, v, causal))
-            tf_same = None if t_same is None else flops / t_same / 1e9
+            tf_sdpa = tflops(flops, timed(f"SDPA S={s} causal={causal}", lambda: sdpa, reps=10))
+            tf_tri = tflops(flops, timed(f"Triton attention S={s} causal={causal}", lambda: tk.triton_attention_fn(q, kk, v, causal),
+                                         reps=10))
+            tf_same = tflops(flops, same_ms(lambda: tk.same_source_attention_fn(bundle, q, kk, v, causal)))
             # tawa: Q, K, V as [B*H*S, D] .npy; the output checked against SDPA.
             paths = {}
             for name, t in (("Q", q), ("K", kk), ("V", v)):
@@ -373,30 +526,34 @@ def main():
                 np.save(paths[name], t.reshape(B * H * s, D).cpu().numpy())
             best_attn = None
             for label, bm, cons, extra in TAWA_ATTN:
-                sd = os.path.join(work, "tawa_attn")
-                res, _ = run_tawa(log, bundle, ["run", os.path.join(bundle, "examples/attention.py"), "--kernel", "attn_fwd",
-                                                "--backend", "cuda", "--spec", attn_spec(B, H, s, D, causal, bm),
-                                                "--grid", f"{s} // {bm}, {B * H}", "--load", f"Q={paths['Q']}", "--load",
-                                                f"K={paths['K']}", "--load", f"V={paths['V']}", "--check", "none", "--save", sd,
-                                                "--reps", "10", "--depth", "2", "--consumers", str(cons)] + extra,
-                                  f"{label} attention S={s} causal={causal}")
-                o = torch.from_numpy(np.load(os.path.join(sd, "Out.npy"))).to("cuda").reshape(B, H, s, D)
-                err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
-                if not err < 1e-2:
-                    fail(log, f"{label} attention S={s} causal={causal}: ||tawa - SDPA|| / ||SDPA|| = {err:.3g} (want < 1e-2)")
-                tf = flops / float(res["median_ms"]) / 1e9
-                log(f"{label} attention S={s} causal={causal}: {tf:.1f} TFLOP/s (rel err vs SDPA {err:.2e})")
-                results["rows"].append(dict(case=f"attn S={s} causal={causal} {label}", tflops=tf, err=err))
-                best_attn = tf if best_attn is None or tf > best_attn else best_attn
-            log(f"attention S={s} causal={causal}: SDPA {flops / t_sdpa / 1e9:.1f} TFLOP/s; Triton {flops / t_tri / 1e9:.1f} TFLOP/s; "
-                f"Triton on examples/attention.py: {'n/a' if tf_same is None else f'{tf_same:.1f}'} TFLOP/s")
-            row(f"attn fwd S={s}{' causal' if causal else ''}", best_attn, "SDPA", flops / t_sdpa / 1e9, flops / t_tri / 1e9, tf_same)
+                if (label, causal) in broken:
+                    log(f"not timed: {label} attention S={s} causal={causal} (it failed its correctness check above)")
+                    continue
+                with Step(log, f"{label} attention S={s} causal={causal}"):
+                    sd = os.path.join(work, "tawa_attn")
+                    shutil.rmtree(sd, ignore_errors=True)
+                    res, _ = run_tawa(log, bundle, ["run", os.path.join(bundle, "examples/attention.py"), "--kernel", "attn_fwd",
+                                                    "--backend", "cuda", "--spec", attn_spec(B, H, s, D, causal, bm),
+                                                    "--grid", f"{s} // {bm}, {B * H}", "--load", f"Q={paths['Q']}", "--load",
+                                                    f"K={paths['K']}", "--load", f"V={paths['V']}", "--check", "none", "--save", sd,
+                                                    "--reps", "10", "--depth", "2", "--consumers", str(cons)] + extra,
+                                      f"{label} attention S={s} causal={causal}")
+                    o = torch.from_numpy(np.load(os.path.join(sd, "Out.npy"))).to("cuda").reshape(B, H, s, D)
+                    err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
+                    if not err < 1e-2:
+                        fail(log, f"{label} attention S={s} causal={causal}: ||tawa - SDPA|| / ||SDPA|| = {err:.3g} (want < 1e-2)")
+                    tf = flops / float(res["median_ms"]) / 1e9
+                    log(f"{label} attention S={s} causal={causal}: {tf:.1f} TFLOP/s (rel err vs SDPA {err:.2e})")
+                    results["rows"].append(dict(case=f"attn S={s} causal={causal} {label}", tflops=tf, err=err))
+                    best_attn = tf if best_attn is None or tf > best_attn else best_attn
+            log(f"attention S={s} causal={causal}: SDPA {fmt(tf_sdpa)} TFLOP/s; Triton {fmt(tf_tri)} TFLOP/s; "
+                f"Triton on examples/attention.py: {fmt(tf_same)} TFLOP/s")
+            row(f"attn fwd S={s}{' causal' if causal else ''}", best_attn, "SDPA", tf_sdpa, tf_tri, tf_same)
             del ref
             del q, kk, v
             torch.cuda.empty_cache()
 
-    with open(os.path.join(args.log, "results.json"), "w") as f:
-        json.dump(results, f, indent=1)
+    save_results()
 
     # ---- the table, last
     def fmtv(x):
@@ -418,6 +575,11 @@ def main():
             f"{fmtv(r['triton_same']):>13} {ratio(r['tawa'], r['ref']):>9} {ratio(r['tawa'], r['triton']):>12} "
             f"{ratio(r['tawa'], r['triton_same']):>13} {ratio(r['triton'], r['ref']):>11}")
     log(f"full log: {os.path.join(args.log, 'bench.log')}")
+    if FAILURES:
+        log(f"FAILED: {len(FAILURES)} step(s):")
+        for f in FAILURES:
+            log("  - " + f)
+        return 1
     return 0
 
 

@@ -5,8 +5,10 @@
 #   bin/tawa        the executable as built
 #   bin/tawa.sh     runs it through the bundled loader: lib/ld-linux-x86-64.so.2 --library-path lib
 #   lib/            every shared library `ldd bin/tawa` lists (the C library and the loader included,
-#                   so the host's own glibc version does not matter); child processes (nvcc, ptxas)
+#                   so the host's own glibc version does not matter), and libdl, libpthread and librt
+#                   of the same glibc for the libraries tawa dlopens; child processes (nvcc, ptxas)
 #                   get the host's libraries, since no environment variable is changed for them
+#   lib-host/       the same minus the C library, for TAWA_BUNDLE_LOADER=host (bin/tawa.sh)
 #   include/        primitives.cuh (bin/tawa.sh points TAWA_CUDA_INCLUDE here)
 #   examples/       the example kernels
 #   bench/          bench/gpu/*.py and *.sh
@@ -21,7 +23,7 @@ if(NOT EXISTS "${TAWA_EXE}")
 endif()
 
 file(REMOVE_RECURSE "${OUT}")
-file(MAKE_DIRECTORY "${OUT}/bin" "${OUT}/lib" "${OUT}/include" "${OUT}/bench")
+file(MAKE_DIRECTORY "${OUT}/bin" "${OUT}/lib" "${OUT}/lib-host" "${OUT}/include" "${OUT}/bench")
 file(COPY_FILE "${TAWA_EXE}" "${OUT}/bin/tawa")
 file(CHMOD "${OUT}/bin/tawa" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 
@@ -52,7 +54,23 @@ foreach(line IN LISTS lines)
   endif()
   file(REAL_PATH "${path}" real)
   file(COPY_FILE "${real}" "${OUT}/lib/${name}")
+  if(NOT name MATCHES "^(libc|libm|libdl|libpthread|librt|ld-linux.*)\\.so")
+    file(COPY_FILE "${real}" "${OUT}/lib-host/${name}")
+  endif()
+  if(name STREQUAL "libc.so.6")
+    get_filename_component(libcDir "${path}" DIRECTORY)
+  endif()
   string(APPEND manifest "lib/${name} <- ${real}\n")
+endforeach()
+# libcuda and libnvrtc, which tawa dlopens, need libdl, libpthread and librt; taken from the host they
+# would be another glibc's (stubs needing its private symbols), so the ones matching the bundled libc go
+# in too.
+foreach(companion libdl.so.2 libpthread.so.0 librt.so.1)
+  if(NOT EXISTS "${OUT}/lib/${companion}" AND DEFINED libcDir AND EXISTS "${libcDir}/${companion}")
+    file(REAL_PATH "${libcDir}/${companion}" real)
+    file(COPY_FILE "${real}" "${OUT}/lib/${companion}")
+    string(APPEND manifest "lib/${companion} <- ${real} (beside libc, for the libraries tawa dlopens)\n")
+  endif()
 endforeach()
 if(loader STREQUAL "")
   message(FATAL_ERROR "ldd named no program loader (ld-linux) for ${TAWA_EXE}")
@@ -67,8 +85,13 @@ file(COPY ${benchFiles} DESTINATION "${OUT}/bench")
 file(WRITE "${OUT}/bin/tawa.sh" "#!/bin/sh
 # tawa through the bundled loader and libraries (see MANIFEST); the host's LD_LIBRARY_PATH is
 # searched after the bundle so that the driver (libcuda.so.1) is still found.
+# TAWA_BUNDLE_LOADER=host: the host's own loader and C library instead (glibc as new as the build's or
+# newer), with only the C++ and other libraries from lib-host/.
 here=\$(cd \"\$(dirname \"\$0\")/..\" && pwd)
 export TAWA_CUDA_INCLUDE=\"\${TAWA_CUDA_INCLUDE:-\$here/include}\"
+if [ \"\${TAWA_BUNDLE_LOADER:-}\" = host ]; then
+  LD_LIBRARY_PATH=\"\$here/lib-host\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\" exec \"\$here/bin/tawa\" \"\$@\"
+fi
 exec \"\$here/lib/${loader}\" --library-path \"\$here/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\" \"\$here/bin/tawa\" \"\$@\"
 ")
 file(CHMOD "${OUT}/bin/tawa.sh" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)

@@ -9,7 +9,8 @@
 #   `cmake --build build --target gpu-bundle`; this script finds it beside itself (inside a bundle:
 #   BUNDLE/bench/run.sh) or at build/gpu-bundle of the source tree, or takes --bundle DIR.
 #   --dry-run: checks the bundle's files and that bin/tawa.sh answers, prints the plan, uses no GPU.
-# Any failing step stops the script with a non-zero status and a line starting with FAILED.
+# A failing step is logged with a line starting with FAILED and the run goes on with the next one (the
+# first crashing kernels are run again under compute-sanitizer); the status is non-zero if any failed.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -59,4 +60,6 @@ export CUDA_HOME
 # tawa's cubin cache goes with the log's machine, not the home folder.
 export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$log/cache}"
 export PYTHONUNBUFFERED=1
-timeout 570 python3 "$py" --bundle "$bundle" --log "$log"
+# TAWA_GPU_TIME_LIMIT (seconds, default 570) bounds the whole run; TAWA_GPU_STEP_TIMEOUT (default 90)
+# each tawa call, after which it counts as hung.
+timeout "${TAWA_GPU_TIME_LIMIT:-570}" python3 "$py" --bundle "$bundle" --log "$log" --step-timeout "${TAWA_GPU_STEP_TIMEOUT:-90}"

@@ -158,6 +158,9 @@ void Driver::open() {
     tried = std::string(" (TAWA_LIBCUDA=") + e + ")";
   } else {
     lib_ = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib_)
+      if (const char* why = dlerror(); why && !std::string_view(why).ends_with("No such file or directory"))
+        tried = std::string(" (") + why + ")";  // found but not loadable: say why
     for (const char* p : {"/usr/local/nvidia/lib64/libcuda.so.1", "/usr/local/nvidia/lib/libcuda.so.1",
                           "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"})
       if (!lib_) lib_ = dlopen(p, RTLD_NOW | RTLD_LOCAL);
