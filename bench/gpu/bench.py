@@ -318,7 +318,20 @@ def main():
     ap.add_argument("--step-timeout", type=float, default=90.0,
                     help="seconds one tawa call may take before it counts as hung (default 90)")
     ap.add_argument("--stop-at-first-failure", action="store_true", help="stop at the first failing step")
+    ap.add_argument("--only", default="gemm-fp16,gemm-fp8,attention",
+                    help="timed sections, comma separated (default all): gemm-fp16, gemm-fp8, attention; the correctness "
+                         "checks always run")
+    ap.add_argument("--k", default=",".join(map(str, GEMM_K)), help="GEMM K values (default %(default)s)")
+    ap.add_argument("--seqs", default=",".join(map(str, ATTN["seqs"])), help="attention sequence lengths (default %(default)s)")
+    ap.add_argument("--causal", choices=["both", "yes", "no"], default="both", help="attention cases (default both)")
     args = ap.parse_args()
+    only = set(args.only.split(","))
+    unknown = only - {"gemm-fp16", "gemm-fp8", "attention"}
+    if unknown:
+        ap.error(f"--only: unknown section(s) {', '.join(sorted(unknown))}")
+    ks = [int(x) for x in args.k.split(",")]
+    seqs = [int(x) for x in args.seqs.split(",")]
+    causals = {"both": (False, True), "yes": (True,), "no": (False,)}[args.causal]
     global STOP_AT_FIRST, STEP_TIMEOUT
     STOP_AT_FIRST, STEP_TIMEOUT = args.stop_at_first_failure, args.step_timeout
     log = Log(args.log)
@@ -360,7 +373,7 @@ def main():
     def kernel_path(path):
         if path.startswith("gen:"):
             name = path[4:]
-            bm, bn, bk = (int(x) for x in re.findall(r"\d+", name)[:3])
+            bm, bn, bk = (int(x) for x in re.search(r"(\d+)x(\d+)x(\d+)", name).groups())  # not fp8's 8
             out = os.path.join(work, name)
             with open(out, "w") as f:
                 f.write(gemm_tir(bm, bn, bk, "f8e4m3" if "fp8" in name else "f16"))
@@ -471,7 +484,7 @@ def main():
         return "n/a" if x is None else f"{x:.1f}"
 
     # ---- 3. GEMM
-    for k in GEMM_K:
+    for k in ks if only & {"gemm-fp16", "gemm-fp8"} else []:
         m = n = GEMM_MN
         flops = 2.0 * m * n * k
         a = torch.randn(m, k, device="cuda", dtype=torch.float16)
@@ -480,36 +493,38 @@ def main():
         ad, bd = os.path.join(work, "a.npy"), os.path.join(work, "b.npy")
         np.save(ad, a.cpu().numpy())
         np.save(bd, b.cpu().numpy())
-        best = best_tawa_gemm(TAWA_GEMMS, gemm_spec(m, n, k), ref, "torch.matmul", k, flops, ad, bd, "fp16")
+        if "gemm-fp16" in only:
+            best = best_tawa_gemm(TAWA_GEMMS, gemm_spec(m, n, k), ref, "torch.matmul", k, flops, ad, bd, "fp16")
+            tf_cublas = tflops(flops, timed(f"cuBLAS fp16 K={k}", lambda: (lambda: torch.matmul(a, b))))
+            tf_triton = tflops(flops, timed(f"Triton fp16 K={k}", lambda: tk.triton_matmul_fn(a, b)))
+            tf_same = tflops(flops, same_ms(lambda: tk.same_source_matmul_fn(bundle, a, b)))
+            log(f"cuBLAS fp16 K={k}: {fmt(tf_cublas)} TFLOP/s; Triton: {fmt(tf_triton)} TFLOP/s; "
+                f"Triton on examples/matmul_desc.py: {fmt(tf_same)} TFLOP/s")
+            row(f"GEMM fp16 8192x8192x{k}", best, "cuBLAS", tf_cublas, tf_triton, tf_same)
         del ref
-        tf_cublas = tflops(flops, timed(f"cuBLAS fp16 K={k}", lambda: (lambda: torch.matmul(a, b))))
-        tf_triton = tflops(flops, timed(f"Triton fp16 K={k}", lambda: tk.triton_matmul_fn(a, b)))
-        tf_same = tflops(flops, same_ms(lambda: tk.same_source_matmul_fn(bundle, a, b)))
-        log(f"cuBLAS fp16 K={k}: {fmt(tf_cublas)} TFLOP/s; Triton: {fmt(tf_triton)} TFLOP/s; "
-            f"Triton on examples/matmul_desc.py: {fmt(tf_same)} TFLOP/s")
-        row(f"GEMM fp16 8192x8192x{k}", best, "cuBLAS", tf_cublas, tf_triton, tf_same)
         # fp8 e4m3: cuBLAS through torch._scaled_mm (B column-major), Triton with the same layout.
-        with Step(log, f"fp8 K={k}"):
-            a8 = a.to(torch.float8_e4m3fn)
-            b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()
-            one = torch.ones((), device="cuda", dtype=torch.float32)
-            ref8 = torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.float16)
-            tf8_cublas = tflops(flops, timed(f"cuBLAS fp8 K={k}", lambda: (
-                lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.float16))))
-            tf8_triton = tflops(flops, timed(f"Triton fp8 K={k}", lambda: tk.triton_matmul_fn(a8, b8)))
-            # tawa: A [M,K] and B as [N,K] (K-major), raw e4m3 bytes in .npy (|u1).
-            np.save(ad, a8.view(torch.uint8).cpu().numpy())
-            np.save(bd, b8.t().contiguous().view(torch.uint8).cpu().numpy())
-            best8 = best_tawa_gemm(TAWA_FP8, gemm_fp8_spec(m, n, k), ref8, "torch._scaled_mm", k, flops, ad, bd, "fp8")
-            log(f"fp8 K={k}: cuBLAS {fmt(tf8_cublas)} TFLOP/s; Triton {fmt(tf8_triton)} TFLOP/s")
-            row(f"GEMM fp8 8192x8192x{k}", best8, "cuBLAS", tf8_cublas, tf8_triton)
-            del ref8, a8, b8
+        if "gemm-fp8" in only:
+            with Step(log, f"fp8 K={k}"):
+                a8 = a.to(torch.float8_e4m3fn)
+                b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()
+                one = torch.ones((), device="cuda", dtype=torch.float32)
+                ref8 = torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.float16)
+                tf8_cublas = tflops(flops, timed(f"cuBLAS fp8 K={k}", lambda: (
+                    lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.float16))))
+                tf8_triton = tflops(flops, timed(f"Triton fp8 K={k}", lambda: tk.triton_matmul_fn(a8, b8)))
+                # tawa: A [M,K] and B as [N,K] (K-major), raw e4m3 bytes in .npy (|u1).
+                np.save(ad, a8.view(torch.uint8).cpu().numpy())
+                np.save(bd, b8.t().contiguous().view(torch.uint8).cpu().numpy())
+                best8 = best_tawa_gemm(TAWA_FP8, gemm_fp8_spec(m, n, k), ref8, "torch._scaled_mm", k, flops, ad, bd, "fp8")
+                log(f"fp8 K={k}: cuBLAS {fmt(tf8_cublas)} TFLOP/s; Triton {fmt(tf8_triton)} TFLOP/s")
+                row(f"GEMM fp8 8192x8192x{k}", best8, "cuBLAS", tf8_cublas, tf8_triton)
+                del ref8, a8, b8
         del a, b
         torch.cuda.empty_cache()
 
     # ---- 4. attention forward
-    for s in ATTN["seqs"]:
-        for causal in (False, True):
+    for s in seqs if "attention" in only else []:
+        for causal in causals:
             B, H, D = ATTN["batch"], ATTN["heads"], ATTN["dim"]
             q, kk, v = (torch.randn(B, H, s, D, device="cuda", dtype=torch.float16) for _ in range(3))
             flops = 4.0 * B * H * s * s * D * (0.5 if causal else 1.0)

@@ -61,5 +61,6 @@ export CUDA_HOME
 export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$log/cache}"
 export PYTHONUNBUFFERED=1
 # TAWA_GPU_TIME_LIMIT (seconds, default 570) bounds the whole run; TAWA_GPU_STEP_TIMEOUT (default 90)
-# each tawa call, after which it counts as hung.
-timeout "${TAWA_GPU_TIME_LIMIT:-570}" python3 "$py" --bundle "$bundle" --log "$log" --step-timeout "${TAWA_GPU_STEP_TIMEOUT:-90}"
+# each tawa call, after which it counts as hung; TAWA_GPU_ARGS is passed on to bench.py (e.g. to time
+# only some sections: --only gemm-fp8,attention --seqs 16384 --causal yes; bench.py --help).
+timeout "${TAWA_GPU_TIME_LIMIT:-570}" python3 "$py" --bundle "$bundle" --log "$log" --step-timeout "${TAWA_GPU_STEP_TIMEOUT:-90}" ${TAWA_GPU_ARGS:-}
