@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <random>
 
+#include <tbb/parallel_for.h>
+
 #include "driver/Grid.h"
 #include "driver/Npy.h"
 #include "ir/Parser.h"
@@ -16,6 +18,45 @@ namespace {
 Location fileLoc(const std::string& path) { return Location::at(std::make_shared<const std::string>(path), 0, 0); }
 bool endsWith(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Floats uniform in [-1, 1] and integers in [-64, 64], never zero (an element a kernel fails to write
+// keeps a value the reference overwrote); i1 buffers 0 or 1. Chunk c of the buffer named N draws from
+// its own generator, seeded from (seed, N, c).
+void fillRandom(exec::Buffer& buf, uint64_t seed) {
+  constexpr int64_t kChunk = int64_t{1} << 16;
+  uint64_t nameHash = 1469598103934665603ull;  // FNV-1a of the name
+  for (unsigned char ch : buf.name) nameHash = (nameHash ^ ch) * 1099511628211ull;
+  const uint64_t base = splitmix(seed ^ splitmix(nameHash));
+  const int64_t n = buf.numel(), chunks = (n + kChunk - 1) / kChunk;
+  const bool isFloat = ir::isFloat(buf.dtype), isBool = buf.dtype == ir::Scalar::I1;
+  tbb::parallel_for(int64_t{0}, chunks, [&](int64_t c) {
+    std::mt19937_64 rng(splitmix(base + static_cast<uint64_t>(c)));
+    std::uniform_real_distribution<double> real(-1.0, 1.0);
+    std::uniform_int_distribution<int64_t> integer(-64, 64);
+    for (int64_t i = c * kChunk, end = std::min(n, i + kChunk); i < end; ++i) {
+      if (isFloat) {
+        double v;
+        do v = real(rng);
+        while (v == 0);
+        buf.setFloat(i, v);
+        if (buf.getFloat(i) == 0) buf.setFloat(i, 0.5);  // fp8 underflow: keep inputs non-zero
+      } else if (isBool) {
+        buf.setInt(i, static_cast<int64_t>(rng() & 1));
+      } else {
+        int64_t v;
+        do v = integer(rng);
+        while (v == 0);
+        buf.setInt(i, v);
+      }
+    }
+  });
 }
 }  // namespace
 
@@ -56,11 +97,16 @@ LoadedKernel loadKernel(const std::string& path, const std::string& name, const 
   return lk;
 }
 
-Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, uint64_t seed) {
+std::vector<std::string> loadedNames(const std::vector<std::string>& loads) {
+  std::vector<std::string> names;
+  for (const auto& l : loads)
+    if (auto eq = l.find('='); eq != std::string::npos && eq > 0) names.push_back(l.substr(0, eq));
+  return names;
+}
+
+Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, uint64_t seed,
+           const std::vector<std::string>& loaded) {
   Bound b;
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int64_t> integer(-64, 64);
   std::vector<bool> used(spec.entries.size(), false);
   for (size_t k = 0; k < kernel.numArgs(); ++k) {
     const ir::Value* p = kernel.arg(k);
@@ -79,20 +125,7 @@ Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, ui
       if (e->dtype != t.scalar)
         throw UserError(e->loc, "buffer '" + pname + "' is " + std::string(ir::scalarName(e->dtype)) + " but the kernel takes " + t.str());
       exec::Buffer buf(pname, e->dtype, spec.shapeOf(*e));
-      for (int64_t i = 0; i < buf.numel(); ++i) {
-        if (ir::isFloat(buf.dtype)) {
-          double v;
-          do v = real(rng);
-          while (v == 0);
-          buf.setFloat(i, v);
-          if (buf.getFloat(i) == 0) buf.setFloat(i, 0.5);  // fp8 underflow: keep inputs non-zero
-        } else {
-          int64_t v;
-          do v = integer(rng);
-          while (v == 0);
-          buf.setInt(i, buf.dtype == ir::Scalar::I1 ? static_cast<int64_t>(rng() & 1) : v);
-        }
-      }
+      if (std::find(loaded.begin(), loaded.end(), pname) == loaded.end()) fillRandom(buf, seed);
       b.args.push_back(exec::Arg::buf(static_cast<int>(b.buffers.size())));
       b.buffers.push_back(std::move(buf));
     } else if (t.isScalar()) {

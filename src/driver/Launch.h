@@ -33,8 +33,14 @@ struct Bound {
 
 // Matches spec entries to the kernel's parameters by name, makes each buffer and fills it with
 // random values from `seed` (floats uniform in [-1, 1], integers in [-64, 64], zero excluded),
-// and evaluates the grid.
-Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, uint64_t seed);
+// and evaluates the grid. Each buffer's values depend only on the seed and the buffer's name (fixed
+// chunks, each with its own generator, filled in parallel: the same on any number of threads).
+// Buffers named in `loaded` (those `--load` replaces next) are left zero: filling a 256 MiB buffer
+// only to overwrite it cost tens of seconds.
+Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, uint64_t seed,
+           const std::vector<std::string>& loaded = {});
+// The names of the buffers that --load arguments (NAME=FILE.npy) replace, for bind().
+std::vector<std::string> loadedNames(const std::vector<std::string>& loads);
 // Replaces buffer NAME's contents with a .npy file (shape and dtype must match the spec).
 void loadInto(Bound& b, const std::string& name, const std::string& npyPath);
 // Writes every buffer to DIR/NAME.npy (creating DIR).

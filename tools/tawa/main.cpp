@@ -181,7 +181,7 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
   transforms::PassManager pm;
   pm.add("canonicalize");
   pm.run(*lk.module);
-  auto bound = driver::bind(*lk.kernel, spec, grid, seed);
+  auto bound = driver::bind(*lk.kernel, spec, grid, seed, driver::loadedNames(loads));
   for (auto& l : loads) {
     auto eq = l.find('=');
     if (eq == std::string::npos || eq == 0)

@@ -246,7 +246,7 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
                                         " allows " + std::to_string(dev.maxSmemOptin) + " per block",
                     "lower the aref depth (--depth) or the block sizes");
 
-  auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed);
+  auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed, driver::loadedNames(o.loads));
   for (const auto& l : o.loads) {
     auto eq = l.find('=');
     if (eq == std::string::npos || eq == 0) throw UserError(where("--load"), "expected NAME=FILE.npy, got '" + l + "'");

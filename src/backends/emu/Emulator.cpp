@@ -313,7 +313,7 @@ Emitted emitAndBind(const cuda::GpuRunOptions& o, const cuda::EmitOptions& emitO
   Emitted e;
   e.spec = driver::parseSpec(o.spec);
   e.er = cuda::emitForTarget(o.file, o.kernel, e.spec, o.ws, emitOpt, e.nv, &e.simt);
-  e.bound = driver::bind(*e.nv.kernel, e.spec, o.grid, o.seed);
+  e.bound = driver::bind(*e.nv.kernel, e.spec, o.grid, o.seed, driver::loadedNames(o.loads));
   return e;
 }
 }  // namespace
