@@ -10,7 +10,9 @@ Run by bench/gpu/run.sh (read that first). Steps, each of which stops the run lo
      passed as .npy, its output checked against torch.matmul), cuBLAS and Triton, fp16; fp8 e4m3
      (B stored K-major, as fp8 wgmma needs) for tawa, cuBLAS (torch._scaled_mm) and Triton;
   4. attention forward, batch 4, 16 heads, head dim 128, sequence 4096 and 16384, causal and not:
-     tawa (examples/attention.py, its output checked against SDPA), SDPA and Triton.
+     tawa (examples/attention.py, its output checked against SDPA), SDPA and Triton;
+  5. `tawa profile --backend cuda` on the 128-row attention (S = 4096) and the persistent GEMM
+     (8192^3): where each warp group's time went (waits on full and empty slots, MMA, softmax), in the log.
 The table of TFLOP/s and ratios is printed last; everything goes to LOG/bench.log and LOG/results.json
 (rewritten after every row, so that a run cut short still leaves what it measured).
 Times are medians over CUDA-event-timed launches after warm-up.
@@ -30,6 +32,7 @@ import subprocess
 import sys
 import time
 
+T0 = time.time()  # the log's lines carry the seconds since the start, to size the run
 GEMM_MN = 8192
 GEMM_K = [4096, 8192, 16384]
 ATTN = dict(batch=4, heads=16, dim=128, seqs=[4096, 16384])
@@ -127,6 +130,16 @@ def gemm_spec(m, n, k):
             f"stride_bk:i32={n}, stride_bn:i32=1, stride_cm:i32={n}, stride_cn:i32=1")
 
 
+# `tawa profile --backend cuda` runs (5.): (label, the correctness step it needs, kernel file, kernel,
+# spec, grid, flags). tawa profile has no --persistent: the GEMM is the non-persistent 128x256x64.
+PROFILES = [
+    ("attention 128-row coop, B=4 H=16 S=4096", ("tawa 128-row coop", False), "examples/attention.py", "attn_fwd",
+     attn_spec(4, 16, 4096, 128, False, 128), "4096 // 128, 64", ["--consumers", "2", "--depth", "2"]),
+    ("GEMM fp16 128x256x64 coop D3, 8192^3", "tawa 128x256x64 coop D3", "gen:gemm_128x256x64.tir", "",
+     gemm_spec(8192, 8192, 8192), "cdiv(M, 128), cdiv(N, 256)", ["--consumers", "2", "--depth", "3", "--mma-depth", "1"]),
+]
+
+
 class Log:
     def __init__(self, folder):
         os.makedirs(folder, exist_ok=True)
@@ -134,7 +147,7 @@ class Log:
         self.f = open(os.path.join(folder, "bench.log"), "a", buffering=1)
 
     def __call__(self, *parts):
-        line = " ".join(str(p) for p in parts)
+        line = f"[{time.time() - T0:6.1f}s] " + " ".join(str(p) for p in parts)
         print(line, flush=True)
         self.f.write(line + "\n")
 
@@ -305,6 +318,8 @@ def plan(bundle):
         for causal in (False, True):
             steps.append(f"attention fwd B={ATTN['batch']} H={ATTN['heads']} D={ATTN['dim']} S={s} causal={causal}: "
                          + ", ".join(a[0] for a in TAWA_ATTN) + " (output vs SDPA), SDPA, Triton, Triton on examples/attention.py")
+    for what, needs, path, kernel, spec, grid, flags in PROFILES:
+        steps.append(f"profile: tawa profile --backend cuda, {what} ({path})")
     steps.append("table of TFLOP/s and ratios (last)")
     return steps
 
@@ -318,15 +333,15 @@ def main():
     ap.add_argument("--step-timeout", type=float, default=90.0,
                     help="seconds one tawa call may take before it counts as hung (default 90)")
     ap.add_argument("--stop-at-first-failure", action="store_true", help="stop at the first failing step")
-    ap.add_argument("--only", default="gemm-fp16,gemm-fp8,attention",
-                    help="timed sections, comma separated (default all): gemm-fp16, gemm-fp8, attention; the correctness "
+    ap.add_argument("--only", default="gemm-fp16,gemm-fp8,attention,profile",
+                    help="sections, comma separated (default all): gemm-fp16, gemm-fp8, attention, profile; the correctness "
                          "checks always run")
     ap.add_argument("--k", default=",".join(map(str, GEMM_K)), help="GEMM K values (default %(default)s)")
     ap.add_argument("--seqs", default=",".join(map(str, ATTN["seqs"])), help="attention sequence lengths (default %(default)s)")
     ap.add_argument("--causal", choices=["both", "yes", "no"], default="both", help="attention cases (default both)")
     args = ap.parse_args()
     only = set(args.only.split(","))
-    unknown = only - {"gemm-fp16", "gemm-fp8", "attention"}
+    unknown = only - {"gemm-fp16", "gemm-fp8", "attention", "profile"}
     if unknown:
         ap.error(f"--only: unknown section(s) {', '.join(sorted(unknown))}")
     ks = [int(x) for x in args.k.split(",")]
@@ -569,6 +584,22 @@ def main():
             torch.cuda.empty_cache()
 
     save_results()
+
+    # ---- 5. per-warp-group profiles (instrumented kernels: their times are not the table's)
+    for what, needs, path, kernel, spec, grid, flags in PROFILES if "profile" in only else []:
+        if needs in broken:
+            log(f"not profiled: {what} (it failed its correctness check above)")
+            continue
+        with Step(log, f"profile {what}"):
+            cmd = tawa_cmd(bundle) + ["profile", kernel_path(path), "--backend", "cuda", "--spec", spec, "--grid", grid,
+                                      "-o", os.path.join(work, "profile.trace.json")] + (["--kernel", kernel] if kernel else []) + flags
+            log.quiet("$ " + " ".join(shlex.quote(c) for c in cmd))
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=STEP_TIMEOUT)
+            if p.returncode != 0:
+                fail(log, f"profile {what}: tawa exited {p.returncode}: {(p.stdout + p.stderr)[-2000:]}")
+            log(f"profile of {what} on the GPU (instrumented):")
+            for line in p.stdout.splitlines():
+                log("  | " + line)
 
     # ---- the table, last
     def fmtv(x):
