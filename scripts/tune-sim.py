@@ -25,6 +25,15 @@ about the tuner needs scripts/tune-eval.py.
   scripts/tune-sim.py --record /tmp/db.sqlite --seeds 8 --noise 0.05 --methods masif --json /tmp/a.json
   scripts/tune-sim.py --record /tmp/db.sqlite --seeds 8 --noise 0.05 --methods masif --shuffle-features --json /tmp/b.json
   scripts/tune-sim.py --compare /tmp/a.json /tmp/b.json
+  # Do a neighbour's best configurations carry over? Measured times only, no search:
+  scripts/tune-sim.py --record /tmp/db.sqlite --transfer
+
+--transfer runs no search. For each program P it asks `tawa tune --dry-run --leave-one-out` for P's
+nearest neighbour N by the static features, then compares the two oracles on the configurations both
+sampled (same parameter names and values: the twins, whose oracles drew the same random samples):
+the rank correlation (Spearman) of the two programs' times, and where N's 10 fastest samples land among
+P's samples (their percentile; a configuration drawn at random lands at 50% on average). MaSiF's
+premise is that they land near 0%.
 """
 import argparse
 import importlib.util
@@ -64,6 +73,9 @@ def parse_args():
     p.add_argument("--neighbours", type=int, default=0, help="k for masif (0: tawa's default)")
     p.add_argument("--json", default="", help="also write every search's score here: {program: {\"method@budget\": [one per seed]}}, "
                    "for paired comparisons between runs (seed s sees the same noise in every run)")
+    p.add_argument("--transfer", action="store_true",
+                   help="run no search: whether each program's nearest neighbour's best configurations are fast on it "
+                        "(rank correlation and percentiles over the configurations both oracles sampled)")
     p.add_argument("--shuffle-features", action="store_true",
                    help="a control for the features: before the searches of each seed, deal the other programs' feature "
                         "vectors out among them at random (drawn from the seed), so MaSiF's k neighbours are k programs "
@@ -263,6 +275,87 @@ def run_search(a, path, name, method, budget, seed):
     return canon(res["config"]) if res["config"] else None
 
 
+def nearest_neighbour(a, path, name):
+    """tawa tune's nearest neighbour of NAME by the static features, and its distance (a dry run: nothing runs)."""
+    cmd = [os.path.join(a.build, "tawa"), "tune", "--suite", a.suite, "--db", path, "--only", name, "--leave-one-out",
+           "--bin", os.path.join(a.build, "bench", "skeletons"), "--dry-run"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    line = next((l for l in r.stdout.splitlines() if l.startswith("masif: neighbours:")), None)
+    if r.returncode != 0 or line is None:
+        sys.exit("tune-sim: --transfer: no neighbours from: %s\n%s%s" % (" ".join(cmd), r.stdout[-1500:], r.stderr[-1500:]))
+    first = line.split(":", 2)[2].split(")")[0]  # " mandelbrot (distance 2.16"
+    nb, _, dist = first.strip().partition(" (distance ")
+    return nb, float(dist)
+
+
+def spearman(xs, ys):
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(order):  # ties share their mean rank
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.mean(rx), statistics.mean(ry)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(rx, ry))
+    sxx = sum((x - mx) ** 2 for x in rx)
+    syy = sum((y - my) ** 2 for y in ry)
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
+
+
+def transfer(a, src, names):
+    """--transfer: see the module's doc. Returns 0; prints one line per program and a summary."""
+    os.makedirs(a.work, exist_ok=True)
+    path = os.path.join(a.work, "transfer.sqlite")
+    if os.path.exists(path):
+        os.remove(path)
+    dst = sqlite3.connect(path)
+    src.backup(dst)
+    # The record's rows count for this machine's tawa only under this machine's fingerprint.
+    fp = this_machine(a)
+    dst.execute("UPDATE machines SET fingerprint=?, description=? WHERE id=(SELECT machine_id FROM measurements LIMIT 1)", fp)
+    dst.commit()
+    dst.close()
+    top = 10
+    print("program    nearest (distance)    shared  spearman  %d best of the neighbour on the program: median percentile, "
+          "fastest of them / program's best" % top)
+    rhos, medians = [], []
+    for name in names:
+        pid = src.execute("SELECT id FROM programs WHERE name=?", (name,)).fetchone()
+        nb, dist = nearest_neighbour(a, path, name)
+        nid = src.execute("SELECT id FROM programs WHERE name=?", (nb,)).fetchone()
+        mine = oracle_samples(src, pid[0])
+        theirs = oracle_samples(src, nid[0]) if nid else {}
+        shared = [k for k in mine if k in theirs and math.isfinite(mine[k]) and math.isfinite(theirs[k])]
+        head = "%-10s %-12s (%5.2f) %7d" % (name, nb, dist, len(shared))
+        if len(shared) < 20:
+            print(head + "  n/a: fewer than 20 configurations sampled by both (different parameters)")
+            continue
+        rho = spearman([mine[k] for k in shared], [theirs[k] for k in shared])
+        finite_mine = sorted(mine.values())  # a failed or cut sample (inf) counts as slower than any
+        best = min(v for v in finite_mine if math.isfinite(v))
+        carried = [k for k in sorted((k for k in theirs if math.isfinite(theirs[k])), key=theirs.get)[:top] if k in mine]
+        pct = sorted(100.0 * sum(v <= mine[k] for v in finite_mine) / len(finite_mine) for k in carried)
+        rhos.append(rho)
+        if pct:
+            med = statistics.median(pct)
+            medians.append(med)
+            fastest = min(mine[k] for k in carried) / best
+            print(head + "  %8.2f  %5.1f%% (of %d), %.2fx" % (rho, med, len(pct), fastest))
+        else:
+            print(head + "  %8.2f  n/a: the program's oracle sampled none of them" % rho)
+    if rhos:
+        print("mean spearman %.2f over %d program(s); median percentile of carried configurations %s (chance: 50%%)"
+              % (statistics.mean(rhos), len(rhos), "%.1f%%" % statistics.median(medians) if medians else "n/a"))
+    return 0
+
+
 def compare(a_path, b_path, only=""):
     A, B = json.load(open(a_path)), json.load(open(b_path))
     if only:
@@ -303,6 +396,8 @@ def main():
             print("tune-sim: the record has no oracle of %s: replaying the %d it has"
                   % (", ".join(n for n in names if n not in held), len(held)), file=sys.stderr)
         names = held
+    if a.transfer:
+        return transfer(a, src, names)
     scores = {}
     per_seed = {}
     for name in names:
