@@ -12,7 +12,10 @@ Run by bench/gpu/run.sh (read that first). Steps, each of which stops the run lo
   4. attention forward, batch 4, 16 heads, head dim 128, sequence 4096 and 16384, causal and not:
      tawa (examples/attention.py, its output checked against SDPA), SDPA and Triton;
   5. `tawa profile --backend cuda` on the 128-row attention (S = 4096) and the persistent GEMM
-     (8192^3): where each warp group's time went (waits on full and empty slots, MMA, softmax), in the log.
+     (8192^3): where each warp group's time went (waits on full and empty slots, MMA, softmax), in the log;
+  6. `tawa tune` on the GPU (kernel mode, MaSiF's default search with --tune-budget evaluations) of
+     examples/attention.py (S = 4096) and examples/matmul_desc.py (8192^3): the best configuration
+     found, into the log and results.json (the record: LOG/tune.db).
 The table of TFLOP/s and ratios is printed last; everything goes to LOG/bench.log and LOG/results.json
 (rewritten after every row, so that a run cut short still leaves what it measured).
 Times are medians over CUDA-event-timed launches after warm-up.
@@ -128,6 +131,16 @@ def attn_spec(b, h, s, d, causal, bm):
 def gemm_spec(m, n, k):
     return (f"a:*fp16[M,K], b:*fp16[K,N], c:*fp16[M,N], M:i32={m}, N:i32={n}, K:i32={k}, stride_am:i32={k}, stride_ak:i32=1, "
             f"stride_bk:i32={n}, stride_bn:i32=1, stride_cm:i32={n}, stride_cn:i32=1")
+
+
+# `tawa tune` on the GPU (6.): (label, kernel file, kernel, spec with the tuned constexprs' start values, grid)
+TUNES = [
+    ("attention B=4 H=16 S=4096 D=128", "examples/attention.py", "attn_fwd",
+     attn_spec(4, 16, 4096, 128, False, 128), "N_CTX // BLOCK_M, Z * H"),
+    ("GEMM fp16 8192^3", "examples/matmul_desc.py", "matmul_desc_kernel",
+     "a_ptr:*fp16[M,K], b_ptr:*fp16[K,N], c_ptr:*fp16[M,N], M:i32=8192, N:i32=8192, K:i32=8192, BLOCK_M=128, BLOCK_N=128, "
+     "BLOCK_K=64", "cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)"),
+]
 
 
 # `tawa profile --backend cuda` runs (5.): (label, the correctness step it needs, kernel file, kernel,
@@ -320,6 +333,8 @@ def plan(bundle):
                          + ", ".join(a[0] for a in TAWA_ATTN) + " (output vs SDPA), SDPA, Triton, Triton on examples/attention.py")
     for what, needs, path, kernel, spec, grid, flags in PROFILES:
         steps.append(f"profile: tawa profile --backend cuda, {what} ({path})")
+    for what, path, kernel, spec, grid in TUNES:
+        steps.append(f"tune: tawa tune on the GPU, {what} ({path}, --fresh, budget from --tune-budget)")
     steps.append("table of TFLOP/s and ratios (last)")
     return steps
 
@@ -333,15 +348,16 @@ def main():
     ap.add_argument("--step-timeout", type=float, default=90.0,
                     help="seconds one tawa call may take before it counts as hung (default 90)")
     ap.add_argument("--stop-at-first-failure", action="store_true", help="stop at the first failing step")
-    ap.add_argument("--only", default="gemm-fp16,gemm-fp8,attention,profile",
-                    help="sections, comma separated (default all): gemm-fp16, gemm-fp8, attention, profile; the correctness "
-                         "checks always run")
+    ap.add_argument("--only", default="gemm-fp16,gemm-fp8,attention,profile,tune",
+                    help="sections, comma separated (default all): gemm-fp16, gemm-fp8, attention, profile, tune; the "
+                         "correctness checks always run")
+    ap.add_argument("--tune-budget", type=int, default=12, help="evaluations of each `tawa tune` (default 12)")
     ap.add_argument("--k", default=",".join(map(str, GEMM_K)), help="GEMM K values (default %(default)s)")
     ap.add_argument("--seqs", default=",".join(map(str, ATTN["seqs"])), help="attention sequence lengths (default %(default)s)")
     ap.add_argument("--causal", choices=["both", "yes", "no"], default="both", help="attention cases (default both)")
     args = ap.parse_args()
     only = set(args.only.split(","))
-    unknown = only - {"gemm-fp16", "gemm-fp8", "attention", "profile"}
+    unknown = only - {"gemm-fp16", "gemm-fp8", "attention", "profile", "tune"}
     if unknown:
         ap.error(f"--only: unknown section(s) {', '.join(sorted(unknown))}")
     ks = [int(x) for x in args.k.split(",")]
@@ -600,6 +616,33 @@ def main():
             log(f"profile of {what} on the GPU (instrumented):")
             for line in p.stdout.splitlines():
                 log("  | " + line)
+
+    # ---- 6. kernel tuning on the GPU
+    for what, path, kernel, spec, grid in TUNES if "tune" in only else []:
+        with Step(log, f"tune {what}"):
+            cmd = tawa_cmd(bundle) + ["tune", os.path.join(bundle, path), "--kernel", kernel, "--spec", spec, "--grid", grid,
+                                      "--budget", str(args.tune_budget), "--db", os.path.join(args.log, "tune.db"), "--fresh"]
+            log.quiet("$ " + " ".join(shlex.quote(c) for c in cmd))
+            t0 = time.time()
+            limit = max(STEP_TIMEOUT, 25.0 * args.tune_budget)
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+            except subprocess.TimeoutExpired as e:
+                out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+                fail(log, f"tune {what}: no answer in {limit:.0f} s; its output so far:\n{out[-2000:]}")
+            log.quiet(p.stdout + p.stderr)
+            if p.returncode != 0:
+                fail(log, f"tune {what}: tawa exited {p.returncode}: {(p.stdout + p.stderr)[-2000:]}")
+            lines = [l for l in p.stdout.splitlines() if l.strip()]
+            log(f"tune {what} ({time.time() - t0:.0f} s, budget {args.tune_budget}):")
+            for line in lines[-8:]:
+                log("  | " + line)
+            try:
+                best = json.loads(lines[-1])
+            except (ValueError, IndexError):
+                best = lines[-1] if lines else None
+            results.setdefault("tune", []).append(dict(case=what, budget=args.tune_budget, best=best))
+            save_results()
 
     # ---- the table, last
     def fmtv(x):

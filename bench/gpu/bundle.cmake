@@ -89,6 +89,8 @@ file(WRITE "${OUT}/bin/tawa.sh" "#!/bin/sh
 # newer), with only the C++ and other libraries from lib-host/.
 here=\$(cd \"\$(dirname \"\$0\")/..\" && pwd)
 export TAWA_CUDA_INCLUDE=\"\${TAWA_CUDA_INCLUDE:-\$here/include}\"
+# tawa tune runs each kernel configuration through tawa itself: through this script, not the loader.
+export TAWA_SELF=\"\$here/bin/tawa.sh\"
 if [ \"\${TAWA_BUNDLE_LOADER:-}\" = host ]; then
   LD_LIBRARY_PATH=\"\$here/lib-host\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\" exec \"\$here/bin/tawa\" \"\$@\"
 fi

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -267,7 +268,10 @@ std::string shellQuote(const std::string& s) {
   return out + "'";
 }
 
+// The tawa to run each configuration with: $TAWA_SELF when set (the GPU bundle's bin/tawa.sh sets it:
+// started through the bundled loader, /proc/self/exe names the loader, not tawa), else this program.
 std::string selfExe() {
+  if (const char* s = std::getenv("TAWA_SELF"); s && *s) return s;
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string("tawa") : p.string();
