@@ -357,14 +357,14 @@ int tuneKernel(const KernelTuneArgs& a, std::ostream& out) {
 
   Record rec(a.db);
   if (!a.importPath.empty()) return importResults(rec, t, a.importPath, out);
-  if (!a.dryRun) {
+  if (!a.search.dryRun) {
     auto gpu = cuda::probeGpu();
     if (!gpu.ok)
       throw UserError(where(a.file), "tuning a kernel measures it on the GPU, and there is none: " + gpu.reason,
                       "--dry-run shows the features, neighbours and search plan without a GPU");
   }
   out << "tune: " << t.name << ", " << t.space.dims() << " parameters, " << t.space.cardinality()
-      << " configurations before constraints; method " << a.method << ", budget " << a.budget << "; record " << a.db << "\n";
+      << " configurations before constraints; method " << a.search.method << ", budget " << a.search.budget << "; record " << a.db << "\n";
   out << "features:";
   for (auto& [k, v] : t.features) out << " " << k.substr(7) << "=" << std::setprecision(3) << v;
   out << "\nspace:";
@@ -376,20 +376,11 @@ int tuneKernel(const KernelTuneArgs& a, std::ostream& out) {
   for (auto& c : t.space.constraints) out << "\n  " << c.text();
   out << "\n";
   if (auto fb = t.space.fallback()) out << "default: " << t.space.key(*fb) << "\n";
-  TuneOptions o;
-  o.method = a.method;
-  o.budget = a.budget;
-  o.seed = a.seed;
-  o.neighbours = a.neighbours;
-  o.minMeasured = 8;
-  o.measure.repetitions = a.reps;
-  o.measure.warmups = a.warmups;
-  o.measure.timeoutSeconds = a.timeout;
-  o.dryRun = a.dryRun;
-  o.fresh = a.fresh;
+  TuneOptions o = a.search;
+  o.minMeasured = 8;  // a kernel's search measures at least this many configurations itself
   o.log = &out;
   TuneResult r = tune(rec, t, o);
-  if (a.dryRun) return 0;
+  if (a.search.dryRun) return 0;
   if (!r.best || !std::isfinite(r.best->seconds))
     throw UserError(where(t.name), "every configuration tried failed; see the record's measurements.detail",
                     "run one configuration by hand (tawa run --backend cuda) to see its error");

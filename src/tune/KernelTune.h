@@ -13,6 +13,7 @@
 #include "driver/Spec.h"
 #include "ir/IR.h"
 #include "tune/Features.h"
+#include "tune/Tuner.h"
 
 namespace tawa::tune {
 
@@ -41,13 +42,10 @@ Features kernelFeatures(const ir::Func& kernel, const driver::Spec& spec);
 std::string kernelSpaceJson(const std::string& path, const std::string& kernel, const driver::Spec& spec);
 
 struct KernelTuneArgs {
-  std::string file, kernel, spec, grid, db, importPath, method = "masif";
-  int budget = 45;
-  uint64_t seed = 1;
-  size_t neighbours = 3;
-  int reps = 3, warmups = 1;
-  double timeout = 60;
-  bool dryRun = false, fresh = false;
+  std::string file, kernel, spec, grid, db, importPath;
+  // The search and its measurements, as `tawa tune` builds them for every mode (method, budget, seed,
+  // neighbours, repetitions, dry run, fresh); tuneKernel adds the kernel mode's own settings.
+  TuneOptions search;
 };
 
 // The kernel mode of `tawa tune`; returns the exit status. Throws UserError on bad input, and when

@@ -326,8 +326,7 @@ std::function<int()> addTuneCommand(CLI::App& app) {
       if (!a->program.empty() || !a->suite.empty()) throw UserError(where(a->file), "a kernel file excludes --program and --suite");
       KernelTuneArgs k;
       k.file = a->file, k.kernel = a->kernel, k.spec = a->spec, k.grid = a->grid, k.db = a->db, k.importPath = a->importPath;
-      k.method = a->method, k.budget = a->budget, k.seed = a->seed, k.neighbours = a->neighbours;
-      k.reps = a->reps, k.warmups = a->warmups, k.timeout = a->timeout, k.dryRun = a->dryRun, k.fresh = a->fresh;
+      k.search = options(*a);
       return tuneKernel(k, std::cout);
     }
     int modes = !a->program.empty() + !a->suite.empty();
