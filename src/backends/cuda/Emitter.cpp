@@ -1044,7 +1044,10 @@ class Emitter {
         if (t.elemIsFloat() && op.kind() != OpKind::Add && op.kind() != OpKind::Sub && op.kind() != OpKind::Mul &&
             op.kind() != OpKind::Div)
           unsupported(op, "not emitted for f32 scalars");
-        e = ex(op.operand(0)) + " " + bin.at(op.kind()) + " " + ex(op.operand(1));
+        if (op.kind() == OpKind::Div && t.scalar == Scalar::F32)  // div.full.f32, as Triton's `/`
+          e = "tawa::div_full(" + ex(op.operand(0)) + ", " + ex(op.operand(1)) + ")";
+        else
+          e = ex(op.operand(0)) + " " + bin.at(op.kind()) + " " + ex(op.operand(1));
         break;
       case OpKind::Max:
       case OpKind::Min: {
@@ -1501,7 +1504,8 @@ class Emitter {
       case OpKind::Add: return bin("+");
       case OpKind::Sub: return bin("-");
       case OpKind::Mul: return bin("*");
-      case OpKind::Div: return bin("/");
+      case OpKind::Div:  // f32: div.full.f32, as Triton's `/`
+        return in == Scalar::F32 ? "tawa::div_full(" + a[0] + ", " + a[1] + ")" : bin("/");
       case OpKind::Rem:
         if (fl) break;
         return bin("%");

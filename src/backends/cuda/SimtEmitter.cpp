@@ -187,7 +187,9 @@ class SimtEmitter {
       case OpKind::Add: e = "(" + x + " + " + y + ")"; break;
       case OpKind::Sub: e = "(" + x + " - " + y + ")"; break;
       case OpKind::Mul: e = "(" + x + " * " + y + ")"; break;
-      case OpKind::Div: e = "(" + x + " / " + y + ")"; break;
+      case OpKind::Div:  // floats but f64: div.full.f32 on the f32 they are computed in, as Triton's `/`
+        e = fl && s != Scalar::F64 ? "tawa::div_full(" + x + ", " + y + ")" : "(" + x + " / " + y + ")";
+        break;
       case OpKind::Rem: e = fl ? math("fmod", s) + "(" + x + ", " + y + ")" : "(" + x + " % " + y + ")"; break;
       case OpKind::FloorDiv:
         if (fl) throw UserError(op.loc(), "tile.floordiv takes integers");

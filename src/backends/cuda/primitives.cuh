@@ -313,6 +313,13 @@ TAWA_UNARY_F32(abs_f32, "abs.f32")
 // sin and cos of any argument: CUDA's sinf / cosf (range reduction, then polynomials; within 2 ulp).
 TAWA_DEVICE float sin_f32(float x) { return sinf(x); }
 TAWA_DEVICE float cos_f32(float x) { return cosf(x); }
+// div.full.f32: a / b within 2 ulp over the full range, what Triton's `/` on f32 becomes (IEEE
+// division, div.rn.f32, costs a checked fast path and a called slow path per element).
+TAWA_DEVICE float div_full(float a, float b) {
+  float y;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
+  return y;
+}
 // max.NaN.f32 / min.NaN.f32: NaN-propagating, like tl.maximum and tl.minimum.
 TAWA_DEVICE float max_nan(float a, float b) {
   float y;

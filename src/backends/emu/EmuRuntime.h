@@ -1187,6 +1187,14 @@ inline float cos_f32(float x, TAWA_EMU_LOC) {
 inline float abs_f32(float x, TAWA_EMU_LOC) {
   return emu::unary(x, "abs", emu::model().aluPerClk, [](float v) { return std::fabs(v); }, TAWA_EMU_AT);
 }
+// div.full.f32: the host's correctly rounded quotient (the device's is within 2 ulp of it); charged as
+// one special-function operation (a reciprocal) and a multiply.
+inline float div_full(float a, float b, TAWA_EMU_LOC) {
+  emu::checkRead(a, "div.full", TAWA_EMU_AT);
+  emu::checkRead(b, "div.full", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().mufuPerClk + 128 / emu::model().aluPerClk);
+  return a / b;
+}
 inline float max_nan(float a, float b, TAWA_EMU_LOC) {
   emu::checkRead(a, "max.NaN", TAWA_EMU_AT);
   emu::checkRead(b, "max.NaN", TAWA_EMU_AT);

@@ -698,7 +698,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
     for (int mi = 0; mi < 1; ++mi) {
     TAWA_UNROLL
       for (int ri = 0; ri < 32; ++ri) {
-        acc_4[mi][ri] = (acc_done_3[mi][ri] / l_i_2[mi][(ri >> 1) & 1]);
+        acc_4[mi][ri] = tawa::div_full(acc_done_3[mi][ri], l_i_2[mi][(ri >> 1) & 1]);
       }
     }
 #line 84 "examples/attention.py"
