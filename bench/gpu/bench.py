@@ -246,27 +246,36 @@ def tawa_cmd(bundle):
     return [os.path.join(bundle, "bin", "tawa.sh")]
 
 
-def run_tawa(log, bundle, args, what):
+def run_tawa_cmd(log, bundle, args, what, timeout=None, sanitize_crash=True):
+    """Runs bin/tawa.sh ARGS into the log; its stdout. No answer within `timeout` seconds (default
+    --step-timeout) or a non-zero status fails the step; a crash (not a wrong result) of a `tawa run`
+    is first run again under compute-sanitizer when `sanitize_crash`."""
+    timeout = STEP_TIMEOUT if timeout is None else timeout
     cmd = tawa_cmd(bundle) + args
     log.quiet("$ " + " ".join(shlex.quote(c) for c in cmd))
-    t0 = time.time()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=STEP_TIMEOUT)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         log.quiet(out)
-        fail(log, f"{what}: tawa did not finish in {STEP_TIMEOUT:.0f} s (a hang?); its output so far:\n{out[-2000:]}")
+        fail(log, f"{what}: tawa did not finish in {timeout:.0f} s (a hang?); its output so far:\n{out[-2000:]}")
     log.quiet(p.stdout + p.stderr)
     if p.returncode != 0:
-        if "out of tolerance" not in p.stdout + p.stderr:  # a crash or a CUDA error, not a wrong result
+        if sanitize_crash and "out of tolerance" not in p.stdout + p.stderr:  # a crash or a CUDA error, not a wrong result
             sanitize(log, cmd, what)
         fail(log, f"{what}: tawa exited {p.returncode}:\n{p.stdout[-3000:]}{p.stderr[-3000:]}")
-    m = re.search(r"^result: (.*)$", p.stdout, re.M)
+    return p.stdout
+
+
+def run_tawa(log, bundle, args, what):
+    t0 = time.time()
+    stdout = run_tawa_cmd(log, bundle, args, what)
+    m = re.search(r"^result: (.*)$", stdout, re.M)
     if not m:
         fail(log, f"{what}: no 'result:' line in tawa's output")
     res = dict(kv.split("=", 1) for kv in m.group(1).split())
     res["wall_s"] = time.time() - t0
-    return res, p.stdout
+    return res, stdout
 
 
 SIMT_CHECKS = [
@@ -607,33 +616,21 @@ def main():
             log(f"not profiled: {what} (it failed its correctness check above)")
             continue
         with Step(log, f"profile {what}"):
-            cmd = tawa_cmd(bundle) + ["profile", kernel_path(path), "--backend", "cuda", "--spec", spec, "--grid", grid,
-                                      "-o", os.path.join(work, "profile.trace.json")] + (["--kernel", kernel] if kernel else []) + flags
-            log.quiet("$ " + " ".join(shlex.quote(c) for c in cmd))
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=STEP_TIMEOUT)
-            if p.returncode != 0:
-                fail(log, f"profile {what}: tawa exited {p.returncode}: {(p.stdout + p.stderr)[-2000:]}")
+            stdout = run_tawa_cmd(log, bundle, ["profile", kernel_path(path), "--backend", "cuda", "--spec", spec, "--grid", grid,
+                                                "-o", os.path.join(work, "profile.trace.json")] +
+                                  (["--kernel", kernel] if kernel else []) + flags, f"profile {what}", sanitize_crash=False)
             log(f"profile of {what} on the GPU (instrumented):")
-            for line in p.stdout.splitlines():
+            for line in stdout.splitlines():
                 log("  | " + line)
 
     # ---- 6. kernel tuning on the GPU
     for what, path, kernel, spec, grid in TUNES if "tune" in only else []:
         with Step(log, f"tune {what}"):
-            cmd = tawa_cmd(bundle) + ["tune", os.path.join(bundle, path), "--kernel", kernel, "--spec", spec, "--grid", grid,
-                                      "--budget", str(args.tune_budget), "--db", os.path.join(args.log, "tune.db"), "--fresh"]
-            log.quiet("$ " + " ".join(shlex.quote(c) for c in cmd))
             t0 = time.time()
-            limit = max(STEP_TIMEOUT, 25.0 * args.tune_budget)
-            try:
-                p = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
-            except subprocess.TimeoutExpired as e:
-                out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-                fail(log, f"tune {what}: no answer in {limit:.0f} s; its output so far:\n{out[-2000:]}")
-            log.quiet(p.stdout + p.stderr)
-            if p.returncode != 0:
-                fail(log, f"tune {what}: tawa exited {p.returncode}: {(p.stdout + p.stderr)[-2000:]}")
-            lines = [l for l in p.stdout.splitlines() if l.strip()]
+            stdout = run_tawa_cmd(log, bundle, ["tune", os.path.join(bundle, path), "--kernel", kernel, "--spec", spec, "--grid", grid,
+                                                "--budget", str(args.tune_budget), "--db", os.path.join(args.log, "tune.db"), "--fresh"],
+                                  f"tune {what}", timeout=max(STEP_TIMEOUT, 25.0 * args.tune_budget), sanitize_crash=False)
+            lines = [l for l in stdout.splitlines() if l.strip()]
             log(f"tune {what} ({time.time() - t0:.0f} s, budget {args.tune_budget}):")
             for line in lines[-8:]:
                 log("  | " + line)
@@ -645,9 +642,6 @@ def main():
             save_results()
 
     # ---- the table, last
-    def fmtv(x):
-        return "n/a" if x is None else f"{x:.1f}"
-
     def ratio(x, y):
         return "n/a" if x is None or not y else f"{x / y:.2f}x"
 
@@ -660,8 +654,8 @@ def main():
     log(hdr)
     log("-" * len(hdr))
     for r in rows:
-        log(f"{r['case']:<28} {fmtv(r['tawa']):>7} {fmtv(r['ref']):>7} {r['ref_name']:<7} {fmtv(r['triton']):>7} "
-            f"{fmtv(r['triton_same']):>13} {ratio(r['tawa'], r['ref']):>9} {ratio(r['tawa'], r['triton']):>12} "
+        log(f"{r['case']:<28} {fmt(r['tawa']):>7} {fmt(r['ref']):>7} {r['ref_name']:<7} {fmt(r['triton']):>7} "
+            f"{fmt(r['triton_same']):>13} {ratio(r['tawa'], r['ref']):>9} {ratio(r['tawa'], r['triton']):>12} "
             f"{ratio(r['tawa'], r['triton_same']):>13} {ratio(r['triton'], r['ref']):>11}")
     log(f"full log: {os.path.join(args.log, 'bench.log')}")
     if FAILURES:

@@ -154,6 +154,15 @@ Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, ui
   return b;
 }
 
+void loadAll(Bound& b, const std::vector<std::string>& loads) {
+  for (const auto& l : loads) {
+    auto eq = l.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UserError(Location::at(std::make_shared<const std::string>("--load"), 0, 0), "expected NAME=FILE.npy, got '" + l + "'");
+    loadInto(b, l.substr(0, eq), l.substr(eq + 1));
+  }
+}
+
 void loadInto(Bound& b, const std::string& name, const std::string& npyPath) {
   auto it = std::find_if(b.buffers.begin(), b.buffers.end(), [&](auto& x) { return x.name == name; });
   if (it == b.buffers.end()) throw UserError(fileLoc(npyPath), "--load names '" + name + "', which is no buffer of the spec");

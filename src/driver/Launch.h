@@ -43,6 +43,8 @@ Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, ui
 std::vector<std::string> loadedNames(const std::vector<std::string>& loads);
 // Replaces buffer NAME's contents with a .npy file (shape and dtype must match the spec).
 void loadInto(Bound& b, const std::string& name, const std::string& npyPath);
+// loadInto for each --load argument NAME=FILE.npy; a malformed one is a UserError at "--load".
+void loadAll(Bound& b, const std::vector<std::string>& loads);
 // Writes every buffer to DIR/NAME.npy (creating DIR).
 void saveAll(const Bound& b, const std::string& dir);
 

@@ -182,12 +182,7 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
   pm.add("canonicalize");
   pm.run(*lk.module);
   auto bound = driver::bind(*lk.kernel, spec, grid, seed, driver::loadedNames(loads));
-  for (auto& l : loads) {
-    auto eq = l.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw UserError(Location::at(std::make_shared<const std::string>("--load"), 0, 0), "expected NAME=FILE.npy, got '" + l + "'");
-    driver::loadInto(bound, l.substr(0, eq), l.substr(eq + 1));
-  }
+  driver::loadAll(bound, loads);
   exec::LaunchOptions lo;
   lo.grid = bound.grid;
   lo.threads = threads;

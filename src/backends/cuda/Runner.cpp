@@ -247,11 +247,7 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
                     "lower the aref depth (--depth) or the block sizes");
 
   auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed, driver::loadedNames(o.loads));
-  for (const auto& l : o.loads) {
-    auto eq = l.find('=');
-    if (eq == std::string::npos || eq == 0) throw UserError(where("--load"), "expected NAME=FILE.npy, got '" + l + "'");
-    driver::loadInto(bound, l.substr(0, eq), l.substr(eq + 1));
-  }
+  driver::loadAll(bound, o.loads);
   std::vector<int64_t> intArgs(bound.args.size(), 0);
   for (size_t i = 0; i < bound.args.size(); ++i)
     if (bound.args[i].kind == exec::Arg::Kind::Int) intArgs[i] = bound.args[i].i;

@@ -328,11 +328,7 @@ int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
   emitOpt.pingPong = o.pingPong;
   Emitted em = emitAndBind(o, emitOpt);
   auto& [spec, nv, simt, er, bound] = em;
-  for (const auto& l : o.loads) {
-    auto eq = l.find('=');
-    if (eq == std::string::npos || eq == 0) throw UserError(where("--load"), "expected NAME=FILE.npy, got '" + l + "'");
-    driver::loadInto(bound, l.substr(0, eq), l.substr(eq + 1));
-  }
+  driver::loadAll(bound, o.loads);
   std::vector<exec::Buffer> emu = bound.buffers;
   Options eo;
   eo.seed = o.seed;
