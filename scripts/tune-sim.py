@@ -31,15 +31,21 @@ about the tuner needs scripts/tune-eval.py.
 --transfer runs no search. For each program P it asks `tawa tune --dry-run --leave-one-out` for P's
 nearest neighbour N by the static features, then compares the two oracles on the configurations both
 sampled (same parameter names and values: the twins, whose oracles drew the same random samples):
-the rank correlation (Spearman) of the two programs' times, and where N's 10 fastest samples land among
-P's samples (their percentile; a configuration drawn at random lands at 50% on average). MaSiF's
-premise is that they land near 0%.
+- the rank correlation (Spearman) of the two programs' times, over the configurations that finished in
+  both, and over all of them with a cut or failed sample tied as the slowest (the oracle cut samples
+  1.5x slower than its best so far, so the first sees only the region near the top);
+- where N's 10 fastest samples land among P's samples (their percentile; a configuration drawn at
+  random lands at 50% on average). MaSiF's premise is that they land near 0%;
+- whether N's whole landscape helps, not only its best points: of 400 of P's samples drawn at random,
+  the best of the 45 that a surrogate of N's samples calls fastest, against the best of 45 drawn at
+  random from the same 400 (% of P's best sample; the mean of 40 draws each).
 """
 import argparse
 import importlib.util
 import json
 import math
 import os
+import random
 import shutil
 import sqlite3
 import statistics
@@ -122,24 +128,25 @@ class Surrogate:
                     cols.append(np.array([1.0 if c[k] == x else 0.0 for c in cfgs]) / math.sqrt(2))
         return np.stack(cols, axis=1)
 
-    def table(self, space):
-        """The surrogate over every legal configuration: {key: seconds}."""
+    def predict(self, cfgs):
+        """Estimated seconds of each configuration: the inverse-distance-weighted geometric mean of its 5 nearest
+        samples (a cut or failed sample counts as the slowest finished one)."""
         np = self.np
-        cfgs = list(tune_eval.legal_configs(space))
-        out = {}
+        est = []
         for lo in range(0, len(cfgs), 4096):
-            chunk = cfgs[lo:lo + 4096]
-            Y = self.encode(chunk)
+            Y = self.encode(cfgs[lo:lo + 4096])
             d2 = (Y * Y).sum(1)[:, None] + (self.X * self.X).sum(1)[None, :] - 2 * Y @ self.X.T
             d2 = np.maximum(d2, 0)
             near = np.argpartition(d2, 5, axis=1)[:, :5]
             dn = np.take_along_axis(d2, near, 1)
             w = 1.0 / (dn + 1e-3)
-            est = np.exp((w * self.logt[near]).sum(1) / w.sum(1))
-            for c, e in zip(chunk, est):
-                k = canon(c)
-                out[k] = self.sampled.get(k, float(e))
-        return out
+            est.extend(np.exp((w * self.logt[near]).sum(1) / w.sum(1)).tolist())
+        return est
+
+    def table(self, space):
+        """The surrogate over every legal configuration: {key: seconds}; a sampled configuration keeps its sample."""
+        cfgs = list(tune_eval.legal_configs(space))
+        return {canon(c): self.sampled.get(canon(c), e) for c, e in zip(cfgs, self.predict(cfgs))}
 
 
 def has_oracle(db, name):
@@ -322,37 +329,61 @@ def transfer(a, src, names):
     dst.execute("UPDATE machines SET fingerprint=?, description=? WHERE id=(SELECT machine_id FROM measurements LIMIT 1)", fp)
     dst.commit()
     dst.close()
-    top = 10
-    print("program    nearest (distance)    shared  spearman  %d best of the neighbour on the program: median percentile, "
-          "fastest of them / program's best" % top)
-    rhos, medians = [], []
+    top, budget, pool, draws = 10, 45, 400, 40
+    print("program    nearest (distance)    shared  spearman: finished, all  %d best of the neighbour here: median "
+          "percentile, fastest / best here  best of %d of %d: random, screened by the neighbour" % (top, budget, pool))
+    rhos, rhos_all, medians, gains = [], [], [], []
     for name in names:
         pid = src.execute("SELECT id FROM programs WHERE name=?", (name,)).fetchone()
         nb, dist = nearest_neighbour(a, path, name)
         nid = src.execute("SELECT id FROM programs WHERE name=?", (nb,)).fetchone()
         mine = oracle_samples(src, pid[0])
         theirs = oracle_samples(src, nid[0]) if nid else {}
-        shared = [k for k in mine if k in theirs and math.isfinite(mine[k]) and math.isfinite(theirs[k])]
+        both = [k for k in mine if k in theirs]
+        shared = [k for k in both if math.isfinite(mine[k]) and math.isfinite(theirs[k])]
         head = "%-10s %-12s (%5.2f) %7d" % (name, nb, dist, len(shared))
         if len(shared) < 20:
             print(head + "  n/a: fewer than 20 configurations sampled by both (different parameters)")
             continue
+        # Finished in both, and every configuration both sampled with a cut or failed sample (inf) tied as the slowest:
+        # the first sees only the region near the top (the oracle cut what was 1.5x slower than its best so far).
         rho = spearman([mine[k] for k in shared], [theirs[k] for k in shared])
+        rho_all = spearman([mine[k] for k in both], [theirs[k] for k in both])
+        rhos.append(rho)
+        rhos_all.append(rho_all)
         finite_mine = sorted(mine.values())  # a failed or cut sample (inf) counts as slower than any
         best = min(v for v in finite_mine if math.isfinite(v))
         carried = [k for k in sorted((k for k in theirs if math.isfinite(theirs[k])), key=theirs.get)[:top] if k in mine]
         pct = sorted(100.0 * sum(v <= mine[k] for v in finite_mine) / len(finite_mine) for k in carried)
-        rhos.append(rho)
+        # Screening: of POOL configurations drawn from the program's samples, the BUDGET the neighbour's surrogate
+        # (its own samples, nearest-sample interpolation) calls fastest, against BUDGET drawn at random from the pool.
+        space = json.load(open(os.path.join(a.suite, name, "SPACE.json")))
+        keys = sorted(mine)
+        guess = dict(zip(keys, Surrogate(space, theirs).predict([json.loads(k) for k in keys])))
+        score = lambda ks: best / min(mine[k] for k in ks)  # 0 when every one was cut
+        rnd, scr = [], []
+        for d in range(draws):
+            rng = random.Random(d)
+            cand = rng.sample(keys, min(pool, len(keys)))
+            rnd.append(score(rng.sample(cand, min(budget, len(cand)))))
+            scr.append(score(sorted(cand, key=guess.get)[:budget]))
+        gains.append(statistics.mean(scr) - statistics.mean(rnd))
+        screen = "  %5.1f%% %5.1f%%" % (100 * statistics.mean(rnd), 100 * statistics.mean(scr))
         if pct:
             med = statistics.median(pct)
             medians.append(med)
             fastest = min(mine[k] for k in carried) / best
-            print(head + "  %8.2f  %5.1f%% (of %d), %.2fx" % (rho, med, len(pct), fastest))
+            print(head + "  %8.2f %5.2f  %5.1f%% (of %d), %.2fx" % (rho, rho_all, med, len(pct), fastest) + screen)
         else:
-            print(head + "  %8.2f  n/a: the program's oracle sampled none of them" % rho)
+            print(head + "  %8.2f %5.2f  n/a: the program's oracle sampled none of them" % (rho, rho_all) + screen)
     if rhos:
-        print("mean spearman %.2f over %d program(s); median percentile of carried configurations %s (chance: 50%%)"
-              % (statistics.mean(rhos), len(rhos), "%.1f%%" % statistics.median(medians) if medians else "n/a"))
+        print("mean spearman %.2f finished, %.2f all, over %d program(s); median percentile of carried configurations %s "
+              "(chance: 50%%)" % (statistics.mean(rhos), statistics.mean(rhos_all), len(rhos),
+                                 "%.1f%%" % statistics.median(medians) if medians else "n/a"))
+        print("screened minus random, best of %d of %d (mean of %d draws each): %+.1f points (standard error %.1f over "
+              "%d programs)" % (budget, pool, draws, 100 * statistics.mean(gains),
+                               100 * statistics.stdev(gains) / math.sqrt(len(gains)) if len(gains) > 1 else float("nan"),
+                               len(gains)))
     return 0
 
 
