@@ -5,7 +5,7 @@
 # Idempotent: packages already present are left alone, apt-get update runs only when something is
 # missing, and an environment that already imports Triton 3.6.0 is kept.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ ccache pkg-config
+pkgs=(cmake ninja-build gcc g++ ccache pkg-config  # gcc: lit tests build a stand-in libcuda.so.1 (tests/lit/cuda_runtime/Inputs)
       libeigen3-dev libtbb-dev libfmt-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
       libgtest-dev libgmock-dev libbenchmark-dev llvm-14-tools python3
       clang-14 sqlite3 python3-optuna python3-venv python3-pip)  # tawa tune: clang++ -O1 -emit-llvm features; the record's shell; TPE in scripts/tune-eval.py

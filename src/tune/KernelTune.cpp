@@ -381,9 +381,11 @@ int tuneKernel(const KernelTuneArgs& a, std::ostream& out) {
   o.log = &out;
   TuneResult r = tune(rec, t, o);
   if (a.search.dryRun) return 0;
-  if (!r.best || !std::isfinite(r.best->seconds))
-    throw UserError(where(t.name), "every configuration tried failed; see the record's measurements.detail",
-                    "run one configuration by hand (tawa run --backend cuda) to see its error");
+  if (!r.best || !std::isfinite(r.best->seconds)) {
+    std::string eg = failureExample(rec, t, r);
+    throw UserError(where(a.file), "every configuration of kernel " + a.kernel + " tried failed" + (eg.empty() ? "" : "; " + eg),
+                    "the record's measurements.detail has each failure; run one configuration by hand (tawa run --backend cuda) to see all of its output");
+  }
   out << "best " << std::setprecision(4) << r.best->seconds * 1000 << " ms after " << r.evaluations << " evaluations (" << r.measured
       << " measured, " << r.evaluations - r.measured << " from the record)\n";
   out << t.space.toJson(r.best->config).dump() << "\n";

@@ -166,9 +166,11 @@ int tuneProgram(const Args& a) {
             << "\n";
   TuneResult r = tune(rec, t, options(a));
   if (a.dryRun) return 0;
-  if (!r.best || !std::isfinite(r.best->seconds))
-    throw UserError(where(t.name), "every configuration tried failed; see the record's measurements.detail",
-                    "run one configuration by hand to see its error");
+  if (!r.best || !std::isfinite(r.best->seconds)) {
+    std::string eg = failureExample(rec, t, r);
+    throw UserError(where(t.name), "every configuration tried failed" + (eg.empty() ? "" : "; " + eg),
+                    "the record's measurements.detail has each failure; run one configuration by hand to see all of its output");
+  }
   std::cout << "best " << std::setprecision(4) << r.best->seconds << " s";
   if (r.best->measurements.size() > 1) std::cout << " (mean of " << r.best->measurements.size() << " measurements)";
   std::cout << " after " << r.evaluations << " evaluations (" << r.measured << " measured, " << r.evaluations - r.measured

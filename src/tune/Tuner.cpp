@@ -121,6 +121,20 @@ int64_t registerTarget(Record& rec, const TuneTarget& t) {
   return id;
 }
 
+std::string failureExample(Record& rec, const TuneTarget& t, const TuneResult& r) {
+  if (!r.best) return "";
+  auto id = rec.findProgram(t.name);
+  std::string key = t.space.key(r.best->config);
+  auto m = id ? rec.lookup(*id, key) : std::nullopt;
+  if (!m || m->ok() || m->detail.empty()) return "";
+  std::string why = m->detail;
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  for (char& c : why)
+    if (c == '\n') c = ' ';
+  if (why.size() > 400) why = "..." + why.substr(why.size() - 400);
+  return key + ": " + why;
+}
+
 Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const MeasureOptions& m, const std::string& origin,
                        int nth, int64_t after) {
   int64_t id = registerTarget(rec, t);

@@ -53,6 +53,9 @@ struct TuneResult {
 };
 
 int64_t registerTarget(Record& rec, const TuneTarget& t);
+// When every configuration a search tried failed: one of them and why it failed, from the record
+// ("{...}: exit status 1: <end of its stderr>", on one line), or "" when the record says nothing.
+std::string failureExample(Record& rec, const TuneTarget& t, const TuneResult& r);
 TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o);
 // Measurement `nth` (0: the first) of one configuration: the record's (among those with an id above
 // `after`), when it holds that many, else a new one, added to the record.
