@@ -90,9 +90,13 @@ RunResult runOnce(const std::string& command, double timeoutSeconds) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  auto tail = [&] {
-    std::string t = se.size() > 300 ? se.substr(se.size() - 300) : se;
+  auto tail = [&] {  // the last 300 characters of stderr, from the start of a line ("..." when cut)
+    std::string t = se;
     while (!t.empty() && t.back() == '\n') t.pop_back();
+    if (t.size() > 300) {
+      size_t from = t.size() - 300, nl = t.find('\n', from);
+      t = "..." + t.substr(nl != std::string::npos && nl + 1 < t.size() ? nl + 1 : from);
+    }
     return t;
   };
   if (r.timedOut) {

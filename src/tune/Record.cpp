@@ -43,11 +43,26 @@ CREATE VIEW IF NOT EXISTS results AS
   FROM measurements m JOIN configurations c ON c.id = m.configuration_id JOIN programs p ON p.id = c.program_id;
 )sql";
 
+// A statement the record's file cannot answer: a damaged file (not a database, a table missing or
+// broken by hand), a lock held by another process past the busy timeout, a full disk. All of these
+// are the file's state, not tawa's, so they are user errors at the file, with what to do.
+[[noreturn]] void recordError(sqlite3* db, const std::string& what) {
+  const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
+  int code = db ? sqlite3_errcode(db) & 0xff : SQLITE_ERROR;
+  std::string hint =
+      code == SQLITE_BUSY || code == SQLITE_LOCKED ? "another process holds the record; wait for it, or give another --db"
+      : code == SQLITE_FULL || code == SQLITE_IOERR ? "the disk is full or failing; free space, or give another --db"
+      : "the file is not a tuning record, or it was damaged: `sqlite3 FILE 'PRAGMA integrity_check'` checks it; "
+        "--db NEW.db starts a new record";
+  throw UserError(Location::at(std::make_shared<const std::string>(file && *file ? file : "<record>"), 0, 0),
+                  "cannot use the tuning record: " + what, hint);
+}
+
 class Stmt {
  public:
   Stmt(sqlite3* db, const char* sql) : db_(db) {
     if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK)
-      throw InternalError(std::string("record: cannot prepare '") + sql + "': " + sqlite3_errmsg(db));
+      recordError(db, std::string(sqlite3_errmsg(db)) + " (preparing: " + std::string(sql).substr(0, 60) + ")");
   }
   ~Stmt() { sqlite3_finalize(s_); }
   Stmt(const Stmt&) = delete;
@@ -72,7 +87,7 @@ class Stmt {
     int rc = sqlite3_step(s_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    throw InternalError(std::string("record: ") + sqlite3_errmsg(db_));
+    recordError(db_, sqlite3_errmsg(db_));
   }
   int64_t i64(int c) { return sqlite3_column_int64(s_, c); }
   double dbl(int c) { return sqlite3_column_double(s_, c); }
@@ -143,10 +158,10 @@ Record::Record(const std::string& path) : path_(path) {
     q.step();
     machine_ = q.i64(0);
     exec("COMMIT");
-  } catch (const InternalError& e) {
+  } catch (const UserError& e) {  // at the path as given, not sqlite's absolute one
     sqlite3_close(db_);
     db_ = nullptr;
-    throw UserError(where, std::string("cannot use the tuning record: ") + e.what());
+    throw UserError(where, e.what(), e.hint);
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;
@@ -163,7 +178,7 @@ void Record::exec(const std::string& sql) {
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
     std::string why = err ? err : "unknown error";
     sqlite3_free(err);
-    throw InternalError("record: " + why + " in: " + sql.substr(0, 80));
+    recordError(db_, why + " (in: " + sql.substr(0, 60) + ")");
   }
 }
 

@@ -44,6 +44,16 @@ TEST(TuneMeasure, FailuresAndTimeouts) {
   EXPECT_EQ(m.status, "failed");
 }
 
+// A long stderr is kept by its end, cut at the start of a line: 40 numbered lines of 12 characters.
+TEST(TuneMeasure, LongStderrKeepsWholeLastLines) {
+  RunResult f = runOnce("for i in $(seq 10 49); do echo \"line $i said\" >&2; done; exit 2", 10);
+  EXPECT_FALSE(f.ok);
+  ASSERT_EQ(f.detail.rfind("exit status 2: ...line ", 0), 0u) << f.detail;
+  EXPECT_EQ(f.detail.substr(f.detail.size() - 12), "line 49 said") << f.detail;
+  EXPECT_LE(f.detail.size(), std::string("exit status 2: ...").size() + 300) << f.detail;
+  EXPECT_NE(f.detail.find("line 48 said\nline 49 said"), std::string::npos) << f.detail;
+}
+
 TEST(TuneMeasure, NoiseCheckAddsRepetitions) {
   // A figure that alternates 1, 2, 1, 2 ... (a counter file): spread 100%, so the check repeats up
   // to the maximum; a steady figure stops at the requested repetitions.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "ir/Diagnostic.h"
@@ -146,4 +147,50 @@ TEST(TuneRecord, RefusesANewerSchema) {
 
 TEST(TuneRecord, UnopenablePathIsAUserError) {
   EXPECT_THROW(Record("/nonexistent-dir/for/sure/x.db"), UserError);
+}
+
+TEST(TuneRecord, AFileThatIsNotADatabaseIsAUserErrorAtThePath) {
+  std::string path = freshPath("garbage");
+  {
+    std::ofstream f(path, std::ios::binary);
+    std::mt19937 rng(7);
+    for (int i = 0; i < 8192; ++i) f.put(static_cast<char>(rng()));
+  }
+  try {
+    Record r(path);
+    FAIL() << "a file of random bytes was taken for a record";
+  } catch (const UserError& e) {
+    EXPECT_NE(e.format().find(path + ": error: cannot use the tuning record: file is not a database"), std::string::npos)
+        << e.format();
+    EXPECT_NE(e.hint.find("integrity_check"), std::string::npos) << e.hint;
+  }
+  removeDb(path);
+}
+
+// A record damaged after it was opened fine (here: a table dropped and recreated empty by hand, so that
+// new measurement ids collide with the old repetitions) fails the write as a user error naming the
+// file, not as an internal error.
+TEST(TuneRecord, ADamagedRecordFailsAWriteAsAUserError) {
+  std::string path = freshPath("damaged");
+  {
+    Record r(path);
+    int64_t p = r.program("prog", "test", "true {x}", "{}");
+    r.add(p, "{\"x\":1}", ok(0.5));
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE measurements", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  Record r(path);  // opens: the schema recreates the table
+  int64_t p = r.program("prog", "test", "true {x}", "{}");
+  try {
+    r.add(p, "{\"x\":2}", ok(0.25));
+    FAIL() << "a write into a damaged record succeeded";
+  } catch (const UserError& e) {
+    EXPECT_NE(e.format().find("cannot use the tuning record: UNIQUE constraint failed: repetitions"), std::string::npos)
+        << e.format();
+    EXPECT_NE(e.format().find("damaged"), std::string::npos) << e.format();
+  }
+  EXPECT_FALSE(r.lookup(p, "{\"x\":2}")) << "the failed write left a measurement behind";
+  removeDb(path);
 }
