@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace tawa::tune {
@@ -30,6 +32,25 @@ double median(std::vector<double> v) {
 }
 
 }  // namespace
+
+namespace {
+const char kTimeoutPrefix[] = "killed after the timeout of ";
+}
+
+std::string timeoutDetail(double timeoutSeconds) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", timeoutSeconds);
+  return kTimeoutPrefix + std::string(buf) + " s";
+}
+
+std::optional<double> timeoutLimit(const Measurement& m) {
+  if (m.status != "timeout" || m.detail.rfind(kTimeoutPrefix, 0) != 0) return std::nullopt;
+  const char* num = m.detail.c_str() + sizeof kTimeoutPrefix - 1;
+  char* end = nullptr;
+  double v = std::strtod(num, &end);
+  if (end == num || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
 
 RunResult runOnce(const std::string& command, double timeoutSeconds) {
   RunResult r;
@@ -100,7 +121,7 @@ RunResult runOnce(const std::string& command, double timeoutSeconds) {
     return t;
   };
   if (r.timedOut) {
-    r.detail = "killed after the timeout of " + std::to_string(timeoutSeconds) + " s";
+    r.detail = timeoutDetail(timeoutSeconds);
     return r;
   }
   if (WIFSIGNALED(status)) {

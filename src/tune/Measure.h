@@ -7,6 +7,7 @@
 // non-zero, is killed, or outlives the timeout makes the measurement "failed" / "timeout".
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "tune/Record.h"
@@ -30,5 +31,11 @@ struct RunResult {
 
 RunResult runOnce(const std::string& command, double timeoutSeconds);
 Measurement measure(const std::string& command, const MeasureOptions& opts);
+
+// A timed-out measurement's detail names its limit ("killed after the timeout of 2.5 s"), so that a
+// later tuning with a longer --timeout can tell that the record's verdict does not bind it.
+std::string timeoutDetail(double timeoutSeconds);
+// The limit a "timeout" measurement ran under; nothing for other statuses (or an unreadable detail).
+std::optional<double> timeoutLimit(const Measurement& m);
 
 }  // namespace tawa::tune

@@ -36,8 +36,8 @@ What is measured: the command's wall time, or the figure of its last output line
 (for kernels: the median_ms of `tawa run --backend cuda --check none`'s result line); after a warm-up
 run, the median of --reps runs, repeated while the spread exceeds 10%.
 Every measurement goes to the record (--db, SQLite); a configuration already there is not run again
-(MaSiF's confirmations measure a configuration a second time, and the record keeps both), so
-re-running a tuning measures nothing new. --fresh makes a search measure everything it asks for
+(MaSiF's confirmations measure a configuration a second time, and the record keeps both; one that
+timed out is run again under a longer --timeout), so re-running a tuning measures nothing new. --fresh makes a search measure everything it asks for
 itself (the record's earlier measurements of the program answer nothing; other programs still guide
 MaSiF): a search repeated with another seed is then an independent one, not a replay of the first.
 The last line printed is the best configuration as JSON.
@@ -310,7 +310,16 @@ std::function<int()> addTuneCommand(CLI::App& app) {
   c->add_option("--seed", a->seed, "seed of the search's random choices")->default_val(1);
   c->add_option("--reps", a->reps, "timed repetitions per measurement")->default_val(3)->check(CLI::Range(1, 100));
   c->add_option("--warmups", a->warmups, "untimed warm-up runs per measurement")->default_val(1)->check(CLI::Range(0, 100));
-  c->add_option("--timeout", a->timeout, "seconds before a run counts as failed")->default_val(60);
+  c->add_option("--timeout", a->timeout,
+                 "seconds before a run counts as failed (a configuration that timed out is measured again under a longer --timeout)")
+      ->default_val(60)
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            char* end = nullptr;
+            double v = std::strtod(s.c_str(), &end);
+            return end != s.c_str() && *end == 0 && std::isfinite(v) && v > 0 ? std::string() : "must be a positive number of seconds";
+          },
+          "SECONDS > 0"));
   c->add_option("--neighbours", a->neighbours, "k, the tuned programs that guide MaSiF")->default_val(3)->check(CLI::PositiveNumber);
   c->add_option("--evaluate", a->evaluate, "measure one configuration (JSON) and print its figure as JSON");
   c->add_flag("--fresh", a->fresh,

@@ -141,7 +141,14 @@ Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const 
   Evaluation e;
   e.config = c;
   std::string key = t.space.key(c);
-  if (auto old = rec.lookup(id, key, nth, after)) {
+  // The record's measurements of this configuration answer in order, but a timeout under a shorter
+  // limit than this tuning's does not count: with more time the configuration might finish.
+  int usable = 0;
+  for (int k = 0;; ++k) {
+    auto old = rec.lookup(id, key, k, after);
+    if (!old) break;
+    if (auto limit = timeoutLimit(*old); limit && *limit < m.timeoutSeconds) continue;
+    if (usable++ < nth) continue;
     e.cached = true;
     e.seconds = old->ok() ? old->seconds : std::numeric_limits<double>::infinity();
     e.spread = old->spread;

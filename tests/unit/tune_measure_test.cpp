@@ -112,3 +112,21 @@ done:
   EXPECT_EQ(kindOf(f), "parallel_for");  // guessed from start_for
   EXPECT_EQ(kindOf(featuresFromLlvmIr(ir, "parallel_pipeline")), "parallel_pipeline");
 }
+
+// A timeout's detail names its limit, which the tuner reads back to decide whether the record's
+// verdict binds a tuning with another --timeout.
+TEST(TuneMeasure, TimeoutDetailNamesItsLimit) {
+  RunResult t = runOnce("sleep 5", 0.25);
+  ASSERT_TRUE(t.timedOut);
+  EXPECT_EQ(t.detail, "killed after the timeout of 0.25 s");
+  Measurement m;
+  m.status = "timeout";
+  m.detail = t.detail;
+  ASSERT_TRUE(timeoutLimit(m));
+  EXPECT_DOUBLE_EQ(*timeoutLimit(m), 0.25);
+  m.status = "failed";  // a failure is a verdict at any limit
+  EXPECT_FALSE(timeoutLimit(m));
+  m.status = "timeout";
+  m.detail = "killed after the timeout of soon";
+  EXPECT_FALSE(timeoutLimit(m));
+}
