@@ -128,13 +128,16 @@ const std::vector<std::string>& skeletonKinds() {
   return k;
 }
 
-Features featuresFromLlvmIr(const std::string& ir, const std::string& kind) {
+Features featuresFromLlvmIr(const std::string& ir, const std::string& kind, const std::string& origin) {
   std::istringstream in(ir);
   std::string line;
   std::vector<std::pair<std::string, std::vector<std::string>>> fns;
   bool inside = false;
+  int lineNo = 0, openedAt = 0;
   while (std::getline(in, line)) {
+    ++lineNo;
     if (!inside && line.rfind("define ", 0) == 0) {
+      openedAt = lineNo;
       auto at = line.find(" @");
       std::string name;
       if (at != std::string::npos) {
@@ -151,6 +154,13 @@ Features featuresFromLlvmIr(const std::string& ir, const std::string& kind) {
       else fns.back().second.push_back(line);
     }
   }
+  auto file = std::make_shared<const std::string>(origin);
+  if (inside)
+    throw UserError(Location::at(file, openedAt, 1), "the function @" + fns.back().first + " is not closed (no '}' line before the end)",
+                    "the IR was cut short; regenerate it with clang++ -O1 -S -emit-llvm");
+  if (fns.empty())
+    throw UserError(Location::at(file, 0, 0), "no function definition ('define ...') in it: is this textual LLVM IR?",
+                    "features come from clang++ -O1 -S -emit-llvm output (.ll), a C++ source, or a .json of numbers");
   Counts chosen, all;
   for (auto& [name, body] : fns) {
     countFunction(body, all);
@@ -194,7 +204,9 @@ Features featuresFromSource(const std::string& source, const std::string& kind, 
   std::stringstream ss;
   ss << f.rdbuf();
   std::remove(tmp.c_str());
-  return featuresFromLlvmIr(ss.str(), kind);
+  if (ss.str().find("\ndefine ") == std::string::npos)
+    throw UserError(where, "it defines no function (its LLVM IR from clang++ -O1 -emit-llvm has none): nothing to take features from");
+  return featuresFromLlvmIr(ss.str(), kind, source);
 }
 
 Features featuresFromFile(const std::string& path, const std::string& kind) {
@@ -222,7 +234,7 @@ Features featuresFromFile(const std::string& path, const std::string& kind) {
     if (!in) throw UserError(where, "cannot read the LLVM IR file");
     std::stringstream ss;
     ss << in.rdbuf();
-    return featuresFromLlvmIr(ss.str(), kind);
+    return featuresFromLlvmIr(ss.str(), kind, path);
   }
   // Its own directory and the one above, so that a suite program's shared headers are found.
   std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));

@@ -19,8 +19,10 @@ using Features = std::map<std::string, double>;
 const std::vector<std::string>& skeletonKinds();
 
 // Features of textual LLVM IR. `kind` (parallel_for, parallel_reduce, ...) is used when not empty;
-// otherwise it is guessed from the TBB entry points the IR instantiates.
-Features featuresFromLlvmIr(const std::string& ir, const std::string& kind = {});
+// otherwise it is guessed from the TBB entry points the IR instantiates. Throws tawa::UserError,
+// located in `origin` (the file the IR came from), when the text has no function definition or one
+// that is not closed: not LLVM IR, or cut short.
+Features featuresFromLlvmIr(const std::string& ir, const std::string& kind = {}, const std::string& origin = "<llvm-ir>");
 // Compiles `source` with clang++ -O1 -emit-llvm (extraFlags appended) and takes its features. Throws
 // tawa::UserError (located at the source) when clang++ is missing or the compile fails.
 Features featuresFromSource(const std::string& source, const std::string& kind = {}, const std::string& extraFlags = {});

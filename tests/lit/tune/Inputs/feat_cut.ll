@@ -1,0 +1,3 @@
+define i32 @f(i32 %x) {
+entry:
+  %y = add i32 %x, 1

@@ -1,0 +1,2 @@
+// declares, defines nothing
+extern int counter;
