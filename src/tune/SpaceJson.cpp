@@ -1,6 +1,7 @@
 #include "tune/SpaceJson.h"
 
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -51,6 +52,8 @@ class Locator {
     auto it = where.find(path);
     return offsetLineCol(text, it == where.end() ? 0 : it->second);
   }
+  // The first key given twice in one object ("/x"), or "": nlohmann::json keeps the last silently.
+  std::string duplicate;
 
  private:
   const std::string& text;
@@ -77,8 +80,10 @@ class Locator {
     if (c == '{') {
       ++pos;
       skipWs();
+      std::set<std::string> keys;
       while (pos < text.size() && text[pos] != '}') {
         std::string k = string();
+        if (!keys.insert(k).second && duplicate.empty()) duplicate = path + "/" + k;
         skipWs();
         ++pos;  // ':'
         skipWs();
@@ -122,6 +127,14 @@ struct Ctx {
 
 constexpr size_t kMaxValues = 1000000;
 
+// A JSON integer as int64_t, or a located error: nlohmann::json reads integers above INT64_MAX as
+// unsigned, and get<int64_t>() would wrap them to negative values.
+int64_t integer(const Ctx& cx, const json& x, const std::string& at) {
+  if (x.is_number_unsigned() && x.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    cx.fail(at, x.dump() + " is too large (integers are 64-bit signed)");
+  return x.get<int64_t>();
+}
+
 Param parseParam(const Ctx& cx, const std::string& name, const json& v) {
   std::string path = "/" + name;
   Param p;
@@ -137,7 +150,7 @@ Param parseParam(const Ctx& cx, const std::string& name, const json& v) {
       p.kind = Param::Kind::Int;
       std::set<int64_t> seen;
       for (size_t i = 0; i < v.size(); ++i)
-        if (!seen.insert(v[i].get<int64_t>()).second) cx.fail(path + "/" + std::to_string(i), "value " + v[i].dump() + " is listed twice");
+        if (!seen.insert(integer(cx, v[i], path + "/" + std::to_string(i))).second) cx.fail(path + "/" + std::to_string(i), "value " + v[i].dump() + " is listed twice");
       p.ints.assign(seen.begin(), seen.end());
     } else if (allStr) {
       p.kind = Param::Kind::Categorical;
@@ -161,7 +174,7 @@ Param parseParam(const Ctx& cx, const std::string& name, const json& v) {
   auto getInt = [&](const char* key) -> int64_t {
     const json& x = v.at(key);
     if (!x.is_number_integer()) cx.fail(path + "/" + key, std::string("\"") + key + "\" must be an integer");
-    return x.get<int64_t>();
+    return integer(cx, x, path + "/" + key);
   };
   if (v.contains("pow2")) {
     for (auto it = v.begin(); it != v.end(); ++it)
@@ -169,12 +182,15 @@ Param parseParam(const Ctx& cx, const std::string& name, const json& v) {
     const json& r = v["pow2"];
     if (!r.is_array() || r.size() != 2 || !r[0].is_number_integer() || !r[1].is_number_integer())
       cx.fail(path + "/pow2", "\"pow2\" must be [lo, hi] with two integers");
-    int64_t lo = r[0].get<int64_t>(), hi = r[1].get<int64_t>();
+    int64_t lo = integer(cx, r[0], path + "/pow2/0"), hi = integer(cx, r[1], path + "/pow2/1");
     auto isPow2 = [](int64_t x) { return x > 0 && (x & (x - 1)) == 0; };
     if (!isPow2(lo)) cx.fail(path + "/pow2/0", std::to_string(lo) + " is not a power of two");
     if (!isPow2(hi)) cx.fail(path + "/pow2/1", std::to_string(hi) + " is not a power of two");
     if (lo > hi) cx.fail(path + "/pow2", "lo (" + std::to_string(lo) + ") is greater than hi (" + std::to_string(hi) + ")");
-    for (int64_t x = lo; x <= hi; x *= 2) p.ints.push_back(x);
+    for (int64_t x = lo;; x *= 2) {  // stops at hi before x *= 2 could overflow (hi is at most 2^62)
+      p.ints.push_back(x);
+      if (x >= hi) break;
+    }
     return p;
   }
   for (auto it = v.begin(); it != v.end(); ++it)
@@ -184,9 +200,11 @@ Param parseParam(const Ctx& cx, const std::string& name, const json& v) {
   int64_t lo = getInt("min"), hi = getInt("max"), step = v.contains("step") ? getInt("step") : 1;
   if (step <= 0) cx.fail(path + "/step", "\"step\" must be positive");
   if (lo > hi) cx.fail(path + "/min", "\"min\" (" + std::to_string(lo) + ") is greater than \"max\" (" + std::to_string(hi) + ")");
-  if (static_cast<uint64_t>(hi - lo) / static_cast<uint64_t>(step) + 1 > kMaxValues)
+  // In unsigned arithmetic: hi - lo overflows int64_t for a range across most of it.
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo), n = span / static_cast<uint64_t>(step) + 1;
+  if (span / static_cast<uint64_t>(step) >= kMaxValues)
     cx.fail(path, "the range has more than 1000000 values", 0, "use a larger \"step\" or \"pow2\"");
-  for (int64_t x = lo; x <= hi; x += step) p.ints.push_back(x);
+  for (uint64_t i = 0; i < n; ++i) p.ints.push_back(static_cast<int64_t>(static_cast<uint64_t>(lo) + i * static_cast<uint64_t>(step)));
   return p;
 }
 
@@ -206,6 +224,7 @@ Space parseSpace(const std::string& text, const std::string& fileName) {
   Locator loc(text);
   Ctx cx{file, &loc};
   if (!doc.is_object()) cx.fail("", "a space is a JSON object mapping parameter names to their values");
+  if (!loc.duplicate.empty()) cx.fail(loc.duplicate, "given twice in one object (JSON would keep only the last)");
   Space s;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     const std::string& k = it.key();

@@ -110,6 +110,25 @@ TEST(TuneSpace, JsonErrorsAreLocated) {
   EXPECT_EQ(errorOf("{\"a b\": [1]}"), "s.json:1:9: error: /a b: parameter name 'a b' must be an identifier (letters, digits, _)");
 }
 
+// Keys given twice (nlohmann::json would keep the last silently), integers beyond int64_t, and ranges
+// near the ends of int64_t, where naive arithmetic overflows: errors, or exactly the values asked for.
+TEST(TuneSpace, DuplicateKeysHugeIntegersAndRangesAtTheEdges) {
+  EXPECT_EQ(errorOf("{\"a\": [1, 2], \"a\": [3]}"), "s.json:1:20: error: /a: given twice in one object (JSON would keep only the last)");
+  EXPECT_EQ(errorOf("{\"a\": {\"min\": 1, \"max\": 5, \"min\": 2}}"),
+            "s.json:1:35: error: /a/min: given twice in one object (JSON would keep only the last)");
+  EXPECT_EQ(errorOf("{\"a\": [1, 9223372036854775808]}"),
+            "s.json:1:11: error: /a/1: 9223372036854775808 is too large (integers are 64-bit signed)");
+  EXPECT_EQ(errorOf("{\"a\": {\"min\": -9223372036854775808, \"max\": 9223372036854775807}}"),
+            "s.json:1:7: error: /a: the range has more than 1000000 values\n  hint: use a larger \"step\" or \"pow2\"");
+  Space top = parseSpace(R"({"a": {"min": 9223372036854775800, "max": 9223372036854775807, "step": 3}})", "s.json");
+  EXPECT_EQ(top.params[0].ints, (std::vector<int64_t>{9223372036854775800, 9223372036854775803, 9223372036854775806}));
+  Space wide = parseSpace(R"({"a": {"min": -9223372036854775807, "max": 9223372036854775807, "step": 9223372036854775807}})", "s.json");
+  EXPECT_EQ(wide.params[0].ints, (std::vector<int64_t>{-9223372036854775807, 0, 9223372036854775807}));
+  Space p2 = parseSpace(R"({"a": {"pow2": [1073741824, 4611686018427387904]}})", "s.json");
+  ASSERT_EQ(p2.params[0].ints.size(), 33u);
+  EXPECT_EQ(p2.params[0].ints.back(), int64_t{1} << 62);
+}
+
 TEST(TuneSpace, NearestLegalIsTheBruteForceNearest) {
   Space s = parseSpace(R"({"x": {"min": 0, "max": 30}, "y": {"pow2": [1, 256]}, "m": ["p", "q", "r"],
                            "constraints": ["x * 8 <= y || m == \"q\"", "x + y != 17"]})",
