@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <queue>
 #include <stdexcept>
 #include <unordered_set>
@@ -286,7 +287,8 @@ class ExprParser {
   }
 };
 
-// Evaluates n; returns false in `ok` on a division by zero.
+// Evaluates n; returns false in `ok` on a division by zero or a 64-bit overflow (then the constraint
+// does not hold: the configuration is illegal, as with a division by zero).
 int64_t evalNode(const Node& n, const Config& c, const std::vector<Param>& ps, bool& ok) {
   using Op = Node::Op;
   switch (n.op) {
@@ -296,20 +298,30 @@ int64_t evalNode(const Node& n, const Config& c, const std::vector<Param>& ps, b
       int idx = c[static_cast<size_t>(n.param)];
       return p.kind == Param::Kind::Int ? p.ints[static_cast<size_t>(idx)] : idx;
     }
-    case Op::Neg: return -evalNode(*n.a, c, ps, ok);
+    case Op::Neg: {
+      int64_t a = evalNode(*n.a, c, ps, ok), r = 0;
+      if (__builtin_sub_overflow(int64_t{0}, a, &r)) ok = false;
+      return r;
+    }
     case Op::Not: return !evalNode(*n.a, c, ps, ok);
     case Op::And: return evalNode(*n.a, c, ps, ok) && evalNode(*n.b, c, ps, ok);
     case Op::Or: return evalNode(*n.a, c, ps, ok) || evalNode(*n.b, c, ps, ok);
     default: break;
   }
-  int64_t a = evalNode(*n.a, c, ps, ok), b = evalNode(*n.b, c, ps, ok);
+  int64_t a = evalNode(*n.a, c, ps, ok), b = evalNode(*n.b, c, ps, ok), r = 0;
   switch (n.op) {
-    case Op::Add: return a + b;
-    case Op::Sub: return a - b;
-    case Op::Mul: return a * b;
+    case Op::Add:
+      if (__builtin_add_overflow(a, b, &r)) ok = false;
+      return r;
+    case Op::Sub:
+      if (__builtin_sub_overflow(a, b, &r)) ok = false;
+      return r;
+    case Op::Mul:
+      if (__builtin_mul_overflow(a, b, &r)) ok = false;
+      return r;
     case Op::Div:
     case Op::Mod:
-      if (b == 0) {
+      if (b == 0 || (b == -1 && a == std::numeric_limits<int64_t>::min())) {  // x86 traps on INT64_MIN / -1
         ok = false;
         return 0;
       }

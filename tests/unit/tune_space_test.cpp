@@ -76,6 +76,23 @@ TEST(TuneSpace, ConstraintArithmeticAndPrecedence) {
   EXPECT_TRUE(holds("-a < 1", 0, 0));
 }
 
+// 64-bit overflow in a constraint makes it false (the configuration illegal), like a division by
+// zero: not a wrapped value, and not the trap x86 raises for INT64_MIN / -1 (which killed tawa).
+TEST(TuneSpace, ConstraintOverflowIsIllegalNotATrap) {
+  // Parameters in name order: a (index 0: INT64_MIN, 1: INT64_MAX), then b (0: -1, 1: 2).
+  Space s = parseSpace(R"({"a": [-9223372036854775808, 9223372036854775807], "b": [-1, 2]})", "s.json");
+  auto holds = [&](const char* text, int a, int b) { return Constraint(text, s.params).holds({a, b}, s.params); };
+  EXPECT_FALSE(holds("a / b != 0", 0, 0));  // INT64_MIN / -1
+  EXPECT_FALSE(holds("a % b == 0", 0, 0));  // INT64_MIN % -1
+  EXPECT_FALSE(holds("-a != 0", 0, 0));
+  EXPECT_FALSE(holds("a + b > 0", 1, 1));   // INT64_MAX + 2
+  EXPECT_FALSE(holds("a - b < 0", 0, 1));   // INT64_MIN - 2
+  EXPECT_FALSE(holds("a * b != 0", 1, 1));
+  EXPECT_TRUE(holds("a / b < 0", 0, 1));    // INT64_MIN / 2: fine
+  EXPECT_TRUE(holds("a + b < 0", 0, 1));
+  EXPECT_TRUE(holds("a + b > 0", 1, 0));    // INT64_MAX - 1
+}
+
 TEST(TuneSpace, ConstraintErrorsHaveColumns) {
   Space s = parseSpace(R"({"tile": [1, 2], "part": ["auto", "static"]})", "s.json");
   auto err = [&](const char* text) {
