@@ -58,7 +58,13 @@ class ExprParser {
  public:
   ExprParser(const std::string& s, const std::vector<Param>& ps) : src(s), params(ps) {}
 
+  // The parser and the evaluator recurse: a bounded length and nesting keep a hostile constraint from
+  // overflowing the stack (a deep tree is also a deep recursion when it is freed).
+  static constexpr size_t kMaxLength = 4096;
+  static constexpr int kMaxNesting = 100;
+
   NodeP parse() {
+    if (src.size() > kMaxLength) fail(1, "longer than " + std::to_string(kMaxLength) + " characters");
     auto n = parseOr();
     skipWs();
     for (const char* word : {"and", "or", "not"})
@@ -73,6 +79,16 @@ class ExprParser {
   const std::string& src;
   const std::vector<Param>& params;
   size_t pos = 0;
+  int nesting = 0;
+
+  // One level deeper for a parenthesis, a min/max call or a unary operator.
+  struct Deeper {
+    ExprParser& p;
+    Deeper(ExprParser& parser, int col) : p(parser) {
+      if (++p.nesting > kMaxNesting) p.fail(col, "nested more than " + std::to_string(kMaxNesting) + " levels deep");
+    }
+    ~Deeper() { --p.nesting; }
+  };
 
   [[noreturn]] void fail(const std::string& why) { fail(static_cast<int>(pos) + 1, why); }
   [[noreturn]] void fail(int col, const std::string& why) { throw ConstraintError{col, why}; }
@@ -134,6 +150,7 @@ class ExprParser {
     skipWs();
     int col = static_cast<int>(pos) + 1;
     if (eat("!")) {
+      Deeper d(*this, col);
       auto x = parseNot();
       needBool(*x, "'!'");
       return make(Node::Op::Not, Node::Type::Bool, col, std::move(x));
@@ -221,6 +238,7 @@ class ExprParser {
     skipWs();
     int col = static_cast<int>(pos) + 1;
     if (eat("-")) {
+      Deeper d(*this, col);
       auto x = parseUnary();
       needInt(*x, "'-'");
       return make(Node::Op::Neg, Node::Type::Int, col, std::move(x));
@@ -233,6 +251,7 @@ class ExprParser {
     if (pos >= src.size()) fail("expected a value, found the end of the constraint");
     char c = src[pos];
     if (c == '(') {
+      Deeper d(*this, col);
       ++pos;
       auto n = parseOr();
       if (!eat(")")) fail("expected ')'");
@@ -264,6 +283,7 @@ class ExprParser {
         fail(col, "use &&, || and ! instead of '" + name + "'");
       skipWs();
       if ((name == "min" || name == "max") && pos < src.size() && src[pos] == '(') {
+        Deeper d(*this, col);
         ++pos;
         auto a = parseAdd();
         if (!eat(",")) fail("expected ',' between the arguments of " + name);

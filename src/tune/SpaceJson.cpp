@@ -26,6 +26,28 @@ std::pair<int, int> offsetLineCol(const std::string& text, size_t off) {
 }
 
 json parseJsonText(const std::string& text, const std::string& fileName) {
+  // Nesting first: the locator that finds where a value starts (for error positions) recurses, and
+  // none of tawa's JSON inputs nests deeper than a few levels.
+  constexpr int kMaxDepth = 64;
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\') ++i;
+      else if (c == '"') inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) {
+        auto [line, col] = offsetLineCol(text, i);
+        throw UserError(Location::at(std::make_shared<const std::string>(fileName), line, col),
+                        "JSON nested more than " + std::to_string(kMaxDepth) + " levels deep");
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {

@@ -25,7 +25,8 @@ namespace tawa::tune {
 
 // The (line, column) of 0-based byte offset `off` of `text`.
 std::pair<int, int> offsetLineCol(const std::string& text, size_t off);
-// `text` parsed as JSON; a syntax error is a UserError at fileName:line:col ("invalid JSON: syntax error ...").
+// `text` parsed as JSON; a syntax error, or nesting deeper than 64 levels, is a UserError at
+// fileName:line:col ("invalid JSON: syntax error ...").
 nlohmann::json parseJsonText(const std::string& text, const std::string& fileName);
 
 Space parseSpace(const std::string& text, const std::string& fileName);

@@ -146,6 +146,20 @@ TEST(TuneSpace, DuplicateKeysHugeIntegersAndRangesAtTheEdges) {
   EXPECT_EQ(p2.params[0].ints.back(), int64_t{1} << 62);
 }
 
+// Hostile nesting is a located error, not a stack overflow: in the JSON (whose error positions come
+// from a recursive walk), and in a constraint (parsed and evaluated recursively).
+TEST(TuneSpace, DeepNestingIsAnErrorNotACrash) {
+  std::string deep = "{\"a\": [1, 2], \"description\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_EQ(errorOf(deep), "s.json:1:93: error: JSON nested more than 64 levels deep");
+  std::string parens = std::string(101, '(') + "a" + std::string(101, ')') + " > 0";
+  EXPECT_EQ(errorOf("{\"a\": [1, 2], \"constraints\": [\"" + parens + "\"]}"),
+            "s.json:1:132: error: /constraints/0: nested more than 100 levels deep");
+  std::string shallower = std::string(100, '(') + "a" + std::string(100, ')') + " > 0";
+  EXPECT_EQ(errorOf("{\"a\": [1, 2], \"constraints\": [\"" + shallower + "\"]}"), "(no error)");
+  std::string longSum = "a" + [] { std::string t; for (int i = 0; i < 1400; ++i) t += " + a"; return t; }() + " > 0";
+  EXPECT_NE(errorOf("{\"a\": [1, 2], \"constraints\": [\"" + longSum + "\"]}").find("longer than 4096 characters"), std::string::npos);
+}
+
 TEST(TuneSpace, NearestLegalIsTheBruteForceNearest) {
   Space s = parseSpace(R"({"x": {"min": 0, "max": 30}, "y": {"pow2": [1, 256]}, "m": ["p", "q", "r"],
                            "constraints": ["x * 8 <= y || m == \"q\"", "x + y != 17"]})",
