@@ -136,7 +136,20 @@ class GridParser {
     return "unexpected '" + std::string(1, t_[pos_]) + "' in grid expression";
   }
 
+  // Parentheses, calls and unary signs recurse: a bounded depth keeps a hostile grid from
+  // overflowing the stack.
+  static constexpr int kMaxDepth = 200;
+  int depth_ = 0;
+  struct Deeper {
+    int& d;
+    Deeper(int& depth, size_t at) : d(depth) {
+      if (++d > kMaxDepth) fail(at, "grid expression nested more than " + std::to_string(kMaxDepth) + " levels deep");
+    }
+    ~Deeper() { --d; }
+  };
+
   int64_t expr() {
+    Deeper deeper(depth_, pos_);
     int64_t v = term();
     while (true) {
       skipSpace();
@@ -179,12 +192,14 @@ class GridParser {
   int64_t unary() {
     skipSpace();
     if (at('-')) {
+      Deeper deeper(depth_, pos_);
       size_t op = pos_++;
       int64_t v = unary();
       if (v == INT64_MIN) overflow(op);
       return -v;
     }
     if (at('+')) {
+      Deeper deeper(depth_, pos_);
       ++pos_;
       return unary();
     }

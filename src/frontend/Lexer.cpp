@@ -130,6 +130,10 @@ class Lexer {
       pos_ = p;
       int c = col();
       if (width > indents_.back()) {
+        if (indents_.size() > kMaxIndentLevels) {  // Python's own limit, as for parentheses
+          errorTok("too many levels of indentation (more than " + std::to_string(kMaxIndentLevels) + ")");
+          return true;
+        }
         indents_.push_back(width);
         push(Tok::Indent, "", line_, c);
       } else {
@@ -197,6 +201,11 @@ class Lexer {
       ++pos_;
       if (c == '(' || c == '[' || c == '{') ++depth_;
       if ((c == ')' || c == ']' || c == '}') && depth_ > 0) --depth_;
+      if (depth_ > kMaxParenDepth) {  // Python's own limit; deeper would only overflow the parser's stack
+        push(Tok::Error, "too many nested parentheses (more than " + std::to_string(kMaxParenDepth) + ")", startLine, startCol);
+        depth_ = 0;
+        return;
+      }
       push(Tok::Op, std::string(1, static_cast<char>(c)), startLine, startCol);
       return;
     }
@@ -343,6 +352,8 @@ class Lexer {
   std::string_view s_;
   size_t pos_ = 0, lineBegin_ = 0;
   int line_ = 1;
+  static constexpr int kMaxParenDepth = 200;
+  static constexpr size_t kMaxIndentLevels = 100;
   int depth_ = 0;
   std::vector<int> indents_;
   std::vector<Token> out_;

@@ -133,12 +133,37 @@ class Parser {
   }
 
   ExprP exprOnly() {
+    checkStatementLength();
     ExprP e = testList();
     return e;
   }
   size_t pos() const { return i_; }
 
  private:
+  // -- limits: the parser, the lowering and the AST's destructor all recurse over an expression, so
+  // its nesting (parentheses, conditional expressions, unary operators, **) and its statement's
+  // length are bounded; a program within Python's own limits never comes near either.
+  static constexpr int kMaxNesting = 300;
+  static constexpr size_t kMaxStatementTokens = 4000;
+  int nesting_ = 0;
+  void checkStatementLength() const {
+    size_t end = i_;
+    while (end < t_.size() && t_[end].kind != Tok::Newline && t_[end].kind != Tok::EndOfFile) {
+      if (t_[end].kind == Tok::Error) fail(t_[end], t_[end].text);  // the tokenizer's complaint first, as Python's
+      ++end;
+    }
+    if (end - i_ > kMaxStatementTokens)
+      fail(peek(), "a statement of more than " + std::to_string(kMaxStatementTokens) + " tokens", "split it into several statements");
+  }
+  struct Deeper {
+    Parser& p;
+    Deeper(Parser& parser, const Token& at) : p(parser) {
+      if (++p.nesting_ > kMaxNesting)
+        p.fail(at, "expression nested more than " + std::to_string(kMaxNesting) + " levels deep", "split it into several statements");
+    }
+    ~Deeper() { --p.nesting_; }
+  };
+
   // -- token helpers
   const Token& peek(size_t k = 0) const { return t_[std::min(i_ + k, t_.size() - 1)]; }
   Pos posOf(const Token& t) const { return Pos{t.line, t.col}; }
@@ -211,6 +236,7 @@ class Parser {
 
   void statement(Body& b) {
     const Token& t = peek();
+    checkStatementLength();
     if (t.kind == Tok::Error) fail(t, t.text);
     if (t.kind == Tok::Indent) fail(t, "unexpected indent");
     if (t.kind == Tok::Name) {
@@ -400,6 +426,7 @@ class Parser {
 
   ExprP test() {
     const Token& t = peek();
+    Deeper d(*this, t);
     if (t.isName("lambda")) fail(t, "'lambda' inside a jit function: not supported yet", "define a @triton.jit helper instead");
     if (t.isName("yield") || t.isName("await")) fail(t, "'" + t.text + "' expression: not supported yet");
     ExprP e = orTest();
@@ -431,6 +458,7 @@ class Parser {
   ExprP andTest() { return boolChain("and", &Parser::notTest); }
   ExprP notTest() {
     if (peek().isName("not")) {
+      Deeper d(*this, peek());
       const Token& t = t_[i_++];
       auto u = std::make_unique<Expr>(Expr::Kind::UnaryOp, posOf(t));
       u->name = "not";
@@ -497,6 +525,7 @@ class Parser {
   ExprP factor() {
     const Token& t = peek();
     if (t.isOp("-") || t.isOp("+") || t.isOp("~")) {
+      Deeper d(*this, t);
       ++i_;
       auto u = std::make_unique<Expr>(Expr::Kind::UnaryOp, posOf(t));
       u->name = t.text;
@@ -508,6 +537,7 @@ class Parser {
   ExprP power() {
     ExprP e = primary();
     if (peek().isOp("**")) {
+      Deeper d(*this, peek());
       const Token& t = t_[i_++];
       auto b = std::make_unique<Expr>(Expr::Kind::BinOp, posOf(t));
       b->name = "**";

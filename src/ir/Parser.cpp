@@ -159,6 +159,8 @@ class Parser {
       skipWs();
       if (!tryConsume("]")) {
         do {
+          skipWs();
+          if (peek() == '[') fail("array attributes hold integers only, not arrays");  // before recursing: no stack to exhaust
           auto a = attrValue();
           if (!std::holds_alternative<int64_t>(a)) fail("array attributes hold integers only");
           v.push_back(std::get<int64_t>(a));
@@ -273,7 +275,13 @@ class Parser {
 
   // '{' [^bb0(args):] op* '}'
   void regionBody(Block& b, bool allowArgs) {
+    Location open = here();
     expect("{");
+    // The parser, the verifier and every pass recurse into regions: a bounded nesting keeps a hostile
+    // file from overflowing the stack. Real kernels nest a few levels.
+    constexpr size_t kMaxRegionDepth = 64;
+    if (scopes_.size() >= kMaxRegionDepth)
+      failAt(open, "regions nested more than " + std::to_string(kMaxRegionDepth) + " levels deep");
     scopes_.emplace_back();
     skipWs();
     if (peek() == '^') {
