@@ -32,6 +32,7 @@ struct Evaluation {
   double spread = 0;                  // the largest spread among its measurements
   std::vector<double> measurements;   // each measurement's figure, in the order they were made
   bool cached = false;                // the latest measurement came from the record, nothing was run
+  std::string failure;                // when the latest measurement failed: "timed out (60 s)", "failed (exit status 3)"
 };
 
 // Counts measurements against the budget: a configuration asked for again costs nothing (its figure

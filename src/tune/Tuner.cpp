@@ -13,6 +13,19 @@ namespace tawa::tune {
 
 namespace {
 
+// A failed measurement in a few words for the progress line: its status and the head of its detail
+// ("exit status 3", "killed by signal 11"; a timeout's limit).
+std::string failureWords(const Measurement& m) {
+  if (m.ok()) return "";
+  if (auto limit = timeoutLimit(m)) {
+    std::ostringstream o;
+    o << "timed out (" << *limit << " s)";
+    return o.str();
+  }
+  std::string head = m.detail.substr(0, m.detail.find(':'));
+  return head.empty() ? m.status : m.status + " (" + head + ")";
+}
+
 std::string fmtSeconds(double s) {
   if (!std::isfinite(s)) return "failed";
   std::ostringstream o;
@@ -152,6 +165,7 @@ Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const 
     e.cached = true;
     e.seconds = old->ok() ? old->seconds : std::numeric_limits<double>::infinity();
     e.spread = old->spread;
+    e.failure = failureWords(*old);
     return e;
   }
   Measurement r = measure(t.space.substitute(t.command, c), m);
@@ -159,6 +173,7 @@ Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const 
   rec.add(id, key, r);
   e.seconds = r.ok() ? r.seconds : std::numeric_limits<double>::infinity();
   e.spread = r.spread;
+  e.failure = failureWords(r);
   return e;
 }
 
@@ -168,17 +183,20 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
   std::ostream* log = o.log;
   int measured = 0;
   const int64_t after = o.fresh ? rec.lastMeasurementId() : 0;
+  std::string lastFailure;  // of the latest evaluation, for the progress line
   auto objective = [&](const Config& c, int nth, bool& cached) {
     Evaluation e = evaluateOne(rec, t, c, o.measure, o.method, nth, after);
     cached = e.cached;
+    lastFailure = e.failure;
     if (!cached) ++measured;
     return Sample(e.seconds, e.spread);
   };
   Evaluator ev(t.space, objective, o.budget);
   if (log) {
     ev.progress = [&](const Evaluation& now, int i, int budget, const Evaluation& best) {
+      bool failed = !std::isfinite(now.measurements.back()) && !lastFailure.empty();
       *log << "[" << t.name << " " << o.method << " " << i << "/" << budget << "] " << t.space.key(now.config) << " "
-           << fmtSeconds(now.measurements.back()) << (now.cached ? " (recorded)" : "");
+           << (failed ? lastFailure : fmtSeconds(now.measurements.back())) << (now.cached ? " (recorded)" : "");
       if (now.measurements.size() > 1)
         *log << " (measured again; mean of " << now.measurements.size() << ": " << fmtSeconds(now.seconds) << ")";
       *log << "   best " << fmtSeconds(best.seconds) << "\n" << std::flush;
