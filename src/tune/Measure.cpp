@@ -31,11 +31,9 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-}  // namespace
-
-namespace {
 const char kTimeoutPrefix[] = "killed after the timeout of ";
-}
+
+}  // namespace
 
 std::string timeoutDetail(double timeoutSeconds) {
   char buf[64];
