@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "TempDir.h"
 #include "backends/cuda/Driver.h"
 #include "driver/Spec.h"
 #include "profile/ProfileCommand.h"
@@ -399,7 +400,7 @@ TEST(ProfileCommand, BackendsEmuCudaAndUnknown) {
     CLI::App app;
     std::function<int()> action;
     addProfileCommand(app, action);
-    std::string trace = testing::TempDir() + "/profile_backend_" + c.backend + ".json";
+    std::string trace = (tawa::test::tempDir() / ("profile_backend_" + c.backend + ".json")).string();
     std::vector<std::string> args = {"tawa", "profile", kGemm, "--backend", c.backend, "--spec", gemmSpec(64), "--grid", "1", "-o", trace};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
