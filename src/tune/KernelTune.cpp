@@ -202,7 +202,7 @@ std::string kernelSpaceJson(const std::string& path, const std::string& kernel, 
           auto it = probe.find(d);
           return it != probe.end() ? it->second : std::to_string(d);
         };
-        accRegs.push_back(name(r.shape[0]) + " * " + name(r.shape[1]) + " / (128 * consumers) <= 168");
+        accRegs.push_back(name(r.shape[0]) + " * " + name(r.shape[1]));
         if (probe.count(r.shape[0])) wgmmaM.push_back(name(r.shape[0]) + " % (64 * consumers) == 0");
       }
     }
@@ -241,7 +241,7 @@ std::string kernelSpaceJson(const std::string& path, const std::string& kernel, 
     j["group_m"] = {0, 4, 8, 16};
     def["depth"] = 2;
     def["mma_depth"] = 1;
-    def["consumers"] = 1;
+    def["consumers"] = 1;  // 2 when one consumer's accumulators would not fit the register budget below
     def["persistent"] = 0;
     def["group_m"] = 0;
     cons.push_back("mma_depth < depth");
@@ -252,11 +252,30 @@ std::string kernelSpaceJson(const std::string& path, const std::string& kernel, 
     std::string total = "depth * (" + smem + ")";
     for (auto& b : storeBytes) total += " + " + b;
     cons.push_back(total + " <= 232448");
-    for (auto& c : accRegs) cons.push_back(c);
-    for (auto& c : wgmmaM) cons.push_back(c);
+    // The accumulators of the loop's dots are live together (attention's S and O), so their f32
+    // elements, split over the consumer warp groups' 128 threads each, share one budget of 168
+    // registers per thread (of 255, the rest for operands, addresses and the softmax's values).
+    if (!accRegs.empty()) {
+      std::string sum;
+      for (auto& a : accRegs) sum += (sum.empty() ? "" : " + ") + a;
+      cons.push_back((accRegs.size() > 1 ? "(" + sum + ")" : sum) + " / (128 * consumers) <= 168");
+    }
+    for (auto& c : wgmmaM)
+      if (std::find(cons.begin(), cons.end(), c) == cons.end()) cons.push_back(c);  // two dots, one M: once
   }
   j["constraints"] = cons;
   j["default"] = def;
+  if (dotInLoop) {  // a default one consumer cannot hold (attention's 128-row tiles) takes two
+    json noDefault = j;
+    noDefault.erase("default");  // the space refuses a default that breaks a constraint
+    Space sp = parseSpace(noDefault.dump(), "<kernel space>");
+    auto legalWith = [&](int consumers) {
+      json d = def;
+      d["consumers"] = consumers;
+      return sp.legal(sp.fromJson(d));
+    };
+    if (!legalWith(1) && legalWith(2)) j["default"]["consumers"] = 2;
+  }
   return j.dump(1);
 }
 
