@@ -376,6 +376,9 @@ int tuneKernel(const KernelTuneArgs& a, std::ostream& out) {
 
   Record rec(a.db);
   if (!a.importPath.empty()) return importResults(rec, t, a.importPath, out);
+  if (!a.search.dryRun && a.grid.empty())
+    throw UserError(where(a.file), "tuning a kernel runs it, and `tawa run` needs its launch grid: give --grid",
+                    "the grid may name the tuned sizes, e.g. --grid 'cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)'");
   if (!a.search.dryRun) {
     auto gpu = cuda::probeGpu();
     if (!gpu.ok)

@@ -23,7 +23,7 @@ const char* kTuneHelp = R"(
 Modes:
   --program 'CMD {param} ...' --space SPACE.json   tune any command line; {name} is replaced by the value
   --suite DIR                                      tune every program of a skeleton suite (DIR/suite.json)
-  FILE.py --kernel K --spec ... [--grid G]         tune a tawa kernel on the GPU: its tile sizes (the spec's BLOCK*
+  FILE.py --kernel K --spec ... --grid G           tune a tawa kernel on the GPU: its tile sizes (the spec's BLOCK*
                                                    and TILE* constexprs) and D, P, consumers, persistent, group_m,
                                                    within 227 KB of shared memory and the accumulator registers;
                                                    each configuration timed by `tawa run --backend cuda`

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Stands in for `tawa run FILE --kernel K --spec SPEC [--grid G] --backend cuda --check none --depth D ...`
+"""Stands in for `tawa run FILE --kernel K --spec SPEC --grid G --backend cuda --check none --depth D ...`
 when a test tunes a kernel without a GPU ($TAWA_SELF points here). It checks the command line the tuner
 built (every tile-size placeholder filled in, the WS options given), appends the configuration to
 $FAKE_RUN_LOG, and prints the two lines `tawa run` ends with, with a median_ms made up from the
@@ -15,7 +15,9 @@ args = sys.argv[1:]
 opt = {args[i]: args[i + 1] for i in range(1, len(args) - 1) if args[i].startswith("--")}
 if args[:1] != ["run"] or opt.get("--backend") != "cuda" or opt.get("--check") != "none" or "--spec" not in opt:
     sys.exit("fake_runner: unexpected command line: %r" % args)
-if "{" in opt["--spec"] or "{" in opt.get("--grid", ""):
+if "--grid" not in opt:  # as tawa run: a launch needs its grid
+    sys.exit("<grid>:1:1: error: tawa run needs --grid")
+if "{" in opt["--spec"] or "{" in opt["--grid"]:
     sys.exit("fake_runner: a placeholder was left in: %r" % args)
 tiles = {k: int(v) for k, v in re.findall(r"\b((?:BLOCK|TILE)_[A-Z0-9_]+)=(\d+)", opt["--spec"])}
 if not tiles:
@@ -24,8 +26,7 @@ ws = {k: int(opt[k]) for k in ("--depth", "--mma-depth", "--consumers", "--persi
 if os.environ.get("FAKE_RUN_LOG"):
     with open(os.environ["FAKE_RUN_LOG"], "a") as f:
         f.write(" ".join("%s=%d" % kv for kv in sorted(tiles.items())) + " " +
-                " ".join("%s=%d" % (k[2:].replace("-", "_"), v) for k, v in ws.items()) +
-                (" grid='%s'" % opt["--grid"] if "--grid" in opt else "") + "\n")
+                " ".join("%s=%d" % (k[2:].replace("-", "_"), v) for k, v in ws.items()) + " grid='%s'\n" % opt["--grid"])
 if os.environ.get("FAKE_RUN_FAIL"):
     sys.exit("error: CUDA_ERROR_ILLEGAL_ADDRESS (made up by the fake runner)")
 best = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}
