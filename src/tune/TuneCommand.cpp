@@ -37,9 +37,10 @@ What is measured: the command's wall time, or the figure of its last output line
 run, the median of --reps runs, repeated while the spread exceeds 10%.
 Every measurement goes to the record (--db, SQLite); a configuration already there is not run again
 (MaSiF's confirmations measure a configuration a second time, and the record keeps both; one that
-timed out is run again under a longer --timeout), so re-running a tuning measures nothing new. --fresh makes a search measure everything it asks for
-itself (the record's earlier measurements of the program answer nothing; other programs still guide
-MaSiF): a search repeated with another seed is then an independent one, not a replay of the first.
+timed out is run again under a longer --timeout), so re-running a tuning measures nothing new.
+--fresh makes a search measure everything it asks for itself (the record's earlier measurements of
+the program answer nothing; other programs still guide MaSiF): a search repeated with another seed
+is then an independent one, not a replay of the first.
 The last line printed is the best configuration as JSON.
 
 Methods: masif (default: the k nearest tuned programs of the record by z-scored static features, each
