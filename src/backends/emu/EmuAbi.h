@@ -3,8 +3,8 @@
 // holds only standard-layout structs, so the two sides need not agree on anything but this file.
 //   - TawaEmuTensorMap: what cuTensorMapEncodeTiled would take for a tiled map of rank 2 to 5 (base,
 //     extents, strides, box, element size, swizzle), stored in the 128 bytes of a host CUtensorMap.
-//   - TawaEmuLaunch: one launch (grid, block, shared memory, seed, names of the mbarrier arrays for
-//     diagnostics) in, statistics and the first error out.
+//   - TawaEmuLaunch: one launch (grid, block, shared memory, seed, names of the mbarrier arrays and
+//     the global buffers for diagnostics) in, statistics and the first error out.
 //   - TawaEmuCostModel: the figures of tawa's cost model (src/profile/CostModel.h) that drive the
 //     emulator's *modelled* clock (tawa::clock64 / globaltimer on the CPU), filled in by the host.
 //   - the entry point every kernel object exports: int tawa_emu_entry(TawaEmuLaunch*, void* const* args),
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TAWA_EMU_ABI_VERSION 4u
+#define TAWA_EMU_ABI_VERSION 5u
 #define TAWA_EMU_MAP_MAGIC 0x54415741454d5531ull  // "TAWAEMU1"
 
 struct TawaEmuTensorMap {
@@ -59,6 +59,13 @@ struct TawaEmuLaunch {
   const int64_t* barOffsets;
   const int32_t* barCounts;
   TawaEmuCostModel model;  // the modelled clock (read only by kernels emitted with --profile)
+  // The launch's global buffers, for messages: each lies between two PROT_NONE guards of guardBytes,
+  // so a plain pointer access outside it faults, and the runtime reports which buffer it missed.
+  int32_t nBuffers;
+  const char* const* bufferNames;
+  const uint64_t* bufferBases;
+  const uint64_t* bufferBytes;
+  uint64_t guardBytes;
   // out
   char* error;             // the first fault (deadlock, race, misuse), NUL-terminated
   size_t errorCap;

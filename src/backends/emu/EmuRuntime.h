@@ -37,9 +37,12 @@
 //     back to back; globaltimer = (block start + cycles) / clock GHz. Nothing here is measured.
 // Faults (deadlock, races, out-of-bounds or misaligned accesses, over-arrival, tx underflow, misuse)
 // stop the launch and report block, thread and the kernel source line (the caller's __builtin_LINE,
-// which follows the #line directives back to the user's kernel).
+// which follows the #line directives back to the user's kernel). A plain global pointer access
+// outside its buffer (every buffer lies between PROT_NONE guards) and a fiber's stack overflow are
+// caught as SIGSEGV and reported with block, thread and buffer, without a source line.
 #pragma once
 
+#include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -192,6 +195,10 @@ struct Runtime {
   double tcFree = 0, pipeFree = 0;              // the SM's tensor core and memory pipe
   double blockStart = 0;                        // cycles on the kernel's axis
   std::vector<double> smFree;                   // per SM: when its last block ended
+  // a memory fault in the kernel's code (see runGrid)
+  sigjmp_buf faultJmp;
+  void* faultAddr = nullptr;
+  int faultSig = 0;
 };
 
 inline Runtime& rt() {
@@ -671,6 +678,45 @@ inline void runBlock(char* stacks) {
   runPendingAsync();
 }
 
+// SIGSEGV / SIGBUS while a launch runs: back to runGrid, which reports the fault.
+inline void onFault(int sig, siginfo_t* info, void*) {
+  Runtime& r = rt();
+  r.faultAddr = info->si_addr;
+  r.faultSig = sig;
+  siglongjmp(r.faultJmp, 1);
+}
+
+// What the faulting address was: outside which buffer and by how much, a thread's stack guard, or
+// nothing of the launch's.
+inline void reportFault(const char* stacks, size_t perThread) {
+  Runtime& r = rt();
+  const uint64_t a = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(r.faultAddr));
+  std::string what;
+  for (int i = 0; i < r.L->nBuffers && what.empty(); ++i) {
+    const uint64_t base = r.L->bufferBases[i], bytes = r.L->bufferBytes[i], g = r.L->guardBytes;
+    const std::string name = r.L->bufferNames[i];
+    if (a >= base + bytes && a < base + bytes + g)
+      what = "out-of-bounds global access: byte " + std::to_string(a - base) + " of buffer '" + name + "', which holds " +
+             std::to_string(bytes) + " bytes";
+    else if (a < base && base - a <= g)
+      what = "out-of-bounds global access: " + std::to_string(base - a) + " byte(s) before the start of buffer '" + name + "'";
+  }
+  for (int i = 0; i < r.threads && what.empty(); ++i) {
+    const uint64_t guard = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(stacks + static_cast<size_t>(i) * perThread));
+    if (a >= guard && a < guard + 4096)
+      what = "thread " + std::to_string(i) + " overflowed its stack of " + std::to_string(kStackBytes / 1024) + " KiB";
+  }
+  if (what.empty()) {
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(a));
+    what = std::string(r.faultSig == SIGBUS ? "bus error" : "invalid memory access") + " at address " + hex +
+           ", in no buffer of the launch";
+  }
+  if (r.cur) what = who(r.cur->tid) + ": " + what;
+  r.cur = nullptr;
+  setError(what, "", 0);
+}
+
 inline int runGrid(TawaEmuLaunch* L, void (*body)(void* const*), void* const* args) {
   Runtime& r = rt();
   r = Runtime{};
@@ -700,18 +746,41 @@ inline int runGrid(TawaEmuLaunch* L, void (*body)(void* const*), void* const* ar
   char* stacks = static_cast<char*>(mem);
   r.smFree.assign(static_cast<size_t>(L->model.sms > 0 ? L->model.sms : 1), 0.0);
   for (int i = 0; i < L->threads; ++i) mprotect(stacks + static_cast<size_t>(i) * per, 4096, PROT_NONE);  // guard pages
-  for (int z = 0; z < L->grid[2] && !r.failed; ++z)
-    for (int y = 0; y < L->grid[1] && !r.failed; ++y)
-      for (int x = 0; x < L->grid[0] && !r.failed; ++x) {
-        r.bx = x, r.by = y, r.bz = z;
-        int64_t linear = x + static_cast<int64_t>(L->grid[0]) * (y + static_cast<int64_t>(L->grid[1]) * z);
-        double& sm = r.smFree[static_cast<size_t>(linear % static_cast<int64_t>(r.smFree.size()))];
-        r.blockStart = sm;
-        runBlock(stacks);
-        double end = 0;
-        for (double c : r.wgClock) end = std::max(end, c);
-        sm = r.blockStart + end;
-      }
+  // A memory fault in the kernel's own code -- a plain global access outside its buffer (each buffer
+  // lies between PROT_NONE guards, placed by the host), or a thread running into its stack's guard
+  // page -- arrives as SIGSEGV or SIGBUS, on an alternate stack: the handler jumps back here and the
+  // launch ends with a report instead of corrupting or killing the process. The process's own
+  // handlers are restored afterwards.
+  std::vector<char> altStack(64 * 1024);
+  stack_t alt{}, oldAlt{};
+  alt.ss_sp = altStack.data();
+  alt.ss_size = altStack.size();
+  sigaltstack(&alt, &oldAlt);
+  struct sigaction sa{}, oldSegv{}, oldBus{};
+  sa.sa_sigaction = onFault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &oldSegv);
+  sigaction(SIGBUS, &sa, &oldBus);
+  if (sigsetjmp(r.faultJmp, 1) == 0) {
+    for (int z = 0; z < L->grid[2] && !r.failed; ++z)
+      for (int y = 0; y < L->grid[1] && !r.failed; ++y)
+        for (int x = 0; x < L->grid[0] && !r.failed; ++x) {
+          r.bx = x, r.by = y, r.bz = z;
+          int64_t linear = x + static_cast<int64_t>(L->grid[0]) * (y + static_cast<int64_t>(L->grid[1]) * z);
+          double& sm = r.smFree[static_cast<size_t>(linear % static_cast<int64_t>(r.smFree.size()))];
+          r.blockStart = sm;
+          runBlock(stacks);
+          double end = 0;
+          for (double c : r.wgClock) end = std::max(end, c);
+          sm = r.blockStart + end;
+        }
+  } else {
+    reportFault(stacks, per);
+  }
+  sigaction(SIGSEGV, &oldSegv, nullptr);
+  sigaction(SIGBUS, &oldBus, nullptr);
+  sigaltstack(&oldAlt, nullptr);
   munmap(mem, total);
   r.fibers.clear();
   return r.failed ? 1 : 0;

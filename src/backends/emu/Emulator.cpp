@@ -3,6 +3,7 @@
 #include "backends/cuda/BuildCache.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -170,10 +171,62 @@ CompiledKernel compile(const cuda::EmitResult& er, const Options& opt) {
   return ck;
 }
 
+namespace {
+
+// The launch's buffers, each copied for the launch into its own mapping between two PROT_NONE guards
+// of kGuardBytes, its last byte against the upper guard. The emitted code dereferences global pointers
+// directly (SIMT kernels, pointer epilogues); an access outside a buffer then faults in a guard, which
+// the runtime reports, instead of writing into tawa's heap. The data is copied back on destruction.
+class GuardedBuffers {
+ public:
+  static constexpr uint64_t kGuardBytes = uint64_t{256} << 20;
+
+  explicit GuardedBuffers(std::vector<exec::Buffer>& buffers) : buffers_(buffers) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    for (auto& b : buffers_) {
+      Region r;
+      r.bytes = b.data.size();
+      size_t inner = (r.bytes + page - 1) / page * page;
+      if (inner == 0) inner = page;
+      r.total = 2 * kGuardBytes + inner;
+      void* m = mmap(nullptr, r.total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (m == MAP_FAILED) throw UserError(where("<emu>"), "cannot map guarded memory for buffer " + b.name);
+      r.map = static_cast<uint8_t*>(m);
+      regions_.push_back(r);  // unmapped by the destructor from here on
+      if (mprotect(r.map + kGuardBytes, inner, PROT_READ | PROT_WRITE) != 0)
+        throw UserError(where("<emu>"), "cannot map guarded memory for buffer " + b.name);
+      regions_.back().data = r.map + kGuardBytes + (inner - r.bytes);
+      if (r.bytes) std::memcpy(regions_.back().data, b.data.data(), r.bytes);
+    }
+  }
+  ~GuardedBuffers() {
+    for (size_t i = 0; i < regions_.size(); ++i) {
+      if (regions_[i].data && regions_[i].bytes) std::memcpy(buffers_[i].data.data(), regions_[i].data, regions_[i].bytes);
+      munmap(regions_[i].map, regions_[i].total);
+    }
+  }
+  GuardedBuffers(const GuardedBuffers&) = delete;
+  GuardedBuffers& operator=(const GuardedBuffers&) = delete;
+
+  uint8_t* data(size_t i) const { return regions_.at(i).data; }
+
+ private:
+  struct Region {
+    uint8_t* map = nullptr;
+    uint8_t* data = nullptr;
+    size_t bytes = 0, total = 0;
+  };
+  std::vector<exec::Buffer>& buffers_;
+  std::vector<Region> regions_;
+};
+
+}  // namespace
+
 LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& args, std::vector<exec::Buffer>& buffers,
                    std::array<int64_t, 3> grid, const Options& opt) {
   LaunchStats st;
   CompiledKernel ck = compile(er, opt);
+  GuardedBuffers guarded(buffers);
   st.cacheHit = ck.cacheHit;
   st.compileSeconds = ck.compileSeconds;
 
@@ -190,12 +243,13 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
     const auto& s = er.tensorMaps[m];
     if (s.baseArg < 0 || static_cast<size_t>(s.baseArg) >= args.size() || args[static_cast<size_t>(s.baseArg)].kind != exec::Arg::Kind::Buffer)
       throw UserError(where(), "tensor map " + s.param + ": its base is not a buffer argument of the launch");
-    exec::Buffer& buf = buffers.at(static_cast<size_t>(args[static_cast<size_t>(s.baseArg)].buffer));
-    auto base = reinterpret_cast<uintptr_t>(buf.data.data());
+    const size_t bi = static_cast<size_t>(args[static_cast<size_t>(s.baseArg)].buffer);
+    exec::Buffer& buf = buffers.at(bi);
+    auto base = reinterpret_cast<uintptr_t>(guarded.data(bi));
     cuda::TensorMapArgs a = cuda::tensorMapArgs(s, intArgs, static_cast<cuda::CUdeviceptr>(base), grid);
     TawaEmuTensorMap t{};
     t.magic = TAWA_EMU_MAP_MAGIC;
-    t.base = buf.data.data();
+    t.base = guarded.data(bi);
     t.bufferBytes = buf.data.size();
     t.rank = a.rank;
     t.elemBytes = static_cast<uint32_t>(ir::byteWidth(s.elem));
@@ -235,7 +289,7 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
     }
     // A SIMT kernel's buffer: its host address is the emulated device address.
     cuda::packScalarParam(p, args, grid, &scalars[i], "the emulator", [&](int b) {
-      return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(buffers.at(static_cast<size_t>(b)).data.data()));
+      return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(guarded.data(static_cast<size_t>(b))));
     });
     params.push_back(&scalars[i]);
   }
@@ -268,6 +322,18 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
     L.model = TawaEmuCostModel{m.clockGHz, m.sms, m.tmaLatency, m.tmaIssue, m.bytesPerClkPerSM(), m.flopsPerClkPerSM, m.mmaIssue,
                                m.mmaWait, m.arrive, m.waitWake, m.aluPerClk, m.mufuPerClk, m.cvtPerClk, m.smemBytesPerClk};
   }
+  std::vector<const char*> bufferNames;
+  std::vector<uint64_t> bufferBases, bufferBytes;
+  for (size_t b = 0; b < buffers.size(); ++b) {
+    bufferNames.push_back(buffers[b].name.c_str());
+    bufferBases.push_back(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(guarded.data(b))));
+    bufferBytes.push_back(buffers[b].data.size());
+  }
+  L.nBuffers = static_cast<int32_t>(buffers.size());
+  L.bufferNames = bufferNames.data();
+  L.bufferBases = bufferBases.data();
+  L.bufferBytes = bufferBytes.data();
+  L.guardBytes = GuardedBuffers::kGuardBytes;
   L.nBarArrays = static_cast<int32_t>(names.size());
   L.barNames = namePtrs.data();
   L.barOffsets = offsets.data();
