@@ -1,5 +1,7 @@
 #include "driver/Launch.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <random>
@@ -104,6 +106,28 @@ std::vector<std::string> loadedNames(const std::vector<std::string>& loads) {
   return names;
 }
 
+namespace {
+
+// A buffer the spec sizes past this machine's memory is the spec's error, said before allocating
+// (std::bad_alloc would be an internal error; an overcommitted allocation, a kill later).
+void checkBufferFits(const SpecEntry& e, const std::string& name, const std::vector<int64_t>& shape) {
+  uint64_t bytes = ir::byteWidth(e.dtype);
+  bool overflow = false;
+  for (int64_t d : shape) overflow = overflow || d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes);
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const uint64_t memory = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  if (overflow || (memory && bytes > memory)) {
+    std::string dims;
+    for (int64_t d : shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    throw UserError(e.loc, "buffer '" + name + "' (" + dims + " " + std::string(ir::scalarName(e.dtype)) + ") needs " +
+                               (overflow ? std::string("more than 2^64") : std::to_string(bytes)) + " bytes, more than this machine's " +
+                               std::to_string(memory) + " bytes of memory",
+                    "give its shape smaller sizes in --spec");
+  }
+}
+
+}  // namespace
+
 Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, uint64_t seed,
            const std::vector<std::string>& loaded) {
   Bound b;
@@ -124,6 +148,7 @@ Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, ui
                                     std::string(ir::scalarName(t.scalar)) + "[dims]");
       if (e->dtype != t.scalar)
         throw UserError(e->loc, "buffer '" + pname + "' is " + std::string(ir::scalarName(e->dtype)) + " but the kernel takes " + t.str());
+      checkBufferFits(*e, pname, spec.shapeOf(*e));
       exec::Buffer buf(pname, e->dtype, spec.shapeOf(*e));
       if (std::find(loaded.begin(), loaded.end(), pname) == loaded.end()) fillRandom(buf, seed);
       b.args.push_back(exec::Arg::buf(static_cast<int>(b.buffers.size())));
