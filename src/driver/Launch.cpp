@@ -108,21 +108,24 @@ std::vector<std::string> loadedNames(const std::vector<std::string>& loads) {
 
 namespace {
 
-// A buffer the spec sizes past this machine's memory is the spec's error, said before allocating
-// (std::bad_alloc would be an internal error; an overcommitted allocation, a kill later).
-void checkBufferFits(const SpecEntry& e, const std::string& name, const std::vector<int64_t>& shape) {
+// Buffers the spec sizes past this machine's memory are the spec's error, said before allocating
+// (std::bad_alloc would be an internal error; an overcommitted allocation, a kill later). `total`
+// carries the bytes of the buffers before this one.
+void checkBufferFits(const SpecEntry& e, const std::string& name, const std::vector<int64_t>& shape, uint64_t& total) {
   uint64_t bytes = ir::byteWidth(e.dtype);
   bool overflow = false;
   for (int64_t d : shape) overflow = overflow || d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes);
+  overflow = overflow || __builtin_add_overflow(total, bytes, &total);
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   const uint64_t memory = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
-  if (overflow || (memory && bytes > memory)) {
+  if (overflow || (memory && total > memory)) {
     std::string dims;
     for (int64_t d : shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
     throw UserError(e.loc, "buffer '" + name + "' (" + dims + " " + std::string(ir::scalarName(e.dtype)) + ") needs " +
-                               (overflow ? std::string("more than 2^64") : std::to_string(bytes)) + " bytes, more than this machine's " +
-                               std::to_string(memory) + " bytes of memory",
-                    "give its shape smaller sizes in --spec");
+                               (overflow ? std::string("more than 2^64") : std::to_string(bytes)) + " bytes" +
+                               (overflow || total == bytes ? "" : ", " + std::to_string(total) + " with the buffers before it") +
+                               ": more than this machine's " + std::to_string(memory) + " bytes of memory",
+                    "give the buffers smaller shapes in --spec");
   }
 }
 
@@ -131,6 +134,7 @@ void checkBufferFits(const SpecEntry& e, const std::string& name, const std::vec
 Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, uint64_t seed,
            const std::vector<std::string>& loaded) {
   Bound b;
+  uint64_t totalBytes = 0;
   std::vector<bool> used(spec.entries.size(), false);
   for (size_t k = 0; k < kernel.numArgs(); ++k) {
     const ir::Value* p = kernel.arg(k);
@@ -148,7 +152,7 @@ Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, ui
                                     std::string(ir::scalarName(t.scalar)) + "[dims]");
       if (e->dtype != t.scalar)
         throw UserError(e->loc, "buffer '" + pname + "' is " + std::string(ir::scalarName(e->dtype)) + " but the kernel takes " + t.str());
-      checkBufferFits(*e, pname, spec.shapeOf(*e));
+      checkBufferFits(*e, pname, spec.shapeOf(*e), totalBytes);
       exec::Buffer buf(pname, e->dtype, spec.shapeOf(*e));
       if (std::find(loaded.begin(), loaded.end(), pname) == loaded.end()) fillRandom(buf, seed);
       b.args.push_back(exec::Arg::buf(static_cast<int>(b.buffers.size())));

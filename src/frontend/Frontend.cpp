@@ -26,6 +26,7 @@ std::string readFile(const std::string& path) {
 std::unique_ptr<ir::Module> compileTriton(const std::string& path, const std::string& kernel, const driver::Spec& spec) {
   auto file = scanSource(path, readFile(path));
   auto m = lowerKernel(*file, kernel, spec);
+  ir::checkTileSizes(*m);  // block sizes too large for any tile: the kernel's (or its spec's) error
   try {
     ir::verify(*m);
   } catch (const UserError& e) {

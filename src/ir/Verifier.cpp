@@ -1,6 +1,7 @@
 #include "ir/Verifier.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "ir/MathFns.h"
@@ -76,6 +77,7 @@ class Verifier {
         for (auto* a : args) visible_.erase(a);
       }
       verifyOp(*op);
+      checkTileSize(*op);
       for (auto& r : op->results()) visible_.insert(r.get()), added.push_back(r.get());
     }
     for (auto* v : added) visible_.erase(v);
@@ -583,6 +585,29 @@ class Verifier {
 };
 
 }  // namespace
+
+void checkTileSize(const Op& op) {
+  for (auto& r : op.results()) {
+    if (!r->type().isTile()) continue;
+    int64_t n = 1;
+    bool over = false;
+    for (int64_t d : r->type().shape) over = over || __builtin_mul_overflow(n, d, &n) || n > kMaxTileElements;
+    if (over)
+      throw UserError(op.loc(), "'" + std::string(op.name()) + "' makes a tile of type " + r->type().str() + ": more than " +
+                                    std::to_string(kMaxTileElements) + " elements (Triton's limit too)",
+                      "use smaller block sizes");
+  }
+}
+
+void checkTileSizes(const Module& m) {
+  std::function<void(const Block&)> walk = [&](const Block& b) {
+    for (auto& op : b.ops()) {
+      for (auto& r : op->regions()) walk(*r);
+      checkTileSize(*op);
+    }
+  };
+  for (auto& f : m.funcs) walk(f->body);
+}
 
 void verify(const Module& m) { Verifier(m).run(); }
 

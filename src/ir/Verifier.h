@@ -9,4 +9,11 @@ namespace tawa::ir {
 
 void verify(const Module& m);
 
+// Every backend holds a tile whole, per program: a tile of more than kMaxTileElements elements (Triton's
+// own TRITON_MAX_TENSOR_NUMEL) only exhausts memory or time. verify() checks it with the rest; the front
+// end checks it first, as the kernel's error rather than its own.
+constexpr int64_t kMaxTileElements = int64_t{1} << 20;
+void checkTileSize(const Op& op);
+void checkTileSizes(const Module& m);
+
 }  // namespace tawa::ir
