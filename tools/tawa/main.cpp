@@ -111,10 +111,22 @@ void addWsFlags(CLI::App* c, WsFlags& w) {
       ->default_val(1)
       ->check(CLI::Range(1, 2));
   c->add_option("--persistent", w.opt.persistent, "make the kernel persistent on N programs (e.g. 132, the SMs of an H100)")
-      ->default_val(0);
-  c->add_option("--group-m", w.opt.groupM, "persistent tile order: groups of G rows of tiles (0: row-major)")->default_val(0);
-  c->add_option("--producer-regs", w.opt.producerRegs, "setmaxnreg budget of the producer")->default_val(40);
-  c->add_option("--consumer-regs", w.opt.consumerRegs, "setmaxnreg budget of each consumer")->default_val(232);
+      ->default_val(0)
+      ->check(CLI::Range(0, 1 << 20));
+  c->add_option("--group-m", w.opt.groupM, "persistent tile order: groups of G rows of tiles (0: row-major)")
+      ->default_val(0)
+      ->check(CLI::Range(0, 1 << 16));
+  // setmaxnreg takes 24 to 256 registers per thread, in steps of 8 (PTX ISA).
+  const CLI::Validator regs(
+      [](std::string& v) {
+        char* end = nullptr;
+        long n = std::strtol(v.c_str(), &end, 10);
+        return end != v.c_str() && *end == 0 && n >= 24 && n <= 256 && n % 8 == 0 ? std::string()
+                                                                                  : "must be 24 to 256, a multiple of 8 (setmaxnreg)";
+      },
+      "24..256, multiple of 8");
+  c->add_option("--producer-regs", w.opt.producerRegs, "setmaxnreg budget of the producer")->default_val(40)->check(regs);
+  c->add_option("--consumer-regs", w.opt.consumerRegs, "setmaxnreg budget of each consumer")->default_val(232)->check(regs);
   c->add_flag("--explain", w.explain, "say which role each op went to and why, and what could not be done");
 }
 
