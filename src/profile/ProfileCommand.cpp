@@ -146,14 +146,17 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
       ->default_val(1)
       ->check(CLI::Range(1, 2));
   c->add_option("--events-per-block", f->opt.eventsPerBlock, "capacity of each block's event buffer (lost events are counted)")
-      ->default_val(4096);
+      ->default_val(4096)
+      ->check(CLI::Range(1, 1 << 24));
   c->add_option("--profile-capacity", f->opt.profileCapacity,
                 "emu, cuda: events per warp group in the kernel's shared-memory ring (older events are lost, and counted)")
       ->default_val(256)
       ->check(CLI::Range(1, 65536));
   c->add_option("--seed", f->opt.seed, "scheduler seed of the executor run")->default_val(1);
   c->add_option("--data-seed", f->opt.dataSeed, "seed of the random inputs")->default_val(1);
-  c->add_option("--threads", f->opt.threads, "worker threads for the executor (default: all cores)")->default_val(0);
+  c->add_option("--threads", f->opt.threads, "worker threads for the executor (0, the default: all cores)")
+      ->default_val(0)
+      ->check(CLI::Range(0, 4096));
   c->footer(kExamples);
   c->callback([f, &action] {
     action = [f]() -> int {

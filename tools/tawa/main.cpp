@@ -317,7 +317,7 @@ int main(int argc, char** argv) {
   run->add_option("--reps", reps, "cuda: timed launches (the median is reported)")->default_val(20)->check(CLI::Range(1, 100000));
   run->add_option("--warmup", warmup, "cuda: launches before timing")->default_val(3)->check(CLI::Range(0, 100000));
   run->add_option("--check", checkMode, "cuda: exec (compare every buffer with the CPU executor) or none")->default_val("exec");
-  run->add_option("--threads", threads, "worker threads for the executor (default: all cores)");
+  run->add_option("--threads", threads, "worker threads for the executor (0 or none: all cores)")->check(CLI::Range(0, 4096));
   run->footer(kRunExamples);
   std::function<int()> tuneAction = tawa::tune::addTuneCommand(app);
 
