@@ -83,6 +83,13 @@ class GridParser {
         fail(start, "grid dimension " + std::to_string(n) + " (" + kAxis[n] + ") is " + std::to_string(v) +
                         "; every grid size must be at least 1");
       }
+      // CUDA's limits (x < 2^31, y and z <= 65535), which also keep the program count within int64.
+      static constexpr int64_t kMax[] = {(int64_t{1} << 31) - 1, 65535, 65535};
+      if (v > kMax[n]) {
+        static constexpr const char* kAxis[] = {"x", "y", "z"};
+        fail(start, "grid dimension " + std::to_string(n) + " (" + kAxis[n] + ") is " + std::to_string(v) + "; CUDA allows at most " +
+                        std::to_string(kMax[n]));
+      }
       grid[n++] = v;
       skipSpace();
       if (pos_ >= end_) break;

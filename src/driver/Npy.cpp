@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -164,9 +165,19 @@ NpyArray readNpy(const std::string& path) {
   Location loc = Location::at(std::make_shared<const std::string>(path), 0, 0);
   auto fail = [&](const std::string& msg, const std::string& hint = {}) { throw UserError(loc, msg, hint); };
 
+  if (path.empty()) throw UserError(Location::at(std::make_shared<const std::string>("--load"), 0, 0), "no npy file named after '='");
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    fail(std::filesystem::is_directory(status) ? "is a directory, not an npy file" : "is not a regular file (a device or a pipe?), not an npy file");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(std::string("cannot open npy file: ") + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception& e) {
+    fail(std::string("cannot read npy file: ") + e.what());
+  }
   if (in.bad()) fail("cannot read npy file");
 
   if (bytes.size() < kMagicLen && std::string_view(kMagic, kMagicLen).starts_with(bytes))

@@ -446,7 +446,10 @@ class Lowerer {
     Type t = x->type();
     if (shapeOf(t) == shape) return x;
     at(p);
-    if (!t.isTile()) return b_.op1(OpKind::Splat, {x}, Type::tileOf(shape, t));
+    if (!t.isTile()) {
+      if (!t.isScalar() && !t.isPtr()) fail(p, "cannot broadcast a value of type " + t.str() + " to a tensor: only numbers and pointers broadcast");
+      return b_.op1(OpKind::Splat, {x}, Type::tileOf(shape, t));
+    }
     if (t.rank() > static_cast<int>(shape.size()))
       fail(p, "cannot broadcast shape " + shapeStr(t.shape) + " to " + shapeStr(shape));
     while (t.rank() < static_cast<int>(shape.size())) {
@@ -718,7 +721,8 @@ class Lowerer {
     } else {
       Val c = off;
       if (op == "-") c.i = -c.i;
-      ov = constant(c, defaultScalar(c), shape, p);
+      Scalar cs = defaultScalar(c);
+      ov = constant(c, cs == Scalar::I1 ? Scalar::I32 : cs, shape, p);  // ptr + True: an offset of 1, as for IR bools
     }
     at(p);
     return Val::ir(b_.op1(OpKind::AddPtr, {pv, ov}, pv->type()));

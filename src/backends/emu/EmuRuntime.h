@@ -39,7 +39,8 @@
 // stop the launch and report block, thread and the kernel source line (the caller's __builtin_LINE,
 // which follows the #line directives back to the user's kernel). A plain global pointer access
 // outside its buffer (every buffer lies between PROT_NONE guards) and a fiber's stack overflow are
-// caught as SIGSEGV and reported with block, thread and buffer, without a source line.
+// caught as SIGSEGV and reported with block, thread and buffer, without a source line; an integer
+// division by zero (SIGFPE, or SIGILL where the compiler made a constant one a trap) likewise.
 #pragma once
 
 #include <setjmp.h>
@@ -678,7 +679,7 @@ inline void runBlock(char* stacks) {
   runPendingAsync();
 }
 
-// SIGSEGV / SIGBUS while a launch runs: back to runGrid, which reports the fault.
+// SIGSEGV / SIGBUS / SIGFPE / SIGILL while a launch runs: back to runGrid, which reports the fault.
 inline void onFault(int sig, siginfo_t* info, void*) {
   Runtime& r = rt();
   r.faultAddr = info->si_addr;
@@ -706,6 +707,10 @@ inline void reportFault(const char* stacks, size_t perThread) {
     if (a >= guard && a < guard + 4096)
       what = "thread " + std::to_string(i) + " overflowed its stack of " + std::to_string(kStackBytes / 1024) + " KiB";
   }
+  if (what.empty() && r.faultSig == SIGFPE) what = "integer division by zero (or of the most negative value by -1)";
+  if (what.empty() && r.faultSig == SIGILL)
+    what = "illegal instruction: the kernel did something undefined that the host compiler turned into a trap "
+           "(such as an integer division by a constant zero)";
   if (what.empty()) {
     char hex[32];
     std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(a));
@@ -748,20 +753,22 @@ inline int runGrid(TawaEmuLaunch* L, void (*body)(void* const*), void* const* ar
   for (int i = 0; i < L->threads; ++i) mprotect(stacks + static_cast<size_t>(i) * per, 4096, PROT_NONE);  // guard pages
   // A memory fault in the kernel's own code -- a plain global access outside its buffer (each buffer
   // lies between PROT_NONE guards, placed by the host), or a thread running into its stack's guard
-  // page -- arrives as SIGSEGV or SIGBUS, on an alternate stack: the handler jumps back here and the
-  // launch ends with a report instead of corrupting or killing the process. The process's own
-  // handlers are restored afterwards.
+  // page -- arrives as SIGSEGV or SIGBUS, an integer division by zero as SIGFPE (or SIGILL), on an
+  // alternate stack: the handler jumps back here and the launch ends with a report instead of
+  // corrupting or killing the process. The process's own handlers are restored afterwards.
   std::vector<char> altStack(64 * 1024);
   stack_t alt{}, oldAlt{};
   alt.ss_sp = altStack.data();
   alt.ss_size = altStack.size();
   sigaltstack(&alt, &oldAlt);
-  struct sigaction sa{}, oldSegv{}, oldBus{};
+  struct sigaction sa{}, oldSegv{}, oldBus{}, oldFpe{}, oldIll{};
   sa.sa_sigaction = onFault;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGSEGV, &sa, &oldSegv);
   sigaction(SIGBUS, &sa, &oldBus);
+  sigaction(SIGFPE, &sa, &oldFpe);
+  sigaction(SIGILL, &sa, &oldIll);
   if (sigsetjmp(r.faultJmp, 1) == 0) {
     for (int z = 0; z < L->grid[2] && !r.failed; ++z)
       for (int y = 0; y < L->grid[1] && !r.failed; ++y)
@@ -780,6 +787,8 @@ inline int runGrid(TawaEmuLaunch* L, void (*body)(void* const*), void* const* ar
   }
   sigaction(SIGSEGV, &oldSegv, nullptr);
   sigaction(SIGBUS, &oldBus, nullptr);
+  sigaction(SIGFPE, &oldFpe, nullptr);
+  sigaction(SIGILL, &oldIll, nullptr);
   sigaltstack(&oldAlt, nullptr);
   munmap(mem, total);
   r.fibers.clear();

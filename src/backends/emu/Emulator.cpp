@@ -281,7 +281,15 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
       continue;
     }
     if (p.profileBuffer) {  // the profile's global buffer, zeroed, one record per block and warp group
-      st.profile.assign(static_cast<size_t>(er.profile.bytesPerBlock() * run[0] * run[1] * run[2]), 0);
+      int64_t bytes = er.profile.bytesPerBlock();
+      bool over = false;
+      for (int64_t d : run) over = over || __builtin_mul_overflow(bytes, d, &bytes);
+      if (over || bytes > (int64_t{1} << 32))
+        throw UserError(where("<grid>"), "the profile's event buffer for " + std::to_string(run[0]) + " x " + std::to_string(run[1]) + " x " +
+                                             std::to_string(run[2]) + " blocks would take " +
+                                             (over ? std::string("more than 2^63") : std::to_string(bytes)) + " bytes (at most 4 GiB)",
+                        "profile a smaller grid, or lower --profile-capacity");
+      st.profile.assign(static_cast<size_t>(bytes), 0);
       profileBase = st.profile.data();
       std::memcpy(&scalars[i], &profileBase, sizeof profileBase);
       params.push_back(&scalars[i]);
