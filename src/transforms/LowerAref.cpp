@@ -210,10 +210,14 @@ class Lowerer {
     // the loop releases the indices just below the counter's final value.
     Block& body = *loop->region(0);
     bool counter = i->ownerBlock() == &body && i->index() > 0;
+    // The loop's own integer type (its bounds and induction variable) may differ from the counter's
+    // (i32): arithmetic on the bounds is done in it, then converted.
+    const Type lt = loop->operand(0)->type();
+    auto toIt = [&](Builder& bb, Value* v) { return lt == it ? v : bb.op1(OpKind::Cast, {v}, it); };
     Value* local = i;
     if (counter) {
-      Value* d = b.op1(OpKind::Sub, {body.arg(0), loop->operand(0)}, it);
-      local = b.op1(OpKind::Div, {d, loop->operand(2)}, it);
+      Value* d = b.op1(OpKind::Sub, {body.arg(0), loop->operand(0)}, lt);
+      local = toIt(b, b.op1(OpKind::Div, {d, loop->operand(2)}, lt));
     }
     Value* ready = b.op1(OpKind::Cmp, {local, c(b, p, it)}, Type::scalarOf(Scalar::I1), {{"pred", std::string("ge")}});
     Op* iff = b.create(OpKind::If, {ready}, {});
@@ -232,8 +236,8 @@ class Lowerer {
     a.setInsertionPointBefore(std::next(pos)->get());
     a.create(OpKind::WgmmaWait, {}, {}, {{"pending", int64_t{0}}});
     Value *lb = loop->operand(0), *ub = loop->operand(1), *st = loop->operand(2);
-    Value* span = a.op1(OpKind::Add, {a.op1(OpKind::Sub, {ub, lb}, it), a.op1(OpKind::Sub, {st, c(a, 1, it)}, it)}, it);
-    Value* trips = a.op1(OpKind::Max, {a.op1(OpKind::Div, {span, st}, it), c(a, 0, it)}, it);
+    Value* span = a.op1(OpKind::Add, {a.op1(OpKind::Sub, {ub, lb}, lt), a.op1(OpKind::Sub, {st, c(a, 1, lt)}, lt)}, lt);
+    Value* trips = toIt(a, a.op1(OpKind::Max, {a.op1(OpKind::Div, {span, st}, lt), c(a, 0, lt)}, lt));
     trips->nameHint = "trips";
     Value* end = trips;
     Value* from = a.op1(OpKind::Max, {a.op1(OpKind::Sub, {trips, c(a, p, it)}, it), c(a, 0, it)}, it);
