@@ -318,9 +318,38 @@ class Specializer {
 
   // The main loop's roles, then what a persistent kernel's tile loop and the ops after the loop need.
   bool analyze(Op* loop, std::string& why) {
+    if (!prologueSplits(outer_ ? outer_ : loop, why)) return false;
     if (!analyzeLoop(loop, main_, why)) return false;
     if (outer_ && !analyzeOuter(loop, why)) return false;
     return resultsReachTheConsumer(loop, main_, why);
+  }
+
+  // rewrite() keeps the pure ops before the top loop where they are (both roles use them) and moves
+  // the others (loops, loads) into the consumer. A pure op that uses a moved op's result would be left
+  // using a value only the consumer defines: such a prologue is not split.
+  bool prologueSplits(Op* topLoop, std::string& why) {
+    std::set<const Value*> moved;
+    for (auto& op : f_.body.ops()) {
+      if (op.get() == topLoop) break;
+      if (!isPure(op->kind())) {
+        for (auto& r : op->results()) moved.insert(r.get());
+        continue;
+      }
+      bool uses = false;
+      walk(*op, [&](Op* o) {
+        for (Value* w : o->operands) uses = uses || moved.count(w);
+      });
+      if (!uses) continue;
+      for (Value* w : op->operands)
+        if (moved.count(w)) {
+          why = at(*op) + ", before the loop, uses the result of " + at(*w->definingOp()) +
+                ", which has side effects or is a loop: the producer could not see it";
+          return false;
+        }
+      why = at(*op) + ", before the loop, uses inside it a value with side effects: the producer could not see it";
+      return false;
+    }
+    return true;
   }
 
   // Persistent kernels: what the producer needs from the tile loop's body (the backward slice of the
