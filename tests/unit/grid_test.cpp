@@ -94,8 +94,9 @@ TEST(GridEval, PrecedenceAndPythonSemantics) {
       {"cdiv(8, 2)", 4},
       {"cdiv(1, 64)", 1},
       {"10 - 2 * 3 // 4", 9},
-      {"9223372036854775807", INT64_MAX},
-      {"cdiv(9223372036854775807, 2)", int64_t{1} << 62},
+      // At the ends of int64 (the result itself must keep CUDA's grid limit, x < 2^31):
+      {"9223372036854775807 // 4294967296", 2147483647},
+      {"cdiv(9223372036854775807, 2) // 4294967296", int64_t{1} << 30},
       {"((((3))))", 3},
       {"M%BLOCK+M//BLOCK", 3 + 2},
   };
@@ -179,6 +180,10 @@ TEST(GridEval, RandomExpressions) {
       UserError e = gridError(text, vars);
       std::string msg = e.what();
       EXPECT_TRUE(msg.find("by zero") != std::string::npos || msg.find("overflow") != std::string::npos) << msg;
+      ++checkedErrors;
+    } else if (want > 2147483647) {  // past CUDA's limit for grid x
+      UserError e = gridError(text, vars);
+      EXPECT_NE(std::string(e.what()).find("CUDA allows at most 2147483647"), std::string::npos) << e.what();
       ++checkedErrors;
     } else if (want >= 1) {
       EXPECT_EQ(evalGrid(text, vars)[0], static_cast<int64_t>(want));
