@@ -27,6 +27,7 @@ std::optional<double> Evaluator::operator()(const Config& c) {
   Sample v = measure(c, 0, e.cached);
   e.seconds = v.seconds;
   e.spread = v.spread;
+  e.failure = v.failure;
   e.measurements = {e.seconds};
   index_.emplace(c, history_.size());
   history_.push_back(e);
@@ -42,6 +43,7 @@ std::optional<double> Evaluator::remeasure(const Config& c) {
   Sample v = measure(c, static_cast<int>(e.measurements.size()), e.cached);
   e.measurements.push_back(v.seconds);
   e.spread = std::max(e.spread, v.spread);
+  e.failure = v.failure;
   double sum = 0;
   for (double m : e.measurements) sum += m;  // +inf when one failed
   e.seconds = sum / static_cast<double>(e.measurements.size());

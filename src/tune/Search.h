@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,7 +24,8 @@ namespace tawa::tune {
 struct Sample {
   double seconds = 0;
   double spread = 0;
-  Sample(double s = 0, double sp = 0) : seconds(s), spread(sp) {}  // NOLINT: a plain figure is a Sample
+  std::string failure;  // when the measurement failed (seconds +inf): "timed out (60 s)", "failed (exit status 3)"
+  Sample(double s = 0, double sp = 0, std::string why = {}) : seconds(s), spread(sp), failure(std::move(why)) {}  // NOLINT: a plain figure is a Sample
 };
 
 struct Evaluation {
@@ -32,7 +34,7 @@ struct Evaluation {
   double spread = 0;                  // the largest spread among its measurements
   std::vector<double> measurements;   // each measurement's figure, in the order they were made
   bool cached = false;                // the latest measurement came from the record, nothing was run
-  std::string failure;                // when the latest measurement failed: "timed out (60 s)", "failed (exit status 3)"
+  std::string failure;                // the latest measurement's Sample::failure
 };
 
 // Counts measurements against the budget: a configuration asked for again costs nothing (its figure

@@ -183,20 +183,18 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
   std::ostream* log = o.log;
   int measured = 0;
   const int64_t after = o.fresh ? rec.lastMeasurementId() : 0;
-  std::string lastFailure;  // of the latest evaluation, for the progress line
   auto objective = [&](const Config& c, int nth, bool& cached) {
     Evaluation e = evaluateOne(rec, t, c, o.measure, o.method, nth, after);
     cached = e.cached;
-    lastFailure = e.failure;
     if (!cached) ++measured;
-    return Sample(e.seconds, e.spread);
+    return Sample(e.seconds, e.spread, e.failure);
   };
   Evaluator ev(t.space, objective, o.budget);
   if (log) {
     ev.progress = [&](const Evaluation& now, int i, int budget, const Evaluation& best) {
-      bool failed = !std::isfinite(now.measurements.back()) && !lastFailure.empty();
+      bool failed = !std::isfinite(now.measurements.back()) && !now.failure.empty();
       *log << "[" << t.name << " " << o.method << " " << i << "/" << budget << "] " << t.space.key(now.config) << " "
-           << (failed ? lastFailure : fmtSeconds(now.measurements.back())) << (now.cached ? " (recorded)" : "");
+           << (failed ? now.failure : fmtSeconds(now.measurements.back())) << (now.cached ? " (recorded)" : "");
       if (now.measurements.size() > 1)
         *log << " (measured again; mean of " << now.measurements.size() << ": " << fmtSeconds(now.seconds) << ")";
       *log << "   best " << fmtSeconds(best.seconds) << "\n" << std::flush;
