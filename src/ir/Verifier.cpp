@@ -1,7 +1,6 @@
 #include "ir/Verifier.h"
 
 #include <algorithm>
-#include <functional>
 #include <set>
 
 #include "ir/MathFns.h"
@@ -600,13 +599,7 @@ void checkTileSize(const Op& op) {
 }
 
 void checkTileSizes(const Module& m) {
-  std::function<void(const Block&)> walk = [&](const Block& b) {
-    for (auto& op : b.ops()) {
-      for (auto& r : op->regions()) walk(*r);
-      checkTileSize(*op);
-    }
-  };
-  for (auto& f : m.funcs) walk(f->body);
+  for (auto& f : m.funcs) walk(static_cast<const Block&>(f->body), [](const Op* op) { checkTileSize(*op); });
 }
 
 void verify(const Module& m) { Verifier(m).run(); }
