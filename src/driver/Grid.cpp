@@ -147,16 +147,12 @@ class GridParser {
   // overflowing the stack.
   static constexpr int kMaxDepth = 200;
   int depth_ = 0;
-  struct Deeper {
-    int& d;
-    Deeper(int& depth, size_t at) : d(depth) {
-      if (++d > kMaxDepth) fail(at, "grid expression nested more than " + std::to_string(kMaxDepth) + " levels deep");
-    }
-    ~Deeper() { --d; }
-  };
+  NestingLevel deeper(size_t at) {
+    return NestingLevel(depth_, kMaxDepth, [&] { fail(at, "grid expression nested more than " + std::to_string(kMaxDepth) + " levels deep"); });
+  }
 
   int64_t expr() {
-    Deeper deeper(depth_, pos_);
+    auto level = deeper(pos_);
     int64_t v = term();
     while (true) {
       skipSpace();
@@ -199,14 +195,14 @@ class GridParser {
   int64_t unary() {
     skipSpace();
     if (at('-')) {
-      Deeper deeper(depth_, pos_);
+      auto level = deeper(pos_);
       size_t op = pos_++;
       int64_t v = unary();
       if (v == INT64_MIN) overflow(op);
       return -v;
     }
     if (at('+')) {
-      Deeper deeper(depth_, pos_);
+      auto level = deeper(pos_);
       ++pos_;
       return unary();
     }

@@ -155,14 +155,11 @@ class Parser {
     if (end - i_ > kMaxStatementTokens)
       fail(peek(), "a statement of more than " + std::to_string(kMaxStatementTokens) + " tokens", "split it into several statements");
   }
-  struct Deeper {
-    Parser& p;
-    Deeper(Parser& parser, const Token& at) : p(parser) {
-      if (++p.nesting_ > kMaxNesting)
-        p.fail(at, "expression nested more than " + std::to_string(kMaxNesting) + " levels deep", "split it into several statements");
-    }
-    ~Deeper() { --p.nesting_; }
-  };
+  NestingLevel deeper(const Token& at) {
+    return NestingLevel(nesting_, kMaxNesting, [&] {
+      fail(at, "expression nested more than " + std::to_string(kMaxNesting) + " levels deep", "split it into several statements");
+    });
+  }
 
   // -- token helpers
   const Token& peek(size_t k = 0) const { return t_[std::min(i_ + k, t_.size() - 1)]; }
@@ -426,7 +423,7 @@ class Parser {
 
   ExprP test() {
     const Token& t = peek();
-    Deeper d(*this, t);
+    auto level = deeper(t);
     if (t.isName("lambda")) fail(t, "'lambda' inside a jit function: not supported yet", "define a @triton.jit helper instead");
     if (t.isName("yield") || t.isName("await")) fail(t, "'" + t.text + "' expression: not supported yet");
     ExprP e = orTest();
@@ -458,7 +455,7 @@ class Parser {
   ExprP andTest() { return boolChain("and", &Parser::notTest); }
   ExprP notTest() {
     if (peek().isName("not")) {
-      Deeper d(*this, peek());
+      auto level = deeper(peek());
       const Token& t = t_[i_++];
       auto u = std::make_unique<Expr>(Expr::Kind::UnaryOp, posOf(t));
       u->name = "not";
@@ -525,7 +522,7 @@ class Parser {
   ExprP factor() {
     const Token& t = peek();
     if (t.isOp("-") || t.isOp("+") || t.isOp("~")) {
-      Deeper d(*this, t);
+      auto level = deeper(t);
       ++i_;
       auto u = std::make_unique<Expr>(Expr::Kind::UnaryOp, posOf(t));
       u->name = t.text;
@@ -537,7 +534,7 @@ class Parser {
   ExprP power() {
     ExprP e = primary();
     if (peek().isOp("**")) {
-      Deeper d(*this, peek());
+      auto level = deeper(peek());
       const Token& t = t_[i_++];
       auto b = std::make_unique<Expr>(Expr::Kind::BinOp, posOf(t));
       b->name = "**";

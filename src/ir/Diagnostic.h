@@ -32,6 +32,24 @@ class UserError : public std::runtime_error {
   std::string format() const;
 };
 
+// One level of a recursive parser's descent, bounded: entering level max + 1 calls `tooDeep`, which
+// throws (a UserError at the input); leaving a level gives it back. The parsers recurse once per
+// nesting level, so without a bound a hostile input overflows the stack.
+class NestingLevel {
+ public:
+  template <class TooDeep>
+  NestingLevel(int& depth, int max, TooDeep&& tooDeep) : depth_(depth) {
+    if (depth_ >= max) tooDeep();
+    ++depth_;
+  }
+  ~NestingLevel() { --depth_; }
+  NestingLevel(const NestingLevel&) = delete;
+  NestingLevel& operator=(const NestingLevel&) = delete;
+
+ private:
+  int& depth_;
+};
+
 class InternalError : public std::logic_error {
  public:
   using std::logic_error::logic_error;

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "ir/Diagnostic.h"
+
 namespace tawa::tune {
 
 std::string Param::text(int index) const {
@@ -82,13 +84,9 @@ class ExprParser {
   int nesting = 0;
 
   // One level deeper for a parenthesis, a min/max call or a unary operator.
-  struct Deeper {
-    ExprParser& p;
-    Deeper(ExprParser& parser, int col) : p(parser) {
-      if (++p.nesting > kMaxNesting) p.fail(col, "nested more than " + std::to_string(kMaxNesting) + " levels deep");
-    }
-    ~Deeper() { --p.nesting; }
-  };
+  NestingLevel deeper(int col) {
+    return NestingLevel(nesting, kMaxNesting, [&] { fail(col, "nested more than " + std::to_string(kMaxNesting) + " levels deep"); });
+  }
 
   [[noreturn]] void fail(const std::string& why) { fail(static_cast<int>(pos) + 1, why); }
   [[noreturn]] void fail(int col, const std::string& why) { throw ConstraintError{col, why}; }
@@ -150,7 +148,7 @@ class ExprParser {
     skipWs();
     int col = static_cast<int>(pos) + 1;
     if (eat("!")) {
-      Deeper d(*this, col);
+      auto level = deeper(col);
       auto x = parseNot();
       needBool(*x, "'!'");
       return make(Node::Op::Not, Node::Type::Bool, col, std::move(x));
@@ -238,7 +236,7 @@ class ExprParser {
     skipWs();
     int col = static_cast<int>(pos) + 1;
     if (eat("-")) {
-      Deeper d(*this, col);
+      auto level = deeper(col);
       auto x = parseUnary();
       needInt(*x, "'-'");
       return make(Node::Op::Neg, Node::Type::Int, col, std::move(x));
@@ -251,7 +249,7 @@ class ExprParser {
     if (pos >= src.size()) fail("expected a value, found the end of the constraint");
     char c = src[pos];
     if (c == '(') {
-      Deeper d(*this, col);
+      auto level = deeper(col);
       ++pos;
       auto n = parseOr();
       if (!eat(")")) fail("expected ')'");
@@ -283,7 +281,7 @@ class ExprParser {
         fail(col, "use &&, || and ! instead of '" + name + "'");
       skipWs();
       if ((name == "min" || name == "max") && pos < src.size() && src[pos] == '(') {
-        Deeper d(*this, col);
+        auto level = deeper(col);
         ++pos;
         auto a = parseAdd();
         if (!eat(",")) fail("expected ',' between the arguments of " + name);
