@@ -335,18 +335,14 @@ class Specializer {
         for (auto& r : op->results()) moved.insert(r.get());
         continue;
       }
-      bool uses = false;
+      const Value* used = nullptr;  // a moved result the op uses, itself or in its regions
       walk(*op, [&](Op* o) {
-        for (Value* w : o->operands) uses = uses || moved.count(w);
+        for (Value* w : o->operands)
+          if (!used && moved.count(w)) used = w;
       });
-      if (!uses) continue;
-      for (Value* w : op->operands)
-        if (moved.count(w)) {
-          why = at(*op) + ", before the loop, uses the result of " + at(*w->definingOp()) +
-                ", which has side effects or is a loop: the producer could not see it";
-          return false;
-        }
-      why = at(*op) + ", before the loop, uses inside it a value with side effects: the producer could not see it";
+      if (!used) continue;
+      why = at(*op) + ", before the loop, uses the result of " + at(*used->definingOp()) +
+            ", which has side effects or is a loop: the producer could not see it";
       return false;
     }
     return true;
