@@ -1,6 +1,7 @@
 // tawa: the command line. Exit status: 0 ok, 1 user error (a located diagnostic), 2 internal error.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "driver/Check.h"
 #include "backends/cuda/Driver.h"
+#include "backends/cuda/Emitter.h"
 #include "backends/cuda/Runner.h"
 #include "backends/cuda/Target.h"
 #include "backends/emu/Emulator.h"
@@ -253,11 +255,17 @@ int cmdCheck(const Common& o, WsFlags& w, const std::string& grid, int seeds, co
   if (backend != "exec" && backend != "emu")
     throw UserError(flagLoc("--backend"), "tawa check has no backend '" + backend + "'",
                     "exec (the lowered IR on the CPU executor) or emu (the emitted CUDA kernel on the CPU emulator)");
-  w.opt.fault = inject;
+  const auto& emitFaults = cuda::emitterFaults();
+  bool emitFault = std::find(emitFaults.begin(), emitFaults.end(), inject) != emitFaults.end();
+  if (emitFault && backend != "emu")
+    throw UserError(flagLoc("--inject"), "fault '" + inject + "' breaks the emitted CUDA kernel, which tawa check runs only with --backend emu",
+                    "add --backend emu");
+  w.opt.fault = emitFault ? "" : inject;
   if (w.explain) w.opt.explain = &std::cerr;
   if (backend == "emu") {
     cuda::GpuRunOptions g;
     g.file = o.file, g.kernel = o.kernel, g.spec = o.spec, g.grid = grid, g.seed = dataSeed, g.ws = w.opt, g.pingPong = !w.noPingPong;
+    g.emitFault = emitFault ? inject : "";
     return emu::checkOnEmu(g, seeds, std::cout);
   }
   if (w.noPingPong)
@@ -359,7 +367,10 @@ Examples:
   auto* checkSeedOpt = check->add_option("--data-seed", checkSeed, "seed of the random inputs (default: fresh, printed)");
   std::string faults;
   for (auto& f : transforms::lowerArefFaults()) faults += (faults.empty() ? "" : ", ") + f;
-  check->add_option("--inject", inject, "break the lowering on purpose: " + faults);
+  std::string emitFaultList;
+  for (auto& f : cuda::emitterFaults()) emitFaultList += (emitFaultList.empty() ? "" : ", ") + f;
+  check->add_option("--inject", inject,
+                    "break the lowering on purpose: " + faults + "; or, with --backend emu, the emitted CUDA kernel: " + emitFaultList);
   std::string checkBackend = "exec";
   check->add_option("--backend", checkBackend,
                     "exec: the lowered IR on the CPU executor over many interleavings; emu: the CUDA kernel emitted for sm_90a "

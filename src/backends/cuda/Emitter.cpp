@@ -76,6 +76,7 @@ struct Ring {
   Type tile;
   int64_t depth = 0, offset = 0;
   TileLayout layout;
+  int64_t aref = -1;  // the aref whose slots it holds (its empty barrier releases them)
   // The B operand of an fp8 wgmma: the PTX ISA has no transpose for fp8, so the KxN slot is held
   // K-major, as its NxK transpose (layout of that), loaded through a tensor map with K innermost.
   bool kMajor = false;
@@ -86,6 +87,7 @@ struct Bars {
   std::string name;
   int64_t n = 0, count = 0, offset = 0;
   std::string kind;
+  int64_t aref = -1;
 };
 // A tile held in registers in the wgmma accumulator fragment layout: M/64 blocks of N/2 values per
 // thread. A row vector (tile<M>, e.g. a reduction along axis 1) is held the same way with the two
@@ -321,6 +323,7 @@ class Emitter {
                                 " has no TMA/wgmma layout: rows must be a multiple of 8 (at most 256) and a row 32, 64 or a "
                                 "multiple of 128 bytes");
           r.layout = *l;
+          if (op.hasAttr("aref")) r.aref = op.intAttr("aref");
           rings_[op.result()] = r;
           ringOrder_.push_back(op.result());
           break;
@@ -331,6 +334,7 @@ class Emitter {
           b.n = op.result()->type().shape[0];
           b.count = op.intAttr("count");
           b.kind = op.hasAttr("kind") ? op.strAttr("kind") : "";
+          if (op.hasAttr("aref")) b.aref = op.intAttr("aref");
           bars_[op.result()] = b;
           barOrder_.push_back(op.result());
           break;
@@ -1109,14 +1113,19 @@ class Emitter {
       }
       case OpKind::MbarArrive: {
         at(op);
-        const std::string& bar = bars_.at(op.operand(0)).name;
-        if (auto rv = releaseVars_.find(&op); rv != releaseVars_.end() && !pending_.empty()) {
+        const Bars& bars = bars_.at(op.operand(0));
+        const std::string& bar = bars.name;
+        bool broken = opt_.fault == "release-before-wait";
+        if (auto rv = releaseVars_.find(&op); rv != releaseVars_.end() && !pending_.empty() && !broken) {
           // The slot is still read by the MMA just issued: release it once that group has completed.
           line(rv->second + " = " + ex(op.operand(1)) + ";  // released after its wgmma completes");
           pending_.back().then.push_back("if (" + rv->second + " >= 0 && tawa::warpgroup_thread_idx() == 0) tawa::mbarrier_arrive(&" +
                                          bar + "[" + rv->second + "]);");
           return;
         }
+        // A release hands the slot back to the producer: every MMA still reading one of the aref's
+        // slots completes first (wgmma reads shared memory until its wait_group).
+        if (bars.kind == "empty" && !broken) waitForReaders(op, bars.aref);
         oneThread("tawa::mbarrier_arrive(&" + bar + "[" + ex(op.operand(1)) + "]);");
         return;
       }
@@ -1827,7 +1836,10 @@ class Emitter {
     line("tawa::wgmma_commit_group();  // waited for where the result is first used");
     --indent_;
     line("}");
-    pending_.push_back(Group{{acc}, {}});
+    std::set<const Value*> reads;
+    if (a && a->ring) reads.insert(a->ring);
+    if (b.ring) reads.insert(b.ring);
+    pending_.push_back(Group{{acc}, {}, reads});
   }
 
   // An MxN f32 result lives in registers of one consumer warp group; the budget leaves 40 of its
@@ -1851,6 +1863,19 @@ class Emitter {
     for (size_t i = 0; i < pending_.size(); ++i)
       for (const Frag& f : pending_[i].writes)
         if (frags.count(f.name)) newest = static_cast<int>(i);
+    completeThrough(op, newest);
+  }
+  // Before the slots of aref `aref` are released (-1: an empty barrier of unknown aref): every group
+  // reading a ring of it, or any ring when the aref is unknown.
+  void waitForReaders(const Op& op, int64_t aref) {
+    int newest = -1;
+    for (size_t i = 0; i < pending_.size(); ++i)
+      for (const Value* ring : pending_[i].reads)
+        if (aref < 0 || rings_.at(ring).aref < 0 || rings_.at(ring).aref == aref) newest = static_cast<int>(i);
+    completeThrough(op, newest);
+  }
+  // Waits until groups 0..newest of pending_ have completed (none when newest < 0).
+  void completeThrough(const Op& op, int newest) {
     if (newest < 0) return;
     profMark(op, profile::Scope::MmaWait, "-1");
     line("tawa::wgmma_wait_group<" + std::to_string(pending_.size() - 1 - static_cast<size_t>(newest)) + ">();");
@@ -2092,6 +2117,7 @@ class Emitter {
   struct Group {
     std::vector<Frag> writes;
     std::vector<std::string> then;
+    std::set<const Value*> reads;  // the rings (nv.smem_alloc) whose slots its MMAs read
   };
   std::vector<Group> pending_;
   std::map<const Op*, std::string> releaseVars_;  // mbarrier arrives deferred through a variable set in a tile.if
@@ -2127,6 +2153,11 @@ std::string cScalarType(Scalar s) {
     case Scalar::F8E5M2: return "";
   }
   return "";
+}
+
+const std::vector<std::string>& emitterFaults() {
+  static const std::vector<std::string> faults = {"release-before-wait"};
+  return faults;
 }
 
 std::string LineDirectives::next(const Location& loc) {

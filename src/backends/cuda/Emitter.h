@@ -57,7 +57,13 @@ struct EmitOptions {
   bool profile = false;         // record per-warp-group scopes (see above)
   int profileCapacity = 256;    // events per warp group in the shared-memory ring (older ones are lost)
   bool pingPong = true;         // two cooperative attention consumers take turns issuing their MMAs
+  std::string fault;            // break the emitted schedule on purpose (emitterFaults()), for tests of the emulator
 };
+
+// Faults the emitter can inject: "release-before-wait" releases a ring slot (mbarrier arrive on its
+// empty barrier) where the IR puts the release, without first waiting for (or deferring it past) the
+// wgmma that still reads the slot: the order a race needs.
+const std::vector<std::string>& emitterFaults();
 
 // A host-side value the launch must supply: an IR function argument, a constant, or the sum,
 // difference or product of two such values (e.g. a descriptor's row count Z * H * N_CTX).

@@ -39,6 +39,7 @@ struct GpuRunOptions {
   bool profile = false;            // emit with --profile and write the trace of the checked launch
   int profileCapacity = 256;       // events per warp group
   bool pingPong = true;            // EmitOptions::pingPong
+  std::string emitFault;           // EmitOptions::fault (tawa check --backend emu --inject)
   std::string profileTrace;        // trace file ("" : KERNEL.trace.json)
   // tawa profile --backend cuda: the decoded events of the checked launch go here instead of a trace file.
   std::vector<profile::BlockTrace>* profileTraces = nullptr;

@@ -21,6 +21,14 @@
 //     a value read from them is reported when it reaches a conversion, a store, a shuffle or a math
 //     primitive); the smem operands changing between issue and completion is reported. A from
 //     registers (RS) is taken from each thread's four 32-bit registers at issue.
+//   - asynchronous readers of shared memory, independent of timing: a wgmma reads its shared operands
+//     from its issue until a wgmma.wait_group completes its group, a TMA store its source until a
+//     cp.async.bulk.wait_group.read of its group. Every thread, mbarrier and named barrier carries a
+//     vector clock of the completions it has observed (a wait_group observes its own; an arrive or a
+//     TMA copy hands its thread's clock to the barrier's phase, a completed phase or barrier hands it
+//     to the threads that wait on it). A write to shared memory (a TMA load's issue, st.shared) is a
+//     race when a reader of those bytes has not been observed complete by the writer, i.e. when its
+//     completion does not happen before the write, whatever the schedule did; both lines are reported.
 //   - fence.proxy.async: shared bytes written by st_shared_pair stay "generic-dirty" for their writer
 //     until it fences; TMA stores and wgmma reading dirty bytes are reported.
 //   - setmaxnreg: 24..256, multiple of 8 (compile time), uniform across the warp group, the block's
@@ -86,7 +94,22 @@ struct Wait {
   int line = 0;
 };
 
+// A vector clock over the asynchronous readers of shared memory ("streams": the wgmma groups of each
+// warp group, then the TMA-store groups of each thread that issues stores): entry s is how many of
+// stream s's groups are known complete.
+using Seen = std::vector<uint64_t>;
+inline void join(Seen& a, const Seen& b) {
+  if (a.size() < b.size()) a.resize(b.size(), 0);
+  for (size_t i = 0; i < b.size(); ++i) a[i] = std::max(a[i], b[i]);
+}
+inline uint64_t seenOf(const Seen& a, size_t s) { return s < a.size() ? a[s] : 0; }
+inline void observe(Seen& a, size_t s, uint64_t n) {
+  if (a.size() <= s) a.resize(s + 1, 0);
+  a[s] = std::max(a[s], n);
+}
+
 struct Mbar {
+  Seen pend, done;                 // clocks handed over by the current phase's arrivals, by completed phases
   uint32_t expected = 0;
   int64_t pending = 0, tx = 0;
   uint64_t phase = 0;
@@ -95,6 +118,7 @@ struct Mbar {
 };
 
 struct NamedBar {
+  Seen pend, done;                  // clocks of this generation's arrivals, of completed generations
   int count = 0, arrived = 0;
   uint64_t gen = 0;
   double maxAt = 0, releaseAt = 0;  // modelled: latest arrival of this generation, and of the last one
@@ -125,6 +149,7 @@ struct Fiber {
   uint64_t bulkCommitted = 0;
   std::vector<size_t> bulkOps;                   // async ops of this thread, with their group in AsyncOp::group
   uint64_t setmaxnregSeq = 0;
+  Seen seen;                                     // completions of asynchronous readers this thread has observed
 };
 
 struct MmaOp {
@@ -134,6 +159,7 @@ struct MmaOp {
   int acc = -1;
   bool fresh = false;
   int issued = 0;
+  uint64_t group = 0;                           // the wgmma group it belongs to (commits before its issue)
   std::vector<float> a, b;                      // 64xK and Kxn snapshots at issue (K: kSteps(elem))
   const char* file = "";
   int line = 0;
@@ -167,6 +193,7 @@ struct AsyncOp {
   int tid = 0;
   uint64_t group = 0;
   std::vector<uint8_t> snapshot;                // store: the staging at issue
+  Seen seen;                                    // load: the issuing thread's clock, handed to the mbarrier
   const char* file = "";
   int line = 0;
   double landed = 0;                            // modelled: load lands / store has read its source
@@ -179,6 +206,15 @@ struct Runtime {
   int bx = 0, by = 0, bz = 0, threads = 0;
   std::vector<uint8_t> smem;
   std::vector<uint16_t> dirtyOwner;             // tid + 1 of the unfenced generic writer of each byte
+  // Asynchronous readers of shared memory, per stream (see Seen) and 16-byte chunk: 1 + the newest
+  // group of the stream that reads the chunk (0: none), and where that reader was issued.
+  struct Readers {
+    std::vector<uint64_t> group;
+    std::vector<uint32_t> site;
+  };
+  std::vector<Readers> readers;
+  std::vector<std::pair<const char*, int>> sites;
+  std::vector<int> bulkStream;                  // per thread: its TMA-store stream, or -1
   std::vector<Fiber> fibers;
   Fiber* cur = nullptr;
   ucontext_t sched;
@@ -314,6 +350,61 @@ inline int64_t firstDirty(uint32_t addr, size_t n) {
   return -1;
 }
 
+// ---- asynchronous readers of shared memory (see Seen)
+
+constexpr uint32_t kReadChunk = 16;
+inline std::string streamName(size_t s) {
+  Runtime& r = rt();
+  if (s < r.wgs.size()) return "a wgmma.mma_async of warp group " + std::to_string(s);
+  for (size_t t = 0; t < r.bulkStream.size(); ++t)
+    if (r.bulkStream[t] == static_cast<int>(s)) return "a TMA store of " + who(static_cast<int>(t));
+  return "an asynchronous read";
+}
+// The TMA-store stream of the current thread (made on its first store).
+inline size_t bulkStreamOf(int tid) {
+  Runtime& r = rt();
+  int& s = r.bulkStream[static_cast<size_t>(tid)];
+  if (s < 0) s = static_cast<int>(std::max(r.readers.size(), r.wgs.size()));
+  return static_cast<size_t>(s);
+}
+inline uint32_t readSite(const char* file, int line) {
+  rt().sites.emplace_back(file, line);
+  return static_cast<uint32_t>(rt().sites.size() - 1);
+}
+// Group `group` of stream `s` reads [addr, addr + n) until it completes.
+inline void markRead(size_t s, uint64_t group, uint32_t site, uint32_t addr, size_t n) {
+  Runtime& r = rt();
+  if (r.readers.size() <= s) r.readers.resize(s + 1);
+  Runtime::Readers& rd = r.readers[s];
+  size_t chunks = (r.smem.size() + kReadChunk - 1) / kReadChunk;
+  if (rd.group.empty()) rd.group.assign(chunks, 0), rd.site.assign(chunks, 0);
+  size_t off = addr - kWindowBase;
+  for (size_t c = off / kReadChunk; c <= (off + n - 1) / kReadChunk && c < chunks; ++c)
+    if (rd.group[c] <= group + 1) rd.group[c] = group + 1, rd.site[c] = site;
+}
+// A write of [addr, addr + n) by a thread that has observed `writer`: every asynchronous reader of
+// those bytes must be known complete, or the write may land while it still reads them.
+inline void checkWrite(uint32_t addr, size_t n, const Seen& writer, const char* what, const char* file, int line) {
+  Runtime& r = rt();
+  if (n == 0 || addr < kWindowBase) return;
+  size_t off = addr - kWindowBase;
+  for (size_t s = 0; s < r.readers.size(); ++s) {
+    const Runtime::Readers& rd = r.readers[s];
+    for (size_t c = off / kReadChunk; c <= (off + n - 1) / kReadChunk && c < rd.group.size(); ++c) {
+      if (rd.group[c] <= seenOf(writer, s)) continue;
+      auto [rf, rl] = r.sites[rd.site[c]];
+      bool mma = s < r.wgs.size();
+      fail(std::string(what) + " writes shared memory (smem window address " + std::to_string(kWindowBase + c * kReadChunk) +
+               ") that " + streamName(s) + " issued at " + rf + ":" + std::to_string(rl) + " may still be reading: the " +
+               (mma ? "wgmma.wait_group" : "cp.async.bulk.wait_group.read") +
+               " that completes it does not happen before this write (a buffer released or reused before the asynchronous "
+               "operation reading it completed)",
+           file, line);
+      return;
+    }
+  }
+}
+
 // ---- mbarrier
 
 inline Mbar* mbarAt(uint64_t* bar, const char* op, const char* file, int line, uint32_t* addrOut) {
@@ -334,6 +425,8 @@ inline void mbarComplete(Mbar& m, uint32_t addr, const char* file, int line) {
     return;
   }
   if (m.tx > 0) return;
+  join(m.done, m.pend);
+  m.pend.clear();
   m.doneAt[m.phase & 1u] = m.last;
   m.last = 0;
   ++m.phase;
@@ -347,6 +440,7 @@ inline void mbarArrive(uint32_t addr, Mbar& m, const char* file, int line) {
          file, line);
   --m.pending;
   if (rt().cur) m.last = std::max(m.last, wgClock());
+  if (rt().cur) join(m.pend, self().seen);
   mbarComplete(m, addr, file, line);
 }
 
@@ -476,6 +570,22 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
     op.aRegs = aRegs != nullptr;
     if (op.aRegs) op.a.assign(64 * 16, 0.0f);
     op.file = file, op.line = line;
+    op.group = f.groupsCommitted;
+    {
+      // Its shared-memory operands are read from now until a wait_group completes its group.
+      uint32_t site = readSite(file, line);
+      int kc = kSteps(elem), es = elemSize(elem);
+      auto mark = [&](uint64_t desc, bool kMajor, int mnCount, const char* which) {
+        Desc d = decode(desc, which, file, line);
+        for (int mn = 0; mn < mnCount; ++mn)
+          for (int kk = 0; kk < kc; ++kk) {
+            uint32_t a = swizzle(d.start + canonical(d, kMajor, mn, kk, es), d.swz);
+            if (a >= kWindowBase) markRead(static_cast<size_t>(wg), op.group, site, a, static_cast<size_t>(es));
+          }
+      };
+      if (!op.aRegs) mark(descA, true, 64, "A");
+      mark(descB, transB == 0, op.n, "B");
+    }
     double start = std::max(wgClock(), r.tcFree);
     r.tcFree = op.end = start + 2.0 * 64 * op.n * kSteps(elem) / (model().flopsPerClk * (elem >= 2 ? 2 : 1));
     if (mine != f.inflight.end()) {
@@ -630,6 +740,9 @@ inline void runBlock(char* stacks) {
   // Fresh shared memory holds garbage on a GPU: a pattern, so reads of unwritten smem are not zeros.
   for (size_t i = 0; i < r.smem.size(); ++i) r.smem[i] = static_cast<uint8_t>(0xA5 ^ (i * 131));
   r.dirtyOwner.assign(r.smem.size(), 0);
+  r.readers.clear();
+  r.sites.clear();
+  r.bulkStream.assign(nthreads, -1);
   r.mbars.clear();
   for (auto& b : r.bars) b = NamedBar{};
   r.warps.assign((nthreads + 31) / 32, NamedBar{});
@@ -858,6 +971,7 @@ inline void runAsync(AsyncOp& op) {
     Mbar& b = r.mbars.at(op.bar);
     b.last = std::max(b.last, op.landed);
     b.tx -= static_cast<int64_t>(bytes);
+    join(b.pend, op.seen);
     mbarComplete(b, op.bar, op.file, op.line);
     return;
   }
@@ -912,8 +1026,11 @@ inline void issueTma(bool store, void* smemPtr, const void* map, int rank, const
     op.snapshot.assign(r.smem.data() + (op.smem - kWindowBase), r.smem.data() + (op.smem - kWindowBase) + bytes);
     op.group = f.bulkCommitted;
     f.bulkOps.push_back(r.async.size());
+    markRead(bulkStreamOf(f.tid), op.group, readSite(file, line), op.smem, bytes);
   } else {
     mbarAt(bar, "cp.async.bulk.tensor (load) completion mbarrier", file, line, &op.bar);
+    checkWrite(op.smem, bytes, f.seen, "cp.async.bulk.tensor (load)", file, line);
+    op.seen = f.seen;
   }
   r.async.push_back(std::move(op));
   r.L->tmaOps++;
@@ -981,6 +1098,7 @@ namespace emu {
 inline void stShared(void* p, const void* v, uint32_t bytes, const char* file, int line) {
   uint32_t a = windowOf(p, bytes, "st.shared", file, line);
   if (a % bytes) fail("st.shared of " + std::to_string(bytes) + " bytes at a misaligned shared address " + std::to_string(a), file, line);
+  checkWrite(a, bytes, self().seen, "st.shared", file, line);
   std::memcpy(p, v, bytes);
   charge(128.0 * bytes / model().smemBytesPerClk);
   Fiber& f = self();
@@ -1042,6 +1160,7 @@ inline bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity, TAWA_EMU_LO
   w.file = tawa_file;
   w.line = tawa_line;
   emu::block(w);
+  emu::join(emu::self().seen, emu::rt().mbars.at(a).done);
   emu::advanceTo(emu::rt().mbars.at(a).doneAt[parity & 1u]);
   emu::charge(emu::model().waitWake);
   return true;
@@ -1103,6 +1222,7 @@ inline void cp_async_bulk_wait_group_read() {
     }
   }
   f.bulkOps = keep;
+  if (f.bulkCommitted > static_cast<uint64_t>(N)) emu::observe(f.seen, emu::bulkStreamOf(f.tid), f.bulkCommitted - N);
 }
 inline void fence_proxy_async_shared_cta() {
   emu::Fiber& f = emu::self();
@@ -1163,6 +1283,7 @@ inline void wgmma_wait_group(TAWA_EMU_LOC) {
     uint64_t b = g.groupsDone ? g.groupEnd[g.groupsDone - 1] : 0;
     for (uint64_t i = b; i < g.groupEnd[g.groupsDone]; ++i) emu::executeOp(g, g.ops[i], wg);
   }
+  emu::observe(f.seen, static_cast<size_t>(wg), need);
 }
 inline void fence_operand(float&) {}
 template <int N>
@@ -1382,7 +1503,10 @@ inline bool namedArrive(const char* what, int id, int count, const char* tawa_fi
     fail(std::string(what) + " " + std::to_string(id) + " with thread count " + std::to_string(count) + " while other threads use " +
              std::to_string(b.count),
          TAWA_EMU_AT);
+  join(b.pend, self().seen);
   if (++b.arrived < b.count) return false;
+  join(b.done, b.pend);
+  b.pend.clear();
   b.arrived = 0;
   b.gen++;
   b.releaseAt = b.maxAt;
@@ -1395,6 +1519,7 @@ inline void bar_arrive(int id, int count, TAWA_EMU_LOC) { emu::namedArrive("bar.
 inline void bar_sync(int id, int count, TAWA_EMU_LOC) {
   emu::Runtime& r = emu::rt();
   if (emu::namedArrive("bar.sync", id, count, TAWA_EMU_AT)) {
+    emu::join(emu::self().seen, r.bars[id].done);
     emu::advanceTo(r.bars[id].releaseAt);
     return;
   }
@@ -1406,6 +1531,7 @@ inline void bar_sync(int id, int count, TAWA_EMU_LOC) {
   w.file = tawa_file;
   w.line = tawa_line;
   emu::block(w);
+  emu::join(emu::self().seen, b.done);
   emu::advanceTo(b.releaseAt);
 }
 inline void syncthreads(TAWA_EMU_LOC) { bar_sync(0, emu::rt().threads, TAWA_EMU_AT); }
@@ -1413,7 +1539,10 @@ inline bool elect_one_sync(TAWA_EMU_LOC) {
   emu::Runtime& r = emu::rt();
   int tid = emu::self().tid, warp = tid / 32;
   emu::NamedBar& b = r.warps[static_cast<size_t>(warp)];
+  emu::join(b.pend, emu::self().seen);
   if (++b.arrived == 32) {
+    emu::join(b.done, b.pend);
+    b.pend.clear();
     b.arrived = 0;
     b.gen++;
   } else {
@@ -1425,6 +1554,7 @@ inline bool elect_one_sync(TAWA_EMU_LOC) {
     w.line = tawa_line;
     emu::block(w);
   }
+  emu::join(emu::self().seen, b.done);
   return tid % 32 == 0;
 }
 

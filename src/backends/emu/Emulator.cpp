@@ -47,6 +47,29 @@ Location where(const std::string& what = "<emu>") { return Location::at(std::mak
 
 
 
+// A `#line N "file"` directive names the line right after it; the lines below count up from N. The
+// emitter writes one directive per op, so the later lines of an op's code would name the source lines
+// below the op's. For the emulator, whose diagnostics name the line of each primitive's caller
+// (__builtin_LINE), every line of code is pinned to its op: the directive is repeated before it.
+std::string pinLines(const std::string& source) {
+  std::istringstream in(source);
+  std::string out, line, directive;
+  bool fresh = false;
+  while (std::getline(in, line)) {
+    size_t p = line.find_first_not_of(' ');
+    if (p != std::string::npos && line.compare(p, 6, "#line ") == 0) {
+      directive = line.substr(p);
+      fresh = true;
+    } else if (!directive.empty() && !fresh) {
+      out += directive + "\n";
+    } else {
+      fresh = false;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 // The launcher appended to the emitted source: unpacks the parameters and runs the grid.
 std::string launcher(const cuda::EmitResult& er) {
   std::ostringstream s;
@@ -112,7 +135,7 @@ CompiledKernel compile(const cuda::EmitResult& er, const Options& opt) {
   }
   std::string flags = "-std=c++17 " + opt.optLevel +
                       " -fPIC -shared -fvisibility=hidden -fno-strict-aliasing -Wall -Wextra -Wno-unused-parameter -Wno-unused-variable -Wno-psabi";
-  std::string source = er.source;
+  std::string source = pinLines(er.source);
   if (source.find("#include \"primitives.cuh\"") == std::string::npos) source = "#include \"primitives.cuh\"\n" + source;
   source += launcher(er);
 
@@ -469,6 +492,7 @@ int checkOnEmu(const cuda::GpuRunOptions& o, int seeds, std::ostream& out) {
   requireSpecAndGrid(o, "tawa check");
   cuda::EmitOptions emitOpt;
   emitOpt.pingPong = o.pingPong;
+  emitOpt.fault = o.emitFault;
   const Emitted em = emitAndBind(o, emitOpt);
   const auto& [spec, nv, simt, er, bound] = em;
   out << "check " << o.file << " on the CPU emulator of the CUDA backend: @" << nv.kernel->name << " emitted for sm_90a";
@@ -476,7 +500,7 @@ int checkOnEmu(const cuda::GpuRunOptions& o, int seeds, std::ostream& out) {
   else
     out << " (D = " << o.ws.depth << ", P = " << o.ws.mmaDepth << ", " << o.ws.consumers << " consumer group(s)"
         << (er.pingPong ? ", the consumers taking turns (ping-pong)" : "") << (o.ws.fault.empty() ? "" : ", injected fault " + o.ws.fault)
-        << ")";
+        << (o.emitFault.empty() ? "" : ", injected emitter fault " + o.emitFault) << ")";
   out << ", run under " << seeds << " thread schedule(s); inputs from seed " << o.seed << std::endl;
   std::vector<exec::Buffer> first;
   for (int s = 1; s <= seeds; ++s) {
