@@ -74,6 +74,15 @@ TEST_KERNELS = [
      "x_ptr:*fp16[n], exact_ptr:*fp16[n], approx_ptr:*fp16[n], n:i32=4096, BLOCK=1024", 4, 2),
     ("every libdevice function tawa has", "tests/lit/frontend/Inputs/libdevice.py", "every_fn",
      "x_ptr:*fp32[n], out_ptr:*fp32[o], n:i32=4096, o=118784, BLOCK=1024", 4, 2),
+    ("persistent GEMM, B given N x K and used as b.T", "tests/lit/ws/Inputs/transposed_b.py", "bt_persistent",
+     "a_ptr:*fp16[M,K], b_ptr:*fp16[N,K], c_ptr:*fp16[M,N], M:i32=8192, N:i32=8192, K:i32=8192, BLOCK_M=128, BLOCK_N=256, "
+     "BLOCK_K=64, NUM_SMS=132", 8, 3),
+    ("GEMM, B given N x K and used as tl.trans(b)", "tests/lit/ws/Inputs/transposed_b.py", "bt_trans",
+     "a_ptr:*fp16[M,K], b_ptr:*fp16[N,K], c_ptr:*fp16[M,N], M:i32=8192, N:i32=8192, K:i32=8192, BLOCK_M=128, BLOCK_N=128, "
+     "BLOCK_K=64, PERMUTE=False", 4, 3),
+    ("GEMM, B given N x K and used as tl.permute(b, (1, 0))", "tests/lit/ws/Inputs/transposed_b.py", "bt_trans",
+     "a_ptr:*fp16[M,K], b_ptr:*fp16[N,K], c_ptr:*fp16[M,N], M:i32=8192, N:i32=8192, K:i32=8192, BLOCK_M=128, BLOCK_N=128, "
+     "BLOCK_K=64, PERMUTE=True", 4, 3),
 ]
 
 

@@ -1,6 +1,8 @@
 #include "transforms/LowerAref.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "ir/Builder.h"
 
@@ -135,23 +137,48 @@ class Lowerer {
     b.create(OpKind::MbarWait, {l.full, slot, par}, {});
     Op* loop = get->parent->parentOp;
     int64_t p = loop && loop->hasAttr("mma_depth") ? loop->intAttr("mma_depth") : 0;
-    // Dots of two payload tiles become async MMAs straight from the slots.
+    // Dots of two payload tiles (B possibly the transpose of one: read K-major) become async MMAs
+    // straight from the slots.
+    auto transposedPayload = [&](const Value* v) -> const Value* {
+      const Op* d = v->definingOp();
+      if (!d || d->kind() != OpKind::Permute || v->type().rank() != 2 || d->arrayAttr("order") != std::vector<int64_t>{1, 0}) return nullptr;
+      return d->operand(0)->definingOp() == get ? d->operand(0) : nullptr;
+    };
     std::vector<Op*> users;
     walk(*get->parent, [&](Op* op) {
-      if (op->kind() == OpKind::Dot && op->operand(0)->definingOp() == get && op->operand(1)->definingOp() == get) users.push_back(op);
+      if (op->kind() == OpKind::Dot && op->operand(0)->definingOp() == get &&
+          (op->operand(1)->definingOp() == get || transposedPayload(op->operand(1))))
+        users.push_back(op);
     });
+    std::set<Op*> permutes;
     for (Op* dot : users) {
       Builder d(dot->parent, dot->loc());
       d.setInsertionPointBefore(dot);
       Value* acc = dot->numOperands() == 3 ? dot->operand(2) : d.constFloat(0.0, dot->result()->type());
+      const Value* bv = transposedPayload(dot->operand(1));
+      std::map<std::string, AttrValue> attrs;
+      if (bv) {
+        attrs["trans_b"] = true;
+        permutes.insert(dot->operand(1)->definingOp());
+      } else {
+        bv = dot->operand(1);
+      }
       Value* r = d.op1(OpKind::Wgmma,
-                       {l.rings[static_cast<size_t>(dot->operand(0)->index())], slot, l.rings[static_cast<size_t>(dot->operand(1)->index())], slot, acc},
-                       dot->result()->type());
+                       {l.rings[static_cast<size_t>(dot->operand(0)->index())], slot, l.rings[static_cast<size_t>(bv->index())], slot, acc},
+                       dot->result()->type(), attrs);
       r->nameHint = dot->result()->nameHint;
       d.create(OpKind::WgmmaCommit, {}, {});
       d.create(OpKind::WgmmaWait, {}, {}, {{"pending", dot->hasAttr("async") ? p : int64_t{0}}});
       replaceAllUsesWith(f_.body, dot->result(), r);
       dot->parent->erase(dot);
+    }
+    // A transpose that only fed such MMAs goes with them.
+    for (Op* perm : permutes) {
+      bool used = false;
+      walk(f_.body, [&](Op* op) {
+        for (Value* v : op->operands) used = used || v == perm->result();
+      });
+      if (!used) perm->parent->erase(perm);
     }
     // Any other use reads the slot into registers once, right after the wait.
     b.setInsertionPointBefore(get);

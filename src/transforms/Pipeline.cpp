@@ -14,6 +14,14 @@ using namespace ir;
 
 namespace {
 
+// The aref.get whose payload `v` is, or (for B: `transposable`) whose payload `v` is the transpose
+// of (a wgmma reads a transposed B as a K-major operand), or null.
+const Op* arefPayload(const Value* v, bool transposable) {
+  const Op* d = v->definingOp();
+  if (transposable && d && d->kind() == OpKind::Permute && v->type().rank() == 2) d = d->operand(0)->definingOp();
+  return d && d->kind() == OpKind::ArefGet ? d : nullptr;
+}
+
 // Whether `v` (a dot's result inside `body`) is used only as the loop's yielded value, which in
 // turn is used only as the accumulator of dots or after the loop.
 bool onlyCarried(const Value* v, const Block& body, std::string& why) {
@@ -194,14 +202,11 @@ void pipeline(Module& m, const PassOptions& opt) {
         std::string why;
         for (auto& inner : body.ops()) {
           if (inner->kind() != OpKind::Dot) continue;
-          bool fromAref = true;
-          for (size_t k = 0; k < 2; ++k) {
-            const Op* d = inner->operand(k)->definingOp();
-            fromAref = fromAref && d && d->kind() == OpKind::ArefGet;
-          }
-          if (!fromAref) continue;
+          // A and B from one slot (as lower-aref makes them one wgmma straight from the ring).
+          const Op* get = arefPayload(inner->operand(0), false);
+          if (!get || arefPayload(inner->operand(1), true) != get) continue;
           ++dots;
-          depth = std::min(depth, inner->operand(0)->definingOp()->operand(0)->type().shape[0]);
+          depth = std::min(depth, get->operand(0)->type().shape[0]);
           std::string reason;
           if (inner->numOperands() == 3 && onlyCarried(inner->result(), body, reason)) {
             inner->attrs["async"] = true;

@@ -369,12 +369,20 @@ class Emitter {
         throw UserError(v->definingOp()->loc(), "this barrier expects " + std::to_string(b.count) +
                                                     " releases per phase, but " + std::to_string(releasers[v]) +
                                                     " consumer warp group(s) release it");
-    // fp8 B operands are held K-major: the slot is laid out as the NxK transpose of its KxN tile.
+    // fp8 B operands are held K-major: the slot of a KxN tile is laid out as its NxK transpose (a
+    // transposed B, {trans_b}, is an NxK slot already).
+    std::set<const Value*> transposedB;
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
-        if (op->kind() != OpKind::Wgmma || !rings_.count(op->operand(2))) return;
+        if (op->kind() == OpKind::Wgmma && transB(*op)) transposedB.insert(op->operand(2));
+      });
+    for (const Op* r : regions_)
+      walk(*r->region(0), [&](const Op* op) {
+        if (op->kind() != OpKind::Wgmma || !rings_.count(op->operand(2)) || transB(*op)) return;
         Ring& ring = rings_.at(op->operand(2));
         if (!isFp8(ring.tile.scalar) || ring.kMajor) return;
+        if (transposedB.count(op->operand(2)))
+          unsupported(*op, "an fp8 slot read by wgmma both as B and as the transpose of B is not emitted");
         auto l = swizzledLayout(ring.tile.withShape({ring.tile.shape[1], ring.tile.shape[0]}));
         if (!l)
           unsupported(*op, "the fp8 B slot " + ring.tile.str() +
@@ -1926,6 +1934,12 @@ class Emitter {
                 slot + "]);");
   }
 
+  // nv.wgmma {trans_b = true}: B is the transpose of its slot's NxK tile.
+  static bool transB(const Op& op) {
+    auto it = op.attrs.find("trans_b");
+    return it != op.attrs.end() && std::holds_alternative<bool>(it->second) && std::get<bool>(it->second);
+  }
+
   void emitWgmma(const Op& op) {
     if (single_) unsupported(op, "wgmma is a warp-group operation and cannot run in the producer");
     const Ring &ra = rings_.at(op.operand(0)), &rb = rings_.at(op.operand(2));
@@ -1935,11 +1949,14 @@ class Emitter {
     if ((in != Scalar::F16 && in != Scalar::BF16 && !fp8) || rb.tile.scalar != in)
       unsupported(op, "wgmma from shared memory is emitted for f16, bf16, f8e4m3 and f8e5m2 operands (both the same) so far, got " +
                           ra.tile.str() + " and " + rb.tile.str());
-    if (ra.kMajor || (fp8 && !rb.kMajor))
+    bool tb = transB(op);
+    if (ra.kMajor || (fp8 && !tb && !rb.kMajor))
       unsupported(op, "an fp8 slot is used both as the A and the B operand of wgmma: B is held K-major, A cannot share it");
-    // f16/bf16: k16 steps, B N-major (the slot as loaded); fp8: k32 steps, B K-major (the slot's transpose).
+    // f16/bf16: k16 steps, B N-major (the slot as loaded); fp8: k32 steps, B K-major (the slot's
+    // transpose). A transposed B ({trans_b}: the slot is NxK) is K-major as loaded, for any type.
     int64_t kStep = fp8 ? 32 : 16;
-    int64_t m = la.rows, k = la.cols, n = fp8 ? lb.rows : lb.cols;
+    bool bKMajor = fp8 || tb;
+    int64_t m = la.rows, k = la.cols, n = bKMajor ? lb.rows : lb.cols;
     static const std::set<int64_t> ns = {16, 32, 64, 128, 256};
     if (m % 64 != 0 || k % kStep != 0 || !ns.count(n))
       unsupported(op, "needs M a multiple of 64, K of " + std::to_string(kStep) + " and N in {16, 32, 64, 128, 256}, got " +
@@ -1967,7 +1984,7 @@ class Emitter {
     std::string ty = in == Scalar::F16 ? "f16" : in == Scalar::BF16 ? "bf16" : in == Scalar::F8E4M3 ? "e4m3" : "e5m2";
     line("{  // " + std::to_string(m) + "x" + std::to_string(n) + " += " + std::to_string(m) + "x" + std::to_string(k) + " * " +
          std::to_string(k) + "x" + std::to_string(n) + ": " + std::to_string(k / kStep * (m / 64)) + " x wgmma m64n" +
-         std::to_string(n) + "k" + std::to_string(kStep) + (fp8 ? " (A K-major, B K-major)" : " (A K-major, B N-major)"));
+         std::to_string(n) + "k" + std::to_string(kStep) + (bKMajor ? " (A K-major, B K-major)" : " (A K-major, B N-major)"));
     ++indent_;
     std::string a = fresh("a_slot"), b = fresh("b_slot");
     line("const uint8_t* " + a + " = " + ra.name + " + " + ex(op.operand(1)) + " * " + std::to_string(la.slotBytes) + ";");
@@ -1979,8 +1996,8 @@ class Emitter {
       // each row; 64-row blocks are 64 rows of one swizzle span apart; LBO unused (1), SBO = 8 rows.
       int64_t aCol = kk * kStep, aChunk = aCol / la.chunkCols, aIn = (aCol % la.chunkCols) * la.elemBytes;
       std::string db;
-      if (fp8) {
-        // B (K-major, the NxK transpose): addressed like A, all N rows in one descriptor.
+      if (bKMajor) {
+        // B (K-major, an NxK slot): addressed like A, all N rows in one descriptor.
         int64_t bChunk = aCol / lb.chunkCols, bIn = (aCol % lb.chunkCols) * lb.elemBytes;
         db = "tawa::wgmma_smem_desc(" + b + " + " + std::to_string(bChunk * lb.chunkBytes + bIn) + ", 16, " +
              std::to_string(8 * lb.swizzle) + ", " + std::to_string(swizzleMode(lb.swizzle)) + ")";
@@ -1995,7 +2012,7 @@ class Emitter {
         int64_t aOff = aChunk * la.chunkBytes + mb * 64 * la.swizzle + aIn;
         std::string da = "tawa::wgmma_smem_desc(" + a + " + " + std::to_string(aOff) + ", 16, " + std::to_string(8 * la.swizzle) +
                          ", " + std::to_string(swizzleMode(la.swizzle)) + ")";
-        line("tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k" + std::to_string(kStep) + "_f32_" + ty + (fp8 ? "(" : "<1>(") +
+        line("tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k" + std::to_string(kStep) + "_f32_" + ty + (fp8 ? "(" : bKMajor ? "<0>(" : "<1>(") +
              acc.name + "[" + std::to_string(mb) + "], " + da + ", " + db + ", 1);");
       }
     }

@@ -626,7 +626,14 @@ class Interp {
         checkSlotFull(op, rb, sb);
         // Computed at issue from the slots' present contents; the result stays invisible until the
         // group completes, and releasing a slot it reads before then is reported as a race.
-        RV r = matmul(op, ra.slot[static_cast<size_t>(sa)], rb.slot[static_cast<size_t>(sb)], &fr.at(op.operand(4)),
+        const RV& bSlot = rb.slot[static_cast<size_t>(sb)];
+        RV bT;
+        if (op.hasAttr("trans_b") && std::get<bool>(op.attrs.at("trans_b"))) {
+          // B is the transpose of the slot's NxK tile.
+          const Type st = op.operand(2)->type().slotType();
+          bT = gather(bSlot, st.withShape({st.shape[1], st.shape[0]}), {1, st.shape[1]});
+        }
+        RV r = matmul(op, ra.slot[static_cast<size_t>(sa)], bT.f.empty() ? bSlot : bT, &fr.at(op.operand(4)),
                       ra.slot[static_cast<size_t>(sa)].f.size() / static_cast<size_t>(op.result()->type().shape[0]));
         if (!openGroup_) openGroup_ = std::make_shared<MmaToken>(MmaToken{false, op.loc()});
         r.token = openGroup_;
