@@ -134,7 +134,14 @@ void checkBufferFits(const SpecEntry& e, const std::string& name, const std::vec
 Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, uint64_t seed,
            const std::vector<std::string>& loaded) {
   Bound b;
+  // Every buffer's size is checked before the first is allocated and filled (filling one that fits
+  // takes long when the next one does not).
   uint64_t totalBytes = 0;
+  for (size_t k = 0; k < kernel.numArgs(); ++k) {
+    const SpecEntry* e = spec.find(kernel.arg(k)->nameHint);
+    if (e && kernel.arg(k)->type().isPtr() && e->kind == SpecEntry::Kind::Buffer && e->dtype == kernel.arg(k)->type().scalar)
+      checkBufferFits(*e, kernel.arg(k)->nameHint, spec.shapeOf(*e), totalBytes);
+  }
   std::vector<bool> used(spec.entries.size(), false);
   for (size_t k = 0; k < kernel.numArgs(); ++k) {
     const ir::Value* p = kernel.arg(k);
@@ -152,7 +159,6 @@ Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, ui
                                     std::string(ir::scalarName(t.scalar)) + "[dims]");
       if (e->dtype != t.scalar)
         throw UserError(e->loc, "buffer '" + pname + "' is " + std::string(ir::scalarName(e->dtype)) + " but the kernel takes " + t.str());
-      checkBufferFits(*e, pname, spec.shapeOf(*e), totalBytes);
       exec::Buffer buf(pname, e->dtype, spec.shapeOf(*e));
       if (std::find(loaded.begin(), loaded.end(), pname) == loaded.end()) fillRandom(buf, seed);
       b.args.push_back(exec::Arg::buf(static_cast<int>(b.buffers.size())));

@@ -146,6 +146,22 @@ TEST(CudaToolkit, IsInstalled) {
   // Fails loudly (a UserError naming the missing tool) where the CUDA toolkit is absent.
   const auto& tk = cuda::findToolkit();
   EXPECT_NE(tk.version.find("release"), std::string::npos) << tk.version;
+  // The tools it found are executables under its root, and ptxas assembles a PTX module.
+  for (const std::string& tool : {tk.nvcc, tk.ptxas}) {
+    EXPECT_EQ(tool.rfind(tk.root, 0), 0u) << tool << " is not under " << tk.root;
+    EXPECT_TRUE(std::filesystem::is_regular_file(tool)) << tool;
+  }
+  auto dir = tawa::test::tempDir() / "ptxas";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream ptx(dir / "k.ptx");
+    ptx << ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 p) {\n"
+           "  .reg .u64 %rd<2>;\n  .reg .u32 %r<2>;\n  ld.param.u64 %rd1, [p];\n  mov.u32 %r1, 7;\n"
+           "  st.global.u32 [%rd1], %r1;\n  ret;\n}\n";
+  }
+  std::string cmd = tk.ptxas + " -arch=sm_90a " + (dir / "k.ptx").string() + " -o " + (dir / "k.cubin").string() + " 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  EXPECT_GT(std::filesystem::file_size(dir / "k.cubin"), 0u);
 }
 
 TEST(CudaEmit, GemmKernelShape) {

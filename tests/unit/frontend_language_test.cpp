@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <unistd.h>
 
 #include "backends/exec/Executor.h"
@@ -271,4 +272,92 @@ def k(out, B: tl.constexpr):
   std::vector<Buffer> bufs{Buffer("out", Scalar::I32, {8})};
   run(*m, "k", {Arg::buf(0)}, bufs, 2);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(bufs[0].getInt(i), 3 * i) << i;
+}
+
+// Constant expressions follow Python: `//` floors and `%` takes the divisor's sign (7 // -2 == -4,
+// 7 % -2 == -1), for ints and floats. Random operands of every sign, against Python's definition
+// computed here (the operands keep every intermediate exact in double).
+TEST(FrontendLanguage, ConstexprFloorDivisionAndModuloFollowPython) {
+  const std::string body = R"(@triton.jit
+def fold(i_ptr, f_ptr, A: tl.constexpr, B: tl.constexpr, FA: tl.constexpr, FB: tl.constexpr):
+    tl.store(i_ptr + 0, A // B)
+    tl.store(i_ptr + 1, A % B)
+    tl.store(f_ptr + 0, FA // FB)
+    tl.store(f_ptr + 1, FA % FB)
+)";
+  uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> num(-1000, 1000), den(-40, 40);
+  for (int trial = 0; trial < 60; ++trial) {
+    int a = num(rng), b = den(rng);
+    if (b == 0) b = trial % 2 ? 7 : -7;
+    if (trial < 4) a = (trial % 2 ? -7 : 7), b = (trial < 2 ? 2 : -2);  // the cases of Python's documentation
+    double fa = num(rng) / 4.0, fb = den(rng) / 4.0;
+    if (fb == 0) fb = -1.25;
+    const int64_t q = static_cast<int64_t>(std::floor(static_cast<double>(a) / b)), m = a - b * q;
+    const double fq = std::floor(fa / fb), fm = fa - fb * fq;
+    auto m1 = compile(body, "fold",
+                      "i_ptr:*i64[2], f_ptr:*fp64[2], A=" + std::to_string(a) + ", B=" + std::to_string(b) + ", FA=" + std::to_string(fa) +
+                          ", FB=" + std::to_string(fb));
+    std::vector<Buffer> bufs = {Buffer("i_ptr", Scalar::I64, {2}), Buffer("f_ptr", Scalar::F64, {2})};
+    run(*m1, "fold", {Arg::buf(0), Arg::buf(1)}, bufs, 1);
+    EXPECT_EQ(bufs[0].getInt(0), q) << a << " // " << b;
+    EXPECT_EQ(bufs[0].getInt(1), m) << a << " % " << b;
+    EXPECT_EQ(bufs[1].getFloat(0), fq) << fa << " // " << fb;
+    EXPECT_EQ(bufs[1].getFloat(1), fm) << fa << " % " << fb;
+    if (trial < 4) {
+      const int64_t python[] = {3, -4, -4, 3};  // 7 // 2, -7 // 2, 7 // -2, -7 // -2
+      EXPECT_EQ(q, python[trial]);
+    }
+  }
+}
+
+// Masked loads fill the masked-off lanes with `other` (any value, not only 0), 1-D and 2-D, in f32
+// and f16: random bounds, random `other`, random inputs, against the definition computed here.
+TEST(FrontendLanguage, MaskedLoadsTakeOtherWhereTheMaskIsOff) {
+  const std::string body = R"(@triton.jit
+def masked(x_ptr, y_ptr, out_ptr, out2_ptr, n, rows, cols, OTHER: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs, mask=offs < n, other=OTHER)
+    tl.store(out_ptr + offs, v * 2.0 + 1.0)
+    r = tl.arange(0, 16)[:, None]
+    c = tl.arange(0, 32)[None, :]
+    t = tl.load(y_ptr + r * 32 + c, mask=(r < rows) & (c < cols), other=OTHER)
+    tl.store(out2_ptr + r * 32 + c, t)
+)";
+  uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  for (int trial = 0; trial < 12; ++trial) {
+    const bool half = trial % 2;
+    const Scalar ty = half ? Scalar::F16 : Scalar::F32;
+    const std::string dt = half ? "fp16" : "fp32";
+    const int block = 64, programs = 3, total = block * programs;
+    const int n = static_cast<int>(rng() % (total + 1)), rows = static_cast<int>(rng() % 17), cols = static_cast<int>(rng() % 33);
+    double other = std::ldexp(static_cast<double>(static_cast<int>(rng() % 2001) - 1000), -3);
+    if (other == 0) other = -3.5;
+    auto m1 = compile(body, "masked",
+                      "x_ptr:*" + dt + "[T], y_ptr:*" + dt + "[512], out_ptr:*" + dt + "[T], out2_ptr:*" + dt + "[512], n:i32=" +
+                          std::to_string(n) + ", rows:i32=" + std::to_string(rows) + ", cols:i32=" + std::to_string(cols) +
+                          ", T=" + std::to_string(total) + ", OTHER=" + std::to_string(other) + ", BLOCK=" + std::to_string(block));
+    std::vector<Buffer> bufs = {Buffer("x_ptr", ty, {total}), Buffer("y_ptr", ty, {512}), Buffer("out_ptr", ty, {total}),
+                                Buffer("out2_ptr", ty, {512})};
+    std::uniform_real_distribution<double> val(-4, 4);
+    for (int i = 0; i < total; ++i) bufs[0].setFloat(i, val(rng));
+    for (int i = 0; i < 512; ++i) bufs[1].setFloat(i, val(rng));
+    run(*m1, "masked",
+        {Arg::buf(0), Arg::buf(1), Arg::buf(2), Arg::buf(3), Arg::integer(n), Arg::integer(rows), Arg::integer(cols)}, bufs, programs);
+    // `other` is converted to the element type, then the arithmetic runs in it (f16: rounded per op).
+    auto round = [&](double v) { return half ? static_cast<double>(static_cast<_Float16>(v)) : static_cast<double>(static_cast<float>(v)); };
+    for (int i = 0; i < total; ++i) {
+      double v = i < n ? bufs[0].getFloat(i) : round(other);
+      ASSERT_EQ(bufs[2].getFloat(i), round(round(v * 2.0) + 1.0)) << "element " << i << ", n " << n << ", other " << other;
+    }
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 32; ++c) {
+        double want = r < rows && c < cols ? bufs[1].getFloat(r * 32 + c) : round(other);
+        ASSERT_EQ(bufs[3].getFloat(r * 32 + c), want) << "(" << r << ", " << c << "), rows " << rows << ", cols " << cols;
+      }
+  }
 }

@@ -2,10 +2,13 @@
 // by integer arithmetic on f32 bits, hand-computed fp8 values, and exhaustive bit-pattern round trips.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "ir/Numerics.h"
 
@@ -68,6 +71,82 @@ TEST(Numerics, Fp8HandValues) {
   EXPECT_EQ(decodeFloat(Scalar::F8E4M3, 0x7e), 448.0);
   EXPECT_TRUE(std::isnan(decodeFloat(Scalar::F8E4M3, 0x7f)));
   EXPECT_TRUE(std::isinf(decodeFloat(Scalar::F8E5M2, 0x7c)));
+}
+
+// NaN stored into each format keeps a NaN encoding: e4m3fn's only NaNs are S.1111.111 (its
+// S.1111.110 is the finite 448); the others take a quiet NaN (top mantissa bit), never an infinity.
+TEST(Numerics, NaNEncodingsPerFormat) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(encodeFloat(Scalar::F8E4M3, nan), 0x7fu);
+  EXPECT_EQ(encodeFloat(Scalar::F8E4M3, -nan), 0xffu);
+  EXPECT_EQ(encodeFloat(Scalar::F8E5M2, nan), 0x7eu);
+  EXPECT_EQ(encodeFloat(Scalar::F16, nan), 0x7e00u);
+  EXPECT_EQ(encodeFloat(Scalar::BF16, nan), 0x7fc0u);
+  for (Scalar s : {Scalar::F16, Scalar::BF16, Scalar::F8E4M3, Scalar::F8E5M2}) {
+    EXPECT_TRUE(std::isnan(decodeFloat(s, encodeFloat(s, nan)))) << static_cast<int>(s);
+    EXPECT_TRUE(std::isnan(decodeFloat(s, encodeFloat(s, -nan)))) << static_cast<int>(s);
+    EXPECT_TRUE(std::isnan(roundFloat(s, nan))) << static_cast<int>(s);
+    uint8_t bytes[2] = {0, 0};
+    uint64_t bits = encodeFloat(s, nan);
+    std::memcpy(bytes, &bits, s == Scalar::F8E4M3 || s == Scalar::F8E5M2 ? 1 : 2);
+    EXPECT_TRUE(std::isnan(loadFloat(s, bytes))) << static_cast<int>(s);
+  }
+}
+
+// Rounding to fp8 against a definition independent of Numerics.cpp's arithmetic: the nearest of the
+// format's finite values (found by scanning all 256 patterns, decoded from their bit fields here),
+// ties to the even pattern, anything past the largest finite value saturating to it (cvt.rn.satfinite),
+// NaN staying NaN. Random values across every binade, both signs, with ties and specials mixed in.
+double decodeFp8Here(bool e4m3, uint32_t b) {
+  int sign = (b >> 7) & 1, ebits = e4m3 ? 4 : 5, mbits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  int exp = static_cast<int>((b >> mbits) & ((1u << ebits) - 1)), mant = static_cast<int>(b & ((1u << mbits) - 1));
+  if (e4m3 && exp == 15 && mant == 7) return std::numeric_limits<double>::quiet_NaN();
+  if (!e4m3 && exp == 31) return mant ? std::numeric_limits<double>::quiet_NaN() : (sign ? -1.0 : 1.0) * INFINITY;
+  double v = exp == 0 ? std::ldexp(mant, 1 - bias - mbits) : std::ldexp((1 << mbits) + mant, exp - bias - mbits);
+  return sign ? -v : v;
+}
+TEST(Numerics, Fp8RoundingMatchesNearestPatternSearch) {
+  SCOPED_TRACE("seed " + std::to_string(seed()));
+  std::mt19937_64 rng(seed());
+  for (bool e4m3 : {true, false}) {
+    Scalar s = e4m3 ? Scalar::F8E4M3 : Scalar::F8E5M2;
+    std::vector<std::pair<double, uint32_t>> finite;
+    double maxFinite = 0;
+    for (uint32_t b = 0; b < 256; ++b) {
+      double v = decodeFp8Here(e4m3, b);
+      if (std::isfinite(v)) finite.emplace_back(v, b), maxFinite = std::max(maxFinite, v);
+    }
+    EXPECT_EQ(maxFinite, e4m3 ? 448.0 : 57344.0);
+    for (int i = 0; i < 20000; ++i) {
+      double x;
+      switch (i % 5) {
+        case 0:  // a value halfway between two neighbours (a tie), or right next to one
+          x = (finite[rng() % finite.size()].first + finite[rng() % finite.size()].first) / 2;
+          break;
+        case 1: x = std::ldexp(std::uniform_real_distribution<double>(1, 2)(rng), static_cast<int>(rng() % 40) - 24); break;
+        case 2: x = std::uniform_real_distribution<double>(-2 * maxFinite, 2 * maxFinite)(rng); break;
+        case 3: x = i % 15 == 3 ? INFINITY : std::ldexp(1.0, static_cast<int>(rng() % 60) - 30); break;
+        default: x = std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng), -(static_cast<int>(rng() % 12))); break;
+      }
+      if (rng() & 1) x = -x;
+      double want;
+      if (std::fabs(x) >= maxFinite) {
+        want = std::copysign(maxFinite, x);
+      } else {
+        double best = 0, bestErr = INFINITY;
+        uint32_t bestBits = 0;
+        for (auto [v, b] : finite) {
+          double err = std::fabs(v - x);
+          if (err < bestErr || (err == bestErr && (b & 1) == 0 && (bestBits & 1) == 1)) best = v, bestErr = err, bestBits = b;
+        }
+        want = best == 0 ? std::copysign(0.0, x) : best;
+      }
+      double got = roundFloat(s, x);
+      ASSERT_EQ(got, want) << (e4m3 ? "e4m3 " : "e5m2 ") << "x = " << x;
+      ASSERT_EQ(std::signbit(got), std::signbit(want)) << "x = " << x;
+      ASSERT_EQ(decodeFloat(s, encodeFloat(s, got)), want) << "x = " << x;
+    }
+  }
 }
 
 // Every bit pattern decodes, re-encodes to itself, and the fast load path agrees with decodeFloat.

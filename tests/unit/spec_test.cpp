@@ -115,9 +115,16 @@ TEST(SpecParse, ScalarTypes) {
   EXPECT_EQ(std::get<int64_t>(s.find("c")->value), 1);
   EXPECT_EQ(std::get<int64_t>(s.find("d")->value), 0);
   EXPECT_EQ(std::get<int64_t>(s.find("b")->value), -128);
+  EXPECT_EQ(std::get<int64_t>(s.find("w")->value), -9223372036854775807LL);
+  EXPECT_DOUBLE_EQ(std::get<double>(s.find("f")->value), -1e300);
   EXPECT_EQ(s.find("x")->dtype, Scalar::F32);
+  EXPECT_EQ(s.find("h")->dtype, Scalar::F16);
   EXPECT_EQ(s.find("c")->dtype, Scalar::I1);
+  EXPECT_EQ(s.find("b")->dtype, Scalar::I8);
+  EXPECT_EQ(s.find("w")->dtype, Scalar::I64);
+  EXPECT_EQ(s.find("f")->dtype, Scalar::F64);
   EXPECT_EQ(s.find("w")->kind, SpecEntry::Kind::Scalar);
+  EXPECT_EQ(s.find("f")->kind, SpecEntry::Kind::Scalar);
   auto iv = s.intValues();
   EXPECT_EQ(iv.count("x"), 0u);
   EXPECT_EQ(iv.at("b"), -128);
