@@ -37,6 +37,42 @@ struct alignas(64) CUtensorMap {
 #define TAWA_DEVICE __device__ __forceinline__
 // Full unrolling of the loops over accumulator registers: they must be indexed by constants.
 #define TAWA_UNROLL _Pragma("unroll")
+#define TAWA_LAYOUT __device__ __forceinline__
+
+#else  // host C++ (the emulator, and tests of the layouts below)
+
+#include <cstdint>
+#define TAWA_LAYOUT inline
+
+#endif
+
+// ---- layouts: one definition for the device and the CPU emulator, pinned by unit tests to the PTX
+// ISA 8.7's figures (tests/unit/layout_test.cpp)
+namespace tawa::layout {
+
+// The accumulator fragment of wgmma .m64nNk16 / .m64nNk32 with f32 D (PTX ISA, "Register fragments
+// and shared memory matrix layouts", the D figure): register i of warp-group thread t holds row
+// 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2 * (t % 4) + i % 2. The A
+// fragment of an f16/bf16 .m64nNk16 from registers has the same layout over its 64x16 tile.
+TAWA_LAYOUT int acc_row(int t, int i) { return 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2); }
+TAWA_LAYOUT int acc_col(int t, int i) { return 8 * (i / 4) + 2 * (t % 4) + (i % 2); }
+
+// The 64-bit shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 the
+// start address, 16-29 the leading and 32-45 the stride byte offset (each encoded as
+// (x & 0x3FFFF) >> 4), base offset 0 in bits 49-51 (patterns start on their repeat boundary), the
+// swizzle mode in bits 62-63 (0 none, 1 128B, 2 64B, 3 32B).
+TAWA_LAYOUT uint64_t smem_desc(uint32_t start, uint32_t lbo_bytes, uint32_t sbo_bytes, uint32_t swizzle_mode) {
+  uint64_t d = 0;
+  d |= static_cast<uint64_t>((start & 0x3FFFFu) >> 4);
+  d |= static_cast<uint64_t>((lbo_bytes & 0x3FFFFu) >> 4) << 16;
+  d |= static_cast<uint64_t>((sbo_bytes & 0x3FFFFu) >> 4) << 32;
+  d |= static_cast<uint64_t>(swizzle_mode & 3u) << 62;
+  return d;
+}
+
+}  // namespace tawa::layout
+
+#if defined(__CUDACC__)
 
 namespace tawa {
 
@@ -178,16 +214,9 @@ TAWA_DEVICE void fence_proxy_async_shared_cta() { asm volatile("fence.proxy.asyn
 
 // ---- wgmma
 
-// The 64-bit shared-memory matrix descriptor: start address, leading and stride byte offsets (all
-// encoded as (x & 0x3FFFF) >> 4), base offset 0 (patterns start on their repeat boundary), and the
-// swizzle mode in bits 62-63 (0 none, 1 128B, 2 64B, 3 32B).
+// The shared-memory matrix descriptor of a generic pointer (layout::smem_desc).
 TAWA_DEVICE uint64_t wgmma_smem_desc(const void* start, uint32_t lbo_bytes, uint32_t sbo_bytes, uint32_t swizzle_mode) {
-  uint64_t d = 0;
-  d |= static_cast<uint64_t>((smem_addr(start) & 0x3FFFFu) >> 4);
-  d |= static_cast<uint64_t>((lbo_bytes & 0x3FFFFu) >> 4) << 16;
-  d |= static_cast<uint64_t>((sbo_bytes & 0x3FFFFu) >> 4) << 32;
-  d |= static_cast<uint64_t>(swizzle_mode & 3u) << 62;
-  return d;
+  return layout::smem_desc(smem_addr(start), lbo_bytes, sbo_bytes, swizzle_mode);
 }
 // wgmma.fence: orders prior register and shared-memory accesses before the following wgmma.mma_async.
 TAWA_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -203,10 +232,9 @@ TAWA_DEVICE void fence_operands(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) fence_operand(d[i]);
 }
-// The accumulator fragment of wgmma m64nNk16 (f32): register i of thread t of the warp group holds
-// row 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2 * (t % 4) + i % 2.
-TAWA_DEVICE int wgmma_acc_row(int i) { return 16 * (warpgroup_thread_idx() / 32) + (lane_idx() / 4) + 8 * ((i / 2) % 2); }
-TAWA_DEVICE int wgmma_acc_col(int i) { return 8 * (i / 4) + 2 * (lane_idx() % 4) + (i % 2); }
+// Row and column of this thread's accumulator register i (layout::acc_row / acc_col).
+TAWA_DEVICE int wgmma_acc_row(int i) { return layout::acc_row(warpgroup_thread_idx(), i); }
+TAWA_DEVICE int wgmma_acc_col(int i) { return layout::acc_col(warpgroup_thread_idx(), i); }
 
 // The wrappers below are one macro per instruction form. Each passes the N/2 accumulator registers
 // of an m64nN shape as "+f" operands %0..%(N/2 - 1) (TAWA_D*, TAWA_REGS_*), then its own operands
@@ -431,8 +459,6 @@ TAWA_DEVICE bool elect_one_sync() {
 }  // namespace tawa
 
 #else  // host C++: the CPU emulator's implementation of every primitive (src/backends/emu/EmuRuntime.h).
-
-#include <cstdint>
 
 #define __global__
 #define __launch_bounds__(threads, blocks)

@@ -503,11 +503,11 @@ inline void gather(const Desc& d, bool kMajor, int mnCount, int kCount, int elem
     }
 }
 
-// Register i of warp-group thread t in the m64nNk16 f32 accumulator fragment.
+// Register i of warp-group thread t in the m64nNk16 f32 accumulator fragment (primitives.cuh's one
+// definition, which the device uses too).
 inline void fragment(int t, int i, int& row, int& col) {
-  int lane = t % 32;
-  row = 16 * (t / 32) + lane / 4 + 8 * ((i / 2) % 2);
-  col = 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
+  row = layout::acc_row(t, i);
+  col = layout::acc_col(t, i);
 }
 
 inline void snapshotOperands(MmaOp& op, std::vector<float>& a, std::vector<float>& b) {
@@ -576,10 +576,10 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
       uint32_t site = readSite(file, line);
       int kc = kSteps(elem), es = elemSize(elem);
       auto mark = [&](uint64_t desc, bool kMajor, int mnCount, const char* which) {
-        Desc d = decode(desc, which, file, line);
+        Desc x = decode(desc, which, file, line);
         for (int mn = 0; mn < mnCount; ++mn)
           for (int kk = 0; kk < kc; ++kk) {
-            uint32_t a = swizzle(d.start + canonical(d, kMajor, mn, kk, es), d.swz);
+            uint32_t a = swizzle(x.start + canonical(x, kMajor, mn, kk, es), x.swz);
             if (a >= kWindowBase) markRead(static_cast<size_t>(wg), op.group, site, a, static_cast<size_t>(es));
           }
       };
@@ -1234,12 +1234,7 @@ inline void fence_proxy_async_shared_cta() {
 }
 
 inline uint64_t wgmma_smem_desc(const void* start, uint32_t lbo_bytes, uint32_t sbo_bytes, uint32_t swizzle_mode, TAWA_EMU_LOC) {
-  uint64_t d = 0;
-  d |= static_cast<uint64_t>((smem_addr(start, TAWA_EMU_AT) & 0x3FFFFu) >> 4);
-  d |= static_cast<uint64_t>((lbo_bytes & 0x3FFFFu) >> 4) << 16;
-  d |= static_cast<uint64_t>((sbo_bytes & 0x3FFFFu) >> 4) << 32;
-  d |= static_cast<uint64_t>(swizzle_mode & 3u) << 62;
-  return d;
+  return layout::smem_desc(smem_addr(start, TAWA_EMU_AT), lbo_bytes, sbo_bytes, swizzle_mode);
 }
 inline void wgmma_fence() {
   emu::self().fenced = true;
@@ -1288,8 +1283,8 @@ inline void wgmma_wait_group(TAWA_EMU_LOC) {
 inline void fence_operand(float&) {}
 template <int N>
 inline void fence_operands(float (&)[N]) {}
-inline int wgmma_acc_row(int i) { return 16 * (warpgroup_thread_idx() / 32) + (lane_idx() / 4) + 8 * ((i / 2) % 2); }
-inline int wgmma_acc_col(int i) { return 8 * (i / 4) + 2 * (lane_idx() % 4) + (i % 2); }
+inline int wgmma_acc_row(int i) { return layout::acc_row(warpgroup_thread_idx(), i); }
+inline int wgmma_acc_col(int i) { return layout::acc_col(warpgroup_thread_idx(), i); }
 
 #define TAWA_EMU_WGMMA(NN, TY, ELEM)                                                                             \
   template <int TransB>                                                                                          \
