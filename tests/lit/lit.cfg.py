@@ -23,3 +23,10 @@ if os.path.exists(triton_python):
 else:
     config.substitutions.append(("%triton-python", "sh -c 'echo \"no Triton 3.6.0 environment at " + triton_venv +
                                  " (run ./scripts/install-deps.sh)\" >&2; exit 1' --"))
+
+# The dynamic loader itself, to run tawa with `--inhibit-cache` (as on a machine whose loader has no
+# entry for the CUDA toolkit's libraries).
+for ld in ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"):
+    if os.path.exists(ld):
+        config.substitutions.append(("%ld-no-cache", ld + " --inhibit-cache"))
+        break

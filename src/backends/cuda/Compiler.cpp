@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +57,15 @@ const Nvrtc& nvrtc(const std::string& root) {
   std::call_once(once, [&] {
     void* h = nullptr;
     std::string tried;
+    // libnvrtc opens its builtins library by soname when it compiles; on a machine whose loader does
+    // not know the toolkit's lib64 that fails ("failed to open libnvrtc-builtins.so.13.0"). Loaded
+    // first from the toolkit tawa found, the soname is already resolved then.
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root + "/lib64", ec)) {
+      std::string f = e.path().filename().string();
+      if (f.rfind("libnvrtc-builtins.so.", 0) == 0 && f.find(".alt.") == std::string::npos && std::count(f.begin(), f.end(), '.') == 3)
+        dlopen(e.path().c_str(), RTLD_NOW | RTLD_GLOBAL);
+    }
     for (const std::string& name : {root + "/lib64/libnvrtc.so.13", root + "/lib64/libnvrtc.so", std::string("libnvrtc.so.13"),
                                     std::string("libnvrtc.so")}) {
       if ((h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
