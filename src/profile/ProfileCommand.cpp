@@ -1,6 +1,8 @@
 #include "profile/ProfileCommand.h"
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <iostream>
 
@@ -11,6 +13,7 @@
 #include "driver/Check.h"
 #include "driver/Launch.h"
 #include "ir/Diagnostic.h"
+#include "transforms/WarpSpecialize.h"
 
 namespace tawa::profile {
 
@@ -20,7 +23,7 @@ namespace {
 Params tunerParams(const ProfileOptions& opt, const ir::Func& kernel) {
   Params p;
   p.depth = opt.ws.depth;
-  p.consumers = opt.ws.consumers;
+  p.consumers = std::max(1, transforms::consumerRegions(kernel));
   ir::walk(kernel.body, [&](const ir::Op* op) {
     if (op->hasAttr("mma_depth")) p.mmaDepth = static_cast<int>(op->intAttr("mma_depth"));
   });
@@ -142,9 +145,9 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
   c->add_option("--mma-depth,-P", f->opt.ws.mmaDepth, "MMA depth P: async MMA groups in flight before a slot is released")
       ->default_val(1)
       ->check(CLI::Range(0, 4));
-  c->add_option("--consumers", f->opt.ws.consumers, "consumer warp groups: 1, or 2 cooperative ones")
-      ->default_val(1)
-      ->check(CLI::Range(1, 2));
+  c->add_option("--consumers", f->opt.ws.consumers, "consumer warp groups: 1, 2 cooperative ones, or auto (as tawa compile)")
+      ->transform(CLI::Validator(transforms::consumersFlag, "auto|1|2"))
+      ->default_str("auto");
   c->add_option("--events-per-block", f->opt.eventsPerBlock, "capacity of each block's event buffer (lost events are counted)")
       ->default_val(4096)
       ->check(CLI::Range(1, 1 << 24));

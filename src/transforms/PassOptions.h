@@ -9,7 +9,8 @@ namespace tawa::transforms {
 struct PassOptions {
   int depth = 2;           // aref depth D: slots in each ring
   int mmaDepth = 1;        // MMA depth P: async MMA groups left in flight before a slot is released
-  int consumers = 1;       // consumer warp groups (2: cooperative, splitting the M tile)
+  int consumers = 0;       // consumer warp groups: 1, 2 (cooperative, splitting the M tile), or 0 to
+                           // let the passes choose (consumerGroupsFor in WarpSpecialize.h)
   int persistent = 0;      // > 0: make the kernel persistent on this many programs (e.g. #SMs)
   int groupM = 0;          // persistent tile order: > 0 groups this many rows of tiles (0: row-major)
   int producerRegs = 40;   // setmaxnreg budgets (a multiple of 8 in 24..256)
@@ -17,5 +18,12 @@ struct PassOptions {
   std::string fault;       // lower-aref: break the lowering on purpose (see LowerAref.h)
   std::ostream* explain = nullptr;  // where passes say what they decided and why
 };
+
+// The command line's --consumers value: "auto" becomes 0; "1" and "2" stay. Returns the error message
+// for anything else ("" when valid), as a CLI11 validator does.
+inline std::string consumersFlag(std::string& v) {
+  if (v == "auto") v = "0";
+  return v == "0" || v == "1" || v == "2" ? "" : "must be auto, 1 or 2, got '" + v + "'";
+}
 
 }  // namespace tawa::transforms

@@ -8,6 +8,7 @@
 
 #include "ir/Builder.h"
 #include "ir/Clone.h"
+#include "transforms/WarpSpecialize.h"
 
 namespace tawa::transforms {
 
@@ -347,8 +348,12 @@ class Splitter {
 }  // namespace
 
 void splitConsumers(Module& m, const PassOptions& opt) {
-  if (opt.consumers != 2) return;
-  for (auto& f : m.funcs) Splitter(*f, opt).run();
+  for (auto& f : m.funcs) {
+    std::string why;
+    if (consumerRegions(*f) != 1 || consumerGroupsFor(*f, opt, &why) != 2) continue;
+    if (opt.consumers == 0 && opt.explain) *opt.explain << "@" << f->name << ": 2 consumer warp groups: " << why << "\n";
+    Splitter(*f, opt).run();
+  }
 }
 
 }  // namespace tawa::transforms

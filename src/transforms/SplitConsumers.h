@@ -3,7 +3,9 @@
 // itself): each half computes the same program on M/2 rows of the block — fused attention's query
 // rows, as FlashAttention-3 runs them — and both share the producer's arefs.
 //   requires: ws-level IR (after warp-specialize and pipeline, before lower-aref) with one producer
-//     and one consumer wg.region; options.consumers == 2. Otherwise it does nothing.
+//     and one consumer wg.region; consumerGroupsFor (WarpSpecialize.h) gives 2: options.consumers
+//     == 2, or 0 and the kernel's accumulators or num_warps hint call for two. Otherwise it does
+//     nothing.
 //   analysis: the row-indexed values are those tied, through the ops that keep the row dimension
 //     (elementwise ops, tile.dot's A operand and accumulator, reductions along axis 1, expand_dims
 //     along axis 1, broadcasts of a row-indexed tile, loop-carried and tile.if values), to a tile

@@ -38,8 +38,10 @@ class Specializer {
     if (opt_.persistent > 0 && !makePersistent()) return;
     Op* loop = findLoop();
     if (!loop) return;
-    std::string why;
-    if (opt_.consumers == 2) {
+    std::string why, chose;
+    const int consumers = consumerGroupsFor(f_, opt_, &chose);
+    if (opt_.consumers == 0) say("@" + f_.name + ": " + std::to_string(consumers) + " consumer warp group(s): " + chose);
+    if (consumers == 2) {
       if (Op* split = splitRows(loop, why)) {
         loop = split;
         if (outer_) inner_ = split;
@@ -47,8 +49,6 @@ class Specializer {
       } else {
         say("@" + f_.name + ": one consumer warp group instead of two: " + why);
       }
-    } else if (opt_.consumers != 1) {
-      throw UserError(f_.loc, "--consumers must be 1 or 2, got " + std::to_string(opt_.consumers));
     }
     if (!analyze(loop, why)) {
       say("@" + f_.name + ": not specialized: " + why);
@@ -1052,6 +1052,43 @@ class Specializer {
 
 void warpSpecialize(Module& m, const PassOptions& opt) {
   for (auto& f : m.funcs) Specializer(*f, opt).run();
+}
+
+int consumerGroupsFor(const Func& f, const PassOptions& opt, std::string* why) {
+  auto say = [&](const std::string& s) {
+    if (why) *why = s;
+  };
+  if (opt.consumers == 1 || opt.consumers == 2) return say("as asked (--consumers)"), opt.consumers;
+  if (opt.consumers != 0) throw UserError(f.loc, "--consumers must be auto, 1 or 2, got " + std::to_string(opt.consumers));
+  int64_t rows = 0, cols = 0, regs = 0;
+  walk(f.body, [&](const Op* op) {
+    if (op->kind() != OpKind::Dot) return;
+    const Type& t = op->result()->type();
+    if (t.rank() != 2 || t.scalar != Scalar::F32) return;
+    if (int64_t r = t.shape[0] * t.shape[1] / 128; r > regs) regs = r, rows = t.shape[0], cols = t.shape[1];
+  });
+  const int64_t budget = opt.consumerRegs - 40;
+  const bool splits = rows >= 128 && rows % 128 == 0;
+  if (regs > budget && splits)
+    return say("the " + std::to_string(rows) + "x" + std::to_string(cols) + " accumulator needs " + std::to_string(regs) +
+               " registers per thread of one consumer warp group (budget " + std::to_string(budget) +
+               "): two cooperative consumers, " + std::to_string(rows / 2) + " rows each"),
+           2;
+  if (auto it = f.attrs.find("num_warps"); it != f.attrs.end() && std::holds_alternative<int64_t>(it->second) &&
+                                            std::get<int64_t>(it->second) == 8 && splits)
+    return say("num_warps = 8 in the spec: two consumer warp groups of 4 warps, " + std::to_string(rows / 2) + " rows each"), 2;
+  if (regs > budget) return say("one (the " + std::to_string(rows) + "-row accumulator does not split into two 64-row multiples)"), 1;
+  return say(regs ? "one holds the " + std::to_string(rows) + "x" + std::to_string(cols) + " accumulator (" + std::to_string(regs) +
+                        " of " + std::to_string(budget) + " registers per thread)"
+                  : "one (no MMA)"),
+         1;
+}
+
+int consumerRegions(const Func& f) {
+  int n = 0;
+  for (auto& op : f.body.ops())
+    if (op->kind() == OpKind::WgRegion && op->hasAttr("role") && op->strAttr("role") == "consumer") ++n;
+  return n;
 }
 
 }  // namespace tawa::transforms

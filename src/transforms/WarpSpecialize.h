@@ -19,7 +19,7 @@
 //     from loop to loop (the producer also copies the pure ops between the loops that it needs).
 //     Every op keeps the location of the op it came from. A function without a suitable loop is
 //     left unchanged, and `explain` says why.
-//   options: consumers == 2 first splits a GEMM-like main loop into two row halves (each with its
+//   options: consumers == 0 chooses 1 or 2 by consumerGroupsFor (below); consumers == 2 first splits a GEMM-like main loop into two row halves (each with its
 //     own A load, accumulator and store; in a persistent kernel, inside the tile loop), one per
 //     consumer. A's row offset may be written inside the loop when it does not depend on it (pure
 //     scalar ops, no division by a non-constant): it is computed once before the loop. The store's
@@ -41,5 +41,14 @@
 namespace tawa::transforms {
 
 void warpSpecialize(ir::Module& m, const PassOptions& opt);
+
+// The consumer warp groups for `f`: opt.consumers when given (1 or 2), else chosen: two cooperative
+// ones (each half of the rows) when the largest f32 MMA accumulator of 128 or more rows (a multiple
+// of 128) needs more registers per thread than one consumer's setmaxnreg budget leaves (40 for
+// addresses and descriptors), or when the spec's num_warps hint asks for 8 warps (two warp groups
+// of consumers, as Triton runs such a kernel); else one. `why` says which.
+int consumerGroupsFor(const ir::Func& f, const PassOptions& opt, std::string* why = nullptr);
+// The consumer wg.regions of a warp-specialized `f` (0 when it is not specialized).
+int consumerRegions(const ir::Func& f);
 
 }  // namespace tawa::transforms

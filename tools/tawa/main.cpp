@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -109,9 +110,11 @@ void addWsFlags(CLI::App* c, WsFlags& w) {
   c->add_option("--mma-depth,-P", w.opt.mmaDepth, "MMA depth P: async MMA groups in flight before a slot is released")
       ->default_val(1)
       ->check(CLI::Range(0, 4));
-  c->add_option("--consumers", w.opt.consumers, "consumer warp groups: 1, or 2 cooperative ones splitting the M tile")
-      ->default_val(1)
-      ->check(CLI::Range(1, 2));
+  c->add_option("--consumers", w.opt.consumers,
+                "consumer warp groups: 1, 2 cooperative ones splitting the M tile, or auto (two where one cannot hold the "
+                "accumulator in its registers, or the spec says num_warps=8; --explain says which)")
+      ->transform(CLI::Validator(transforms::consumersFlag, "auto|1|2"))
+      ->default_str("auto");
   c->add_option("--persistent", w.opt.persistent, "make the kernel persistent on N programs (e.g. 132, the SMs of an H100)")
       ->default_val(0)
       ->check(CLI::Range(0, 1 << 20));

@@ -20,6 +20,7 @@
 #include "driver/Check.h"
 #include "driver/Launch.h"
 #include "transforms/PassManager.h"
+#include "transforms/WarpSpecialize.h"
 
 namespace tawa::cuda {
 
@@ -308,7 +309,7 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
       << er.threads << " threads, " << er.smemBytes << " B dynamic shared memory; "
       << (simt ? std::string("SIMT kernel (no warp-specialized form)")
                : "D = " + std::to_string(o.ws.depth) + ", P = " + std::to_string(o.ws.mmaDepth) + ", " +
-                     std::to_string(o.ws.consumers) + " consumer group(s)")
+                     std::to_string(transforms::consumerRegions(*nv.kernel)) + " consumer group(s)")
       << "; seed " << o.seed << "\n";
   out << "compiled in " << num("%.2f", compileS) << " s" << (cm.cacheHit ? " (cubin from the cache: " : " (into ") << cm.dir
       << ")\n";

@@ -47,7 +47,7 @@ EmitResult emitForTarget(const std::string& file, const std::string& kernel, con
   }
   if (simt) *simt = true;
   const transforms::PassOptions dflt;
-  const char* flagName = ws.consumers != dflt.consumers     ? "--consumers"
+  const char* flagName = ws.consumers == 2                  ? "--consumers"
                          : ws.persistent != dflt.persistent ? "--persistent"
                          : ws.groupM != dflt.groupM         ? "--group-m"
                          : ws.depth != dflt.depth           ? "--depth"
