@@ -22,7 +22,7 @@ namespace {
 // The tuner parameters the advice speaks of: D and the consumer groups as asked, P as the pipeline chose.
 Params tunerParams(const ProfileOptions& opt, const ir::Func& kernel) {
   Params p;
-  p.depth = opt.ws.depth;
+  p.depth = std::max(1, transforms::ringDepth(kernel));
   p.consumers = std::max(1, transforms::consumerRegions(kernel));
   ir::walk(kernel.body, [&](const ir::Op* op) {
     if (op->hasAttr("mma_depth")) p.mmaDepth = static_cast<int>(op->intAttr("mma_depth"));
@@ -141,7 +141,9 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
       ->default_val("exec");
   c->add_option("-o", f->out, "trace file (Chrome trace JSON); default: KERNEL.trace.json");
   c->add_flag("--json", f->json, "print the summary and advice as JSON on stdout");
-  c->add_option("--depth,-D", f->opt.ws.depth, "aref depth D: slots per ring")->default_val(2)->check(CLI::Range(1, 8));
+  c->add_option("--depth,-D", f->opt.ws.depth, "aref depth D: slots per ring, 1 to 8, or auto (as tawa compile)")
+      ->transform(CLI::Validator(transforms::depthFlag, "auto|1..8"))
+      ->default_str("auto");
   c->add_option("--mma-depth,-P", f->opt.ws.mmaDepth, "MMA depth P: async MMA groups in flight before a slot is released")
       ->default_val(1)
       ->check(CLI::Range(0, 4));

@@ -7,7 +7,8 @@
 namespace tawa::transforms {
 
 struct PassOptions {
-  int depth = 2;           // aref depth D: slots in each ring
+  int depth = 0;           // aref depth D: slots in each ring; 0 lets warp-specialize choose (the
+                           // spec's num_stages hint within the shared memory, else 2)
   int mmaDepth = 1;        // MMA depth P: async MMA groups left in flight before a slot is released
   int consumers = 0;       // consumer warp groups: 1, 2 (cooperative, splitting the M tile), or 0 to
                            // let the passes choose (consumerGroupsFor in WarpSpecialize.h)
@@ -18,6 +19,13 @@ struct PassOptions {
   std::string fault;       // lower-aref: break the lowering on purpose (see LowerAref.h)
   std::ostream* explain = nullptr;  // where passes say what they decided and why
 };
+
+// The command line's --depth value: "auto" becomes 0; 1 to 8 stay. The error message for anything
+// else ("" when valid).
+inline std::string depthFlag(std::string& v) {
+  if (v == "auto") v = "0";
+  return v.size() == 1 && v[0] >= '0' && v[0] <= '8' ? "" : "must be auto or 1 to 8, got '" + v + "'";
+}
 
 // The command line's --consumers value: "auto" becomes 0; "1" and "2" stay. Returns the error message
 // for anything else ("" when valid), as a CLI11 validator does.

@@ -64,6 +64,35 @@ class Specializer {
   }
   static std::string at(const Op& op) { return std::string(op.name()) + " at " + op.loc().str(); }
 
+  // D as asked, else the num_stages hint lowered until the shared memory holds the rings (`payload`
+  // per slot), the tiles loaded once (`preloads`) and the epilogue's stored tiles (staged for TMA),
+  // with 2 KB for barriers and alignment; else 2.
+  int64_t chooseDepth(const std::vector<Type>& payload, const std::vector<Op*>& preloads, const std::vector<Op*>& epilogue) {
+    if (opt_.depth > 0) return opt_.depth;
+    auto bytes = [](const Type& t) { return t.isTile() ? t.numel() * byteWidth(t.scalar) : int64_t{0}; };
+    auto it = f_.attrs.find("num_stages");
+    if (it == f_.attrs.end() || !std::holds_alternative<int64_t>(it->second) || std::get<int64_t>(it->second) < 1) {
+      say("@" + f_.name + ": aref depth 2 (the default; num_stages in the spec or --depth choose another)");
+      return 2;
+    }
+    const int64_t hint = std::get<int64_t>(it->second);
+    int64_t stage = 0, fixed = 2048;
+    for (const Type& t : payload) stage += bytes(t);
+    for (const Op* op : preloads) fixed += bytes(op->result()->type());
+    for (const Op* op : epilogue)
+      walk(*op, [&](const Op* o) {
+        if (o->kind() == OpKind::DescStore) fixed += bytes(o->operand(1)->type());
+      });
+    const int64_t budget = 232448, fits = stage > 0 ? (budget - fixed) / stage : hint;
+    const int64_t d = std::max<int64_t>(1, std::min(hint, fits));
+    say("@" + f_.name + ": aref depth " + std::to_string(d) + " (num_stages = " + std::to_string(hint) + " in the spec" +
+        (d < hint ? "; " + std::to_string(hint) + " slots of " + std::to_string(stage) + " bytes and " + std::to_string(fixed) +
+                        " bytes besides do not fit in the " + std::to_string(budget) + " bytes of shared memory"
+                  : "") +
+        ")");
+    return d;
+  }
+
   // Persistent form: the kernel body becomes a tile loop that program p runs for tiles p, p + P, ...
   // with P = min(persistent, grid size); the tile's program ids (row-major, or grouped by groupM
   // rows along axis 0) replace tile.program_id. Ops that do not depend on the program id stay
@@ -419,7 +448,8 @@ class Specializer {
     top.setLoc(loadLoc);
     std::vector<Type> payload;
     for (Op* l : main_.loads) payload.push_back(l->result()->type());
-    Op* create = top.create(OpKind::ArefCreate, {}, {Type::arefOf(opt_.depth, payload)}, {{"consumers", nConsumers}});
+    depth_ = chooseDepth(payload, preloads, epilogue);
+    Op* create = top.create(OpKind::ArefCreate, {}, {Type::arefOf(depth_, payload)}, {{"consumers", nConsumers}});
     Value* aref = create->result();
     aref->nameHint = "aref";
 
@@ -502,7 +532,7 @@ class Specializer {
       b.setLoc(loop->loc());
       b.create(OpKind::Yield, {}, {});
     }
-    say("@" + f_.name + ": specialized the loop at " + loop->loc().str() + " (depth " + std::to_string(opt_.depth) + ", " +
+    say("@" + f_.name + ": specialized the loop at " + loop->loc().str() + " (depth " + std::to_string(depth_) + ", " +
         (cooperative_ ? "two cooperative consumers, one per half of the rows)" : "one consumer)"));
     for (Op* l : main_.loads) say("  producer: " + at(*l) + " (a block load: seeds the producer)");
     for (auto& op : body.ops())
@@ -1043,6 +1073,7 @@ class Specializer {
   std::vector<Follow> follows_;
   std::string followWhy_;  // why a later loop that loads keeps its loads in the consumer
   bool cooperative_ = false;
+  int64_t depth_ = 2;                   // the main aref's depth D (chooseDepth)
   Op* outer_ = nullptr;                 // the tile loop of a persistent kernel
   Op* inner_ = nullptr;                 // and the loop inside it that loads
   std::set<Op*> producerOuter_;         // what the producer needs from the tile loop's body
@@ -1082,6 +1113,15 @@ int consumerGroupsFor(const Func& f, const PassOptions& opt, std::string* why) {
                         " of " + std::to_string(budget) + " registers per thread)"
                   : "one (no MMA)"),
          1;
+}
+
+int ringDepth(const Func& f) {
+  int d = 0;
+  walk(f.body, [&](const Op* op) {
+    if (op->kind() == OpKind::ArefCreate || op->kind() == OpKind::SmemAlloc)
+      d = std::max(d, static_cast<int>(op->result()->type().shape[0]));
+  });
+  return d;
 }
 
 int consumerRegions(const Func& f) {

@@ -19,7 +19,10 @@
 //     from loop to loop (the producer also copies the pure ops between the loops that it needs).
 //     Every op keeps the location of the op it came from. A function without a suitable loop is
 //     left unchanged, and `explain` says why.
-//   options: consumers == 0 chooses 1 or 2 by consumerGroupsFor (below); consumers == 2 first splits a GEMM-like main loop into two row halves (each with its
+//   options: depth == 0 chooses D: the spec's num_stages hint (a function attribute), lowered until
+//     the rings, the tiles loaded once and the epilogue's stored tiles fit sm_90a's 227 KB of shared
+//     memory, else 2; `explain` says which.
+//     consumers == 0 chooses 1 or 2 by consumerGroupsFor (below); consumers == 2 first splits a GEMM-like main loop into two row halves (each with its
 //     own A load, accumulator and store; in a persistent kernel, inside the tile loop), one per
 //     consumer. A's row offset may be written inside the loop when it does not depend on it (pure
 //     scalar ops, no division by a non-constant): it is computed once before the loop. The store's
@@ -50,5 +53,7 @@ void warpSpecialize(ir::Module& m, const PassOptions& opt);
 int consumerGroupsFor(const ir::Func& f, const PassOptions& opt, std::string* why = nullptr);
 // The consumer wg.regions of a warp-specialized `f` (0 when it is not specialized).
 int consumerRegions(const ir::Func& f);
+// The deepest ring of a warp-specialized `f`: its aref.create or nv.smem_alloc depth (0 when none).
+int ringDepth(const ir::Func& f);
 
 }  // namespace tawa::transforms

@@ -75,7 +75,7 @@ struct Args {
   uint64_t seed = 1;
   int reps = 3, warmups = 1;
   double timeout = 60;
-  size_t neighbours = 3;
+  size_t neighbours = TuneOptions{}.neighbours;  // one default: the library's
   bool leaveOneOut = false, dryRun = false, fresh = false;
 };
 
@@ -321,7 +321,9 @@ std::function<int()> addTuneCommand(CLI::App& app) {
             return end != s.c_str() && *end == 0 && std::isfinite(v) && v > 0 ? std::string() : "must be a positive number of seconds";
           },
           "SECONDS > 0"));
-  c->add_option("--neighbours", a->neighbours, "k, the tuned programs that guide MaSiF")->default_val(3)->check(CLI::PositiveNumber);
+  c->add_option("--neighbours", a->neighbours, "k, the tuned programs that guide MaSiF")
+      ->default_val(TuneOptions{}.neighbours)
+      ->check(CLI::PositiveNumber);
   c->add_option("--evaluate", a->evaluate, "measure one configuration (JSON) and print its figure as JSON");
   c->add_flag("--fresh", a->fresh,
               "measure every configuration the search (or --evaluate) asks for, even one the record has measured before "

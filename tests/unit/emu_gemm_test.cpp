@@ -614,3 +614,57 @@ TEST(EmuCheck, FirstDifferenceNamesTheElement) {
   ASSERT_TRUE(emu::firstDifference(b, a));
   EXPECT_EQ(*emu::firstDifference(b, a), "a different number of buffers: 1, not 2");
 }
+
+// The emulator's race check follows wgmma.wait_group<N> exactly: it completes all but the newest N
+// groups, so a write into bytes that a still-pending group reads is a race, and a write into bytes
+// only completed groups read is not, whatever the schedule. A hand-written kernel (one warp group):
+// group 0 reads A and B, group 1 reads A and B2; after wait_group<1> every thread stores into one of
+// them.
+TEST(EmuRace, WaitGroupCompletesAllButTheNewestGroups) {
+  auto kernel = [](const std::string& name, int target, const std::string& value = "0.5f") {
+    cuda::EmitResult er;
+    er.kernelName = name;
+    er.threads = 128;
+    er.smemBytes = 1024 + 16384;
+    er.source = R"(#include "primitives.cuh"
+extern "C" __global__ void __launch_bounds__(128, 1) )" + name + R"(() {
+  uint8_t* smem = tawa::dynamic_smem_1024();
+  for (int i = 0; i < 32; ++i)  // defined operands (fresh shared memory holds a pattern, NaNs included)
+    tawa::st_shared_pair(smem + 4 * (tawa::thread_idx() + 128 * i), tawa::to_f16()" + value + R"(), tawa::to_f16(-0.25f));
+  tawa::fence_proxy_async_shared_cta();
+  tawa::bar_sync(0, 128);
+  float d0[8] = {}, d1[8] = {};
+  const uint64_t a = tawa::wgmma_smem_desc(smem, 128, 256, 0);
+  tawa::wgmma_fence();
+  tawa::wgmma_mma_async_m64n16k16_f32_f16<1>(d0, a, tawa::wgmma_smem_desc(smem + 4096, 128, 256, 0), 1);
+  tawa::wgmma_commit_group();
+  tawa::wgmma_mma_async_m64n16k16_f32_f16<1>(d1, a, tawa::wgmma_smem_desc(smem + 8192, 128, 256, 0), 1);
+  tawa::wgmma_commit_group();
+  tawa::wgmma_wait_group<1>();
+  tawa::fence_operands(d0);
+  tawa::st_shared_pair(smem + )" + std::to_string(target) + R"( + 4 * tawa::thread_idx(), tawa::to_f16(1.0f), tawa::to_f16(2.0f));
+  tawa::wgmma_wait_group<0>();
+  tawa::fence_operands(d1);
+}
+)";
+    return er;
+  };
+  std::vector<exec::Buffer> none;
+  // B: read by group 0 alone, which wait_group<1> completed; also with NaN operands (user data may
+  // hold NaNs: the emulator's operand snapshots compare bit for bit, not as floats).
+  EXPECT_NO_THROW(emu::launch(kernel("race_after_wait", 4096), {}, none, {1, 1, 1}));
+  EXPECT_NO_THROW(emu::launch(kernel("race_after_wait_nan", 4096, "__builtin_nanf(\"\")"), {}, none, {1, 1, 1}));
+  // B2 and A: read by group 1, still in flight.
+  for (int target : {8192, 0}) {
+    SCOPED_TRACE("store at smem + " + std::to_string(target));
+    try {
+      emu::launch(kernel("race_in_flight_" + std::to_string(target), target), {}, none, {1, 1, 1});
+      ADD_FAILURE() << "the store into bytes an in-flight wgmma reads was not reported";
+    } catch (const UserError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("st.shared writes shared memory"), std::string::npos) << what;
+      EXPECT_NE(what.find("that a wgmma.mma_async of warp group 0 issued at"), std::string::npos) << what;
+      EXPECT_NE(what.find("may still be reading"), std::string::npos) << what;
+    }
+  }
+}

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -359,5 +360,76 @@ def masked(x_ptr, y_ptr, out_ptr, out2_ptr, n, rows, cols, OTHER: tl.constexpr, 
         double want = r < rows && c < cols ? bufs[1].getFloat(r * 32 + c) : round(other);
         ASSERT_EQ(bufs[3].getFloat(r * 32 + c), want) << "(" << r << ", " << c << "), rows " << rows << ", cols " << cols;
       }
+  }
+}
+
+// tl.dot of f32 tiles rounds both inputs to tf32 by default (input_precision "tf32": 10 mantissa
+// bits, ties away from zero, as the tensor cores take them) and neither with "ieee": random inputs
+// against double references that round here (by integer arithmetic on the f32 bits) or do not.
+TEST(FrontendLanguage, DotOfF32TilesRoundsBothInputsToTf32) {
+  auto tf32 = [](float x) {
+    uint32_t b;
+    std::memcpy(&b, &x, 4);
+    b = (b + 0x1000u) & ~0x1fffu;  // the 13 dropped bits: add half, truncate (ties away from zero)
+    float r;
+    std::memcpy(&r, &b, 4);
+    return r;
+  };
+  uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> val(-2, 2);
+  for (const std::string prec : {"tf32", "ieee"}) {
+    const std::string body = R"(@triton.jit
+def dot32(a_ptr, b_ptr, c_ptr):
+    r = tl.arange(0, 16)
+    a = tl.load(a_ptr + r[:, None] * 32 + tl.arange(0, 32)[None, :])
+    b = tl.load(b_ptr + tl.arange(0, 32)[:, None] * 16 + r[None, :])
+    tl.store(c_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, b, input_precision=")" + prec + R"("))
+)";
+    auto m1 = compile(body, "dot32", "a_ptr:*fp32[512], b_ptr:*fp32[512], c_ptr:*fp32[256]");
+    std::vector<Buffer> bufs = {Buffer("a_ptr", Scalar::F32, {512}), Buffer("b_ptr", Scalar::F32, {512}),
+                                Buffer("c_ptr", Scalar::F32, {256})};
+    for (int i = 0; i < 512; ++i) bufs[0].setFloat(i, val(rng)), bufs[1].setFloat(i, val(rng));
+    run(*m1, "dot32", {Arg::buf(0), Arg::buf(1), Arg::buf(2)}, bufs, 1);
+    double worst = 0, worstOther = 0;
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 16; ++j) {
+        double want = 0, other = 0;
+        for (int k = 0; k < 32; ++k) {
+          float a = static_cast<float>(bufs[0].getFloat(i * 32 + k)), b = static_cast<float>(bufs[1].getFloat(k * 16 + j));
+          double rounded = static_cast<double>(tf32(a)) * tf32(b), exact = static_cast<double>(a) * b;
+          want += prec == "tf32" ? rounded : exact;
+          other += prec == "tf32" ? static_cast<double>(a) * tf32(b) : rounded;  // only B rounded / both rounded
+        }
+        double got = bufs[2].getFloat(i * 16 + j);
+        worst = std::max(worst, std::fabs(got - want));
+        worstOther = std::max(worstOther, std::fabs(got - other));
+      }
+    // f32 accumulation of 32 products of magnitude <= 4: a few ulp of 128. Rounding one input or not
+    // moves a sum by about 2^-11 of a product: far more.
+    EXPECT_LE(worst, 2e-5) << prec;
+    EXPECT_GE(worstOther, 1e-4) << prec;
+  }
+}
+
+// tl.sigmoid is 1 / (1 + exp(-x)): random inputs of both signs against the double definition.
+TEST(FrontendLanguage, SigmoidMatchesItsDefinition) {
+  const std::string body = R"(@triton.jit
+def sig(x_ptr, y_ptr):
+    r = tl.arange(0, 256)
+    tl.store(y_ptr + r, tl.sigmoid(tl.load(x_ptr + r)))
+)";
+  uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> val(-12, 12);
+  auto m1 = compile(body, "sig", "x_ptr:*fp32[256], y_ptr:*fp32[256]");
+  std::vector<Buffer> bufs = {Buffer("x_ptr", Scalar::F32, {256}), Buffer("y_ptr", Scalar::F32, {256})};
+  for (int i = 0; i < 256; ++i) bufs[0].setFloat(i, val(rng));
+  run(*m1, "sig", {Arg::buf(0), Arg::buf(1)}, bufs, 1);
+  for (int i = 0; i < 256; ++i) {
+    double x = bufs[0].getFloat(i), want = 1.0 / (1.0 + std::exp(-x));
+    EXPECT_NEAR(bufs[1].getFloat(i), want, 1e-6 * want + 1e-7) << "x = " << x;
   }
 }

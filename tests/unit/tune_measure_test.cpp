@@ -75,6 +75,29 @@ TEST(TuneMeasure, NoiseCheckAddsRepetitions) {
   std::remove(f.c_str());
 }
 
+// The figure is the median of the repetitions in sorted order (not the middle one in run order):
+// a command that reports 5, 1, 3 (and 4, 1, 3, 2) in turn.
+TEST(TuneMeasure, MedianOfTheSortedRepetitions) {
+  for (const std::vector<int>& times : {std::vector<int>{5, 1, 3}, std::vector<int>{4, 1, 3, 2}}) {
+    std::string f = (tawa::test::tempDir() / "tune-median").string();
+    std::remove(f.c_str());
+    std::string list;
+    for (int t : times) list += " " + std::to_string(t);
+    std::string cmd = "n=$(cat " + f + " 2>/dev/null || echo 0); echo $((n+1)) > " + f + "; set --" + list +
+                      "; shift $n; echo tawa-time: $1";
+    MeasureOptions o;
+    o.warmups = 0;
+    o.repetitions = static_cast<int>(times.size());
+    o.maxRepetitions = o.repetitions;
+    o.noiseLimit = 1e9;
+    Measurement m = measure(cmd, o);
+    ASSERT_TRUE(m.ok());
+    ASSERT_EQ(m.repetitions.size(), times.size());
+    EXPECT_DOUBLE_EQ(m.seconds, times.size() == 3 ? 3.0 : 2.5);
+    std::remove(f.c_str());
+  }
+}
+
 TEST(TuneFeatures, CountsInstructionClassesInLambdaFunctions) {
   const char* ir = R"(
 define dso_local void @_Z6helperv() {

@@ -106,7 +106,9 @@ void addCudaFlags(CLI::App* c, WsFlags& w, bool trace) {
 Location flagLoc(const std::string& f) { return Location::at(std::make_shared<const std::string>(f), 0, 0); }
 
 void addWsFlags(CLI::App* c, WsFlags& w) {
-  c->add_option("--depth,-D", w.opt.depth, "aref depth D: slots per ring")->default_val(2)->check(CLI::Range(1, 8));
+  c->add_option("--depth,-D", w.opt.depth, "aref depth D: slots per ring, 1 to 8, or auto (the spec's num_stages within the shared memory, else 2)")
+      ->transform(CLI::Validator(transforms::depthFlag, "auto|1..8"))
+      ->default_str("auto");
   c->add_option("--mma-depth,-P", w.opt.mmaDepth, "MMA depth P: async MMA groups in flight before a slot is released")
       ->default_val(1)
       ->check(CLI::Range(0, 4));
@@ -275,7 +277,7 @@ int cmdCheck(const Common& o, WsFlags& w, const std::string& grid, int seeds, co
     throw UserError(flagLoc("--no-ping-pong"), "--no-ping-pong changes the CUDA kernel, which tawa check runs only with --backend emu",
                     "add --backend emu");
   driver::Spec spec = driver::parseSpec(o.spec);
-  std::cout << "check " << o.file << ": warp-specialize (D = " << w.opt.depth << ", P = " << w.opt.mmaDepth
+  std::cout << "check " << o.file << ": warp-specialize (D = " << (w.opt.depth ? std::to_string(w.opt.depth) : "auto") << ", P = " << w.opt.mmaDepth
             << (inject.empty() ? "" : ", injected fault " + inject) << "), lower to mbarriers, run " << seeds
             << " interleaving(s); inputs from seed " << dataSeed << std::endl;
   auto rep = driver::check(o.file, o.kernel, spec, grid, w.opt, seeds, dataSeed);

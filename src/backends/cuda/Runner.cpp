@@ -308,7 +308,7 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
       << ") through the CUDA backend: grid (" << g[0] << ", " << g[1] << ", " << g[2] << ") = " << blocks << " block(s) of "
       << er.threads << " threads, " << er.smemBytes << " B dynamic shared memory; "
       << (simt ? std::string("SIMT kernel (no warp-specialized form)")
-               : "D = " + std::to_string(o.ws.depth) + ", P = " + std::to_string(o.ws.mmaDepth) + ", " +
+               : "D = " + std::to_string(transforms::ringDepth(*nv.kernel)) + ", P = " + std::to_string(o.ws.mmaDepth) + ", " +
                      std::to_string(transforms::consumerRegions(*nv.kernel)) + " consumer group(s)")
       << "; seed " << o.seed << "\n";
   out << "compiled in " << num("%.2f", compileS) << " s" << (cm.cacheHit ? " (cubin from the cache: " : " (into ") << cm.dir

@@ -520,7 +520,11 @@ inline void snapshotOperands(MmaOp& op, std::vector<float>& a, std::vector<float
 inline void executeOp(WarpGroup& g, MmaOp& op, int wg) {
   std::vector<float> a, b;
   snapshotOperands(op, a, b);
-  if (a != op.a || b != op.b)
+  // Compared bit for bit: operands may hold NaNs (user data), which never compare equal as floats.
+  auto same = [](const std::vector<float>& x, const std::vector<float>& y) {
+    return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0);
+  };
+  if (!same(a, op.a) || !same(b, op.b))
     fail("the shared memory read by a wgmma.mma_async of warp group " + std::to_string(wg) +
              " changed between its issue and its completion (a slot was released or overwritten while the MMA was in flight)",
          op.file, op.line);

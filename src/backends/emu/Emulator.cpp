@@ -440,7 +440,7 @@ int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
   out << line;
   if (simt) out << "SIMT kernel (no warp-specialized form)\n";
   else
-    out << "D = " << o.ws.depth << ", P = " << o.ws.mmaDepth << ", " << transforms::consumerRegions(*nv.kernel) << " consumer group(s)\n";
+    out << "D = " << transforms::ringDepth(*nv.kernel) << ", P = " << o.ws.mmaDepth << ", " << transforms::consumerRegions(*nv.kernel) << " consumer group(s)\n";
   if (er.persistentPrograms > 0)
     out << "persistent: " << st.blocks << " block(s) walk the grid's " << g[0] * g[1] * g[2] << " tile(s)\n";
   std::snprintf(line, sizeof line, "compiled as host C++ in %.2f s%s; emulated in %.3f s (%llu fiber switches, %llu wgmma, %llu TMA)\n",
@@ -499,7 +499,7 @@ int checkOnEmu(const cuda::GpuRunOptions& o, int seeds, std::ostream& out) {
   out << "check " << o.file << " on the CPU emulator of the CUDA backend: @" << nv.kernel->name << " emitted for sm_90a";
   if (simt) out << " (SIMT kernel: no warp-specialized form)";
   else
-    out << " (D = " << o.ws.depth << ", P = " << o.ws.mmaDepth << ", " << transforms::consumerRegions(*nv.kernel) << " consumer group(s)"
+    out << " (D = " << transforms::ringDepth(*nv.kernel) << ", P = " << o.ws.mmaDepth << ", " << transforms::consumerRegions(*nv.kernel) << " consumer group(s)"
         << (er.pingPong ? ", the consumers taking turns (ping-pong)" : "") << (o.ws.fault.empty() ? "" : ", injected fault " + o.ws.fault)
         << (o.emitFault.empty() ? "" : ", injected emitter fault " + o.emitFault) << ")";
   out << ", run under " << seeds << " thread schedule(s); inputs from seed " << o.seed << std::endl;
