@@ -399,7 +399,7 @@ class Emitter {
         } else if (op->kind() == OpKind::TmaLoad) {
           const Ring& ring = rings_.at(op->operand(1));
           setBox(*op, op->operand(0), ring.layout.rows, ring.layout.chunkCols, static_cast<int>(ring.layout.swizzle), ring.kMajor);
-        } else if (op->kind() == OpKind::DescLoad) {
+        } else if (op->kind() == OpKind::DescLoad && !vecDescs_.count(op->operand(0))) {
           const Type& t = op->result()->type();
           int w = regionIndex(op);
           if (w == 0) unsupported(*op, "a tile.desc_load left in the producer is not emitted (the producer fills aref slots)");
@@ -1563,6 +1563,7 @@ class Emitter {
       case OpKind::Cast: {
         if (in == Scalar::F32 && out == Scalar::F16) return "tawa::to_f16(" + a[0] + ")";
         if (in == Scalar::F32 && out == Scalar::BF16) return "tawa::to_bf16(" + a[0] + ")";
+        if ((in == Scalar::F16 || in == Scalar::BF16) && out == Scalar::F32) return "tawa::to_f32(" + a[0] + ")";
         if (in == out) return a[0];
         if (!isFloat(out) && !isFloat(in)) return "static_cast<" + cScalarType(out) + ">(" + a[0] + ")";
         if (out == Scalar::F32 && !isFloat(in)) return "static_cast<float>(" + a[0] + ")";
@@ -1651,7 +1652,7 @@ class Emitter {
         views_[res] = v;
         return;
       }
-      case OpKind::DescLoad: return emitDescLoad(op);
+      case OpKind::DescLoad: return vecDescs_.count(op.operand(0)) ? emitVecLoad(op) : emitDescLoad(op);
       case OpKind::Dot: return emitDot(op);
       case OpKind::Reduce: return emitReduce(op);
       default: break;
@@ -1904,7 +1905,7 @@ class Emitter {
   // load may overwrite a buffer an MMA still reads: everything completes first.
   void ensureReady(const Op& op) {
     if (pending_.empty()) return;
-    if (op.kind() == OpKind::DescLoad) return waitAll(op);
+    if (op.kind() == OpKind::DescLoad && !vecDescs_.count(op.operand(0))) return waitAll(op);
     std::set<std::string> used;
     for (const Value* v : op.operands)
       if (auto it = frags_.find(v); it != frags_.end()) used.insert(it->second.name);
@@ -2049,6 +2050,28 @@ class Emitter {
     line("}");
     --indent_;
     line("}");
+  }
+
+  // A 1-D tile.desc_load in a consumer (block-access makes one of a masked vector load such as a
+  // GEMM epilogue's bias, `tl.load(bias_ptr + cols, mask=cols < N)`): no TMA and no buffer; every
+  // element is read from global memory where the fragment uses it, zero outside the descriptor's
+  // extent as a TMA box would be.
+  void emitVecLoad(const Op& op) {
+    if (single_ || prologueTile_) unsupported(op, "a 1-D tile.desc_load is emitted in consumer warp groups only");
+    const VecDesc& d = vecDescs_.at(op.operand(0));
+    const Type& t = op.result()->type();
+    if (t.rank() != 1) unsupported(op, "a 1-D descriptor loads 1-D tiles");
+    const std::string ptr = nameFor(f_.arg(static_cast<size_t>(d.arg)));
+    const std::string off = d.offset ? "static_cast<int64_t>(" + ex(d.offset) + ")" : "int64_t{0}";
+    const std::string start = "static_cast<int64_t>(" + ex(op.operand(1)) + ")", extent = "static_cast<int64_t>(" + ex(d.extent) + ")",
+                      stride = "static_cast<int64_t>(" + ex(d.stride) + ")";
+    const std::string zero = t.scalar == Scalar::F16 ? "tawa::to_f16(0.0f)" : t.scalar == Scalar::BF16 ? "tawa::to_bf16(0.0f)"
+                                                                                                        : cScalarType(t.scalar) + "(0)";
+    if (cScalarType(t.scalar).empty()) unsupported(op, "a 1-D load of " + t.str() + " is not emitted");
+    lazies_[op.result()] = [=](const Ctx& c) {
+      const std::string i = "(" + start + " + (" + c.row + "))";
+      return "(" + i + " >= 0 && " + i + " < " + extent + " ? " + ptr + "[" + off + " + " + i + " * " + stride + "] : " + zero + ")";
+    };
   }
 
   void emitTmaStore(const Op& op) {
