@@ -7,33 +7,36 @@ import triton.language as tl
 
 
 @triton.jit
-def gemm_bias(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K,
-              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def _tile_product(a_ptr, b_ptr, M, N, K, off_m, off_n,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BLOCK_K, BLOCK_N])
-    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
-    off_m = tl.program_id(0) * BLOCK_M
-    off_n = tl.program_id(1) * BLOCK_N
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
         acc = tl.dot(a_desc.load([off_m, k]), b_desc.load([k, off_n]), acc)
+    return acc
+
+
+@triton.jit
+def gemm_bias(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K,
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    off_m = tl.program_id(0) * BLOCK_M
+    off_n = tl.program_id(1) * BLOCK_N
+    acc = _tile_product(a_ptr, b_ptr, M, N, K, off_m, off_n, BLOCK_M, BLOCK_N, BLOCK_K)
     cols = off_n + tl.arange(0, BLOCK_N)
     bias = tl.load(bias_ptr + cols, mask=cols < N, other=0.0)
     acc = acc + bias[None, :].to(tl.float32)
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
     c_desc.store([off_m, off_n], acc.to(tl.float16))
 
 
 @triton.jit
 def gemm_row_scale(a_ptr, b_ptr, scale_ptr, c_ptr, M, N, K,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
-    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BLOCK_K, BLOCK_N])
-    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
     off_m = tl.program_id(0) * BLOCK_M
     off_n = tl.program_id(1) * BLOCK_N
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
-        acc = tl.dot(a_desc.load([off_m, k]), b_desc.load([k, off_n]), acc)
+    acc = _tile_product(a_ptr, b_ptr, M, N, K, off_m, off_n, BLOCK_M, BLOCK_N, BLOCK_K)
     rows = off_m + tl.arange(0, BLOCK_M)
     scale = tl.load(scale_ptr + rows, mask=rows < M, other=0.0)
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
     c_desc.store([off_m, off_n], (acc * scale[:, None]).to(tl.float16))
