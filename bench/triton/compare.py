@@ -80,6 +80,12 @@ TEST_KERNELS = [
     ("GEMM, B given N x K and used as tl.trans(b)", "tests/lit/ws/Inputs/transposed_b.py", "bt_trans",
      "a_ptr:*fp16[M,K], b_ptr:*fp16[N,K], c_ptr:*fp16[M,N], M:i32=8192, N:i32=8192, K:i32=8192, BLOCK_M=128, BLOCK_N=128, "
      "BLOCK_K=64, PERMUTE=False", 4, 3),
+    ("GEMM with A given K x M and used as tl.trans(a)", "tests/lit/ws/Inputs/transposed_a.py", "at_gemm",
+     "a_ptr:*fp16[K,M], b_ptr:*fp16[K,N], c_ptr:*fp16[M,N], M:i32=8192, N:i32=8192, K:i32=8192, BLOCK_M=128, BLOCK_N=128, "
+     "BLOCK_K=64, B_TRANSPOSED=False", 4, 3),
+    ("GEMM with A given K x M and B N x K, both transposed", "tests/lit/ws/Inputs/transposed_a.py", "at_gemm",
+     "a_ptr:*fp16[K,M], b_ptr:*fp16[N,K], c_ptr:*fp16[M,N], M:i32=8192, N:i32=8192, K:i32=8192, BLOCK_M=128, BLOCK_N=128, "
+     "BLOCK_K=64, B_TRANSPOSED=True", 4, 3),
     ("GEMM with a bias per column", "tests/lit/cuda/Inputs/gemm_bias.py", "gemm_bias",
      "a_ptr:*fp16[M,K], b_ptr:*fp16[K,N], bias_ptr:*fp16[N], c_ptr:*fp16[M,N], M:i32=8192, N:i32=8192, K:i32=8192, "
      "BLOCK_M=128, BLOCK_N=128, BLOCK_K=64", 4, 3),

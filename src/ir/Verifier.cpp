@@ -544,13 +544,15 @@ class Verifier {
         need(ty(op, 0).isSmem() && isIntScalar(ty(op, 1)) && ty(op, 2).isSmem() && isIntScalar(ty(op, 3)), op,
              "takes A and B as (smem ring, slot) pairs and an accumulator");
         Type a = ty(op, 0).slotType(), b = ty(op, 2).slotType(), c = ty(op, 4);
-        // {trans_b = true}: B is the transpose of its slot's NxK tile (read K-major).
-        bool transB = false;
-        if (auto it = op.attrs.find("trans_b"); it != op.attrs.end()) {
-          need(std::holds_alternative<bool>(it->second), op, "trans_b must be true or false");
-          transB = std::holds_alternative<bool>(it->second) && std::get<bool>(it->second);
-        }
-        if (transB && b.rank() == 2) b = b.withShape({b.shape[1], b.shape[0]});
+        // {trans_a = true} / {trans_b = true}: A / B is the transpose of its slot's tile (KxM / NxK).
+        auto trans = [&](const char* attr) {
+          auto it = op.attrs.find(attr);
+          if (it == op.attrs.end()) return false;
+          need(std::holds_alternative<bool>(it->second), op, std::string(attr) + " must be true or false");
+          return std::holds_alternative<bool>(it->second) && std::get<bool>(it->second);
+        };
+        if (trans("trans_a") && a.rank() == 2) a = a.withShape({a.shape[1], a.shape[0]});
+        if (trans("trans_b") && b.rank() == 2) b = b.withShape({b.shape[1], b.shape[0]});
         need(a.rank() == 2 && b.rank() == 2 && a.shape[1] == b.shape[0] && a.scalar == b.scalar, op, "A and B slots do not multiply");
         need(c.isTile() && c.elemIsFloat() && c.shape == std::vector<int64_t>{a.shape[0], b.shape[1]}, op, "accumulator shape differs");
         need(op.result()->type() == c, op, "result must be the accumulator type");

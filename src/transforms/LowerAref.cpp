@@ -137,8 +137,8 @@ class Lowerer {
     b.create(OpKind::MbarWait, {l.full, slot, par}, {});
     Op* loop = get->parent->parentOp;
     int64_t p = loop && loop->hasAttr("mma_depth") ? loop->intAttr("mma_depth") : 0;
-    // Dots of two payload tiles (B possibly the transpose of one: read K-major) become async MMAs
-    // straight from the slots.
+    // Dots of two payload tiles (either possibly the transpose of one: B then read K-major, A
+    // M-major) become async MMAs straight from the slots.
     auto transposedPayload = [&](const Value* v) -> const Value* {
       const Op* d = v->definingOp();
       if (!d || d->kind() != OpKind::Permute || v->type().rank() != 2 || d->arrayAttr("order") != std::vector<int64_t>{1, 0}) return nullptr;
@@ -146,7 +146,7 @@ class Lowerer {
     };
     std::vector<Op*> users;
     walk(*get->parent, [&](Op* op) {
-      if (op->kind() == OpKind::Dot && op->operand(0)->definingOp() == get &&
+      if (op->kind() == OpKind::Dot && (op->operand(0)->definingOp() == get || transposedPayload(op->operand(0))) &&
           (op->operand(1)->definingOp() == get || transposedPayload(op->operand(1))))
         users.push_back(op);
     });
@@ -155,16 +155,18 @@ class Lowerer {
       Builder d(dot->parent, dot->loc());
       d.setInsertionPointBefore(dot);
       Value* acc = dot->numOperands() == 3 ? dot->operand(2) : d.constFloat(0.0, dot->result()->type());
-      const Value* bv = transposedPayload(dot->operand(1));
       std::map<std::string, AttrValue> attrs;
-      if (bv) {
-        attrs["trans_b"] = true;
-        permutes.insert(dot->operand(1)->definingOp());
-      } else {
-        bv = dot->operand(1);
-      }
+      auto payload = [&](size_t k, const char* attr) {
+        const Value* v = transposedPayload(dot->operand(k));
+        if (!v) return static_cast<const Value*>(dot->operand(k));
+        attrs[attr] = true;
+        permutes.insert(dot->operand(k)->definingOp());
+        return v;
+      };
+      const Value* av = payload(0, "trans_a");
+      const Value* bv = payload(1, "trans_b");
       Value* r = d.op1(OpKind::Wgmma,
-                       {l.rings[static_cast<size_t>(dot->operand(0)->index())], slot, l.rings[static_cast<size_t>(bv->index())], slot, acc},
+                       {l.rings[static_cast<size_t>(av->index())], slot, l.rings[static_cast<size_t>(bv->index())], slot, acc},
                        dot->result()->type(), attrs);
       r->nameHint = dot->result()->nameHint;
       d.create(OpKind::WgmmaCommit, {}, {});

@@ -14,8 +14,8 @@ using namespace ir;
 
 namespace {
 
-// The aref.get whose payload `v` is, or (for B: `transposable`) whose payload `v` is the transpose
-// of (a wgmma reads a transposed B as a K-major operand), or null.
+// The aref.get whose payload `v` is, or (`transposable`) whose payload `v` is the transpose of (a
+// wgmma reads a transposed f16/bf16 operand in the other major order), or null.
 const Op* arefPayload(const Value* v, bool transposable) {
   const Op* d = v->definingOp();
   if (transposable && d && d->kind() == OpKind::Permute && v->type().rank() == 2) d = d->operand(0)->definingOp();
@@ -203,7 +203,7 @@ void pipeline(Module& m, const PassOptions& opt) {
         for (auto& inner : body.ops()) {
           if (inner->kind() != OpKind::Dot) continue;
           // A and B from one slot (as lower-aref makes them one wgmma straight from the ring).
-          const Op* get = arefPayload(inner->operand(0), false);
+          const Op* get = arefPayload(inner->operand(0), true);
           if (!get || arefPayload(inner->operand(1), true) != get) continue;
           ++dots;
           depth = std::min(depth, get->operand(0)->type().shape[0]);

@@ -1,7 +1,7 @@
 // pipeline: chooses the MMA depth P of each consumer loop, so that the consumer issues the MMA of
 // iteration k, waits until at most P MMA groups are in flight, and releases the slot of k - P.
 //   requires: warp-specialized IR (wg.region consumer with a tile.for that gets aref slots).
-//   guarantees: a tile.dot whose A and B are payloads of one aref.get (B possibly transposed: a
+//   guarantees: a tile.dot whose A and B are payloads of one aref.get (either possibly transposed: a
 //     tile.permute of one) and whose result only flows, through the loop's
 //     yield, into the next iteration's accumulator (and after the loop) is marked {async = true};
 //     the consumer loop gets {mma_depth = P} with P = the requested depth when every such dot is

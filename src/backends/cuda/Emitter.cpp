@@ -1935,11 +1935,13 @@ class Emitter {
                 slot + "]);");
   }
 
-  // nv.wgmma {trans_b = true}: B is the transpose of its slot's NxK tile.
-  static bool transB(const Op& op) {
-    auto it = op.attrs.find("trans_b");
+  // nv.wgmma {trans_b = true}: B is the transpose of its slot's NxK tile; {trans_a}: A of its KxM tile.
+  static bool flag(const Op& op, const char* attr) {
+    auto it = op.attrs.find(attr);
     return it != op.attrs.end() && std::holds_alternative<bool>(it->second) && std::get<bool>(it->second);
   }
+  static bool transB(const Op& op) { return flag(op, "trans_b"); }
+  static bool transA(const Op& op) { return flag(op, "trans_a"); }
 
   void emitWgmma(const Op& op) {
     if (single_) unsupported(op, "wgmma is a warp-group operation and cannot run in the producer");
@@ -1950,14 +1952,16 @@ class Emitter {
     if ((in != Scalar::F16 && in != Scalar::BF16 && !fp8) || rb.tile.scalar != in)
       unsupported(op, "wgmma from shared memory is emitted for f16, bf16, f8e4m3 and f8e5m2 operands (both the same) so far, got " +
                           ra.tile.str() + " and " + rb.tile.str());
-    bool tb = transB(op);
+    bool tb = transB(op), ta = transA(op);
+    if (fp8 && ta) unsupported(op, "a transposed fp8 A operand is not emitted: fp8 wgmma reads A K-major only");
     if (ra.kMajor || (fp8 && !tb && !rb.kMajor))
       unsupported(op, "an fp8 slot is used both as the A and the B operand of wgmma: B is held K-major, A cannot share it");
     // f16/bf16: k16 steps, B N-major (the slot as loaded); fp8: k32 steps, B K-major (the slot's
     // transpose). A transposed B ({trans_b}: the slot is NxK) is K-major as loaded, for any type.
     int64_t kStep = fp8 ? 32 : 16;
     bool bKMajor = fp8 || tb;
-    int64_t m = la.rows, k = la.cols, n = bKMajor ? lb.rows : lb.cols;
+    // A transposed ({trans_a}: the slot is KxM) is read M-major.
+    int64_t m = ta ? la.cols : la.rows, k = ta ? la.rows : la.cols, n = bKMajor ? lb.rows : lb.cols;
     static const std::set<int64_t> ns = {16, 32, 64, 128, 256};
     if (m % 64 != 0 || k % kStep != 0 || !ns.count(n))
       unsupported(op, "needs M a multiple of 64, K of " + std::to_string(kStep) + " and N in {16, 32, 64, 128, 256}, got " +
@@ -1985,7 +1989,7 @@ class Emitter {
     std::string ty = in == Scalar::F16 ? "f16" : in == Scalar::BF16 ? "bf16" : in == Scalar::F8E4M3 ? "e4m3" : "e5m2";
     line("{  // " + std::to_string(m) + "x" + std::to_string(n) + " += " + std::to_string(m) + "x" + std::to_string(k) + " * " +
          std::to_string(k) + "x" + std::to_string(n) + ": " + std::to_string(k / kStep * (m / 64)) + " x wgmma m64n" +
-         std::to_string(n) + "k" + std::to_string(kStep) + (bKMajor ? " (A K-major, B K-major)" : " (A K-major, B N-major)"));
+         std::to_string(n) + "k" + std::to_string(kStep) + (ta ? " (A M-major" : " (A K-major") + (bKMajor ? ", B K-major)" : ", B N-major)"));
     ++indent_;
     std::string a = fresh("a_slot"), b = fresh("b_slot");
     line("const uint8_t* " + a + " = " + ra.name + " + " + ex(op.operand(1)) + " * " + std::to_string(la.slotBytes) + ";");
@@ -2010,11 +2014,21 @@ class Emitter {
              std::to_string(8 * lb.swizzle) + ", " + std::to_string(swizzleMode(lb.swizzle)) + ")";
       }
       for (int64_t mb = 0; mb < acc.mBlocks; ++mb) {
-        int64_t aOff = aChunk * la.chunkBytes + mb * 64 * la.swizzle + aIn;
-        std::string da = "tawa::wgmma_smem_desc(" + a + " + " + std::to_string(aOff) + ", 16, " + std::to_string(8 * la.swizzle) +
-                         ", " + std::to_string(swizzleMode(la.swizzle)) + ")";
-        line("tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k" + std::to_string(kStep) + "_f32_" + ty + (fp8 ? "(" : bKMajor ? "<0>(" : "<1>(") +
-             acc.name + "[" + std::to_string(mb) + "], " + da + ", " + db + ", 1);");
+        std::string da;
+        if (ta) {
+          // A (M-major, a KxM slot): addressed like an N-major B; 64-column blocks start in chunk
+          // 64 * mb / chunkCols.
+          int64_t aOff = 64 * mb / la.chunkCols * la.chunkBytes + kk * 16 * la.swizzle;
+          da = "tawa::wgmma_smem_desc(" + a + " + " + std::to_string(aOff) + ", " + std::to_string(la.chunkBytes) + ", " +
+               std::to_string(8 * la.swizzle) + ", " + std::to_string(swizzleMode(la.swizzle)) + ")";
+        } else {
+          int64_t aOff = aChunk * la.chunkBytes + mb * 64 * la.swizzle + aIn;
+          da = "tawa::wgmma_smem_desc(" + a + " + " + std::to_string(aOff) + ", 16, " + std::to_string(8 * la.swizzle) + ", " +
+               std::to_string(swizzleMode(la.swizzle)) + ")";
+        }
+        std::string form = fp8 ? "(" : std::string("<") + (bKMajor ? "0" : "1") + (ta ? ", 1" : "") + ">(";
+        line("tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k" + std::to_string(kStep) + "_f32_" + ty + form + acc.name + "[" +
+             std::to_string(mb) + "], " + da + ", " + db + ", 1);");
       }
     }
     for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");

@@ -250,17 +250,17 @@ TAWA_DEVICE int wgmma_acc_col(int i) { return layout::acc_col(warpgroup_thread_i
 #define TAWA_REGS_64 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define TAWA_REGS_128 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 
-// wgmma.mma_async m64nNk16, f16/bf16: D[64xN] (f32, N/2 registers per thread) += A (smem desc,
-// K-major) * B (smem desc; TransB 1: N-major).  A_, B_, S_, T_: operand numbers of desc_a, desc_b,
-// scale_d and TransB.
-#define TAWA_WGMMA_SS(N, R, TY, A_, B_, S_, T_)                                                                      \
-  template <int TransB>                                                                                            \
+// wgmma.mma_async m64nNk16, f16/bf16: D[64xN] (f32, N/2 registers per thread) += A (smem desc;
+// TransA 1: M-major) * B (smem desc; TransB 1: N-major).  A_, B_, S_, T_, U_: operand numbers of
+// desc_a, desc_b, scale_d, TransB and TransA.
+#define TAWA_WGMMA_SS(N, R, TY, A_, B_, S_, T_, U_)                                                                  \
+  template <int TransB, int TransA = 0>                                                                            \
   TAWA_DEVICE void wgmma_mma_async_m64n##N##k16_f32_##TY(float(&d)[R], uint64_t desc_a, uint64_t desc_b, int scale_d) { \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" S_ ", 0;\n"                                                    \
                  "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TY "." #TY "\n"                                 \
-                 "{" TAWA_REGS_##R "}, %" A_ ", %" B_ ", p, 1, 1, 0, %" T_ ";\n}\n"                                  \
+                 "{" TAWA_REGS_##R "}, %" A_ ", %" B_ ", p, 1, 1, %" U_ ", %" T_ ";\n}\n"                             \
                  : TAWA_D##R(0)                                                                                    \
-                 : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransB));                                           \
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransB), "n"(TransA));                              \
   }
 // wgmma.mma_async m64nNk32, e4m3/e5m2: both operands K-major (fp8 has no transpose).
 #define TAWA_WGMMA_SS_FP8(N, R, TY, A_, B_, S_)                                                                      \
@@ -284,16 +284,16 @@ TAWA_DEVICE int wgmma_acc_col(int i) { return layout::acc_col(warpgroup_thread_i
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d), "n"(TransB));                    \
   }
 
-TAWA_WGMMA_SS(16, 8, f16, "8", "9", "10", "11")
-TAWA_WGMMA_SS(32, 16, f16, "16", "17", "18", "19")
-TAWA_WGMMA_SS(64, 32, f16, "32", "33", "34", "35")
-TAWA_WGMMA_SS(128, 64, f16, "64", "65", "66", "67")
-TAWA_WGMMA_SS(256, 128, f16, "128", "129", "130", "131")
-TAWA_WGMMA_SS(16, 8, bf16, "8", "9", "10", "11")
-TAWA_WGMMA_SS(32, 16, bf16, "16", "17", "18", "19")
-TAWA_WGMMA_SS(64, 32, bf16, "32", "33", "34", "35")
-TAWA_WGMMA_SS(128, 64, bf16, "64", "65", "66", "67")
-TAWA_WGMMA_SS(256, 128, bf16, "128", "129", "130", "131")
+TAWA_WGMMA_SS(16, 8, f16, "8", "9", "10", "11", "12")
+TAWA_WGMMA_SS(32, 16, f16, "16", "17", "18", "19", "20")
+TAWA_WGMMA_SS(64, 32, f16, "32", "33", "34", "35", "36")
+TAWA_WGMMA_SS(128, 64, f16, "64", "65", "66", "67", "68")
+TAWA_WGMMA_SS(256, 128, f16, "128", "129", "130", "131", "132")
+TAWA_WGMMA_SS(16, 8, bf16, "8", "9", "10", "11", "12")
+TAWA_WGMMA_SS(32, 16, bf16, "16", "17", "18", "19", "20")
+TAWA_WGMMA_SS(64, 32, bf16, "32", "33", "34", "35", "36")
+TAWA_WGMMA_SS(128, 64, bf16, "64", "65", "66", "67", "68")
+TAWA_WGMMA_SS(256, 128, bf16, "128", "129", "130", "131", "132")
 TAWA_WGMMA_SS_FP8(16, 8, e4m3, "8", "9", "10")
 TAWA_WGMMA_SS_FP8(32, 16, e4m3, "16", "17", "18")
 TAWA_WGMMA_SS_FP8(64, 32, e4m3, "32", "33", "34")

@@ -156,6 +156,7 @@ struct MmaOp {
   uint64_t descA = 0, descB = 0;
   bool aRegs = false;                           // A from registers (RS): op.a filled by every thread at issue
   int n = 0, transB = 0, scaleD = 1, elem = 0;  // elem: 0 f16, 1 bf16, 2 e4m3, 3 e5m2 (fp8: k32)
+  int transA = 0;                               // 1: A read M-major (f16/bf16 from shared memory)
   int acc = -1;
   bool fresh = false;
   int issued = 0;
@@ -513,7 +514,7 @@ inline void fragment(int t, int i, int& row, int& col) {
 inline void snapshotOperands(MmaOp& op, std::vector<float>& a, std::vector<float>& b) {
   int kc = kSteps(op.elem);
   if (op.aRegs) a = op.a;  // registers: deposited by each thread at issue
-  else gather(decode(op.descA, "A", op.file, op.line), true, 64, kc, op.elem, a, false, "A", op.file, op.line);
+  else gather(decode(op.descA, "A", op.file, op.line), op.transA == 0, 64, kc, op.elem, a, false, "A", op.file, op.line);
   gather(decode(op.descB, "B", op.file, op.line), op.transB == 0, op.n, kc, op.elem, b, true, "B", op.file, op.line);
 }
 
@@ -561,7 +562,7 @@ inline void executeOp(WarpGroup& g, MmaOp& op, int wg) {
 // first) in the accumulator-fragment layout of a 64x16 tile; descA is then unused.
 template <int N>
 inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, int transB, int elem, const char* file, int line,
-                     const uint32_t* aRegs = nullptr) {
+                     const uint32_t* aRegs = nullptr, int transA = 0) {
   Runtime& r = rt();
   Fiber& f = self();
   int wg = f.tid / 128, t = f.tid % 128;
@@ -570,7 +571,7 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
   auto mine = f.inflight.find(&d[0]);
   if (k == g.ops.size()) {
     MmaOp op;
-    op.descA = descA, op.descB = descB, op.n = N * 2, op.transB = transB, op.scaleD = scaleD, op.elem = elem;
+    op.descA = descA, op.descB = descB, op.n = N * 2, op.transB = transB, op.transA = transA, op.scaleD = scaleD, op.elem = elem;
     op.aRegs = aRegs != nullptr;
     if (op.aRegs) op.a.assign(64 * 16, 0.0f);
     op.file = file, op.line = line;
@@ -587,7 +588,7 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
             if (a >= kWindowBase) markRead(static_cast<size_t>(wg), op.group, site, a, static_cast<size_t>(es));
           }
       };
-      if (!op.aRegs) mark(descA, true, 64, "A");
+      if (!op.aRegs) mark(descA, transA == 0, 64, "A");
       mark(descB, transB == 0, op.n, "B");
     }
     double start = std::max(wgClock(), r.tcFree);
@@ -609,7 +610,8 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
     r.L->mmaFlops += 2.0 * 64 * op.n * kSteps(elem);
   }
   MmaOp& op = g.ops[k];
-  if (op.descA != descA || op.descB != descB || op.n != N * 2 || op.scaleD != scaleD || op.transB != transB || op.elem != elem ||
+  if (op.descA != descA || op.descB != descB || op.n != N * 2 || op.scaleD != scaleD || op.transB != transB || op.transA != transA ||
+      op.elem != elem ||
       op.aRegs != (aRegs != nullptr))
     fail("wgmma.mma_async #" + std::to_string(k) + " of warp group " + std::to_string(wg) +
              " is not uniform across the warp group (descriptors, shape, scale-d or types differ from another thread's)",
@@ -1291,10 +1293,10 @@ inline int wgmma_acc_row(int i) { return layout::acc_row(warpgroup_thread_idx(),
 inline int wgmma_acc_col(int i) { return layout::acc_col(warpgroup_thread_idx(), i); }
 
 #define TAWA_EMU_WGMMA(NN, TY, ELEM)                                                                             \
-  template <int TransB>                                                                                          \
+  template <int TransB, int TransA = 0>                                                                          \
   inline void wgmma_mma_async_m64n##NN##k16_f32_##TY(float(&d)[NN / 2], uint64_t desc_a, uint64_t desc_b, int scale_d, \
                                                        TAWA_EMU_LOC) {                                           \
-    emu::mmaAsync<NN / 2>(d, desc_a, desc_b, scale_d, TransB, ELEM, TAWA_EMU_AT);                                \
+    emu::mmaAsync<NN / 2>(d, desc_a, desc_b, scale_d, TransB, ELEM, TAWA_EMU_AT, nullptr, TransA);               \
   }
 TAWA_EMU_WGMMA(16, f16, 0)
 TAWA_EMU_WGMMA(32, f16, 0)

@@ -626,15 +626,15 @@ class Interp {
         checkSlotFull(op, rb, sb);
         // Computed at issue from the slots' present contents; the result stays invisible until the
         // group completes, and releasing a slot it reads before then is reported as a race.
-        const RV& bSlot = rb.slot[static_cast<size_t>(sb)];
-        RV bT;
-        if (op.hasAttr("trans_b") && std::get<bool>(op.attrs.at("trans_b"))) {
-          // B is the transpose of the slot's NxK tile.
-          const Type st = op.operand(2)->type().slotType();
-          bT = gather(bSlot, st.withShape({st.shape[1], st.shape[0]}), {1, st.shape[1]});
-        }
-        RV r = matmul(op, ra.slot[static_cast<size_t>(sa)], bT.f.empty() ? bSlot : bT, &fr.at(op.operand(4)),
-                      ra.slot[static_cast<size_t>(sa)].f.size() / static_cast<size_t>(op.result()->type().shape[0]));
+        // {trans_a} / {trans_b}: the operand is the transpose of its slot's tile.
+        auto operand = [&](const RV& slotValue, size_t ring, const char* attr) {
+          if (!op.hasAttr(attr) || !std::get<bool>(op.attrs.at(attr))) return slotValue;
+          const Type st = op.operand(ring)->type().slotType();
+          return gather(slotValue, st.withShape({st.shape[1], st.shape[0]}), {1, st.shape[1]});
+        };
+        const RV aOp = operand(ra.slot[static_cast<size_t>(sa)], 0, "trans_a");
+        const RV bOp = operand(rb.slot[static_cast<size_t>(sb)], 2, "trans_b");
+        RV r = matmul(op, aOp, bOp, &fr.at(op.operand(4)), aOp.f.size() / static_cast<size_t>(op.result()->type().shape[0]));
         if (!openGroup_) openGroup_ = std::make_shared<MmaToken>(MmaToken{false, op.loc()});
         r.token = openGroup_;
         mmaReads_.push_back({ra.arefId, sa, openGroup_});
