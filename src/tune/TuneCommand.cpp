@@ -12,6 +12,7 @@
 
 #include "ir/Diagnostic.h"
 #include "tune/KernelTune.h"
+#include "tune/Replay.h"
 #include "tune/SpaceJson.h"
 #include "tune/Tuner.h"
 
@@ -61,6 +62,7 @@ Examples:
   tawa tune --suite bench/skeletons --only matmul --method exhaustive --budget 100000 --reps 1 --warmups 0
   tawa tune --suite bench/skeletons --only julia --leave-one-out --budget 45 --seed 2 --fresh
   tawa tune --program './app --grain {grain}' --space space.json --evaluate '{"grain": 64}'
+  tawa tune --replay landscape/data.csv --space landscape/SPACE.json --budget 45   # a recorded landscape, nothing run
   tawa tune examples/matmul_desc.py --kernel matmul_desc_kernel --spec 'a_ptr:*fp16[M,K], b_ptr:*fp16[K,N],
             c_ptr:*fp16[M,N], M:i32=4096, N:i32=4096, K:i32=4096, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64'
             --grid 'cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)' --budget 30 --dry-run
@@ -69,7 +71,8 @@ Examples:
 
 struct Args {
   std::string file, kernel, spec, grid, importPath, program, space, features, name, db = "tawa-tune.db", method = "masif", suite, bin,
-      evaluate;
+      evaluate, replay;
+  bool replayNoise = false;
   std::vector<std::string> only;
   int budget = 45;
   uint64_t seed = 1;
@@ -148,18 +151,33 @@ int printEvaluation(Record& rec, const TuneTarget& t, const Args& a) {
 }
 
 int tuneProgram(const Args& a) {
-  if (a.space.empty()) throw UserError(where("--program"), "--program needs --space SPACE.json");
+  const char* mode = a.replay.empty() ? "--program" : "--replay";
+  if (a.space.empty()) throw UserError(where(mode), std::string(mode) + " needs --space SPACE.json");
   TuneTarget t;
   t.spaceText = readFile(a.space);
   t.space = parseSpace(t.spaceText, a.space);
-  t.command = a.program;
   t.kind = "program";
-  checkCommand(t, "--program");
+  if (a.replay.empty()) {
+    t.command = a.program;
+    checkCommand(t, "--program");
+  } else {
+    ReplayStats st;
+    t.replay = loadReplay(a.replay, t.space, a.replayNoise, a.seed, &st);
+    t.command = "replay " + a.replay + (a.replayNoise ? " with noise" : "");
+    std::cout << "replay: " << a.replay << ", " << st.rows << " recorded configurations, best " << std::setprecision(4)
+              << st.best << " s, median " << st.median << " s" << (a.replayNoise ? "; each evaluation draws from the recorded noise" : "")
+              << "\n";
+  }
   if (!a.features.empty()) {
     t.features = featuresFromFile(a.features);
     t.kind = kindOf(t.features) == "unknown" ? "program" : kindOf(t.features);
   }
-  t.name = a.name.empty() ? "program-" + hashHex(t.command + "\n" + t.spaceText) : a.name;
+  // A replayed landscape is named after its folder (the landscapes are <name>/data.csv).
+  std::error_code ec;
+  std::string folder = a.replay.empty() ? "" : std::filesystem::absolute(a.replay, ec).parent_path().filename().string();
+  t.name = !a.name.empty()        ? a.name
+           : !a.replay.empty()   ? "replay-" + (folder.empty() ? std::string("landscape") : folder)
+                                 : "program-" + hashHex(t.command + "\n" + t.spaceText);
   Record rec(a.db);
   if (!a.evaluate.empty()) return printEvaluation(rec, t, a);
   std::cout << "tune: " << t.name << ", " << t.space.dims() << " parameters, " << t.space.cardinality()
@@ -297,6 +315,10 @@ std::function<int()> addTuneCommand(CLI::App& app) {
   c->add_option("FILE", a->file, "a tawa kernel (.py/.tir) to tune (needs the GPU backend)");
   c->add_option("--program", a->program, "command line to tune; {name} placeholders take the parameters' values");
   c->add_option("--space", a->space, "SPACE.json: parameters, ranges, constraints");
+  c->add_option("--replay", a->replay,
+                "DATA.csv: search a recorded landscape instead of running anything (columns: the parameters, time_ms, "
+                "optionally std_ms; a configuration with no row fails as a compile failure would)");
+  c->add_flag("--replay-noise", a->replayNoise, "with --replay: each evaluation draws from the row's recorded mean and std_ms");
   c->add_option("--features", a->features, "static features: a C++ source (via clang++ -O1 -emit-llvm), .ll, or .json");
   c->add_option("--name", a->name, "the program's name in the record (default: from a hash of command and space)");
   c->add_option("--suite", a->suite, "a skeleton suite directory (with suite.json) to tune program by program");
@@ -337,16 +359,19 @@ std::function<int()> addTuneCommand(CLI::App& app) {
   return [a]() -> int {
     if (!a->file.empty() || !a->kernel.empty()) {
       if (a->file.empty()) throw UserError(where("--kernel"), "--kernel needs the kernel's file: tawa tune FILE.py --kernel K --spec ...");
-      if (!a->program.empty() || !a->suite.empty()) throw UserError(where(a->file), "a kernel file excludes --program and --suite");
+      if (!a->program.empty() || !a->suite.empty() || !a->replay.empty())
+        throw UserError(where(a->file), "a kernel file excludes --program, --replay and --suite");
       KernelTuneArgs k;
       k.file = a->file, k.kernel = a->kernel, k.spec = a->spec, k.grid = a->grid, k.db = a->db, k.importPath = a->importPath;
       k.search = options(*a);
       return tuneKernel(k, std::cout);
     }
-    int modes = !a->program.empty() + !a->suite.empty();
-    if (modes == 0) throw UserError(where("tawa tune"), "nothing to tune: give --program CMD --space SPACE.json, or --suite DIR");
-    if (modes == 2) throw UserError(where("tawa tune"), "--program and --suite exclude each other");
-    if (!a->program.empty()) return tuneProgram(*a);
+    int modes = !a->program.empty() + !a->suite.empty() + !a->replay.empty();
+    if (modes == 0)
+      throw UserError(where("tawa tune"), "nothing to tune: give --program CMD --space SPACE.json, --replay DATA.csv --space SPACE.json, or --suite DIR");
+    if (modes >= 2) throw UserError(where("tawa tune"), "--program, --replay and --suite exclude each other");
+    if (a->replayNoise && a->replay.empty()) throw UserError(where("--replay-noise"), "--replay-noise needs --replay DATA.csv");
+    if (!a->program.empty() || !a->replay.empty()) return tuneProgram(*a);
     return tuneSuite(*a);
   };
 }

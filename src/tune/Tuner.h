@@ -12,6 +12,8 @@
 
 #include "tune/Features.h"
 #include "tune/Measure.h"
+#include <functional>
+
 #include "tune/Record.h"
 #include "tune/Search.h"
 #include "tune/Space.h"
@@ -25,6 +27,8 @@ struct TuneTarget {
   std::string spaceText;  // the SPACE.json text (recorded with the program)
   Space space;
   Features features;      // empty: the program has no features (MaSiF then has no neighbours)
+  // Set: an evaluation is this function's answer instead of a run of the command (tawa tune --replay).
+  std::function<Measurement(const Config&)> replay;
 };
 
 struct TuneOptions {

@@ -1,0 +1,32 @@
+// Replay (simulation) of a recorded tuning landscape: `tawa tune --replay DATA.csv --space SPACE.json`
+// searches a brute-force landscape measured elsewhere (Kernel Tuner's simulation mode) without
+// running anything, so that search strategies can be compared without a GPU.
+//
+// DATA.csv: a header naming every parameter of the space and `time_ms` (the mean), optionally
+// `std_ms` (its standard deviation), then one row per configuration that ran. An evaluation returns
+// the row's time (with `noise`, a draw from a normal distribution of the row's mean and standard
+// deviation, at least 0); a configuration with no row fails as a compile failure would. Rows whose
+// values are not in the space, repeated configurations, and malformed numbers are errors at the row
+// and column of the file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "tune/Record.h"
+#include "tune/Space.h"
+
+namespace tawa::tune {
+
+struct ReplayStats {
+  size_t rows = 0;
+  double best = 0, median = 0;  // seconds, over the rows
+};
+
+// The landscape in `csvPath` over `space`, as an evaluation function (it refers to `space`, which must
+// outlive it: the TuneTarget holds both); `stats` (when given) says what was read.
+std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath, const Space& space, bool noise, uint64_t seed,
+                                                     ReplayStats* stats = nullptr);
+
+}  // namespace tawa::tune
