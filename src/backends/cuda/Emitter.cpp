@@ -71,6 +71,19 @@ std::optional<TileLayout> swizzledLayout(const Type& tile) {
 // Bits 62-63 of a wgmma matrix descriptor.
 int swizzleMode(int64_t bytes) { return bytes == 128 ? 1 : bytes == 64 ? 2 : bytes == 32 ? 3 : 0; }
 
+// The wgmma matrix descriptor of an operand tile stored at `base` in layout `l` (rows of one swizzle
+// span, chunked by columns), starting at K index `k` and M/N index `mn`. K-major (K runs along the
+// stored rows): K index k lies in chunk k / chunkCols at byte (k % chunkCols) * elem of each row, and
+// `mn` is a number of rows down (a 64-row block of A); LBO unused (16). MN-major (the stored rows are
+// K): `k` rows down, and `mn` (a multiple of the chunk width) chunks across; LBO one chunk. SBO is 8
+// rows either way.
+std::string smemDesc(const std::string& base, const TileLayout& l, bool kMajor, int64_t k, int64_t mn) {
+  int64_t off = kMajor ? k / l.chunkCols * l.chunkBytes + (k % l.chunkCols) * l.elemBytes + mn * l.swizzle
+                       : mn / l.chunkCols * l.chunkBytes + k * l.swizzle;
+  return "tawa::wgmma_smem_desc(" + base + " + " + std::to_string(off) + ", " + std::to_string(kMajor ? 16 : l.chunkBytes) + ", " +
+         std::to_string(8 * l.swizzle) + ", " + std::to_string(swizzleMode(l.swizzle)) + ")";
+}
+
 struct Ring {
   std::string name;
   Type tile;
@@ -1813,22 +1826,11 @@ class Emitter {
     for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");
     line("tawa::wgmma_fence();");
     for (int64_t kk = 0; kk < k / 16; ++kk) {
-      std::string db;
-      if (bKMajor) {
-        int64_t bChunk = kk * 16 / lb.chunkCols, bIn = (kk * 16 % lb.chunkCols) * lb.elemBytes;
-        db = "tawa::wgmma_smem_desc(" + bs + " + " + std::to_string(bChunk * lb.chunkBytes + bIn) + ", 16, " +
-             std::to_string(8 * lb.swizzle) + ", " + std::to_string(swizzleMode(lb.swizzle)) + ")";
-      } else {
-        db = "tawa::wgmma_smem_desc(" + bs + " + " + std::to_string(kk * 16 * lb.swizzle) + ", " + std::to_string(lb.chunkBytes) +
-             ", " + std::to_string(8 * lb.swizzle) + ", " + std::to_string(swizzleMode(lb.swizzle)) + ")";
-      }
+      std::string db = smemDesc(bs, lb, bKMajor, kk * 16, 0);
       for (int64_t mb = 0; mb < acc.mBlocks; ++mb) {
         std::string call;
         if (a) {
-          const TileLayout& la = a->layout;
-          int64_t aCol = kk * 16, aOff = aCol / la.chunkCols * la.chunkBytes + mb * 64 * la.swizzle + (aCol % la.chunkCols) * la.elemBytes;
-          std::string da = "tawa::wgmma_smem_desc(" + as + " + " + std::to_string(aOff) + ", 16, " + std::to_string(8 * la.swizzle) +
-                           ", " + std::to_string(swizzleMode(la.swizzle)) + ")";
+          std::string da = smemDesc(as, a->layout, true, kk * 16, mb * 64);
           call = "tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k16_f32_" + ty + "<" + (bKMajor ? "0" : "1") + ">(" + acc.name +
                  "[" + std::to_string(mb) + "], " + da + ", " + db + ", 1);";
         } else {
@@ -1997,35 +1999,12 @@ class Emitter {
     for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");
     line("tawa::wgmma_fence();");
     for (int64_t kk = 0; kk < k / kStep; ++kk) {
-      // A (K-major): k-step kk lies in chunk kk*kStep / chunkCols at byte kk*kStep % chunkCols * elem of
-      // each row; 64-row blocks are 64 rows of one swizzle span apart; LBO unused (1), SBO = 8 rows.
-      int64_t aCol = kk * kStep, aChunk = aCol / la.chunkCols, aIn = (aCol % la.chunkCols) * la.elemBytes;
-      std::string db;
-      if (bKMajor) {
-        // B (K-major, an NxK slot): addressed like A, all N rows in one descriptor.
-        int64_t bChunk = aCol / lb.chunkCols, bIn = (aCol % lb.chunkCols) * lb.elemBytes;
-        db = "tawa::wgmma_smem_desc(" + b + " + " + std::to_string(bChunk * lb.chunkBytes + bIn) + ", 16, " +
-             std::to_string(8 * lb.swizzle) + ", " + std::to_string(swizzleMode(lb.swizzle)) + ")";
-      } else {
-        // B (N-major): k-step kk starts 16 rows down; N-chunks are chunkBytes apart (LBO), 8-row
-        // groups one swizzle atom apart (SBO).
-        int64_t bOff = kk * 16 * lb.swizzle;
-        db = "tawa::wgmma_smem_desc(" + b + " + " + std::to_string(bOff) + ", " + std::to_string(lb.chunkBytes) + ", " +
-             std::to_string(8 * lb.swizzle) + ", " + std::to_string(swizzleMode(lb.swizzle)) + ")";
-      }
+      // B K-major (an NxK slot) is addressed like A, all N rows in one descriptor; N-major (KxN), k-step
+      // kk starts kk * kStep rows down. A K-major: each 64-row block 64 rows down; M-major (a KxM
+      // slot): each 64-column block in its own chunks.
+      std::string db = smemDesc(b, lb, bKMajor, kk * kStep, 0);
       for (int64_t mb = 0; mb < acc.mBlocks; ++mb) {
-        std::string da;
-        if (ta) {
-          // A (M-major, a KxM slot): addressed like an N-major B; 64-column blocks start in chunk
-          // 64 * mb / chunkCols.
-          int64_t aOff = 64 * mb / la.chunkCols * la.chunkBytes + kk * 16 * la.swizzle;
-          da = "tawa::wgmma_smem_desc(" + a + " + " + std::to_string(aOff) + ", " + std::to_string(la.chunkBytes) + ", " +
-               std::to_string(8 * la.swizzle) + ", " + std::to_string(swizzleMode(la.swizzle)) + ")";
-        } else {
-          int64_t aOff = aChunk * la.chunkBytes + mb * 64 * la.swizzle + aIn;
-          da = "tawa::wgmma_smem_desc(" + a + " + " + std::to_string(aOff) + ", 16, " + std::to_string(8 * la.swizzle) + ", " +
-               std::to_string(swizzleMode(la.swizzle)) + ")";
-        }
+        std::string da = smemDesc(a, la, !ta, kk * kStep, mb * 64);
         std::string form = fp8 ? "(" : std::string("<") + (bKMajor ? "0" : "1") + (ta ? ", 1" : "") + ">(";
         line("tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k" + std::to_string(kStep) + "_f32_" + ty + form + acc.name + "[" +
              std::to_string(mb) + "], " + da + ", " + db + ", 1);");
