@@ -10,6 +10,14 @@ namespace tawa::transforms {
 
 using namespace ir;
 
+Value* arefPayload(Value* v, bool* transposed) {
+  Op* d = v->definingOp();
+  bool t = d && d->kind() == OpKind::Permute && v->type().rank() == 2 && d->arrayAttr("order") == std::vector<int64_t>{1, 0};
+  if (t) v = d->operand(0), d = v->definingOp();
+  if (transposed) *transposed = t;
+  return d && d->kind() == OpKind::ArefGet ? v : nullptr;
+}
+
 const std::vector<std::string>& lowerArefFaults() {
   static const std::vector<std::string> faults = {"skip-release", "wrong-phase", "depth-off-by-one", "missing-expect-tx",
                                                   "early-release"};
@@ -139,16 +147,13 @@ class Lowerer {
     int64_t p = loop && loop->hasAttr("mma_depth") ? loop->intAttr("mma_depth") : 0;
     // Dots of two payload tiles (either possibly the transpose of one: B then read K-major, A
     // M-major) become async MMAs straight from the slots.
-    auto transposedPayload = [&](const Value* v) -> const Value* {
-      const Op* d = v->definingOp();
-      if (!d || d->kind() != OpKind::Permute || v->type().rank() != 2 || d->arrayAttr("order") != std::vector<int64_t>{1, 0}) return nullptr;
-      return d->operand(0)->definingOp() == get ? d->operand(0) : nullptr;
+    auto ofGet = [&](Value* v) {
+      Value* payload = arefPayload(v);
+      return payload && payload->definingOp() == get;
     };
     std::vector<Op*> users;
     walk(*get->parent, [&](Op* op) {
-      if (op->kind() == OpKind::Dot && (op->operand(0)->definingOp() == get || transposedPayload(op->operand(0))) &&
-          (op->operand(1)->definingOp() == get || transposedPayload(op->operand(1))))
-        users.push_back(op);
+      if (op->kind() == OpKind::Dot && ofGet(op->operand(0)) && ofGet(op->operand(1))) users.push_back(op);
     });
     std::set<Op*> permutes;
     for (Op* dot : users) {
@@ -157,10 +162,9 @@ class Lowerer {
       Value* acc = dot->numOperands() == 3 ? dot->operand(2) : d.constFloat(0.0, dot->result()->type());
       std::map<std::string, AttrValue> attrs;
       auto payload = [&](size_t k, const char* attr) {
-        const Value* v = transposedPayload(dot->operand(k));
-        if (!v) return static_cast<const Value*>(dot->operand(k));
-        attrs[attr] = true;
-        permutes.insert(dot->operand(k)->definingOp());
+        bool transposed = false;
+        const Value* v = arefPayload(dot->operand(k), &transposed);
+        if (transposed) attrs[attr] = true, permutes.insert(dot->operand(k)->definingOp());
         return v;
       };
       const Value* av = payload(0, "trans_a");

@@ -7,7 +7,8 @@
 //     copies' transaction bytes) and `empty` (one arrival per consumer warp group). Iteration i uses
 //     slot i mod D and phase (i div D) mod 2; the producer waits on empty with the phase inverted,
 //     announces the slot's bytes and issues one TMA copy per member; the consumer waits on full.
-//     A tile.dot of two payload tiles becomes nv.wgmma from the slots + commit + wait(P) with P the
+//     A tile.dot of two payload tiles of one aref.get (either possibly transposed: arefPayload)
+//     becomes nv.wgmma {trans_a, trans_b} from the slots + commit + wait(P) with P the
 //     loop's mma_depth (0 without pipeline); the release of iteration i's slot becomes an arrive on
 //     empty after the last use — for P > 0 the slot of iteration i - P inside the loop, and the last
 //     P slots after a final wait(0). Other uses of payload tiles read the slot (nv.smem_load).
@@ -30,5 +31,10 @@ namespace tawa::transforms {
 
 void lowerAref(ir::Module& m, const PassOptions& opt);
 const std::vector<std::string>& lowerArefFaults();
+
+// The payload value of an aref.get that `v` is, directly or through a 2-D transpose
+// (tile.permute {order = [1, 0]}, with *transposed set), or null. The rule by which lower-aref makes
+// a tile.dot an nv.wgmma straight from the slots, and by which pipeline marks it asynchronous.
+ir::Value* arefPayload(ir::Value* v, bool* transposed = nullptr);
 
 }  // namespace tawa::transforms

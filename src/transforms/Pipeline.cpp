@@ -1,6 +1,7 @@
 #include "transforms/Pipeline.h"
 
 #include "ir/Clone.h"
+#include "transforms/LowerAref.h"
 
 #include <algorithm>
 #include <map>
@@ -13,14 +14,6 @@ namespace tawa::transforms {
 using namespace ir;
 
 namespace {
-
-// The aref.get whose payload `v` is, or (`transposable`) whose payload `v` is the transpose of (a
-// wgmma reads a transposed f16/bf16 operand in the other major order), or null.
-const Op* arefPayload(const Value* v, bool transposable) {
-  const Op* d = v->definingOp();
-  if (transposable && d && d->kind() == OpKind::Permute && v->type().rank() == 2) d = d->operand(0)->definingOp();
-  return d && d->kind() == OpKind::ArefGet ? d : nullptr;
-}
 
 // Whether `v` (a dot's result inside `body`) is used only as the loop's yielded value, which in
 // turn is used only as the accumulator of dots or after the loop.
@@ -203,8 +196,9 @@ void pipeline(Module& m, const PassOptions& opt) {
         for (auto& inner : body.ops()) {
           if (inner->kind() != OpKind::Dot) continue;
           // A and B from one slot (as lower-aref makes them one wgmma straight from the ring).
-          const Op* get = arefPayload(inner->operand(0), true);
-          if (!get || arefPayload(inner->operand(1), true) != get) continue;
+          Value *pa = arefPayload(inner->operand(0)), *pb = arefPayload(inner->operand(1));
+          if (!pa || !pb || pa->definingOp() != pb->definingOp()) continue;
+          const Op* get = pa->definingOp();
           ++dots;
           depth = std::min(depth, get->operand(0)->type().shape[0]);
           std::string reason;

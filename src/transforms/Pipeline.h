@@ -1,9 +1,10 @@
 // pipeline: chooses the MMA depth P of each consumer loop, so that the consumer issues the MMA of
 // iteration k, waits until at most P MMA groups are in flight, and releases the slot of k - P.
 //   requires: warp-specialized IR (wg.region consumer with a tile.for that gets aref slots).
-//   guarantees: a tile.dot whose A and B are payloads of one aref.get (either possibly transposed: a
-//     tile.permute of one) and whose result only flows, through the loop's
-//     yield, into the next iteration's accumulator (and after the loop) is marked {async = true};
+//   guarantees: a tile.dot whose A and B are payloads of one aref.get (either possibly transposed:
+//     arefPayload in LowerAref.h, the rule lower-aref follows) and whose result only flows, through
+//     the loop's yield, into the next iteration's accumulator (and after the loop) is marked
+//     {async = true};
 //     the consumer loop gets {mma_depth = P} with P = the requested depth when every such dot is
 //     async, else 0, and `explain` says why. The IR's meaning is unchanged: lower-aref realizes it.
 //     Attention (a loop whose MMAs are QK^T and PV, PV accumulating a loaded V into a carried
