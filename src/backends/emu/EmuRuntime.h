@@ -107,6 +107,11 @@ inline void observe(Seen& a, size_t s, uint64_t n) {
   if (a.size() <= s) a.resize(s + 1, 0);
   a[s] = std::max(a[s], n);
 }
+// A barrier phase (or generation) completes: what its arrivals observed becomes what its waiters do.
+inline void handOver(Seen& pend, Seen& done) {
+  join(done, pend);
+  pend.clear();
+}
 
 struct Mbar {
   Seen pend, done;                 // clocks handed over by the current phase's arrivals, by completed phases
@@ -426,8 +431,7 @@ inline void mbarComplete(Mbar& m, uint32_t addr, const char* file, int line) {
     return;
   }
   if (m.tx > 0) return;
-  join(m.done, m.pend);
-  m.pend.clear();
+  handOver(m.pend, m.done);
   m.doneAt[m.phase & 1u] = m.last;
   m.last = 0;
   ++m.phase;
@@ -477,31 +481,36 @@ inline uint32_t canonical(const Desc& d, bool kMajor, int mn, int k, int esize) 
 // The K extent of one wgmma: 16 for f16/bf16, 32 for fp8; and the element size in bytes.
 inline int kSteps(int elem) { return elem >= 2 ? 32 : 16; }
 inline int elemSize(int elem) { return elem >= 2 ? 1 : 2; }
+// Calls f(mn, k, a) with the shared-window address a of every element (mn, k) of a mnCount x kCount
+// operand that a descriptor describes.
+template <class F>
+inline void forEachElement(const Desc& d, bool kMajor, int mnCount, int kCount, int es, F&& f) {
+  for (int mn = 0; mn < mnCount; ++mn)
+    for (int k = 0; k < kCount; ++k) f(mn, k, swizzle(d.start + canonical(d, kMajor, mn, k, es), d.swz));
+}
 // Gathers a rows x cols operand (element (mn, k)) through a descriptor; checks bounds, alignment and proxy fences.
 inline void gather(const Desc& d, bool kMajor, int mnCount, int kCount, int elem, std::vector<float>& out, bool transposeOut,
                    const char* which, const char* file, int line) {
   if (d.start % 16) fail(std::string("wgmma operand ") + which + ": start address is not 16-byte aligned", file, line);
   out.assign(static_cast<size_t>(mnCount * kCount), 0.0f);
-  for (int mn = 0; mn < mnCount; ++mn)
-    for (int k = 0; k < kCount; ++k) {
-      int es = elemSize(elem);
-      uint32_t a = swizzle(d.start + canonical(d, kMajor, mn, k, es), d.swz);
-      const uint8_t* p = atWindow(a, static_cast<uint32_t>(es), (std::string("wgmma operand ") + which).c_str(), file, line);
-      if (rt().dirtyOwner[a - kWindowBase])
-        fail(std::string("wgmma reads operand ") + which + " at shared-window address " + std::to_string(a) +
-                 ", written by " + who(rt().dirtyOwner[a - kWindowBase] - 1) +
-                 " with a generic store and no fence.proxy.async since (the async proxy may not see it)",
-             file, line);
-      float v;
-      if (es == 1) {
-        v = elem == 2 ? e4m3BitsToF32(*p) : e5m2BitsToF32(*p);
-      } else {
-        uint16_t bits;
-        std::memcpy(&bits, p, 2);
-        v = elem ? bf16BitsToF32(bits) : f16BitsToF32(bits);
-      }
-      out[transposeOut ? static_cast<size_t>(k * mnCount + mn) : static_cast<size_t>(mn * kCount + k)] = v;
+  const int es = elemSize(elem);
+  forEachElement(d, kMajor, mnCount, kCount, es, [&](int mn, int k, uint32_t a) {
+    const uint8_t* p = atWindow(a, static_cast<uint32_t>(es), (std::string("wgmma operand ") + which).c_str(), file, line);
+    if (rt().dirtyOwner[a - kWindowBase])
+      fail(std::string("wgmma reads operand ") + which + " at shared-window address " + std::to_string(a) +
+               ", written by " + who(rt().dirtyOwner[a - kWindowBase] - 1) +
+               " with a generic store and no fence.proxy.async since (the async proxy may not see it)",
+           file, line);
+    float v;
+    if (es == 1) {
+      v = elem == 2 ? e4m3BitsToF32(*p) : e5m2BitsToF32(*p);
+    } else {
+      uint16_t bits;
+      std::memcpy(&bits, p, 2);
+      v = elem ? bf16BitsToF32(bits) : f16BitsToF32(bits);
     }
+    out[transposeOut ? static_cast<size_t>(k * mnCount + mn) : static_cast<size_t>(mn * kCount + k)] = v;
+  });
 }
 
 // Register i of warp-group thread t in the m64nNk16 f32 accumulator fragment (primitives.cuh's one
@@ -579,14 +588,11 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
     {
       // Its shared-memory operands are read from now until a wait_group completes its group.
       uint32_t site = readSite(file, line);
-      int kc = kSteps(elem), es = elemSize(elem);
+      const int es = elemSize(elem);
       auto mark = [&](uint64_t desc, bool kMajor, int mnCount, const char* which) {
-        Desc x = decode(desc, which, file, line);
-        for (int mn = 0; mn < mnCount; ++mn)
-          for (int kk = 0; kk < kc; ++kk) {
-            uint32_t a = swizzle(x.start + canonical(x, kMajor, mn, kk, es), x.swz);
-            if (a >= kWindowBase) markRead(static_cast<size_t>(wg), op.group, site, a, static_cast<size_t>(es));
-          }
+        forEachElement(decode(desc, which, file, line), kMajor, mnCount, kSteps(elem), es, [&](int, int, uint32_t a) {
+          if (a >= kWindowBase) markRead(static_cast<size_t>(wg), op.group, site, a, static_cast<size_t>(es));
+        });
       };
       if (!op.aRegs) mark(descA, transA == 0, 64, "A");
       mark(descB, transB == 0, op.n, "B");
@@ -1506,8 +1512,7 @@ inline bool namedArrive(const char* what, int id, int count, const char* tawa_fi
          TAWA_EMU_AT);
   join(b.pend, self().seen);
   if (++b.arrived < b.count) return false;
-  join(b.done, b.pend);
-  b.pend.clear();
+  handOver(b.pend, b.done);
   b.arrived = 0;
   b.gen++;
   b.releaseAt = b.maxAt;
@@ -1542,8 +1547,7 @@ inline bool elect_one_sync(TAWA_EMU_LOC) {
   emu::NamedBar& b = r.warps[static_cast<size_t>(warp)];
   emu::join(b.pend, emu::self().seen);
   if (++b.arrived == 32) {
-    emu::join(b.done, b.pend);
-    b.pend.clear();
+    emu::handOver(b.pend, b.done);
     b.arrived = 0;
     b.gen++;
   } else {
