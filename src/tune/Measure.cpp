@@ -25,15 +25,15 @@ std::string lastLine(const std::string& out) {
   return out.substr(start, end - start);
 }
 
+const char kTimeoutPrefix[] = "killed after the timeout of ";
+
+}  // namespace
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
-
-const char kTimeoutPrefix[] = "killed after the timeout of ";
-
-}  // namespace
 
 std::string timeoutDetail(double timeoutSeconds) {
   char buf[64];

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tune/Record.h"
 
@@ -30,6 +31,8 @@ struct RunResult {
 };
 
 RunResult runOnce(const std::string& command, double timeoutSeconds);
+// The median of a non-empty list (the mean of the middle two for an even count).
+double median(std::vector<double> v);
 Measurement measure(const std::string& command, const MeasureOptions& opts);
 
 // A timed-out measurement's detail names its limit ("killed after the timeout of 2.5 s"), so that a

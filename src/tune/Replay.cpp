@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/Diagnostic.h"
+#include "tune/Measure.h"
 
 namespace tawa::tune {
 
@@ -93,10 +94,9 @@ std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath,
   }
   if (rows->empty()) throw UserError(at(csvPath, 2, 1), "no configurations: the landscape has a header only");
   if (stats) {
-    std::sort(times.begin(), times.end());
     stats->rows = times.size();
-    stats->best = times.front();
-    stats->median = times.size() % 2 ? times[times.size() / 2] : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+    stats->best = *std::min_element(times.begin(), times.end());
+    stats->median = median(times);
   }
   auto rng = std::make_shared<std::mt19937_64>(seed);
   const Space* sp = &space;
