@@ -8,7 +8,7 @@ set -euo pipefail
 pkgs=(cmake ninja-build gcc g++ ccache pkg-config  # gcc: lit tests build a stand-in libcuda.so.1 (tests/lit/cuda_runtime/Inputs)
       libeigen3-dev libtbb-dev libfmt-dev nlohmann-json3-dev libcli11-dev libsqlite3-dev
       libgtest-dev libgmock-dev libbenchmark-dev llvm-14-tools python3
-      clang-14 sqlite3 python3-optuna python3-venv python3-pip)  # tawa tune: clang++ -O1 -emit-llvm features; the record's shell; TPE in scripts/tune-eval.py
+      clang-14 sqlite3 python3-optuna python3-venv python3-pip python3-numpy)  # tawa tune: clang++ -O1 -emit-llvm features; the record's shell; TPE in scripts/tune-eval.py; numpy: the lit tests' references (%numpy-python)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

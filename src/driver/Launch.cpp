@@ -29,9 +29,10 @@ uint64_t splitmix(uint64_t x) {
 }
 
 // Floats uniform in [-1, 1] and integers in [-64, 64], never zero (an element a kernel fails to write
-// keeps a value the reference overwrote); i1 buffers 0 or 1. Chunk c of the buffer named N draws from
-// its own generator, seeded from (seed, N, c).
-void fillRandom(exec::Buffer& buf, uint64_t seed) {
+// keeps a value the reference overwrote); i1 buffers 0 or 1. A spec's `in LO..HI` draws from [LO, HI)
+// instead, zero included when it lies there. Chunk c of the buffer named N draws from its own
+// generator, seeded from (seed, N, c).
+void fillRandom(exec::Buffer& buf, uint64_t seed, const std::optional<FillRange>& range) {
   constexpr int64_t kChunk = int64_t{1} << 16;
   uint64_t nameHash = 1469598103934665603ull;  // FNV-1a of the name
   for (unsigned char ch : buf.name) nameHash = (nameHash ^ ch) * 1099511628211ull;
@@ -42,6 +43,15 @@ void fillRandom(exec::Buffer& buf, uint64_t seed) {
     std::mt19937_64 rng(splitmix(base + static_cast<uint64_t>(c)));
     std::uniform_real_distribution<double> real(-1.0, 1.0);
     std::uniform_int_distribution<int64_t> integer(-64, 64);
+    if (range) {
+      std::uniform_real_distribution<double> inRange(range->lo, range->hi);
+      std::uniform_int_distribution<int64_t> intInRange(static_cast<int64_t>(range->lo), static_cast<int64_t>(range->hi) - 1);
+      for (int64_t i = c * kChunk, end = std::min(n, i + kChunk); i < end; ++i) {
+        if (isFloat) buf.setFloat(i, inRange(rng));
+        else buf.setInt(i, intInRange(rng));
+      }
+      return;
+    }
     for (int64_t i = c * kChunk, end = std::min(n, i + kChunk); i < end; ++i) {
       if (isFloat) {
         double v;
@@ -160,7 +170,7 @@ Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, ui
       if (e->dtype != t.scalar)
         throw UserError(e->loc, "buffer '" + pname + "' is " + std::string(ir::scalarName(e->dtype)) + " but the kernel takes " + t.str());
       exec::Buffer buf(pname, e->dtype, spec.shapeOf(*e));
-      if (std::find(loaded.begin(), loaded.end(), pname) == loaded.end()) fillRandom(buf, seed);
+      if (std::find(loaded.begin(), loaded.end(), pname) == loaded.end()) fillRandom(buf, seed, e->fill);
       b.args.push_back(exec::Arg::buf(static_cast<int>(b.buffers.size())));
       b.buffers.push_back(std::move(buf));
     } else if (t.isScalar()) {

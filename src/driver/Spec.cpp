@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -70,6 +71,7 @@ std::string valueKind(const ConstValue& v) {
     case 1: return "a float";
     case 2: return "a bool";
     case 3: return "a string";
+    case 5: return "None";
     default: return "a dtype";
   }
 }
@@ -109,6 +111,8 @@ class SpecParser {
       ++pos_;
       skipSpace();  // a trailing comma is allowed, as in a Python argument list
     }
+    // dim(a, i) and stride(a, i) read shapes, which may name entries given later.
+    for (const auto& d : derived_) resolveDerived(spec, d);
     // Dims may name entries that come later, so they are checked once everything is read.
     for (const auto& [bufferIdx, dim, pos] : namedDims_)
       resolveDim(spec, spec.entries[bufferIdx].name, dim, specLoc(pos));
@@ -124,6 +128,14 @@ class SpecParser {
     size_t pos;
   };
   std::vector<NamedDim> namedDims_;
+  struct Derived {  // an entry's value written as dim(buffer, axis) or stride(buffer, axis)
+    size_t entry;
+    bool stride;
+    std::string buffer;
+    int64_t axis;
+    size_t pos, bufferPos, axisPos;
+  };
+  std::vector<Derived> derived_;
   std::string dtypeText_;  // the last dtype as the user spelled it, for messages
 
   void skipSpace() {
@@ -178,7 +190,7 @@ class SpecParser {
     if (t_[pos_] == '=') {
       ++pos_;
       e.kind = SpecEntry::Kind::Constexpr;
-      e.value = value(e.name).first;
+      if (!derived(e, spec.entries.size())) e.value = value(e.name).first;
     } else if (t_[pos_] == ':') {
       ++pos_;
       skipSpace();
@@ -186,11 +198,13 @@ class SpecParser {
         ++pos_;
         skipSpace();
         buffer(e, spec.entries.size());
+      } else if (t_.compare(pos_, 4, "None") == 0 && (pos_ + 4 >= t_.size() || !isIdentChar(t_[pos_ + 4]))) {
+        fail(pos_, "'" + e.name + ":None' gives None a type; None is a constexpr", "write " + e.name + "=None");
       } else if (t_.compare(pos_, 10, "tensordesc") == 0 && (pos_ + 10 >= t_.size() || !isIdentChar(t_[pos_ + 10]))) {
         pos_ += 10;
         descriptor(e, spec.entries.size());
       } else {
-        scalar(e);
+        scalar(e, spec.entries.size());
       }
     } else {
       fail(pos_, "unexpected " + charAt(t_, pos_) + " after name '" + e.name + "'; expected ':' or '='");
@@ -218,6 +232,132 @@ class SpecParser {
       fail(pos_, "buffer '" + e.name + "' has no shape",
            "give its dims in brackets, e.g. " + e.name + ":*" + dtypeText_ + "[M, K]");
     dimList(index, e.dims, "buffer '" + e.name + "'", "shape");
+    skipSpace();
+    if (t_.compare(pos_, 2, "in") == 0 && (pos_ + 2 >= t_.size() || !isIdentChar(t_[pos_ + 2]))) fillRange(e);
+  }
+
+  // `in LO..HI` after a buffer's shape: its random values are drawn from [LO, HI).
+  void fillRange(SpecEntry& e) {
+    size_t at = pos_;
+    pos_ += 2;
+    skipSpace();
+    const std::string hint = "write e.g. " + e.name + ":*" + dtypeText_ + "[N] in " + (ir::isFloat(e.dtype) ? "-2.0..2.0" : "0..100");
+    auto bound = [&](const char* which) {
+      size_t start = pos_;
+      if (pos_ < t_.size() && (t_[pos_] == '-' || t_[pos_] == '+')) ++pos_;
+      while (pos_ < t_.size() && (isDigit(t_[pos_]) || t_[pos_] == 'e' || t_[pos_] == 'E' ||
+                                  (t_[pos_] == '.' && !(pos_ + 1 < t_.size() && t_[pos_ + 1] == '.')) ||
+                                  ((t_[pos_] == '-' || t_[pos_] == '+') && (t_[pos_ - 1] == 'e' || t_[pos_ - 1] == 'E'))))
+        ++pos_;
+      std::string tok = t_.substr(start, pos_ - start);
+      double d = 0;
+      const char* b = tok.data() + (!tok.empty() && tok[0] == '+');
+      auto [p, ec] = std::from_chars(b, tok.data() + tok.size(), d);
+      if (tok.empty() || p != tok.data() + tok.size() || ec != std::errc() || !std::isfinite(d))
+        fail(start, std::string("the ") + which + " bound of buffer '" + e.name + "'s range is not a number", hint);
+      if (!ir::isFloat(e.dtype) && d != std::floor(d))
+        fail(start, std::string("the ") + which + " bound of integer buffer '" + e.name + "'s range must be an integer", hint);
+      return d;
+    };
+    FillRange r;
+    r.lo = bound("lower");
+    if (t_.compare(pos_, 2, "..") != 0) fail(pos_, "expected '..' in the range of buffer '" + e.name + "'", hint);
+    pos_ += 2;
+    r.hi = bound("upper");
+    if (!(r.lo < r.hi))
+      fail(at, "the range of buffer '" + e.name + "' is empty: LO..HI draws from [LO, HI), so LO must be below HI", hint);
+    if (e.dtype == Scalar::I1 && (r.lo < 0 || r.hi > 2))
+      fail(at, "the range of i1 buffer '" + e.name + "' must lie within 0..2");
+    if (!ir::isFloat(e.dtype) && e.dtype != Scalar::I1) {
+      int bits = ir::bitWidth(e.dtype);
+      double lim = std::ldexp(1.0, bits - 1);
+      if (r.lo < -lim || r.hi > lim + 1)
+        fail(at, "the range of buffer '" + e.name + "' does not fit in " + dtypeText_);
+    }
+    e.fill = r;
+  }
+
+  // `dim(buffer, axis)` or `stride(buffer, axis)` as an entry's value (resolved after the whole spec
+  // is read); false when the text at pos_ is neither.
+  bool derived(SpecEntry& e, size_t index) {
+    skipSpace();
+    size_t start = pos_;
+    std::string word(scanWhile(isIdentChar));
+    skipSpace();
+    if ((word != "dim" && word != "stride") || pos_ >= t_.size() || t_[pos_] != '(') {
+      pos_ = start;
+      return false;
+    }
+    const std::string form = word + "(BUFFER, AXIS)";
+    ++pos_;
+    skipSpace();
+    Derived d;
+    d.entry = index;
+    d.stride = word == "stride";
+    d.pos = start;
+    d.bufferPos = pos_;
+    d.buffer = std::string(scanWhile(isIdentChar));
+    if (d.buffer.empty()) fail(pos_, "expected a buffer name in " + word + "() for '" + e.name + "'", "write " + e.name + "=" + form);
+    skipSpace();
+    if (pos_ >= t_.size() || t_[pos_] != ',') fail(pos_, "expected ',' and an axis after '" + d.buffer + "' in " + word + "()", "write " + e.name + "=" + form);
+    ++pos_;
+    skipSpace();
+    d.axisPos = pos_;
+    bool neg = pos_ < t_.size() && t_[pos_] == '-';
+    if (neg) ++pos_;
+    std::string_view digits = scanWhile(isDigit);
+    int64_t ax = 0;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), ax);
+    if (digits.empty() || ec != std::errc()) fail(d.axisPos, "the axis in " + word + "() for '" + e.name + "' must be an integer");
+    d.axis = neg ? -ax : ax;
+    skipSpace();
+    if (pos_ >= t_.size() || t_[pos_] != ')') fail(pos_, "expected ')' to close " + word + "(", "write " + e.name + "=" + form);
+    ++pos_;
+    skipSpace();
+    if (!atEntryEnd()) fail(pos_, "unexpected " + charAt(t_, pos_) + " after " + word + "(...) in entry '" + e.name + "'");
+    e.value = int64_t{0};
+    derived_.push_back(d);
+    return true;
+  }
+
+  void resolveDerived(Spec& spec, const Derived& d) {
+    SpecEntry& e = spec.entries[d.entry];
+    const std::string call = std::string(d.stride ? "stride" : "dim") + "(" + d.buffer + ", " + std::to_string(d.axis) + ")";
+    const SpecEntry* b = spec.find(d.buffer);
+    if (!b) fail(d.bufferPos, "'" + d.buffer + "' in " + call + " names no buffer in the spec");
+    if (b->kind != SpecEntry::Kind::Buffer) fail(d.bufferPos, "'" + d.buffer + "' in " + call + " is not a buffer");
+    for (const auto& dim : b->dims)
+      if (const auto* n = std::get_if<std::string>(&dim))
+        for (const auto& other : derived_)
+          if (spec.entries[other.entry].name == *n)
+            fail(d.pos, "the shape of '" + d.buffer + "' names '" + *n + "', itself given by dim() or stride(); give one of them as a number");
+    const int64_t rank = static_cast<int64_t>(b->dims.size());
+    int64_t ax = d.axis < 0 ? d.axis + rank : d.axis;
+    if (ax < 0 || ax >= rank)
+      fail(d.axisPos, "axis " + std::to_string(d.axis) + " is out of range for buffer '" + d.buffer + "' of rank " + std::to_string(rank));
+    const auto shape = spec.shapeOf(*b);
+    int64_t v = shape[static_cast<size_t>(ax)];
+    if (d.stride) {
+      v = 1;
+      for (int64_t k = ax + 1; k < rank; ++k) v *= shape[static_cast<size_t>(k)];
+    }
+    if (e.kind == SpecEntry::Kind::Scalar) {
+      if (ir::isFloat(e.dtype)) {
+        e.value = static_cast<double>(v);
+        return;
+      }
+      checkFits(e.name, e.dtype, ir::scalarName(e.dtype), v, d.pos);
+    }
+    e.value = v;
+  }
+
+  static void checkFits(const std::string& name, Scalar dt, std::string_view ty, int64_t i, size_t at) {
+    int bits = ir::bitWidth(dt);
+    int64_t lo = bits == 1 ? 0 : bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
+    int64_t hi = bits == 1 ? 1 : bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
+    if (i < lo || i > hi)
+      fail(at, "value " + std::to_string(i) + " of scalar '" + name + "' does not fit in " + std::string(ty) + " (range " +
+                   std::to_string(lo) + ".." + std::to_string(hi) + ")");
   }
 
   // `[d0, d1, ...]` at pos_, the `part` ("shape", "block") of `owner` ("buffer 'a'"): positive integers
@@ -286,7 +426,7 @@ class SpecParser {
                          std::to_string(e.dims.size()));
   }
 
-  void scalar(SpecEntry& e) {
+  void scalar(SpecEntry& e, size_t index) {
     e.kind = SpecEntry::Kind::Scalar;
     e.dtype = dtype(e.name, ":");
     skipSpace();
@@ -299,6 +439,7 @@ class SpecParser {
       fail(pos_, "scalar '" + e.name + "' has no value",
            "give one, e.g. " + e.name + ":" + dtypeText_ + "=" + (ir::isFloat(e.dtype) ? "1.0" : "512"));
     ++pos_;
+    if (derived(e, index)) return;
     auto [v, start] = value(e.name);
     const std::string ty = dtypeText_;
     if (ir::isFloat(e.dtype)) {
@@ -310,12 +451,7 @@ class SpecParser {
       if (auto* b = std::get_if<bool>(&v); b && e.dtype == Scalar::I1) v = int64_t{*b};
       auto* i = std::get_if<int64_t>(&v);
       if (!i) fail(start, "scalar '" + e.name + "' of type " + ty + " takes an integer, not " + valueKind(v));
-      int bits = ir::bitWidth(e.dtype);
-      int64_t lo = bits == 1 ? 0 : bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
-      int64_t hi = bits == 1 ? 1 : bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
-      if (*i < lo || *i > hi)
-        fail(start, "value " + std::to_string(*i) + " of scalar '" + e.name + "' does not fit in " + ty + " (range " +
-                        std::to_string(lo) + ".." + std::to_string(hi) + ")");
+      checkFits(e.name, e.dtype, ty, *i, start);
     }
     e.value = v;
   }
@@ -329,6 +465,7 @@ class SpecParser {
     if (q == '\'' || q == '"') return {quoted(entryName), start};
     std::string tok(scanWhile([](char c) { return c != ',' && !isSpace(c) && c != '\'' && c != '"'; }));
     if (tok == "True") return {true, start};
+    if (tok == "None") return {NoneValue{}, start};
     if (tok == "False") return {false, start};
     // Sign handled here because from_chars rejects a leading '+'.
     std::string_view body(tok);

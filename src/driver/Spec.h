@@ -7,9 +7,14 @@
 //   name:tensordesc<dtype[block]>[dims]
 //                         a host tensor descriptor (Triton's TensorDescriptor) with that block over a
 //                         fresh row-major buffer of that shape: the kernel receives the descriptor
+//                         ending in `in LO..HI` fills it with random values in [LO, HI) instead
+//                         of the default ones (indices, labels: Y:*i32[B] in 0..V)
 //   name:dtype=value      a runtime scalar
-//   NAME=VALUE            a constexpr: integer, float, True/False, a quoted string, or a dtype
-//                         such as tl.float16; num_warps and num_stages are launch options
+//   NAME=VALUE            a constexpr: integer, float, True/False, a quoted string, None (Triton
+//                         specializes a None argument so: `if bias is None`), or a dtype such as
+//                         tl.float16; num_warps and num_stages are launch options
+// A scalar's or constexpr's value may be taken from a buffer's shape: dim(a, 0) is a's first
+// dimension, stride(a, 0) its stride in elements along it (buffers are fresh and row-major).
 // Dtypes accept Triton's names (fp16, bf16, fp32, fp64, fp8e4nv, fp8e5, i1..i64) and the IR's
 // (f16, bf16, f32, f64, f8e4m3, f8e5m2). Errors are UserErrors located at <spec>:1:COL.
 #pragma once
@@ -30,7 +35,14 @@ struct DtypeValue {  // a constexpr that names a dtype (tl.float16)
   ir::Scalar scalar;
   bool operator==(const DtypeValue&) const = default;
 };
-using ConstValue = std::variant<int64_t, double, bool, std::string, DtypeValue>;
+struct NoneValue {  // a constexpr None
+  bool operator==(const NoneValue&) const = default;
+};
+using ConstValue = std::variant<int64_t, double, bool, std::string, DtypeValue, NoneValue>;
+
+struct FillRange {  // `in LO..HI`: random values in [lo, hi)
+  double lo = 0, hi = 0;
+};
 
 struct SpecEntry {
   enum class Kind { Buffer, Scalar, Constexpr };
@@ -42,6 +54,7 @@ struct SpecEntry {
   int divisibility = 0;                                    // Buffer: the ":16" hint, 0 when absent
   bool descriptor = false;                                 // Buffer given as name:tensordesc<dtype[block]>[dims]
   std::vector<std::variant<int64_t, std::string>> block;   // descriptor: its block shape
+  std::optional<FillRange> fill;                           // Buffer: `in LO..HI`
   ConstValue value = int64_t{0};                           // Scalar and Constexpr
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cstdio>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -330,6 +331,7 @@ class Lowerer {
           else if constexpr (std::is_same_v<V, double>) return Val::real(v);
           else if constexpr (std::is_same_v<V, bool>) return Val::boolean(v);
           else if constexpr (std::is_same_v<V, std::string>) return Val::str(v);
+          else if constexpr (std::is_same_v<V, driver::NoneValue>) return Val::none();
           else return Val::dtype(v.scalar);
         },
         c);
@@ -1450,7 +1452,24 @@ class Lowerer {
       if (v[0]->k == Val::K::IR) recordAssumption(v[0]->v);
       return Val::none();
     }
-    if (n == "debug_barrier" || n == "static_print" || n == "device_print") return Val::none();
+    if (n == "debug_barrier") {
+      bind(a, qual, {}, 0);
+      at(p);
+      b_.create(OpKind::Barrier, {}, {});
+      return Val::none();
+    }
+    if (n == "static_print") {  // printed while compiling, as Triton does
+      std::string text;
+      for (size_t k = 0; k < a.pos.size(); ++k) {
+        const Val& v = a.pos[k];
+        text += (k ? " " : "") + (v.k == Val::K::Str ? v.s : v.k == Val::K::Int ? std::to_string(v.i) : describe(v));
+      }
+      std::fprintf(stderr, "%s: static_print: %s\n", loc(p).str().c_str(), text.c_str());
+      return Val::none();
+    }
+    if (n == "device_print")
+      fail(p, "tl.device_print is not supported: tawa compiles no device printing",
+           "remove the call, or guard it with a constexpr flag that is False in this spec");
     if (n == "device_assert") {
       // Compiled only in debug builds: checked for its form; a constant false condition fails now.
       std::vector<Pos> w;

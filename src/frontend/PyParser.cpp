@@ -796,7 +796,9 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
       }
     }
     if (depth == 0 && t[i].kind == Tok::Name && !isKeyword(t[i].text)) {
-      // NAME = tl.constexpr(...), or NAME: tl.constexpr = ... (recorded to be refused where it is read)
+      // NAME = tl.constexpr(...) and NAME: tl.constexpr = tl.constexpr(...) (the value is a constexpr
+      // object, which Triton lets a jit function read); NAME: tl.constexpr = v with any other value
+      // is recorded to be refused where it is read (Python keeps v, a plain value, and so does Triton).
       size_t k = i + 1;
       if (t[k].isOp("=")) {
         size_t m = k + 1;
@@ -806,8 +808,14 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
       } else if (t[k].isOp(":")) {
         size_t m = k + 1;
         std::string ann = dottedName(t, m);
-        if (!ann.empty() && resolve(f->aliases, ann) == "triton.language.constexpr" && t[m].isOp("="))
-          f->annotatedGlobals[t[i].text] = i, f->globals.erase(t[i].text);
+        if (!ann.empty() && resolve(f->aliases, ann) == "triton.language.constexpr" && t[m].isOp("=")) {
+          size_t v = m + 1;
+          std::string callee = dottedName(t, v);
+          if (!callee.empty() && t[v].isOp("(") && resolve(f->aliases, callee) == "triton.language.constexpr")
+            f->globals[t[i].text] = i, f->annotatedGlobals.erase(t[i].text);
+          else
+            f->annotatedGlobals[t[i].text] = i, f->globals.erase(t[i].text);
+        }
       }
     }
     decorators.clear();

@@ -559,6 +559,7 @@ class Verifier {
         insideWarpGroup(op);
         return;
       }
+      case OpKind::Barrier:
       case OpKind::WgmmaCommit:
       case OpKind::FenceProxyAsync:
         numOperands(op, 0, 0);

@@ -509,7 +509,7 @@ class Specializer {
       Wrapper w = wrapOuter(b, map, false);
       Builder& ib = w.inner ? *w.inner : b;
       Op* nl = consumerLoop(ib, loop, main_, groups[g], aref, payload, map, w.counter ? w.counter : firstCount(b));
-      if (w.inner) finishOuter(w, map, nl, /*producer=*/false, loop, groups.size() == 1 ? nullptr : &groups[g]);
+      if (w.inner) finishOuter(w, map, nl, /*producer=*/false, loop, groups.size() == 1 ? nullptr : &groups[g], g == 0);
       Value* count = follows_.empty() ? nullptr : nl->result(nl->numResults() - 1);
       auto release = [&](bool afterEpilogue) {
         for (Op* op : preloads)
@@ -524,7 +524,7 @@ class Specializer {
         if (fw != follows_.end()) {
           Op* fl = consumerLoop(b, op, fw->roles, fw->roles.consumerCarried, aref, payload, map, count);
           count = fl->result(fl->numResults() - 1);
-        } else if (epilogueBelongs(*op, loop, groups[g], groups.size() == 1)) {
+        } else if (epilogueBelongs(*op, loop, groups[g], groups.size() == 1, g == 0)) {
           cloneOp(b, *op, map);
         }
       }
@@ -614,8 +614,8 @@ class Specializer {
   // epilogue ops) on one of the group's loop results, or it is a pure op that depends on none of the
   // loop's results (such as a store's column offset computed after the loop), which every group
   // computes for itself.
-  bool epilogueBelongs(const Op& op, Op* loop, const std::set<size_t>& carried, bool only) {
-    if (only) return true;
+  bool epilogueBelongs(const Op& op, Op* loop, const std::set<size_t>& carried, bool only, bool first) {
+    if (only || op.kind() == OpKind::Barrier) return true;  // a barrier: every consumer meets there
     std::vector<const Op*> work{&op};
     std::set<const Op*> seen;
     bool usesLoop = false;
@@ -623,7 +623,9 @@ class Specializer {
       const Op* o = work.back();
       work.pop_back();
       if (!seen.insert(o).second) continue;
-      for (Value* v : o->operands) {
+      std::vector<Value*> read;  // its operands and those of the ops in its regions
+      walk(const_cast<Op&>(*o), [&](Op* in) { read.insert(read.end(), in->operands.begin(), in->operands.end()); });
+      for (Value* v : read) {
         if (v->definingOp() == loop) {
           if (carried.count(static_cast<size_t>(v->index()))) return true;
           usesLoop = true;
@@ -632,7 +634,10 @@ class Specializer {
         }
       }
     }
-    return !usesLoop && isPure(op.kind()) && op.regions().empty();
+    if (usesLoop) return false;  // the other group's
+    // Pure ops independent of the loop are computed by every group; anything else (a store of
+    // something else, a region) is done once, by the first group.
+    return (isPure(op.kind()) && op.regions().empty()) || first;
   }
 
   // Whether `v`, used at the top level of a loop body, is the same in every iteration: it does not
@@ -1048,7 +1053,8 @@ class Specializer {
   }
   // The rest of the tile loop's body after the inner loop (consumer only: all of it, or what one
   // cooperative half's results feed when `group` names its carried values), then its yield.
-  void finishOuter(Wrapper& w, ValueMap& map, Op* innerCopy, bool producer, Op* loop, const std::set<size_t>* group = nullptr) {
+  void finishOuter(Wrapper& w, ValueMap& map, Op* innerCopy, bool producer, Op* loop, const std::set<size_t>* group = nullptr,
+                   bool firstGroup = true) {
     Block& ob = *outer_->region(0);
     bool after = false;
     for (auto& op : ob.ops()) {
@@ -1057,7 +1063,7 @@ class Specializer {
         continue;
       }
       if (!after || op.get() == ob.terminator()) continue;
-      if (!producer && (!group || epilogueBelongs(*op, loop, *group, false))) cloneOp(*w.inner, *op, map);
+      if (!producer && (!group || epilogueBelongs(*op, loop, *group, false, firstGroup))) cloneOp(*w.inner, *op, map);
     }
     std::vector<Value*> ys;
     for (size_t k : w.carried) ys.push_back(mapped(map, ob.terminator()->operand(k)));

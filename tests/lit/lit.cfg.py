@@ -30,3 +30,7 @@ for ld in ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"):
     if os.path.exists(ld):
         config.substitutions.append(("%ld-no-cache", ld + " --inhibit-cache"))
         break
+
+# Debian's Python with Debian's numpy (python3-numpy, installed by scripts/install-deps.sh): scripts
+# that compute a kernel's reference independently, from the buffers `tawa run --save` wrote.
+config.substitutions.append(("%numpy-python", "/usr/bin/python3"))

@@ -341,3 +341,69 @@ TEST(SpecParse, HostTensorDescriptorErrors) {
     EXPECT_NE(std::string(e.what()).find("block dimensions are 1 to 256"), std::string::npos) << e.what();
   }
 }
+
+// dim(a, i) and stride(a, i): shapes and row-major strides of buffers, for entries given before or
+// after the buffer, with negative axes as Python counts them; floats take them too.
+TEST(SpecParse, DimAndStrideOfBuffers) {
+  std::mt19937 rng(testSeed());
+  for (int trial = 0; trial < 20; ++trial) {
+    std::uniform_int_distribution<int64_t> d(1, 500);
+    const int64_t a = d(rng), b = d(rng), c = d(rng);
+    const std::string dims = std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(c);
+    Spec s = parseSpec("s0:i32=stride(x, 0), x:*fp16[" + dims + "], s1:i64 = stride( x , 1 ), s2=stride(x,-1), n:i32=dim(x, 0), "
+                       "last=dim(x, -1), f:fp32=dim(x,1)");
+    EXPECT_EQ(std::get<int64_t>(s.find("s0")->value), b * c);
+    EXPECT_EQ(std::get<int64_t>(s.find("s1")->value), c);
+    EXPECT_EQ(std::get<int64_t>(s.find("s2")->value), 1);
+    EXPECT_EQ(std::get<int64_t>(s.find("n")->value), a);
+    EXPECT_EQ(std::get<int64_t>(s.find("last")->value), c);
+    EXPECT_EQ(std::get<double>(s.find("f")->value), static_cast<double>(b));
+    EXPECT_EQ(s.find("s0")->kind, SpecEntry::Kind::Scalar);
+    EXPECT_EQ(s.find("s2")->kind, SpecEntry::Kind::Constexpr);
+  }
+  // A buffer whose dims name scalars: dim() reads their values.
+  Spec s = parseSpec("a:*fp32[M, K], M:i32=7, K:i32=33, lda:i32=stride(a, 0)");
+  EXPECT_EQ(std::get<int64_t>(s.find("lda")->value), 33);
+}
+
+TEST(SpecErrors, DimAndStride) {
+  EXPECT_SPEC_ERROR("n:i32=dim(y, 0)", 11, "'y' in dim(y, 0) names no buffer in the spec");
+  EXPECT_SPEC_ERROR("N=4, n:i32=stride(N, 0)", 19, "'N' in stride(N, 0) is not a buffer");
+  EXPECT_SPEC_ERROR("x:*f32[4,5], n:i32=dim(x, 2)", 27, "axis 2 is out of range for buffer 'x' of rank 2");
+  EXPECT_SPEC_ERROR("x:*f32[4,5], n:i32=dim(x, -3)", 27, "axis -3 is out of range");
+  EXPECT_SPEC_ERROR("x:*f32[4,5], n:i32=dim(x)", 25, "expected ',' and an axis after 'x' in dim()");
+  EXPECT_SPEC_ERROR("x:*f32[4,5], n:i32=dim(x, a)", 27, "the axis in dim() for 'n' must be an integer");
+  EXPECT_SPEC_ERROR("x:*f32[4,5], n:i32=dim(x, 1", 28, "expected ')' to close dim(");
+  EXPECT_SPEC_ERROR("x:*f32[4,5], n:i32=dim(x, 1) + 1", 30, "unexpected '+' after dim(...) in entry 'n'");
+  EXPECT_SPEC_ERROR("x:*f32[300,5], n:i8=dim(x, 0)", 21, "value 300 of scalar 'n' does not fit in i8");
+  EXPECT_SPEC_ERROR("x:*f32[M], M:i32=dim(x, 0)", 18, "the shape of 'x' names 'M', itself given by dim() or stride()");
+  // A word that is not dim or stride is still read as a value (and refused as one).
+  EXPECT_SPEC_ERROR("n=size(x, 0)", 3, "cannot read");
+}
+
+// None is a constexpr value (Triton specializes a None argument); it has no type.
+TEST(SpecParse, NoneConstexpr) {
+  Spec s = parseSpec("bias=None, HAS_BIAS=False");
+  EXPECT_TRUE(std::holds_alternative<tawa::driver::NoneValue>(s.entries[0].value));
+  EXPECT_EQ(s.entries[0].kind, SpecEntry::Kind::Constexpr);
+  EXPECT_SPEC_ERROR("bias:None", 6, "'bias:None' gives None a type; None is a constexpr");
+  EXPECT_SPEC_ERROR("n:i32=None", 7, "scalar 'n' of type i32 takes an integer, not None");
+}
+
+// `in LO..HI` after a buffer's shape: the range its random values are drawn from.
+TEST(SpecParse, FillRanges) {
+  Spec s = parseSpec("y:*i32[8] in 0..300, x:*fp16[4, 4] in -2.5..2.5, m:*i1[3] in 0..2, z:*f32[2]");
+  ASSERT_TRUE(s.entries[0].fill.has_value());
+  EXPECT_EQ(s.entries[0].fill->lo, 0);
+  EXPECT_EQ(s.entries[0].fill->hi, 300);
+  EXPECT_EQ(s.entries[1].fill->lo, -2.5);
+  EXPECT_EQ(s.entries[1].fill->hi, 2.5);
+  EXPECT_EQ(parseSpec("x:*f32[2] in 1e-3..1e2").entries[0].fill->hi, 100.0);
+  EXPECT_FALSE(s.entries[3].fill.has_value());
+  EXPECT_SPEC_ERROR("y:*i32[8] in 5..5", 11, "the range of buffer 'y' is empty");
+  EXPECT_SPEC_ERROR("y:*i32[8] in 0.5..3", 14, "the lower bound of integer buffer 'y's range must be an integer");
+  EXPECT_SPEC_ERROR("y:*i32[8] in 0-3", 15, "expected '..' in the range of buffer 'y'");
+  EXPECT_SPEC_ERROR("y:*i32[8] in ..3", 14, "the lower bound of buffer 'y's range is not a number");
+  EXPECT_SPEC_ERROR("y:*i8[8] in 0..300", 10, "does not fit in i8");
+  EXPECT_SPEC_ERROR("m:*i1[8] in 0..3", 10, "within 0..2");
+}

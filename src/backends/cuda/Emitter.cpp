@@ -1168,6 +1168,16 @@ class Emitter {
         line("tawa::wgmma_wait_group<" + std::to_string(op.intAttr("pending")) + ">();");
         fenceAccumulators();
         return;
+      case OpKind::Barrier: {
+        // tl.debug_barrier(): Triton's program is the consumers here (the producer only loads), so
+        // their threads meet at a named barrier of their own.
+        if (single_ || region_ < 1) unsupported(op, "tl.debug_barrier() in the producer warp group is not emitted");
+        const size_t consumers = regions_.size() - 1;
+        at(op);
+        line("tawa::bar_sync(" + std::to_string(kConsumersBar) + ", " + std::to_string(128 * consumers) +
+             ");  // tl.debug_barrier(): every consumer thread");
+        return;
+      }
       case OpKind::FenceProxyAsync: {
         // Before a TMA store the fence belongs after the staging writes, which the store emits.
         const Op* next = nextOp(op);
@@ -1323,7 +1333,8 @@ class Emitter {
 
   // Named barriers 3 and 4: the turns of two cooperative consumers in attention's loops (1 and 2
   // are the consumers' epilogue barriers).
-  static constexpr int kPingPongBar = 3;
+  static constexpr int kPingPongBar = 3;     // and 4: one per consumer
+  static constexpr int kConsumersBar = 5;    // all consumer threads (tl.debug_barrier)
   // An attention loop (PV overlapped) in one of exactly two consumer warp groups, whose QK^T and
   // PV MMAs are issued at its top level: the consumers take turns (see emitFor).
   bool pingPong(const Op& loop) const {

@@ -338,6 +338,10 @@ class SimtEmitter {
       case OpKind::Load: load(op); return;
       case OpKind::Store: store(op); return;
       case OpKind::Reduce: reduce(op); return;
+      case OpKind::Barrier:
+        // Tile elements live in different threads: the block's barrier orders their global accesses.
+        line("syncthreads();  // tl.debug_barrier()");
+        return;
       case OpKind::For: forLoop(op); return;
       case OpKind::If: ifOp(op); return;
       case OpKind::Return:

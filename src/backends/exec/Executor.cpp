@@ -708,6 +708,8 @@ class Interp {
       case OpKind::SmemLoad: case OpKind::Wgmma: case OpKind::WgmmaCommit: case OpKind::WgmmaWait:
       case OpKind::FenceProxyAsync: case OpKind::SetMaxNReg:
         TAWA_ASSERT(false, "execSync runs the warp-specialized and nv-level ops");
+      case OpKind::Barrier:
+        return;  // a program (or warp group) runs its ops in order: they are ordered already
       case OpKind::Call: {
         const Func* f = m_.lookup(op.strAttr("callee"));
         std::vector<RV> args;
