@@ -1630,9 +1630,61 @@ class Lowerer {
       auto v = bind(a, qual, {"value"}, 1);
       return *v[0];
     }
-    if (n.rfind("atomic_", 0) == 0)
-      fail(p, qual + ": not supported yet", "atomics are not part of tawa's tile IR yet");
+    if (n.rfind("atomic_", 0) == 0) return atomic(n.substr(7), qual, a);
     fail(p, qual + ": not supported yet");
+  }
+
+  // tl.atomic_add / _max / _min / _and / _or / _xor / _xchg (pointer, val, mask, sem, scope) and
+  // tl.atomic_cas (pointer, cmp, val, sem, scope): the old values, scalar or tile. A scalar pointer
+  // with a tile of values is broadcast (every element applies to the one address), as in Triton.
+  Val atomic(const std::string& kind, const std::string& qual, const Args& a) {
+    static const std::set<std::string> kinds = {"add", "max", "min", "and", "or", "xor", "xchg", "cas"};
+    Pos p = a.at;
+    if (!kinds.count(kind)) fail(p, qual + " is not a Triton atomic", "the atomics are atomic_add, _max, _min, _and, _or, _xor, _xchg and _cas");
+    const bool cas = kind == "cas";
+    std::vector<Pos> w;
+    auto v = cas ? bind(a, qual, {"pointer", "cmp", "val", "sem", "scope"}, 3, &w)
+                 : bind(a, qual, {"pointer", "val", "mask", "sem", "scope"}, 2, &w);
+    ir::Value* ptr = requirePtr(*v[0], w[0], qual);
+    const Scalar elem = ptr->type().scalar;
+    if (elem == Scalar::I1 || elem == Scalar::F8E4M3 || elem == Scalar::F8E5M2)
+      fail(w[0], qual + " on " + std::string(ir::scalarName(elem)) + " elements: Triton has no such atomic");
+    if ((kind == "and" || kind == "or" || kind == "xor") && !ir::isInt(elem))
+      fail(w[0], qual + " needs integer elements, the pointer is to " + tritonDtypeName(elem));
+    // Operands after the pointer: values, broadcast together with it.
+    std::vector<size_t> vals = cas ? std::vector<size_t>{1, 2} : std::vector<size_t>{1};
+    std::vector<int64_t> shape = shapeOf(ptr->type());
+    for (size_t i : vals) {
+      const Val& x = *v[i];
+      if (x.isIR() && (x.v->type().isPtrLike() || x.v->type().isDesc()))
+        fail(w[i], qual + "'s " + (i == 1 && cas ? "cmp" : "val") + " must be numbers, got " + x.v->type().str());
+      if (!x.isIR() && !x.isNum()) fail(w[i], qual + "'s " + (i == 1 && cas ? "cmp" : "val") + " must be a number or a tensor, got " + describe(x));
+      if (x.isIR()) shape = broadcastShapes(shape, shapeOf(x.v->type()), w[i]);
+    }
+    ptr = broadcastTo(ptr, shape, w[0]);
+    std::vector<ir::Value*> ops = {ptr};
+    for (size_t i : vals) ops.push_back(coerce(*v[i], elem, shape, w[i]));
+    if (!cas && v[2] && v[2]->k != Val::K::None) {
+      ir::Value* mask = requireMask(*v[2], w[2], qual);
+      auto joint = broadcastShapes(shapeOf(mask->type()), shape, w[2]);
+      if (joint != shape) fail(w[2], qual + "'s mask of shape " + shapeStr(shapeOf(mask->type())) + " does not fit the shape " + shapeStr(shape));
+      ops.push_back(broadcastTo(mask, shape, w[2]));
+    }
+    auto word = [&](size_t i, const char* what, const std::string& dflt, const std::set<std::string>& ok) {
+      if (!v[i] || v[i]->k == Val::K::None) return dflt;
+      if (v[i]->k != Val::K::Str || !ok.count(v[i]->s)) {
+        std::string list;
+        for (const auto& s : ok) list += (list.empty() ? "" : ", ") + s;
+        fail(w[i], qual + "'s " + what + " must be one of " + list + ", got " + describe(*v[i]));
+      }
+      return v[i]->s;
+    };
+    const std::string sem = word(3, "sem", "acq_rel", {"relaxed", "acquire", "release", "acq_rel"});
+    const std::string scope = word(4, "scope", "gpu", {"cta", "gpu", "sys"});
+    at(p);
+    ir::Value* r = b_.op1(OpKind::Atomic, ops, ptr->type().withElement(Type::scalarOf(elem)),
+                          {{"kind", kind}, {"sem", sem}, {"scope", scope}});
+    return Val::ir(r);
   }
 
   std::vector<int64_t> constShapeAllowZero(const Val& v, Pos p, const std::string& what) {

@@ -53,6 +53,11 @@ class Verifier {
     need(it != op.attrs.end() && std::holds_alternative<int64_t>(it->second), op,
          std::string("needs an integer attribute '") + k + "'");
   }
+  // A string attribute's value, or "" when it is missing or not a string.
+  static std::string strAttrOr(const Op& op, const char* k) {
+    auto it = op.attrs.find(k);
+    return it != op.attrs.end() && std::holds_alternative<std::string>(it->second) ? std::get<std::string>(it->second) : "";
+  }
   const Type& ty(const Op& op, size_t i) const { return op.operand(i)->type(); }
   static bool isIntScalar(const Type& t) { return t.isScalar() && t.elemIsInt() && t.scalar != Scalar::I1; }
   static std::vector<int64_t> shapeOf(const Type& t) { return t.isTile() ? t.shape : std::vector<int64_t>{}; }
@@ -343,6 +348,33 @@ class Verifier {
         need(ty(op, 1) == val, op, "value must be " + val.str() + ", got " + ty(op, 1).str());
         if (op.numOperands() == 3)
           need(ty(op, 2) == p.withElement(Type::scalarOf(Scalar::I1)), op, "mask must be i1 of the address shape, got " + ty(op, 2).str());
+        return;
+      }
+      case OpKind::Atomic: {
+        // kind: add | max | min | and | or | xor | xchg | cas; sem: relaxed | acquire | release |
+        // acq_rel; scope: cta | gpu | sys (Triton's names and defaults: acq_rel, gpu).
+        numResults(op, 1);
+        const std::string kind = strAttrOr(op, "kind");
+        static const std::set<std::string> kinds = {"add", "max", "min", "and", "or", "xor", "xchg", "cas"};
+        need(kinds.count(kind) != 0, op, "kind must be add, max, min, and, or, xor, xchg or cas, got \"" + kind + "\"");
+        static const std::set<std::string> sems = {"relaxed", "acquire", "release", "acq_rel"}, scopes = {"cta", "gpu", "sys"};
+        need(sems.count(strAttrOr(op, "sem")) != 0, op, "sem must be relaxed, acquire, release or acq_rel");
+        need(scopes.count(strAttrOr(op, "scope")) != 0, op, "scope must be cta, gpu or sys");
+        const bool cas = kind == "cas";
+        if (cas) numOperands(op, 3, 3);
+        else numOperands(op, 2, 3);
+        const Type& p = ty(op, 0);
+        need(p.isPtrLike(), op, "address must be a pointer or tile of pointers, got " + p.str());
+        Type val = p.withElement(Type::scalarOf(p.scalar));
+        need(ty(op, 1) == val, op, std::string(cas ? "compared value" : "value") + " must be " + val.str() + ", got " + ty(op, 1).str());
+        if (cas) need(ty(op, 2) == val, op, "new value must be " + val.str() + ", got " + ty(op, 2).str());
+        else if (op.numOperands() == 3)
+          need(ty(op, 2) == p.withElement(Type::scalarOf(Scalar::I1)), op, "mask must be i1 of the address shape, got " + ty(op, 2).str());
+        need(op.result()->type() == val, op, "result must be " + val.str() + " (the old values)");
+        if (kind == "and" || kind == "or" || kind == "xor")
+          need(isInt(p.scalar) && p.scalar != Scalar::I1, op, "atomic " + kind + " needs integer elements, got " + val.str());
+        if (kind == "cas") need(p.scalar != Scalar::I1, op, "atomic cas needs 8- to 64-bit elements");
+        need(p.scalar != Scalar::F8E4M3 && p.scalar != Scalar::F8E5M2, op, "no atomics on fp8 elements");
         return;
       }
       case OpKind::MakeDesc: {

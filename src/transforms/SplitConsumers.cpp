@@ -109,6 +109,12 @@ class Splitter {
       if (op->kind() == OpKind::DescStore) seeds.push_back(op->operand(1));
     });
     if (seeds.empty()) return why = "the consumer stores no block through a descriptor", false;
+    // Each half runs a copy of the consumer: an atomic would run twice.
+    const Op* atomic = nullptr;
+    walk(body, [&](Op* op) {
+      if (op->kind() == OpKind::Atomic && !atomic) atomic = op;
+    });
+    if (atomic) return why = "the consumer has an atomic (" + at(*atomic) + "), which two copies of it would apply twice", false;
     std::set<const Value*> roots;
     for (const Value* s : seeds) roots.insert(find(s));
     for (const auto& [v, p] : parent_)

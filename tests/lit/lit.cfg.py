@@ -33,4 +33,4 @@ for ld in ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"):
 
 # Debian's Python with Debian's numpy (python3-numpy, installed by scripts/install-deps.sh): scripts
 # that compute a kernel's reference independently, from the buffers `tawa run --save` wrote.
-config.substitutions.append(("%numpy-python", "/usr/bin/python3"))
+config.substitutions.append(("%numpy-python", "/usr/bin/python3 -P"))  # -P: an Inputs/random.py must not shadow the standard library

@@ -22,8 +22,18 @@ struct ErrorCase {
 };
 
 const ErrorCase kCases[] = {
-    {"Atomic", "@triton.jit\ndef k(p):\n    tl.atomic_add(p, 1)\n", "p:*fp32[4]", "tl.atomic_add: not supported yet",
-     "tl.atomic_add"},
+    {"AtomicAndOnFloats", "@triton.jit\ndef k(p):\n    tl.atomic_and(p, 1)\n", "p:*fp32[4]",
+     "tl.atomic_and needs integer elements, the pointer is to float32", "p, 1"},
+    {"AtomicBadSem", "@triton.jit\ndef k(p):\n    tl.atomic_add(p, 1, sem='seq_cst')\n", "p:*fp32[4]",
+     "tl.atomic_add's sem must be one of acq_rel, acquire, relaxed, release, got the string \"seq_cst\"", "'seq_cst'"},
+    {"AtomicBadScope", "@triton.jit\ndef k(p):\n    tl.atomic_max(p, 1, scope='grid')\n", "p:*i32[4]",
+     "tl.atomic_max's scope must be one of cta, gpu, sys", "'grid'"},
+    {"AtomicOnFp8", "@triton.jit\ndef k(p):\n    tl.atomic_xchg(p, 1.0)\n", "p:*fp8e4nv[4]",
+     "tl.atomic_xchg on f8e4m3 elements: Triton has no such atomic", "p, 1.0"},
+    {"AtomicUnknown", "@triton.jit\ndef k(p):\n    tl.atomic_nand(p, 1)\n", "p:*i32[4]",
+     "tl.atomic_nand is not a Triton atomic", "tl.atomic_nand"},
+    {"AtomicValueIsPointer", "@triton.jit\ndef k(p):\n    tl.atomic_add(p, val=p + 1)\n", "p:*i32[4]",
+     "tl.atomic_add's val must be numbers", "+ 1"},
     {"SplitNeedsPairs", "@triton.jit\ndef k(p):\n    a, b = tl.split(tl.load(p + tl.arange(0, 4)))\n", "p:*fp32[4]",
      "tl.split needs a tensor of numbers whose last dimension is 2", "tl.load(p"},
     {"UnknownTlFunction", "@triton.jit\ndef k(p):\n    x = tl.frobnicate(p)\n", "p:*fp32[4]",

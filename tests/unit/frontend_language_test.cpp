@@ -206,7 +206,6 @@ def k(p, n, B: tl.constexpr):
     assert B % 16 == 0, "B must be a multiple of 16"
     assert n > 0
     tl.device_assert(n > 0, "n positive")
-    tl.device_print("n", n)
     offs = tl.arange(0, B)
     tl.store(p + offs, offs, mask=offs < n)
 )";
@@ -217,6 +216,10 @@ def k(p, n, B: tl.constexpr):
   EXPECT_HAS(err, ":7:5");
   err = errorOf("@triton.jit\ndef k(p):\n    tl.device_assert(1 == 2, \"never\")\n", "k", "p:*i32[1]");
   EXPECT_HAS(err, "device_assert failed: never");
+  // Device printing is not compiled: a located error, not a silently dropped call.
+  err = errorOf("@triton.jit\ndef k(p, n):\n    tl.device_print(\"n\", n)\n", "k", "p:*i32[1], n:i32=4");
+  EXPECT_HAS(err, "tl.device_print is not supported");
+  EXPECT_HAS(err, ":6:5");
 }
 
 TEST(FrontendLanguage, TypeAttributesOfPointersAndTensors) {

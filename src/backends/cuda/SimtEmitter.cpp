@@ -338,6 +338,7 @@ class SimtEmitter {
       case OpKind::Load: load(op); return;
       case OpKind::Store: store(op); return;
       case OpKind::Reduce: reduce(op); return;
+      case OpKind::Atomic: atomic(op); return;
       case OpKind::Barrier:
         // Tile elements live in different threads: the block's barrier orders their global accesses.
         line("syncthreads();  // tl.debug_barrier()");
@@ -379,6 +380,49 @@ class SimtEmitter {
     }
     perEntry(ptr->type(), op, guarded(ptr->type(), op.numOperands() > 2 ? ref(op.operand(2)) : ""),
              "*" + ref(ptr) + " = " + ref(v) + ";");
+  }
+
+  // tile.atomic: each tile element's RMW by the thread that holds it (masked-off ones read 0); a
+  // scalar one once, by thread 0, its old value handed to every thread through the scratch.
+  void atomic(const Op& op) {
+    const std::string& kind = op.strAttr("kind");
+    const Value* ptr = op.operand(0);
+    const Value* r = op.result();
+    const Scalar s = r->type().scalar;
+    if (ir::byteWidth(s) != 4 && ir::byteWidth(s) != 8)
+      throw UserError(op.loc(), "the SIMT path has atomics on 4- and 8-byte elements; this one is " + std::string(ir::scalarName(s)),
+                      "atomics on f16, bf16 and 8- or 16-bit integers are not emitted yet");
+    const std::string& sem = op.strAttr("sem");
+    const std::string scope = std::to_string(op.strAttr("scope") == "cta" ? 0 : op.strAttr("scope") == "sys" ? 2 : 1);
+    std::string call;
+    if (kind == "cas") {
+      call = "atomic_cas<" + scope + ">(" + ref(ptr) + ", " + ref(op.operand(1)) + ", " + ref(op.operand(2)) + ")";
+    } else {
+      static const std::map<std::string, std::string> ops = {{"add", "Add"}, {"max", "Max"}, {"min", "Min"}, {"and", "And"},
+                                                             {"or", "Or"},   {"xor", "Xor"}, {"xchg", "Xchg"}};
+      call = "atomic<AtomicOp::" + ops.at(kind) + ", " + scope + ">(" + ref(ptr) + ", " + ref(op.operand(1)) + ")";
+    }
+    const std::string fence = "fence_acq_rel<" + scope + ">();";
+    const bool before = sem == "release" || sem == "acq_rel", after = sem == "acquire" || sem == "acq_rel";
+    const std::string t = elemC(r->type(), op.loc()), n = nameFor(r);
+    if (!r->type().isTile()) {
+      line(t + " " + n + "_own = 0;");
+      line("if (tid == 0) {  // one thread applies a scalar atomic");
+      if (before) line("  " + fence + "  // sem " + sem);
+      line("  " + n + "_own = " + call + ";");
+      if (after) line("  " + fence);
+      line("  *reinterpret_cast<" + t + "*>(red) = " + n + "_own;");
+      line("}");
+      line("syncthreads();");
+      line("const " + t + " " + n + " = *reinterpret_cast<const " + t + "*>(red);  // its old value, for every thread");
+      line("syncthreads();  // the scratch is free again");
+      return;
+    }
+    if (before) line(fence + "  // sem " + sem);
+    line(declare(r, op) + ";");
+    const std::string cond = guarded(ptr->type(), kind != "cas" && op.numOperands() > 2 ? ref(op.operand(2)) : "");
+    perEntry(r->type(), op, "", n + "[k] = " + (cond.empty() ? call : "(" + cond + ") ? " + call + " : " + t + "(0)") + ";");
+    if (after) line(fence);
   }
 
   void reduce(const Op& op) {

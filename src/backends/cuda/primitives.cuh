@@ -526,3 +526,118 @@ TAWA_MATH_BINARY(TAWA_MATH2)
 #undef TAWA_MATH1
 #undef TAWA_MATH2
 }  // namespace tawa
+
+// ---- atomics (tile.atomic): one read-modify-write of a 4- or 8-byte global element, returning the
+// old value. Scope 0 is the block (cta), 1 the GPU, 2 the system. The RMW itself is relaxed; the
+// emitted code orders it with fences for Triton's sem (release: fence before, acquire: after, acq_rel:
+// both), the fence pattern of the PTX memory model. Floats: add rounds once; max and min propagate
+// NaN as tl.maximum does. The combining rule is shared by the device and the emulator.
+#if defined(__CUDACC__)
+#define TAWA_ATOMIC_FN TAWA_DEVICE
+#else
+#define TAWA_ATOMIC_FN inline
+#endif
+namespace tawa {
+enum class AtomicOp { Add, Max, Min, And, Or, Xor, Xchg };
+
+template <AtomicOp Op, class T>
+TAWA_ATOMIC_FN T atomic_combine(T old, T v) {
+  constexpr bool isFloat = static_cast<T>(0.5) != static_cast<T>(0);
+  if constexpr (Op == AtomicOp::Xchg) {
+    return v;
+  } else if constexpr (Op == AtomicOp::Add) {
+    if constexpr (isFloat) return old + v;
+    else return static_cast<T>(static_cast<unsigned long long>(old) + static_cast<unsigned long long>(v));  // wraps
+  } else if constexpr (Op == AtomicOp::Max || Op == AtomicOp::Min) {
+    if constexpr (isFloat)
+      if (old != old || v != v) return old != old ? old : v;
+    return (Op == AtomicOp::Max) == (v > old) ? v : old;
+  } else if constexpr (Op == AtomicOp::And) {
+    return old & v;
+  } else if constexpr (Op == AtomicOp::Or) {
+    return old | v;
+  } else {
+    return old ^ v;
+  }
+}
+
+#if defined(__CUDACC__)
+template <int Scope>
+TAWA_DEVICE void fence_acq_rel() {
+  if constexpr (Scope == 0) __threadfence_block();
+  else if constexpr (Scope == 1) __threadfence();
+  else __threadfence_system();
+}
+template <int Scope, class W>
+TAWA_DEVICE W atomic_cas_word(W* p, W cmp, W v) {
+  if constexpr (Scope == 0) return atomicCAS_block(p, cmp, v);
+  else if constexpr (Scope == 1) return atomicCAS(p, cmp, v);
+  else return atomicCAS_system(p, cmp, v);
+}
+template <bool Wide>
+struct atomic_word {
+  using type = unsigned int;
+};
+template <>
+struct atomic_word<true> {
+  using type = unsigned long long;
+};
+template <class T>
+using atomic_word_t = typename atomic_word<sizeof(T) == 8>::type;
+// An element's bits as the CAS word, and back (NVRTC has no memcpy: the reinterpreting intrinsics).
+template <class T>
+TAWA_DEVICE atomic_word_t<T> atomic_to_word(T x) {
+  if constexpr (static_cast<T>(0.5) == static_cast<T>(0)) return static_cast<atomic_word_t<T>>(x);
+  else if constexpr (sizeof(T) == 4) return __float_as_uint(x);
+  else return static_cast<unsigned long long>(__double_as_longlong(x));
+}
+template <class T>
+TAWA_DEVICE T atomic_from_word(atomic_word_t<T> w) {
+  if constexpr (static_cast<T>(0.5) == static_cast<T>(0)) return static_cast<T>(w);
+  else if constexpr (sizeof(T) == 4) return __uint_as_float(w);
+  else return __longlong_as_double(static_cast<long long>(w));
+}
+// Compare-and-swap of the element's bits: the old value, written v where it equalled cmp.
+template <int Scope, class T>
+TAWA_DEVICE T atomic_cas(T* p, T cmp, T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomics take 4- or 8-byte elements");
+  using W = atomic_word_t<T>;
+  return atomic_from_word<T>(atomic_cas_word<Scope>(reinterpret_cast<W*>(p), atomic_to_word(cmp), atomic_to_word(v)));
+}
+template <AtomicOp Op, int Scope, class T>
+TAWA_DEVICE T atomic(T* p, T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomics take 4- or 8-byte elements");
+  if constexpr (Op == AtomicOp::Add && Scope == 1 && (sizeof(T) == 4 || static_cast<T>(0.5) != static_cast<T>(0)))
+    return atomicAdd(p, v);  // red/atom.add: int32, f32, f64
+  using W = atomic_word_t<T>;
+  W* w = reinterpret_cast<W*>(p);
+  W old = *reinterpret_cast<volatile W*>(w);
+  while (true) {
+    const W want = atomic_to_word(atomic_combine<Op>(atomic_from_word<T>(old), v));
+    const W seen = atomic_cas_word<Scope>(w, old, want);
+    if (seen == old) return atomic_from_word<T>(old);
+    old = seen;
+  }
+}
+#else
+// The emulator runs one block at a time on one OS thread and switches fibers only inside primitives:
+// a plain read-modify-write is atomic there, and a fence orders nothing further.
+template <int Scope>
+inline void fence_acq_rel() {}
+template <int Scope, class T>
+inline T atomic_cas(T* p, T cmp, T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomics take 4- or 8-byte elements");
+  T old = *p;
+  if (std::memcmp(&old, &cmp, sizeof(T)) == 0) *p = v;
+  return old;
+}
+template <AtomicOp Op, int Scope, class T>
+inline T atomic(T* p, T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomics take 4- or 8-byte elements");
+  T old = *p;
+  *p = atomic_combine<Op>(old, v);
+  return old;
+}
+#endif
+}  // namespace tawa
+#undef TAWA_ATOMIC_FN

@@ -6,6 +6,8 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <atomic>
 #include <cmath>
 #include <functional>
@@ -225,6 +227,50 @@ class Interp {
     const uint8_t* p = elemPtr(op, addr, elem, "load");
     if (isF) r.f[k] = loadFloat(elem, p);
     else r.i[k] = loadInt(elem, p);
+  }
+  // One element of a tile.atomic: read, combine, write under the element's lock (the grid's programs
+  // run in parallel; a lock per address stripe makes the read-modify-write atomic among them).
+  // Returns the old value in r[k]. Floats: add rounds once to the element type; max and min
+  // propagate NaN as tl.maximum does; cas compares the stored bits.
+  void atomicElem(const Op& op, const std::string& kind, RV& r, size_t k, int64_t addr, Scalar elem, bool isF, const RV& v,
+                  const RV* cmp) {
+    uint8_t* p = elemPtr(op, addr, elem, "atomic");
+    static std::array<std::mutex, 64> stripes;
+    std::lock_guard<std::mutex> lock(stripes[(reinterpret_cast<uintptr_t>(p) >> 3) % stripes.size()]);
+    if (isF) {
+      const double old = loadFloat(elem, p), x = v.f[k];
+      r.f[k] = old;
+      double nv = x;
+      if (kind == "add") nv = old + x;
+      else if (kind == "max" || kind == "min")
+        nv = std::isnan(old) || std::isnan(x) ? std::numeric_limits<double>::quiet_NaN()
+             : kind == "max"                  ? std::max(old, x)
+                                              : std::min(old, x);
+      else if (kind == "cas") {
+        uint8_t want[8] = {};
+        storeFloat(elem, want, cmp->f[k]);
+        if (std::memcmp(want, p, static_cast<size_t>(ir::byteWidth(elem))) != 0) return;
+      }
+      storeFloat(elem, p, nv);
+      return;
+    }
+    const int64_t old = loadInt(elem, p), x = v.i[k];
+    r.i[k] = old;
+    int64_t nv = x;
+    if (kind == "add") nv = static_cast<int64_t>(static_cast<uint64_t>(old) + static_cast<uint64_t>(x));
+    else if (kind == "max") nv = std::max(old, x);
+    else if (kind == "min") nv = std::min(old, x);
+    else if (kind == "and") nv = old & x;
+    else if (kind == "or") nv = old | x;
+    else if (kind == "xor") nv = old ^ x;
+    else if (kind == "cas" && old != loadIntOf(elem, cmp->i[k])) return;
+    storeInt(elem, p, nv);
+  }
+  // An integer as the element type holds it (the compared value of a cas, wrapped like a store).
+  static int64_t loadIntOf(Scalar elem, int64_t x) {
+    uint8_t b[8] = {};
+    storeInt(elem, b, x);
+    return loadInt(elem, b);
   }
   void writeElem(const Op& op, const RV& v, size_t k, int64_t addr, Scalar elem, bool isF) {
     uint8_t* p = elemPtr(op, addr, elem, "store");
@@ -710,6 +756,21 @@ class Interp {
         TAWA_ASSERT(false, "execSync runs the warp-specialized and nv-level ops");
       case OpKind::Barrier:
         return;  // a program (or warp group) runs its ops in order: they are ordered already
+      case OpKind::Atomic: {
+        const std::string& kind = op.strAttr("kind");
+        const bool cas = kind == "cas";
+        const RV& p = fr.at(op.operand(0));
+        const RV& v = fr.at(op.operand(cas ? 2 : 1));
+        const RV* cmp = cas ? &fr.at(op.operand(1)) : nullptr;
+        const RV* mask = !cas && op.numOperands() > 2 ? &fr.at(op.operand(2)) : nullptr;
+        const Type& rt = op.result()->type();
+        const bool isF = floatElems(rt);
+        RV r = sized(rt);  // masked-off elements read 0
+        for (size_t k = 0; k < p.i.size(); ++k)
+          if (!mask || mask->i[k]) atomicElem(op, kind, r, k, p.i[k], rt.scalar, isF, v, cmp);
+        set(std::move(r));
+        return;
+      }
       case OpKind::Call: {
         const Func* f = m_.lookup(op.strAttr("callee"));
         std::vector<RV> args;
@@ -1046,7 +1107,15 @@ void launch(const ir::Module& m, const Func& kernel, const std::vector<Arg>& arg
       }
     }
   };
-  if (opt.threads > 0) {
+  // A kernel with atomics runs its programs one after another in program order: the atomics are
+  // safe among parallel programs too (atomicElem's locks), but what they return, and float sums,
+  // depend on the order, and the executor is the reference that every backend is checked against.
+  bool atomics = false;
+  for (const auto& f : m.funcs)
+    walk(f->body, [&](const Op* op) { atomics = atomics || op->kind() == OpKind::Atomic; });
+  if (atomics) {
+    body(tbb::blocked_range<int64_t>(0, total, 1));
+  } else if (opt.threads > 0) {
     tbb::task_arena arena(opt.threads);
     arena.execute([&] { tbb::parallel_for(tbb::blocked_range<int64_t>(0, total, 1), body); });
   } else {
