@@ -1,5 +1,6 @@
 #include "frontend/Frontend.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -35,6 +36,28 @@ std::unique_ptr<ir::Module> compileTriton(const std::string& path, const std::st
                         e.what() + "\n" + ir::print(*m));
   }
   return m;
+}
+
+namespace {
+std::vector<std::string>& givenImportPath() {
+  static std::vector<std::string> dirs;
+  return dirs;
+}
+}  // namespace
+
+void setImportPath(std::vector<std::string> dirs) { givenImportPath() = std::move(dirs); }
+void addImportDir(const std::string& dir) { givenImportPath().push_back(dir); }
+
+const std::vector<std::string>& importPath() {
+  static std::vector<std::string> all;
+  all = givenImportPath();
+  if (const char* pp = std::getenv("PYTHONPATH"))
+    for (std::string rest = pp; !rest.empty();) {
+      const size_t colon = rest.find(':');
+      if (colon) all.push_back(rest.substr(0, colon));
+      rest = colon == std::string::npos ? "" : rest.substr(colon + 1);
+    }
+  return all;
 }
 
 std::vector<std::string> listKernels(const std::string& path) {

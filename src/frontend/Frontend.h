@@ -23,4 +23,15 @@ std::unique_ptr<ir::Module> compileTriton(const std::string& path, const std::st
 // The names of all @triton.jit functions in the file (for --kernel defaults and error hints).
 std::vector<std::string> listKernels(const std::string& path);
 
+// Where imports of other .py files (helpers in the kernel's own package, `from mypkg.utils import
+// tl_extra as tle`) are looked up after the kernel's directory and its package root: the directories
+// given here (the CLI's -I DIR), then those of PYTHONPATH. Set once, before compiling.
+void setImportPath(std::vector<std::string> dirs);
+void addImportDir(const std::string& dir);
+// The -I DIR option of the commands that read kernels (repeatable; a directory that must exist).
+inline constexpr const char* kImportDirHelp =
+    "directory to look up the .py modules a kernel imports in (repeatable; after the kernel's own "
+    "directory and package, before PYTHONPATH)";
+const std::vector<std::string>& importPath();
+
 }  // namespace tawa::frontend

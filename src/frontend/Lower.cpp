@@ -4,12 +4,15 @@
 #include <array>
 #include <climits>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <functional>
 #include <optional>
 #include <set>
 #include <unordered_map>
 
+#include "frontend/Frontend.h"
 #include "ir/Builder.h"
 #include "ir/MathFns.h"
 
@@ -36,6 +39,7 @@ struct Val {
   std::vector<int64_t> blockShape;
   std::vector<Val> elems;      // Tuple; Method: elems[0] is self
   ir::Value* v = nullptr;      // IR
+  SourceFile* src = nullptr;   // Func: the file that defines it; Module: an imported .py file (null: triton's)
   Pos where;                   // Undef: where the name became undefined
 
   static Val none() { return Val{}; }
@@ -110,9 +114,9 @@ struct Val {
       case K::Tuple: return elems == o.elems;
       case K::IR: return v == o.v;
       case K::Method: return s == o.s && elems == o.elems;
-      case K::Str:
       case K::Func:
-      case K::Module:
+      case K::Module: return s == o.s && src == o.src;
+      case K::Str:
       case K::TlFunc:
       case K::Builtin:
       case K::TypeRef: return s == o.s;
@@ -208,14 +212,14 @@ struct Args {
 
 class Lowerer {
  public:
-  Lowerer(SourceFile& file, const driver::Spec& spec) : file_(file), spec_(spec), b_(nullptr) {}
+  Lowerer(SourceFile& file, const driver::Spec& spec) : file_(&file), root_(file), spec_(spec), b_(nullptr) {}
 
   std::unique_ptr<ir::Module> run(const std::string& kernel) {
-    const FunctionDef* fn = parseFunction(file_, kernel);
+    const FunctionDef* fn = parseFunction(*file_, kernel);
     if (!fn) {
       std::string known;
-      for (auto& j : file_.jit) known += (known.empty() ? "" : ", ") + j.name;
-      throw UserError(Location::at(file_.path, 1, 1), "no @triton.jit function named '" + kernel + "' in this file",
+      for (auto& j : file_->jit) known += (known.empty() ? "" : ", ") + j.name;
+      throw UserError(Location::at(file_->path, 1, 1), "no @triton.jit function named '" + kernel + "' in this file",
                       known.empty() ? "the file has no @triton.jit functions" : "the jit functions here are: " + known);
     }
     m_ = std::make_unique<ir::Module>();
@@ -316,7 +320,7 @@ class Lowerer {
 
  private:
   // ---- helpers
-  Location loc(Pos p) const { return file_.loc(p); }
+  Location loc(Pos p) const { return file_->loc(p); }
   [[noreturn]] void fail(Pos p, const std::string& msg, const std::string& hint = {}) const {
     throw UserError(loc(p), msg, hint);
   }
@@ -789,18 +793,19 @@ class Lowerer {
       if (it->second.k == Val::K::Undef) fail(p, it->second.s);
       return it->second;
     }
-    if (file_.find(name)) return Val::named(Val::K::Func, name);
-    if (auto ag = file_.annotatedGlobals.find(name); ag != file_.annotatedGlobals.end()) {
-      const Token& at = file_.tokens[ag->second];
+    if (file_->find(name)) return funcIn(file_, name);
+    if (auto ag = file_->annotatedGlobals.find(name); ag != file_->annotatedGlobals.end()) {
+      const Token& at = file_->tokens[ag->second];
       fail(p, "global '" + name + "' is annotated tl.constexpr (line " + std::to_string(at.line) +
                   "); Triton lets a jit function read only globals made with tl.constexpr(...)",
            "write it as `" + name + " = tl.constexpr(<value>)`");
     }
-    auto g = file_.globals.find(name);
-    if (g != file_.globals.end()) {
-      auto cached = globalCache_.find(name);
+    auto g = file_->globals.find(name);
+    if (g != file_->globals.end()) {
+      const std::string key = *file_->path + ":" + name;
+      auto cached = globalCache_.find(key);
       if (cached != globalCache_.end()) return cached->second;
-      ExprP e = parseGlobalValue(file_, g->second);
+      ExprP e = parseGlobalValue(*file_, g->second);
       if (e) {
         Frame empty;
         empty.fn = frame().fn;
@@ -808,13 +813,13 @@ class Lowerer {
         Val v = eval(*e);
         frames_.pop_back();
         if (!v.isConst()) fail(p, "module-level constexpr '" + name + "' is not a compile-time constant");
-        globalCache_[name] = v;
+        globalCache_[key] = v;
         globalExprs_.push_back(std::move(e));
         return v;
       }
     }
-    auto a = file_.aliases.find(name);
-    if (a != file_.aliases.end()) return moduleMember(a->second, p);
+    auto a = file_->aliases.find(name);
+    if (a != file_->aliases.end()) return moduleMember(a->second, p);
     static const std::set<std::string> builtins = {"range", "min", "max", "float", "int", "bool", "len", "isinstance",
                                                    "abs", "print", "enumerate", "zip", "list", "tuple", "str", "type",
                                                    "round", "sum", "any", "all", "divmod", "pow", "getattr", "hasattr"};
@@ -877,7 +882,124 @@ class Lowerer {
       if (parent.find("libdevice") != std::string::npos) return Val::named(Val::K::TlFunc, "libdevice." + leaf);
       return Val::named(Val::K::TlFunc, leaf);
     }
-    fail(p, "'" + path + "' is not available inside a jit function");
+    return importedMember(path, p);
+  }
+
+  // ---- other .py files (the kernel's own package, or the import path)
+
+  static Val funcIn(SourceFile* f, const std::string& name) {
+    Val v = Val::named(Val::K::Func, name);
+    v.src = f;
+    return v;
+  }
+  // The directories a dotted module name is looked up in, as Python would: for `.a.b` the current
+  // file's package (one level up per further dot); otherwise the kernel file's directory, the root
+  // of each package that the current file lies in (the parent of its topmost directory with an
+  // __init__.py), then the import path (-I DIR, repeatable, and PYTHONPATH).
+  std::vector<std::filesystem::path> moduleRoots(std::string& dotted) const {
+    namespace fs = std::filesystem;
+    const fs::path here = fs::absolute(*file_->path).parent_path();
+    std::vector<fs::path> roots;
+    if (!dotted.empty() && dotted[0] == '.') {
+      size_t dots = 0;
+      while (dots < dotted.size() && dotted[dots] == '.') ++dots;
+      fs::path base = here;
+      for (size_t k = 1; k < dots; ++k) base = base.parent_path();
+      dotted = dotted.substr(dots);
+      roots.push_back(base);
+      return roots;
+    }
+    roots.push_back(fs::absolute(*root_.path).parent_path());
+    for (fs::path d = here; fs::exists(d / "__init__.py") && d.has_parent_path() && d != d.parent_path(); d = d.parent_path())
+      if (!fs::exists(d.parent_path() / "__init__.py")) roots.push_back(d.parent_path());
+    for (const auto& dir : importPath()) roots.push_back(fs::absolute(dir));
+    return roots;
+  }
+  // The file of module `dotted` (a/b.py or a/b/__init__.py under a root), read once; null if none.
+  SourceFile* findModule(std::string dotted) {
+    namespace fs = std::filesystem;
+    auto roots = moduleRoots(dotted);
+    std::string rel = dotted;
+    std::replace(rel.begin(), rel.end(), '.', '/');
+    for (const auto& r : roots) {
+      for (fs::path cand : {rel.empty() ? r / "__init__.py" : r / (rel + ".py"), r / rel / "__init__.py"}) {
+        std::error_code ec;
+        if (!fs::is_regular_file(cand, ec)) continue;
+        const std::string key = fs::weakly_canonical(cand).string();
+        auto it = modules_.find(key);
+        if (it == modules_.end()) {
+          std::ifstream in(key, std::ios::binary);
+          std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+          it = modules_.emplace(key, scanSource(cand.lexically_normal().string(), text)).first;
+        }
+        return it->second.get();
+      }
+    }
+    return nullptr;
+  }
+  // `a.b.c` where a.b (or a.b.c) is a module in a .py file: its member, or the module itself.
+  Val importedMember(const std::string& path, Pos p) {
+    std::vector<std::string> parts;
+    size_t lead = 0;
+    while (lead < path.size() && path[lead] == '.') ++lead;
+    for (size_t at = lead, next; at <= path.size(); at = next + 1) {
+      next = path.find('.', at);
+      if (next == std::string::npos) next = path.size();
+      parts.push_back(path.substr(at, next - at));
+    }
+    for (size_t cut = parts.size(); cut-- > 0;) {
+      std::string mod = path.substr(0, lead);
+      for (size_t k = 0; k <= cut; ++k) mod += (k ? "." : "") + parts[k];
+      SourceFile* f = findModule(mod);
+      if (!f) continue;
+      Val v;
+      v.k = Val::K::Module;
+      v.s = mod;
+      v.src = f;
+      for (size_t k = cut + 1; k < parts.size(); ++k) v = v.k == Val::K::Module && v.src ? memberOf(v.src, parts[k], p) : attribute(v, parts[k], p);
+      return v;
+    }
+    if (lead) {  // `from . import name`: the package's own __init__.py
+      if (SourceFile* f = findModule(path.substr(0, lead))) return memberOf(f, parts.back(), p);
+    }
+    std::string dirs;
+    std::string probe = path;
+    for (const auto& r : moduleRoots(probe)) dirs += (dirs.empty() ? "" : ", ") + r.string();
+    fail(p, "'" + path + "' is not triton's and no .py file provides it (searched " + dirs + ")",
+         "add the directory that holds its package with -I DIR");
+  }
+  // A member of an imported file: a jit function, a module-level tl.constexpr, or a name that file
+  // imports (followed in that file's own context).
+  Val memberOf(SourceFile* f, const std::string& name, Pos p) {
+    if (f->find(name)) return funcIn(f, name);
+    SourceFile* saved = file_;
+    file_ = f;
+    struct Restore {
+      Lowerer* l;
+      SourceFile* f;
+      ~Restore() { l->file_ = f; }
+    } restore{this, saved};
+    if (f->globals.count(name) || f->annotatedGlobals.count(name)) {
+      Frame empty;
+      empty.fn = frame().fn;
+      frames_.push_back(&empty);
+      struct Pop {
+        std::vector<Frame*>& fs;
+        ~Pop() { fs.pop_back(); }
+      } pop{frames_};
+      return lookup(name, p);
+    }
+    if (auto a = f->aliases.find(name); a != f->aliases.end()) return moduleMember(a->second, p);
+    namespace fs = std::filesystem;
+    if (fs::path(*f->path).filename() == "__init__.py")  // `from pkg import sub`: pkg/sub.py
+      if (SourceFile* sub = findModule("." + name)) {
+        Val v;
+        v.k = Val::K::Module;
+        v.s = name;
+        v.src = sub;
+        return v;
+      }
+    fail(p, "module '" + *f->path + "' has no @triton.jit function, tl.constexpr global or import named '" + name + "'");
   }
 
   Val eval(const Expr& e) {
@@ -997,7 +1119,7 @@ class Lowerer {
 
   Val attribute(const Val& base, const std::string& name, Pos p) {
     switch (base.k) {
-      case Val::K::Module: return moduleMember(base.s + "." + name, p);
+      case Val::K::Module: return base.src ? memberOf(base.src, name, p) : moduleMember(base.s + "." + name, p);
       case Val::K::IR: {
         const Type& t = base.v->type();
         if (name == "dtype") return t.isDesc() ? Val::dtype(t.scalar) : Val::dtype(t.scalar, t.isPtrLike());
@@ -1141,7 +1263,7 @@ class Lowerer {
       a.kwAt.push_back(ex->pos);
     }
     switch (callee.k) {
-      case Val::K::Func: return inlineCall(callee.s, a);
+      case Val::K::Func: return inlineFunc(callee, a);
       case Val::K::TlFunc: return tlCall(callee.s, a, std::nullopt);
       case Val::K::Method: return tlCall(callee.s, a, callee.elems[0]);
       case Val::K::Builtin: return builtinCall(callee.s, a);
@@ -1191,8 +1313,21 @@ class Lowerer {
     return out;
   }
 
+  // A jit function call, lowered in the context of the file that defines it (its names, imports and
+  // source locations).
+  Val inlineFunc(const Val& fn, const Args& a) {
+    SourceFile* saved = file_;
+    if (fn.src) file_ = fn.src;
+    struct Restore {
+      Lowerer* l;
+      SourceFile* f;
+      ~Restore() { l->file_ = f; }
+    } restore{this, saved};
+    return inlineCall(fn.s, a);
+  }
+
   Val inlineCall(const std::string& name, const Args& a) {
-    const FunctionDef* fn = parseFunction(file_, name);
+    const FunctionDef* fn = parseFunction(*file_, name);
     if (frames_.size() > 64) fail(a.at, "jit calls nest deeper than 64 levels (recursion is not supported)");
     Frame fr;
     fr.fn = fn;
@@ -1340,7 +1475,8 @@ class Lowerer {
                  std::string(ir::scalarName(st.scalar)) + "[BLOCK_M, BLOCK_K]>[M, K]), or make one in the kernel with tl.make_tensor_descriptor");
       }
       if (n == "to" || n == "cast") return castCall(*self, a);
-      static const std::set<std::string> asMethod = {"sum", "max", "min", "reshape", "view", "trans", "permute", "split",
+      static const std::set<std::string> asMethod = {"sum", "max", "min", "cumsum", "cumprod", "argmax", "argmin", "reduce",
+                                                     "associative_scan", "reshape", "view", "trans", "permute", "split",
                                                      "expand_dims", "broadcast_to", "exp", "exp2", "log", "log2",
                                                      "sqrt", "rsqrt", "abs", "sigmoid", "sin", "cos"};
       if (!asMethod.count(n)) fail(a.at, "tensor method '" + n + "': not supported yet");
@@ -1443,6 +1579,14 @@ class Lowerer {
       return binary("/", *v[0], *v[1], p);
     }
     if (n == "sum" || n == "max" || n == "min") return reduce(n, a);
+    if (n == "cumsum" || n == "cumprod") return scan(n, a);
+    if (n == "associative_scan") return scan(n, a);
+    if (n == "reduce") return reduceFn(a);
+    if (n == "argmax" || n == "argmin") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"input", "axis", "tie_break_left", "keep_dims"}, 2, &w);
+      return argReduce(n == "argmax", *v[0], w[0], *v[1], w[1], !v[2] || truthy(*v[2], w[2]), v[3] && truthy(*v[3], w[3]), qual);
+    }
     if (n == "multiple_of" || n == "max_contiguous" || n == "max_constancy") {
       auto v = bind(a, qual, {"input", "values"}, 2);
       return *v[0];
@@ -1955,7 +2099,17 @@ class Lowerer {
       fail(w[0], qual + " reduces a tensor, got " + describe(*v[0]));
     ir::Value* x = v[0]->v;
     if (x->type().isPtrLike()) fail(w[0], qual + " of pointers is not allowed");
-    if (n != "sum" && v[3] && truthy(*v[3], w[3])) fail(w[3], qual + "(..., return_indices=True): not supported yet");
+    if (n != "sum" && v[3] && truthy(*v[3], w[3])) {
+      // (values, indices): the reduction and its arg-reduction (first index of the extreme).
+      if (!v[1] || v[1]->k == Val::K::None) fail(p, qual + "(..., return_indices=True) needs an axis");
+      bool keepDims = v[2] && truthy(*v[2], w[2]);
+      Args plain = a;
+      plain.kw.erase(std::remove_if(plain.kw.begin(), plain.kw.end(), [](auto& kv) { return kv.first == "return_indices"; }), plain.kw.end());
+      plain.kwAt.resize(plain.kw.size());
+      if (plain.pos.size() > 3) plain.pos.resize(3), plain.posAt.resize(3);
+      Val values = reduce(n, plain);
+      return Val::tuple({values, argReduce(n == "max", *v[0], w[0], *v[1], w[1], true, keepDims, qual)});
+    }
     bool keep = v[2] && truthy(*v[2], w[2]);
     Scalar e = x->type().scalar;
     if (n == "sum") {
@@ -1998,6 +2152,149 @@ class Lowerer {
       }
     }
     return Val::ir(r);
+  }
+
+  // tl.argmax / tl.argmin along an axis: the index of the first (tie_break_left) or last extreme,
+  // as i32. A NaN counts as the extreme, as in Triton's combine (the first NaN's index). Built from
+  // two reductions: the extreme, then the least (or greatest) index holding it.
+  Val argReduce(bool isMax, const Val& in, Pos inAt, const Val& axisV, Pos axisAt, bool left, bool keepDims, const std::string& qual) {
+    if (!in.isIR() || !in.v->type().isTile() || in.v->type().isPtrLike())
+      fail(inAt, qual + " reduces a tensor of numbers, got " + describe(in));
+    ir::Value* x = in.v;
+    const Type& t = x->type();
+    if (axisV.k == Val::K::None) fail(axisAt, qual + " needs an axis");
+    int64_t ax = constInt(axisV, axisAt, qual + "'s axis");
+    const int64_t rank = t.rank();
+    if (ax < 0) ax += rank;
+    if (ax < 0 || ax >= rank) fail(axisAt, qual + "'s axis is out of range for a tensor of shape " + shapeStr(t.shape));
+    if (t.scalar == Scalar::I1) x = cast(x, Scalar::I32, inAt);
+    const Type& xt = x->type();
+    at(inAt);
+    auto kept = xt.shape;
+    kept[static_cast<size_t>(ax)] = 1;
+    auto s = xt.shape;
+    s.erase(s.begin() + ax);
+    ir::Value* ext = b_.op1(OpKind::Reduce, {x}, xt.withShape(s), {{"kind", std::string(isMax ? "max" : "min")}, {"axis", ax}});
+    ir::Value* extB = s.empty() ? b_.op1(OpKind::Splat, {ext}, Type::tileOf(xt.shape, ext->type()))
+                                : broadcastTo(b_.op1(OpKind::ExpandDims, {ext}, ext->type().withShape(kept), {{"axis", ax}}), xt.shape, inAt);
+    const Type boolT = Type::tileOf(xt.shape, Type::scalarOf(Scalar::I1));
+    ir::Value* hit = b_.op1(OpKind::Cmp, {x, extB}, boolT, {{"pred", std::string("eq")}});
+    if (ir::isFloat(xt.scalar)) {
+      ir::Value* xNan = b_.op1(OpKind::Cmp, {x, x}, boolT, {{"pred", std::string("ne")}});
+      ir::Value* eNan = b_.op1(OpKind::Cmp, {extB, extB}, boolT, {{"pred", std::string("ne")}});
+      hit = b_.op1(OpKind::Or, {hit, b_.op1(OpKind::And, {xNan, eNan}, boolT)}, boolT);
+    }
+    const int64_t n = xt.shape[static_cast<size_t>(ax)];
+    std::vector<int64_t> line(static_cast<size_t>(rank), 1);
+    line[static_cast<size_t>(ax)] = n;
+    ir::Value* idx = b_.op1(OpKind::Arange, {}, Type::tileOf({n}, Type::scalarOf(Scalar::I32)), {{"start", int64_t{0}}, {"end", n}});
+    if (rank > 1) idx = b_.op1(OpKind::Reshape, {idx}, idx->type().withShape(line));
+    idx = broadcastTo(idx, xt.shape, inAt);
+    const Type it = Type::tileOf(xt.shape, Type::scalarOf(Scalar::I32));
+    ir::Value* none = b_.constInt(left ? n : -1, it);
+    ir::Value* cand = b_.op1(OpKind::Select, {hit, idx, none}, it);
+    ir::Value* r = b_.op1(OpKind::Reduce, {cand}, it.withShape(s), {{"kind", std::string(left ? "min" : "max")}, {"axis", ax}});
+    if (keepDims) r = s.empty() ? b_.op1(OpKind::Splat, {r}, Type::tileOf(kept, r->type()))
+                                : b_.op1(OpKind::ExpandDims, {r}, r->type().withShape(kept), {{"axis", ax}});
+    return Val::ir(r);
+  }
+
+  // The kind of a combine function (tl.reduce, tl.associative_scan): inlined on two fresh scalars in a
+  // scratch block, its result must be one op of the two: + (sum), * (prod), tl.maximum / tl.minimum
+  // or a select of their comparison (max, min).
+  std::string combineKind(const Val& fn, Pos fnAt, Scalar elem, const std::string& qual) {
+    if (fn.k != Val::K::Func) fail(fnAt, qual + "'s combine_fn must be a @triton.jit function, got " + describe(fn));
+    ir::Block scratch;
+    ir::Value* x = scratch.addArg(Type::scalarOf(elem), "a");
+    ir::Value* y = scratch.addArg(Type::scalarOf(elem), "b");
+    ir::Builder saved = b_;
+    b_.setInsertionPointToEnd(&scratch);
+    Args args;
+    args.pos = {Val::ir(x), Val::ir(y)};
+    args.posAt = {fnAt, fnAt};
+    args.at = fnAt;
+    Val r = inlineFunc(fn, args);
+    b_ = saved;
+    const std::string hint = "combine functions of one +, *, tl.maximum or tl.minimum of their two arguments are supported";
+    if (r.k == Val::K::Tuple) fail(fnAt, qual + " with combine_fn '" + fn.s + "' over tuples of values: not supported yet", hint);
+    const ir::Op* d = r.isIR() ? r.v->definingOp() : nullptr;
+    auto pair = [&](const ir::Op* o, size_t i, size_t j) {
+      return (o->operand(i) == x && o->operand(j) == y) || (o->operand(i) == y && o->operand(j) == x);
+    };
+    if (d && d->numOperands() == 2 && pair(d, 0, 1)) {
+      switch (d->kind()) {
+        case OpKind::Add: return "sum";
+        case OpKind::Mul: return "prod";
+        case OpKind::Max: return "max";
+        case OpKind::Min: return "min";
+        default: break;
+      }
+    }
+    if (d && d->kind() == OpKind::Select) {  // tl.where(a > b, a, b) and its relatives
+      const ir::Op* c = d->operand(0)->definingOp();
+      if (c && c->kind() == OpKind::Cmp && pair(c, 0, 1) && pair(d, 1, 2)) {
+        const std::string& pr = c->strAttr("pred");
+        const bool firstWins = d->operand(1) == c->operand(0);  // where(p(u, v), u, v)
+        if (pr == "gt" || pr == "ge") return firstWins ? "max" : "min";
+        if (pr == "lt" || pr == "le") return firstWins ? "min" : "max";
+      }
+    }
+    fail(fnAt, qual + "'s combine_fn '" + fn.s + "' is not one +, *, maximum or minimum of its arguments: not supported yet", hint);
+  }
+
+  // tl.reduce(input, axis, combine_fn, keep_dims=False)
+  Val reduceFn(const Args& a) {
+    std::vector<Pos> w;
+    auto v = bind(a, "tl.reduce", {"input", "axis", "combine_fn", "keep_dims"}, 3, &w);
+    if (!v[0]->isIR() || !v[0]->v->type().isTile())
+      fail(w[0], "tl.reduce reduces a tensor, got " + describe(*v[0]),
+           v[0]->k == Val::K::Tuple ? "tl.reduce over tuples of tensors is not supported yet" : "");
+    const std::string kind = combineKind(*v[2], w[2], v[0]->v->type().scalar, "tl.reduce");
+    if (kind == "prod") fail(w[2], "tl.reduce with a product combine_fn: not supported yet", "tile.reduce takes sum, max and min");
+    Args r;
+    r.at = a.at;
+    r.pos = {*v[0], *v[1]};
+    r.posAt = {w[0], w[1]};
+    if (v[3]) r.kw.push_back({"keep_dims", *v[3]}), r.kwAt.push_back(w[3]);
+    return reduce(kind, r);
+  }
+
+  // tl.cumsum / tl.cumprod (input, axis=0, reverse=False[, dtype]) and tl.associative_scan(input,
+  // axis, combine_fn, reverse=False): tile.scan. cumsum promotes bf16 to f32 and integers narrower than
+  // 32 bits to i32, as Triton does.
+  Val scan(const std::string& n, const Args& a) {
+    const std::string qual = "tl." + n;
+    std::vector<Pos> w;
+    const bool general = n == "associative_scan";
+    auto v = general ? bind(a, qual, {"input", "axis", "combine_fn", "reverse"}, 3, &w)
+                     : bind(a, qual, {"input", "axis", "reverse", "dtype"}, 1, &w);
+    if (!v[0]->isIR() || !v[0]->v->type().isTile() || v[0]->v->type().isPtrLike())
+      fail(w[0], qual + " scans a tensor of numbers, got " + describe(*v[0]),
+           v[0]->k == Val::K::Tuple ? "scans over tuples of tensors are not supported yet" : "");
+    ir::Value* x = v[0]->v;
+    Scalar e = x->type().scalar;
+    const size_t revAt = general ? 3 : 2;
+    std::string kind = n == "cumsum" ? "sum" : "prod";
+    if (general) {
+      kind = combineKind(*v[2], w[2], e, qual);
+    } else {
+      if (e == Scalar::BF16 && n == "cumsum") e = Scalar::F32;
+      if (v[3] && v[3]->k != Val::K::None) {
+        if (v[3]->k != Val::K::Dtype) fail(w[3], qual + "'s dtype must be a dtype");
+        e = v[3]->dt;
+      } else if (ir::isInt(e) && ir::bitWidth(e) < 32 && n == "cumsum") {
+        e = Scalar::I32;
+      }
+    }
+    if (e == Scalar::I1) e = Scalar::I32;
+    x = cast(x, e, w[0]);
+    const int64_t rank = x->type().rank();
+    int64_t ax = v[1] && v[1]->k != Val::K::None ? constInt(*v[1], w[1], qual + "'s axis") : 0;
+    if (ax < 0) ax += rank;
+    if (ax < 0 || ax >= rank) fail(w[1], qual + "'s axis is out of range for a tensor of shape " + shapeStr(x->type().shape));
+    const bool rev = v[revAt] && truthy(*v[revAt], w[revAt]);
+    at(a.at);
+    return Val::ir(b_.op1(OpKind::Scan, {x}, x->type(), {{"kind", kind}, {"axis", ax}, {"reverse", int64_t{rev ? 1 : 0}}}));
   }
 
   ir::Value* requirePtr(const Val& v, Pos p, const std::string& what) {
@@ -2628,9 +2925,7 @@ class Lowerer {
         fail(bAt[k], "range bounds must be integers, got " + describe(b));
       }
     }
-    if (!step.isIR() && step.i <= 0)
-      fail(stepAt, "range's step must be positive in a loop with runtime semantics, got " + std::to_string(step.i),
-           "count upwards, or unroll with tl.static_range");
+    if (!step.isIR() && step.i == 0) fail(stepAt, "range's step must not be zero");
     std::vector<ir::Value*> ops;
     for (size_t k = 0; k < 3; ++k) ops.push_back(coerce(bounds[k], bt, {}, bAt[k]));
     std::map<std::string, ir::AttrValue> attrs;
@@ -2721,7 +3016,9 @@ class Lowerer {
     }
   }
 
-  SourceFile& file_;
+  SourceFile* file_;  // the file whose code is being lowered (the kernel's, or an imported module's)
+  SourceFile& root_;  // the kernel's file
+  std::map<std::string, std::unique_ptr<SourceFile>> modules_;  // imported .py files, by path
   const driver::Spec& spec_;
   ir::Builder b_;
   std::unique_ptr<ir::Module> m_;

@@ -433,6 +433,20 @@ class Verifier {
         need(op.result()->type() == a.withShape(s), op, "result must be " + a.withShape(s).str());
         return;
       }
+      case OpKind::Scan: {
+        numOperands(op, 1, 1);
+        numResults(op, 1);
+        intAttr(op, "axis");
+        intAttr(op, "reverse");
+        const Type& a = ty(op, 0);
+        need(a.isTile() && !a.elemIsPtr && a.scalar != Scalar::I1, op, "operand must be a tile of numbers");
+        const std::string k = strAttrOr(op, "kind");
+        need(k == "sum" || k == "prod" || k == "max" || k == "min", op, "kind must be \"sum\", \"prod\", \"max\" or \"min\", got \"" + k + "\"");
+        const int64_t ax = op.intAttr("axis");
+        need(ax >= 0 && ax < a.rank(), op, "axis " + std::to_string(ax) + " is out of range for rank " + std::to_string(a.rank()));
+        need(op.result()->type() == a, op, "result must be " + a.str());
+        return;
+      }
       case OpKind::For: {
         need(op.numOperands() >= 3, op, "needs lower bound, upper bound and step");
         need(isIntScalar(ty(op, 0)) && ty(op, 1) == ty(op, 0) && ty(op, 2) == ty(op, 0), op,

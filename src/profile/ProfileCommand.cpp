@@ -12,6 +12,7 @@
 #include "backends/emu/Emulator.h"
 #include "driver/Check.h"
 #include "driver/Launch.h"
+#include "frontend/Frontend.h"
 #include "ir/Diagnostic.h"
 #include "transforms/WarpSpecialize.h"
 
@@ -125,6 +126,7 @@ ProfileResult profileKernel(const std::string& path, const std::string& kernel, 
 void addProfileCommand(CLI::App& app, std::function<int()>& action) {
   struct Flags {
     std::string file, kernel, spec, grid, backend = "exec", out;
+    std::vector<std::string> importDirs;
     bool json = false;
     ProfileOptions opt;
   };
@@ -134,6 +136,7 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
   c->add_option("FILE", f->file, "kernel file: .tir (tile IR) or .py (Triton)")->required();
   c->add_option("--kernel,-k", f->kernel, "kernel (function) name; default: the file's first");
   c->add_option("--spec", f->spec, "launch spec (argument types, shapes, constexprs), as for tawa run");
+  c->add_option("-I", f->importDirs, frontend::kImportDirHelp)->each([](const std::string& d) { frontend::addImportDir(d); })->check(CLI::ExistingDirectory);
   c->add_option("--grid", f->grid, "launch grid, as for tawa run");
   c->add_option("--backend", f->opt.backend,
                  "exec: the CPU executor timed by the cost model; emu: the kernel's own --profile records on the CPU emulator "

@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 
+#include "frontend/Frontend.h"
 #include "ir/Diagnostic.h"
 #include "tune/KernelTune.h"
 #include "tune/Replay.h"
@@ -70,6 +71,7 @@ Examples:
 )";
 
 struct Args {
+  std::vector<std::string> importDirs;
   std::string file, kernel, spec, grid, importPath, program, space, features, name, db = "tawa-tune.db", method = "masif", suite, bin,
       evaluate, replay;
   bool replayNoise = false;
@@ -353,6 +355,7 @@ std::function<int()> addTuneCommand(CLI::App& app) {
   c->add_flag("--dry-run", a->dryRun, "show the neighbours and the candidates MaSiF would evaluate; run nothing");
   c->add_option("--kernel,-k", a->kernel, "kernel name (kernel mode)");
   c->add_option("--spec", a->spec, "launch spec (kernel mode): arguments, shapes, tile sizes, as for tawa run");
+  c->add_option("-I", a->importDirs, frontend::kImportDirHelp)->each([](const std::string& d) { frontend::addImportDir(d); })->check(CLI::ExistingDirectory);
   c->add_option("--grid", a->grid, "launch grid (kernel mode), as for tawa run");
   c->add_option("--import", a->importPath, "kernel mode: record results measured elsewhere (JSON) and stop");
   c->footer(kTuneHelp);

@@ -17,6 +17,7 @@
 #include "backends/cuda/Target.h"
 #include "backends/emu/Emulator.h"
 #include "driver/Launch.h"
+#include "frontend/Frontend.h"
 #include "profile/ProfileCommand.h"
 #include "tune/TuneCommand.h"
 #include "driver/Spec.h"
@@ -79,12 +80,14 @@ std::string describe(const exec::Buffer& b) {
 
 struct Common {
   std::string file, kernel, spec;
+  std::vector<std::string> importDirs;
 };
 
 void addCommon(CLI::App* c, Common& o) {
   c->add_option("FILE", o.file, "kernel file: .tir (tile IR) or .py (Triton)")->required();
   c->add_option("--kernel,-k", o.kernel, "kernel (function) name; default: the file's first");
   c->add_option("--spec", o.spec, "launch spec (argument types, shapes, constexprs)");
+  c->add_option("-I", o.importDirs, frontend::kImportDirHelp)->each([](const std::string& d) { frontend::addImportDir(d); })->check(CLI::ExistingDirectory);
 }
 
 struct WsFlags {

@@ -1263,8 +1263,13 @@ class Emitter {
     const Value* iv = body.arg(0);
     needScalar(op, iv->type());
     std::string i = nameFor(iv);
-    line("for (" + cScalarType(iv->type().scalar) + " " + i + " = " + ex(op.operand(0)) + "; " + i + " < " + ex(op.operand(1)) + "; " +
-         i + " += " + ex(op.operand(2)) + ") {");
+    // A step that is not a positive constant may count down (range(hi, lo, -s)).
+    const Op* stepDef = op.operand(2)->definingOp();
+    const bool up = stepDef && stepDef->kind() == OpKind::Constant && std::holds_alternative<int64_t>(stepDef->attrs.at("value")) &&
+                    std::get<int64_t>(stepDef->attrs.at("value")) > 0;
+    const std::string st = ex(op.operand(2)), ub = ex(op.operand(1));
+    line("for (" + cScalarType(iv->type().scalar) + " " + i + " = " + ex(op.operand(0)) + "; " +
+         (up ? i + " < " + ub : "(" + st + " > 0 ? " + i + " < " + ub + " : " + i + " > " + ub + ")") + "; " + i + " += " + st + ") {");
     ++indent_;
     if (profActive_) {
       profIter_.push_back("static_cast<int32_t>((" + i + " - " + ex(op.operand(0)) + ") / " + ex(op.operand(2)) + ")");

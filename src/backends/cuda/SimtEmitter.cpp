@@ -338,6 +338,7 @@ class SimtEmitter {
       case OpKind::Load: load(op); return;
       case OpKind::Store: store(op); return;
       case OpKind::Reduce: reduce(op); return;
+      case OpKind::Scan: scan(op); return;
       case OpKind::Atomic: atomic(op); return;
       case OpKind::Barrier:
         // Tile elements live in different threads: the block's barrier orders their global accesses.
@@ -425,34 +426,90 @@ class SimtEmitter {
     if (after) line(fence);
   }
 
+  // The identity and the combining expression (of %a and %b) of a reduction or scan kind on f32 or
+  // i32 elements; the C type and the scratch (`red`, four 4-byte words) as that type.
+  struct Combiner {
+    std::string type, id, comb, scratch;
+    std::string operator()(const std::string& x, const std::string& y) const {
+      std::string s;
+      for (size_t i = 0; i < comb.size(); ++i) {
+        if (comb.compare(i, 2, "%a") == 0) s += x, ++i;
+        else if (comb.compare(i, 2, "%b") == 0) s += y, ++i;
+        else s += comb[i];
+      }
+      return s;
+    }
+  };
+  Combiner combiner(const Op& op, Scalar s, const std::string& kind, const char* what) {
+    if (s != Scalar::F32 && s != Scalar::I32)
+      throw UserError(op.loc(), std::string("the SIMT path ") + what + " f32 and i32 tiles; this one is " + std::string(ir::scalarName(s)),
+                      "cast the tile to f32 first");
+    const bool f = s == Scalar::F32;
+    Combiner c;
+    c.type = f ? "float" : "int32_t";
+    c.scratch = f ? "red" : "reinterpret_cast<int32_t*>(red)";
+    if (kind == "sum") c.id = f ? "0.0f" : "0", c.comb = "(%a + %b)";
+    else if (kind == "prod") c.id = f ? "1.0f" : "1", c.comb = "(%a * %b)";
+    else if (kind == "max") c.id = f ? "(-inf_f32())" : "(-2147483647 - 1)", c.comb = f ? "max_nan(%a, %b)" : "(%a > %b ? %a : %b)";
+    else if (kind == "min") c.id = f ? "inf_f32()" : "2147483647", c.comb = f ? "min_nan(%a, %b)" : "(%a < %b ? %a : %b)";
+    else throw UserError(op.loc(), "unknown reduction '" + kind + "'");
+    if (!f && (kind == "sum" || kind == "prod"))  // i32 wraps, as the executor's: unsigned arithmetic
+      c.comb = std::string("static_cast<int32_t>(static_cast<uint32_t>(%a) ") + (kind == "sum" ? "+" : "*") + " static_cast<uint32_t>(%b))";
+    return c;
+  }
+
   void reduce(const Op& op) {
     const Value* a = op.operand(0);
     const Value* r = op.result();
     if (!a->type().isTile() || a->type().shape.size() != 1 || r->type().isTile())
       throw UserError(op.loc(), "the SIMT path reduces a 1-D tile to a scalar");
-    if (a->type().scalar != Scalar::F32)
-      throw UserError(op.loc(), "the SIMT path reduces f32 tiles; this one is " + std::string(ir::scalarName(a->type().scalar)),
-                      "cast the tile to f32 before the reduction");
-    const std::string& kind = op.strAttr("kind");
-    std::string id, comb;
-    if (kind == "sum") id = "0.0f", comb = "(%a + %b)";
-    else if (kind == "max") id = "(-inf_f32())", comb = "max_nan(%a, %b)";
-    else if (kind == "min") id = "inf_f32()", comb = "min_nan(%a, %b)";
-    else throw UserError(op.loc(), "unknown reduction '" + kind + "'");
-    auto combine = [&](const std::string& x, const std::string& y) {
-      std::string s = comb;
-      s.replace(s.find("%a"), 2, x);
-      s.replace(s.find("%b"), 2, y);
-      return s;
-    };
+    const Combiner c = combiner(op, a->type().scalar, op.strAttr("kind"), "reduces");
     std::string n = nameFor(r), acc = n + "_part";
-    line("float " + acc + " = " + id + ";");
-    perEntry(a->type(), op, inTile(a->type()), acc + " = " + combine(acc, nameFor(a) + "[k]") + ";");
-    line("TAWA_UNROLL for (int m = 16; m >= 1; m /= 2) " + acc + " = " + combine(acc, "shfl_xor(" + acc + ", m)") + ";");
-    line("if ((tid & 31) == 0) red[tid / 32] = " + acc + ";");
+    line(c.type + " " + acc + " = " + c.id + ";");
+    perEntry(a->type(), op, inTile(a->type()), acc + " = " + c(acc, nameFor(a) + "[k]") + ";");
+    // The shuffle once per step, by every lane (a combining expression may name its operand twice).
+    line("TAWA_UNROLL for (int m = 16; m >= 1; m /= 2) {");
+    line("  const " + c.type + " o = shfl_xor(" + acc + ", m);");
+    line("  " + acc + " = " + c(acc, "o") + ";");
+    line("}");
+    line("if ((tid & 31) == 0) " + c.scratch + "[tid / 32] = " + acc + ";");
     line("syncthreads();");
-    line("const float " + n + " = " + combine(combine("red[0]", "red[1]"), combine("red[2]", "red[3]")) + ";");
+    const std::string w = c.scratch;
+    line("const " + c.type + " " + n + " = " + c(c(w + "[0]", w + "[1]"), c(w + "[2]", w + "[3]")) + ";");
     line("syncthreads();  // the scratch is free for the next reduction");
+  }
+
+  // tile.scan of a 1-D tile: entry k of the 128 threads is the chunk of elements [128k, 128k + 128);
+  // each chunk is scanned across the warp (shuffles up) and across the four warps (the scratch), then
+  // combined with the carry of the chunks before it. A reverse scan mirrors it: chunks from the last,
+  // shuffles down, the warps after.
+  void scan(const Op& op) {
+    const Value* a = op.operand(0);
+    const Value* r = op.result();
+    if (a->type().shape.size() != 1) throw UserError(op.loc(), "the SIMT path scans 1-D tiles");
+    const bool rev = op.intAttr("reverse") != 0;
+    const Combiner c = combiner(op, a->type().scalar, op.strAttr("kind"), "scans");
+    const std::string n = nameFor(r), g = inTile(a->type()), w = c.scratch, e = std::to_string(entries(a->type(), op));
+    line(declare(r, op) + ";");
+    line(c.type + " " + n + "_carry = " + c.id + ";  // the combination of the chunks " + (rev ? "after" : "before"));
+    line(rev ? "TAWA_UNROLL for (int k = " + e + " - 1; k >= 0; --k) {" : "TAWA_UNROLL for (int k = 0; k < " + e + "; ++k) {");
+    ++indent_;
+    line(c.type + " v = " + (g.empty() ? nameFor(a) + "[k]" : "(" + g + ") ? " + nameFor(a) + "[k] : " + c.id) + ";");
+    line("TAWA_UNROLL for (int d = 1; d < 32; d *= 2) {");
+    line("  const " + c.type + " u = " + (rev ? "shfl_down(v, d);" : "shfl_up(v, d);"));
+    line(rev ? "  if ((tid & 31) + d < 32) v = " + c("v", "u") + ";" : "  if ((tid & 31) >= d) v = " + c("u", "v") + ";");
+    line("}");
+    line("if ((tid & 31) == " + std::string(rev ? "0" : "31") + ") " + w + "[tid / 32] = v;");
+    line("syncthreads();");
+    line(c.type + " before = " + c.id + ";");
+    line(rev ? "for (int p = 3; p > tid / 32; --p) before = " + c(w + "[p]", "before") + ";"
+             : "for (int p = 0; p < tid / 32; ++p) before = " + c("before", w + "[p]") + ";");
+    line("const " + c.type + " total = " + c(c(w + "[0]", w + "[1]"), c(w + "[2]", w + "[3]")) + ";");
+    line("syncthreads();  // the scratch is free again");
+    line(n + "[k] = " + c(n + "_carry", c("before", "v")) + ";");
+    line(n + "_carry = " + c(n + "_carry", "total") + ";");
+    --indent_;
+    line("}");
   }
 
   void forLoop(const Op& op) {

@@ -362,6 +362,13 @@ TAWA_DEVICE float min_nan(float a, float b) {
 TAWA_DEVICE float inf_f32() { return __int_as_float(0x7f800000); }
 // shfl.sync.bfly.b32 over the full warp: the value held by lane (lane ^ mask).
 TAWA_DEVICE float shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+TAWA_DEVICE int32_t shfl_xor(int32_t v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+// shfl.sync.up: lane l gets lane l - delta's value (its own where l < delta).
+TAWA_DEVICE float shfl_up(float v, int delta) { return __shfl_up_sync(0xffffffffu, v, delta); }
+TAWA_DEVICE int32_t shfl_up(int32_t v, int delta) { return __shfl_up_sync(0xffffffffu, v, delta); }
+// shfl.sync.down: lane l gets lane l + delta's value (its own where l + delta > 31).
+TAWA_DEVICE float shfl_down(float v, int delta) { return __shfl_down_sync(0xffffffffu, v, delta); }
+TAWA_DEVICE int32_t shfl_down(int32_t v, int delta) { return __shfl_down_sync(0xffffffffu, v, delta); }
 // vote.sync over the full warp: the predicates of all 32 lanes (bit l: lane l), all of them, any.
 TAWA_DEVICE uint32_t ballot(bool p) { return __ballot_sync(0xffffffffu, p); }
 TAWA_DEVICE bool vote_all(bool p) { return __all_sync(0xffffffffu, p) != 0; }

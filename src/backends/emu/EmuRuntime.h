@@ -1445,6 +1445,52 @@ inline float shfl_xor(float v, int mask, TAWA_EMU_LOC) {
   emu::checkRead(v, "shfl.sync", TAWA_EMU_AT);
   return emu::warpExchange(v, TAWA_EMU_AT)[(emu::self().tid % 32) ^ mask];
 }
+inline int32_t shfl_xor(int32_t v, int mask, TAWA_EMU_LOC) {  // an integer's bits, exchanged as they are
+  if (mask < 0 || mask > 31) emu::fail("shfl.sync.bfly with lane mask " + std::to_string(mask) + " outside [0, 31]", TAWA_EMU_AT);
+  float f;
+  std::memcpy(&f, &v, 4);
+  const float got = emu::warpExchange(f, TAWA_EMU_AT)[(emu::self().tid % 32) ^ mask];
+  int32_t r;
+  std::memcpy(&r, &got, 4);
+  return r;
+}
+// shfl.sync.up: lane l gets lane l - delta's value, its own where l < delta (PTX: the source lane
+// is out of range, so the value is the caller's).
+inline float shfl_up(float v, int delta, TAWA_EMU_LOC) {
+  if (delta < 0 || delta > 31) emu::fail("shfl.sync.up with delta " + std::to_string(delta) + " outside [0, 31]", TAWA_EMU_AT);
+  emu::checkRead(v, "shfl.sync", TAWA_EMU_AT);
+  const int lane = emu::self().tid % 32;
+  const float* all = emu::warpExchange(v, TAWA_EMU_AT);
+  return lane >= delta ? all[lane - delta] : v;
+}
+inline int32_t shfl_up(int32_t v, int delta, TAWA_EMU_LOC) {
+  if (delta < 0 || delta > 31) emu::fail("shfl.sync.up with delta " + std::to_string(delta) + " outside [0, 31]", TAWA_EMU_AT);
+  float f;
+  std::memcpy(&f, &v, 4);
+  const int lane = emu::self().tid % 32;
+  const float* all = emu::warpExchange(f, TAWA_EMU_AT);
+  int32_t r = v;
+  if (lane >= delta) std::memcpy(&r, &all[lane - delta], 4);
+  return r;
+}
+// shfl.sync.down: lane l gets lane l + delta's value, its own where l + delta > 31.
+inline float shfl_down(float v, int delta, TAWA_EMU_LOC) {
+  if (delta < 0 || delta > 31) emu::fail("shfl.sync.down with delta " + std::to_string(delta) + " outside [0, 31]", TAWA_EMU_AT);
+  emu::checkRead(v, "shfl.sync", TAWA_EMU_AT);
+  const int lane = emu::self().tid % 32;
+  const float* all = emu::warpExchange(v, TAWA_EMU_AT);
+  return lane + delta < 32 ? all[lane + delta] : v;
+}
+inline int32_t shfl_down(int32_t v, int delta, TAWA_EMU_LOC) {
+  if (delta < 0 || delta > 31) emu::fail("shfl.sync.down with delta " + std::to_string(delta) + " outside [0, 31]", TAWA_EMU_AT);
+  float f;
+  std::memcpy(&f, &v, 4);
+  const int lane = emu::self().tid % 32;
+  const float* all = emu::warpExchange(f, TAWA_EMU_AT);
+  int32_t r = v;
+  if (lane + delta < 32) std::memcpy(&r, &all[lane + delta], 4);
+  return r;
+}
 inline uint32_t ballot(bool p, TAWA_EMU_LOC) {
   const float* all = emu::warpExchange(p ? 1.0f : 0.0f, TAWA_EMU_AT);
   uint32_t b = 0;

@@ -937,6 +937,40 @@ class Interp {
         set(matmul(op, fr.at(op.operand(0)), fr.at(op.operand(1)), acc, static_cast<size_t>(op.operand(0)->type().shape[1])));
         return;
       }
+      case OpKind::Scan: {
+        // Sequential along the axis (reversed: from its end); floats combine in double and round to
+        // the element type at every step, as each step of Triton's scan is an op of that type.
+        const Type& at = op.operand(0)->type();
+        RV r = fr.at(op.operand(0));
+        const int64_t axis = op.intAttr("axis");
+        const bool rev = op.intAttr("reverse") != 0;
+        const std::string& kind = op.strAttr("kind");
+        int64_t n = at.shape[static_cast<size_t>(axis)], inner = 1, outer = 1;
+        for (int64_t d = axis + 1; d < at.rank(); ++d) inner *= at.shape[d];
+        for (int64_t d = 0; d < axis; ++d) outer *= at.shape[d];
+        const bool isF = floatElems(at);
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t in = 0; in < inner; ++in)
+            for (int64_t s = 1; s < n; ++s) {
+              const int64_t k = rev ? n - 1 - s : s, prev = rev ? k + 1 : k - 1;
+              const size_t at_k = static_cast<size_t>((o * n + k) * inner + in), at_p = static_cast<size_t>((o * n + prev) * inner + in);
+              if (isF) {
+                const double a = r.f[at_p], b = r.f[at_k];
+                double c = kind == "sum" ? a + b : kind == "prod" ? a * b
+                         : std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN()
+                         : kind == "max" ? std::max(a, b) : std::min(a, b);
+                r.f[at_k] = roundFloat(at.scalar, c);
+              } else {
+                const int64_t a = r.i[at_p], b = r.i[at_k];
+                const int64_t c = kind == "sum" ? static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b))
+                                  : kind == "prod" ? static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b))
+                                  : kind == "max" ? std::max(a, b) : std::min(a, b);
+                r.i[at_k] = wrapInt(at.scalar, c);
+              }
+            }
+        set(std::move(r));
+        return;
+      }
       case OpKind::Reduce: {
         const Type &at = op.operand(0)->type(), &rt = op.result()->type();
         const RV& a = fr.at(op.operand(0));
@@ -973,14 +1007,14 @@ class Interp {
       }
       case OpKind::For: {
         int64_t lb = fr.at(op.operand(0)).i[0], ub = fr.at(op.operand(1)).i[0], step = fr.at(op.operand(2)).i[0];
-        if (step <= 0) fail(op, "loop step must be positive, got " + std::to_string(step));
+        if (step == 0) fail(op, "loop step must not be zero");
         const Block& body = *op.region(0);
         std::vector<RV> iter;
         for (size_t k = 3; k < op.numOperands(); ++k) iter.push_back(fr.at(op.operand(k)));
         std::vector<RV> out;
         Scalar ivTy = op.operand(0)->type().scalar;
         int64_t outerIter = iter_;
-        for (int64_t iv = lb; iv < ub; iv += step) {
+        for (int64_t iv = lb; step > 0 ? iv < ub : iv > ub; iv += step) {  // a negative step counts down
           iter_ = (iv - lb) / step;
           fr.at(body.arg(0)) = intScalar(wrapInt(ivTy, iv));
           for (size_t k = 0; k < iter.size(); ++k) fr.at(body.arg(k + 1)) = std::move(iter[k]);
