@@ -973,12 +973,19 @@ class Lowerer {
   Val memberOf(SourceFile* f, const std::string& name, Pos p) {
     if (f->find(name)) return funcIn(f, name);
     SourceFile* saved = file_;
-    file_ = f;
-    struct Restore {
-      Lowerer* l;
-      SourceFile* f;
-      ~Restore() { l->file_ = f; }
-    } restore{this, saved};
+    // The name is resolved in the module's context; an error at the use (p) is the caller's.
+    try {
+      file_ = f;
+      Val v = memberIn(f, name, p);
+      file_ = saved;
+      return v;
+    } catch (UserError& e) {
+      if (e.loc == f->loc(p)) e.loc = saved->loc(p);
+      file_ = saved;
+      throw;
+    }
+  }
+  Val memberIn(SourceFile* f, const std::string& name, Pos p) {
     if (f->globals.count(name) || f->annotatedGlobals.count(name)) {
       Frame empty;
       empty.fn = frame().fn;

@@ -53,7 +53,11 @@ void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std
   }
   if (t[i].isName("from")) {
     ++i;
-    std::string mod = dottedName(t, i);
+    // A relative import keeps its leading dots (`from ..utils import x` -> "..utils.x"), resolved
+    // against the file's package where a jit function reads the name.
+    std::string dots;
+    for (; t[i].isOp(".") || t[i].isOp("..."); ++i) dots += t[i].text;
+    std::string mod = dots + (dots.empty() || !t[i].isName("import") ? dottedName(t, i) : "");
     if (mod.empty() || !t[i].isName("import")) return;
     ++i;
     bool paren = t[i].isOp("(");
@@ -65,7 +69,7 @@ void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std
         local = t[i + 1].text;
         i += 2;
       }
-      aliases[local] = mod + "." + name;
+      aliases[local] = mod + (mod.back() == '.' ? "" : ".") + name;
       if (!t[i].isOp(",")) break;
       ++i;
     }

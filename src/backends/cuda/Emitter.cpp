@@ -1193,6 +1193,24 @@ class Emitter {
     unsupported(op, "not emitted yet", "the CUDA backend covers the warp-specialized GEMM so far");
   }
 
+  // Whether an integer scalar is positive by construction: a positive constant, a program count, or
+  // a sum, product or min of such (a persistent kernel's step, min(N, num_tiles)), or a max with one.
+  static bool knownPositive(const Value* v, int depth = 8) {
+    const Op* d = v->definingOp();
+    if (!d || depth == 0) return false;
+    switch (d->kind()) {
+      case OpKind::Constant: {
+        auto it = d->attrs.find("value");
+        return it != d->attrs.end() && std::holds_alternative<int64_t>(it->second) && std::get<int64_t>(it->second) > 0;
+      }
+      case OpKind::NumPrograms: return true;
+      case OpKind::Add: case OpKind::Mul: case OpKind::Min:
+        return knownPositive(d->operand(0), depth - 1) && knownPositive(d->operand(1), depth - 1);
+      case OpKind::Max: return knownPositive(d->operand(0), depth - 1) || knownPositive(d->operand(1), depth - 1);
+      default: return false;
+    }
+  }
+
   static const Op* nextOp(const Op& op) {
     const auto& ops = op.parent->ops();
     for (auto it = ops.begin(); it != ops.end(); ++it)
@@ -1263,10 +1281,8 @@ class Emitter {
     const Value* iv = body.arg(0);
     needScalar(op, iv->type());
     std::string i = nameFor(iv);
-    // A step that is not a positive constant may count down (range(hi, lo, -s)).
-    const Op* stepDef = op.operand(2)->definingOp();
-    const bool up = stepDef && stepDef->kind() == OpKind::Constant && std::holds_alternative<int64_t>(stepDef->attrs.at("value")) &&
-                    std::get<int64_t>(stepDef->attrs.at("value")) > 0;
+    // A step not known to be positive may count down (range(hi, lo, -s)).
+    const bool up = knownPositive(op.operand(2));
     const std::string st = ex(op.operand(2)), ub = ex(op.operand(1));
     line("for (" + cScalarType(iv->type().scalar) + " " + i + " = " + ex(op.operand(0)) + "; " +
          (up ? i + " < " + ub : "(" + st + " > 0 ? " + i + " < " + ub + " : " + i + " > " + ub + ")") + "; " + i + " += " + st + ") {");
