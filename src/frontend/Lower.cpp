@@ -28,7 +28,7 @@ using ir::Block;
 // ---- values of the abstract interpreter
 
 struct Val {
-  enum class K { Undef, None, Int, Float, Bool, Str, Dtype, Tuple, IR, Func, Module, TlFunc, Builtin, Method, TypeRef };
+  enum class K { Undef, None, Int, Float, Bool, Str, Dtype, Tuple, IR, Func, Module, TlFunc, Builtin, Method, TypeRef, BlockPtr };
   K k = K::None;
   int64_t i = 0;
   double f = 0;
@@ -36,9 +36,9 @@ struct Val {
   Scalar dt = Scalar::F32;
   bool dtPtr = false;          // Dtype: a pointer type to dt
   bool dtBlock = false;        // Dtype: the block type of a tensor (`x.type`) of dt elements, shape blockShape
-  std::vector<int64_t> blockShape;
-  std::vector<Val> elems;      // Tuple; Method: elems[0] is self
-  ir::Value* v = nullptr;      // IR
+  std::vector<int64_t> blockShape;  // Dtype (dtBlock), BlockPtr: the block's shape
+  std::vector<Val> elems;      // Tuple; Method: elems[0] is self; BlockPtr: shape, strides, offsets (rank each)
+  ir::Value* v = nullptr;      // IR; BlockPtr: the base pointer
   SourceFile* src = nullptr;   // Func: the file that defines it; Module: an imported .py file (null: triton's)
   Pos where;                   // Undef: where the name became undefined
 
@@ -116,6 +116,7 @@ struct Val {
       case K::Method: return s == o.s && elems == o.elems;
       case K::Func:
       case K::Module: return s == o.s && src == o.src;
+      case K::BlockPtr: return v == o.v && elems == o.elems && blockShape == o.blockShape;
       case K::Str:
       case K::TlFunc:
       case K::Builtin:
@@ -360,6 +361,7 @@ class Lowerer {
       case Val::K::Builtin: return "the builtin '" + v.s + "'";
       case Val::K::Method: return "the method '" + v.s + "'";
       case Val::K::TypeRef: return "the type '" + v.s + "'";
+      case Val::K::BlockPtr: return "a block pointer (tl.make_block_ptr) of block " + shapeStr(v.blockShape);
     }
     return "a value";
   }
@@ -1561,6 +1563,8 @@ class Lowerer {
       while (r < x) r <<= 1;
       return Val::integer(r);
     }
+    if (n == "make_block_ptr") return makeBlockPtr(a);
+    if (n == "advance") return advance(a);
     if (n == "load") return load(a);
     if (n == "store") return store(a);
     if (n == "dot") return dot(a);
@@ -2327,6 +2331,11 @@ class Lowerer {
     auto v = bind(a, "tl.load", {"pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
                                  "eviction_policy", "volatile"}, 1, &w);
     Pos p = a.at;
+    if (v[0]->k == Val::K::BlockPtr) {
+      if (v[1] && v[1]->k != Val::K::None) fail(w[1], "tl.load of a block pointer takes boundary_check, not a mask");
+      if (v[2] && v[2]->k != Val::K::None) fail(w[2], "tl.load of a block pointer takes padding_option, not 'other'");
+      return blockLoad(*v[0], v[3] ? *v[3] : Val::none(), w[3], v[4] ? *v[4] : Val::none(), w[4], p);
+    }
     ir::Value* ptr = requirePtr(*v[0], w[0], "tl.load");
     bool hasMask = v[1] && v[1]->k != Val::K::None;
     bool hasOther = v[2] && v[2]->k != Val::K::None;
@@ -2355,10 +2364,128 @@ class Lowerer {
     return Val::ir(b_.op1(OpKind::Load, ops, result));
   }
 
+  // ---- block pointers (tl.make_block_ptr, tl.advance): a base pointer, and per dimension the
+  // tensor's extent, its stride and the block's offset; a load or store through one is a tile of
+  // addresses base + sum((offset_d + i_d) * stride_d), masked by its boundary_check dimensions
+  // (0 <= offset_d + i_d < shape_d): block accesses by construction, which block-access recognizes.
+  Val makeBlockPtr(const Args& a) {
+    std::vector<Pos> w;
+    auto v = bind(a, "tl.make_block_ptr", {"base", "shape", "strides", "offsets", "block_shape", "order"}, 6, &w);
+    Val bp;
+    bp.k = Val::K::BlockPtr;
+    bp.v = requirePtr(*v[0], w[0], "tl.make_block_ptr");
+    if (!bp.v->type().isPtr()) fail(w[0], "tl.make_block_ptr's base must be a scalar pointer, got " + bp.v->type().str());
+    bp.blockShape = constShape(*v[4], w[4], "tl.make_block_ptr's block_shape");
+    const size_t r = bp.blockShape.size();
+    const char* what[3] = {"shape", "strides", "offsets"};
+    for (int part = 0; part < 3; ++part) {
+      const Val& t = *v[1 + part];
+      std::vector<Val> items = t.k == Val::K::Tuple ? t.elems : std::vector<Val>{t};
+      if (items.size() != r)
+        fail(w[1 + part], std::string("tl.make_block_ptr's ") + what[part] + " has " + std::to_string(items.size()) +
+                              " entries but block_shape has " + std::to_string(r));
+      for (const Val& x : items) {
+        const bool intIR = x.isIR() && x.v->type().isScalar() && x.v->type().elemIsInt() && !x.v->type().isI1();
+        if (!intIR && x.k != Val::K::Int && x.k != Val::K::Bool)
+          fail(w[1 + part], std::string("tl.make_block_ptr's ") + what[part] + " must be integers, got " + describe(x));
+        bp.elems.push_back(x);
+      }
+    }
+    const Val& order = *v[5];
+    if (order.k != Val::K::Tuple || order.elems.size() != r)
+      fail(w[5], "tl.make_block_ptr's order must be a tuple of " + std::to_string(r) + " dimensions");
+    return bp;
+  }
+  Val advance(const Args& a) {
+    std::vector<Pos> w;
+    auto v = bind(a, "tl.advance", {"base", "offsets"}, 2, &w);
+    if (v[0]->k != Val::K::BlockPtr) fail(w[0], "tl.advance moves a block pointer (tl.make_block_ptr), got " + describe(*v[0]));
+    Val bp = *v[0];
+    const size_t r = bp.blockShape.size();
+    std::vector<Val> d = v[1]->k == Val::K::Tuple ? v[1]->elems : std::vector<Val>{*v[1]};
+    if (d.size() != r) fail(w[1], "tl.advance's offsets have " + std::to_string(d.size()) + " entries for a block pointer of rank " + std::to_string(r));
+    for (size_t k = 0; k < r; ++k) bp.elems[2 * r + k] = binary("+", bp.elems[2 * r + k], d[k], w[1]);
+    return bp;
+  }
+  // The boundary_check dimensions (a tuple of constant dimensions, possibly empty).
+  std::vector<bool> boundaryDims(const Val& bc, Pos at, size_t r, const std::string& what) {
+    std::vector<bool> check(r, false);
+    if (bc.k == Val::K::None) return check;
+    std::vector<Val> items = bc.k == Val::K::Tuple ? bc.elems : std::vector<Val>{bc};
+    for (const Val& d : items) {
+      int64_t k = constInt(d, at, what + "'s boundary_check");
+      if (k < 0 || k >= static_cast<int64_t>(r)) fail(at, what + "'s boundary_check names dimension " + std::to_string(k) + " of a rank-" + std::to_string(r) + " block");
+      check[static_cast<size_t>(k)] = true;
+    }
+    return check;
+  }
+  // The block's addresses and, when some dimension is checked, its in-bounds mask.
+  std::pair<ir::Value*, ir::Value*> blockAddresses(const Val& bp, const std::vector<bool>& check, Pos p) {
+    const size_t r = bp.blockShape.size();
+    at(p);
+    Val addr = Val::ir(b_.op1(OpKind::Splat, {bp.v}, Type::tileOf(bp.blockShape, bp.v->type())));
+    Val mask = Val::none();
+    for (size_t d = 0; d < r; ++d) {
+      const int64_t n = bp.blockShape[d];
+      at(p);
+      ir::Value* idx = b_.op1(OpKind::Arange, {}, Type::tileOf({n}, Type::scalarOf(Scalar::I32)), {{"start", int64_t{0}}, {"end", n}});
+      // [n] -> [1, .., n, .., 1] by expand_dims (as rm[:, None] writes it, which block-access models).
+      std::vector<int64_t> shape{n};
+      for (size_t j = 0; j < d; ++j) {
+        shape.insert(shape.begin(), 1);
+        idx = b_.op1(OpKind::ExpandDims, {idx}, idx->type().withShape(shape), {{"axis", int64_t{0}}});
+      }
+      for (size_t j = d + 1; j < r; ++j) {
+        shape.push_back(1);
+        idx = b_.op1(OpKind::ExpandDims, {idx}, idx->type().withShape(shape), {{"axis", static_cast<int64_t>(shape.size() - 1)}});
+      }
+      Val pos = binary("+", Val::ir(idx), bp.elems[2 * r + d], p);
+      addr = binary("+", addr, binary("*", pos, bp.elems[r + d], p), p);
+      if (check[d]) {
+        Val in = logical("and", compare(">=", pos, Val::integer(0), p), compare("<", pos, bp.elems[d], p), p);
+        mask = mask.k == Val::K::None ? in : logical("and", mask, in, p);
+      }
+    }
+    ir::Value* a = broadcastTo(addr.v, bp.blockShape, p);
+    ir::Value* m = mask.k == Val::K::None ? nullptr : broadcastTo(mask.v, bp.blockShape, p);
+    return {a, m};
+  }
+  Val blockLoad(const Val& bp, const Val& bc, Pos bcAt, const Val& pad, Pos padAt, Pos p) {
+    auto [addr, mask] = blockAddresses(bp, boundaryDims(bc, bcAt, bp.blockShape.size(), "tl.load"), p);
+    const Scalar e = addr->type().scalar;
+    std::string mode = pad.k == Val::K::Str ? pad.s : "";
+    if (pad.k != Val::K::None && pad.k != Val::K::Str) fail(padAt, "tl.load's padding_option must be \"zero\" or \"nan\", got " + describe(pad));
+    if (mode != "" && mode != "zero" && mode != "nan") fail(padAt, "tl.load's padding_option must be \"zero\" or \"nan\", got \"" + mode + "\"");
+    if (mode == "nan" && !ir::isFloat(e)) fail(padAt, "tl.load's padding_option \"nan\" needs a floating-point block, this one is " + tritonDtypeName(e));
+    const Type vt = addr->type().withElement(Type::scalarOf(e));
+    at(p);
+    if (!mask) return Val::ir(b_.op1(OpKind::Load, {addr}, vt));
+    ir::Value* other = mode == "nan" ? b_.constFloat(std::numeric_limits<double>::quiet_NaN(), vt)
+                                     : (ir::isFloat(e) ? b_.constFloat(0.0, vt) : b_.constInt(0, vt));
+    return Val::ir(b_.op1(OpKind::Load, {addr, mask, other}, vt));
+  }
+  Val blockStore(const Val& bp, const Val& value, Pos valueAt, const Val& bc, Pos bcAt, Pos p) {
+    auto [addr, mask] = blockAddresses(bp, boundaryDims(bc, bcAt, bp.blockShape.size(), "tl.store"), p);
+    if (value.isIR() && (value.v->type().isPtrLike() || value.v->type().isDesc()))
+      fail(valueAt, "tl.store's value must be numbers, got " + value.v->type().str());
+    if (!value.isIR() && !value.isNum()) fail(valueAt, "tl.store's value must be a number or a tensor, got " + describe(value));
+    if (value.isIR() && value.v->type().isTile() && value.v->type().shape != bp.blockShape)
+      fail(valueAt, "tl.store to a block pointer of block " + shapeStr(bp.blockShape) + " with a value of shape " + shapeStr(value.v->type().shape));
+    std::vector<ir::Value*> ops = {addr, coerce(value, addr->type().scalar, bp.blockShape, valueAt)};
+    if (mask) ops.push_back(mask);
+    at(p);
+    b_.create(OpKind::Store, ops, {});
+    return Val::none();
+  }
+
   Val store(const Args& a) {
     std::vector<Pos> w;
     auto v = bind(a, "tl.store", {"pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"}, 2, &w);
     Pos p = a.at;
+    if (v[0]->k == Val::K::BlockPtr) {
+      if (v[2] && v[2]->k != Val::K::None) fail(w[2], "tl.store to a block pointer takes boundary_check, not a mask");
+      return blockStore(*v[0], *v[1], w[1], v[3] ? *v[3] : Val::none(), w[3], p);
+    }
     ir::Value* ptr = requirePtr(*v[0], w[0], "tl.store");
     if (v[3] && v[3]->k != Val::K::None && !(v[3]->k == Val::K::Tuple && v[3]->elems.empty()))
       fail(w[3], "tl.store's boundary_check applies to block pointers: not supported yet");
@@ -2821,10 +2948,42 @@ class Lowerer {
 
   // Initial values of carried variables as IR; constants that are not numbers stay unchanged and
   // must not be reassigned (checked after the body).
+  // A carried value: a variable, or ("name" kSlot "k") offset k of the block pointer in "name" (a
+  // loop carries a block pointer's offsets; its base, shape and strides must stay as they are).
+  static constexpr char kSlot = '\x01';
+  Val& slot(Frame& fr, const std::string& key, Pos p) {
+    const size_t cut = key.find(kSlot);
+    if (cut == std::string::npos) return fr.vars[key];
+    const std::string name = key.substr(0, cut);
+    Val& bp = fr.vars[name];
+    if (bp.k != Val::K::BlockPtr)
+      fail(p, "'" + name + "' is a block pointer before the loop but " + describe(bp) + " in it",
+           "advance it with tl.advance; keep other values in other names");
+    const size_t r = bp.blockShape.size();
+    return bp.elems[2 * r + std::stoul(key.substr(cut + 1))];
+  }
+  static std::string slotName(const std::string& key) {
+    const size_t cut = key.find(kSlot);
+    return cut == std::string::npos ? key : key.substr(0, cut) + "_off" + key.substr(cut + 1);
+  }
+
   void splitCarried(const std::vector<std::string>& names, Pos p, std::vector<std::string>& carried,
                     std::vector<ir::Value*>& inits, std::vector<std::pair<std::string, Val>>& frozen) {
     for (auto& n : names) {
       Val v = frame().vars[n];
+      if (v.k == Val::K::BlockPtr) {
+        const size_t r = v.blockShape.size();
+        Val shapeOnly = v;  // what must not change: all but the offsets
+        for (size_t k = 0; k < r; ++k) {
+          carried.push_back(n + kSlot + std::to_string(k));
+          const Val& off = v.elems[2 * r + k];
+          inits.push_back(off.isIR() ? off.v : constant(off, Scalar::I32, {}, p));
+          inits.back()->nameHint = slotName(carried.back());
+          shapeOnly.elems[2 * r + k] = Val::none();
+        }
+        frozen.emplace_back(n, shapeOnly);
+        continue;
+      }
       if (v.isIR()) {
         if (v.v->type().isDesc()) {
           frozen.emplace_back(n, v);
@@ -2845,7 +3004,9 @@ class Lowerer {
 
   void checkFrozen(const std::vector<std::pair<std::string, Val>>& frozen, Pos p) {
     for (auto& [n, v] : frozen) {
-      const Val& now = frame().vars[n];
+      Val now = frame().vars[n];
+      if (v.k == Val::K::BlockPtr && now.k == Val::K::BlockPtr && now.blockShape == v.blockShape)
+        for (size_t k = 0, r = v.blockShape.size(); k < r; ++k) now.elems[2 * r + k] = Val::none();  // offsets are carried
       if (!(now == v))
         fail(p, "'" + n + "' (" + describe(v) + ") is reassigned inside a loop with runtime bounds: not supported",
              "compute it before the loop, or unroll with tl.static_range");
@@ -2973,7 +3134,7 @@ class Lowerer {
       Block* body = op->addRegion();
       ir::Value* iv = body->addArg(bounds[0]->type(), target->name);
       fr.vars[target->name] = Val::ir(iv);
-      for (size_t k = 0; k < carried.size(); ++k) fr.vars[carried[k]] = Val::ir(body->addArg(types[k], carried[k]));
+      for (size_t k = 0; k < carried.size(); ++k) slot(fr, carried[k], s.pos) = Val::ir(body->addArg(types[k], slotName(carried[k])));
       b_.setInsertionPointToEnd(body);
       exec(s.body);
     } else {
@@ -2982,8 +3143,8 @@ class Lowerer {
       Block* afterB = op->addRegion();
       std::vector<ir::Value*> bargs;
       for (size_t k = 0; k < carried.size(); ++k) {
-        bargs.push_back(beforeB->addArg(types[k], carried[k]));
-        fr.vars[carried[k]] = Val::ir(bargs.back());
+        bargs.push_back(beforeB->addArg(types[k], slotName(carried[k])));
+        slot(fr, carried[k], s.pos) = Val::ir(bargs.back());
       }
       b_.setInsertionPointToEnd(beforeB);
       Val c = eval(*test);
@@ -2995,13 +3156,13 @@ class Lowerer {
       condOps.insert(condOps.end(), bargs.begin(), bargs.end());
       at(test->pos);
       b_.create(OpKind::Condition, condOps, {});
-      for (size_t k = 0; k < carried.size(); ++k) fr.vars[carried[k]] = Val::ir(afterB->addArg(types[k], carried[k]));
+      for (size_t k = 0; k < carried.size(); ++k) slot(fr, carried[k], s.pos) = Val::ir(afterB->addArg(types[k], slotName(carried[k])));
       b_.setInsertionPointToEnd(afterB);
       exec(s.body);
     }
     std::vector<ir::Value*> yields;
     for (size_t k = 0; k < carried.size(); ++k)
-      yields.push_back(asCarried(fr.vars[carried[k]], types[k], carried[k], s.pos,
+      yields.push_back(asCarried(slot(fr, carried[k], s.pos), types[k], slotName(carried[k]), s.pos,
                                  target ? "the loop" : "the while loop"));
     at(s.pos);
     b_.create(OpKind::Yield, yields, {});
@@ -3018,8 +3179,8 @@ class Lowerer {
       fr.vars[target->name] = u;
     }
     for (size_t k = 0; k < carried.size(); ++k) {
-      op->result(k)->nameHint = carried[k];
-      fr.vars[carried[k]] = Val::ir(op->result(k));
+      op->result(k)->nameHint = slotName(carried[k]);
+      slot(fr, carried[k], s.pos) = Val::ir(op->result(k));
     }
   }
 

@@ -259,7 +259,7 @@ class BlockAccess {
   }
 
   // A scalar carried by a tile.for that each iteration advances by a value from outside the loop
-  // (yield = c + s): init + t * s, t the trip index (Triton's persistent tutorial keeps its epilogue's
+  // (yield = c + s): init + t * s, t the trip index; one it yields unchanged is its initial value (Triton's persistent tutorial keeps its epilogue's
   // tile index so, one step behind the loop's own).
   std::optional<Sym> carriedCounter(Value* v) {
     const Block* body = v->ownerBlock();
@@ -268,6 +268,7 @@ class BlockAccess {
     const auto k = static_cast<size_t>(v->index() - 1);
     const Op* yield = body->terminator();
     if (!yield || k >= yield->numOperands()) return std::nullopt;
+    if (yield->operand(k) == v) return scalarSym(loop->operand(3 + k));  // carried unchanged: its initial value
     const Op* add = yield->operand(k)->definingOp();
     if (!add || add->kind() != OpKind::Add || add->parent != body) return std::nullopt;
     Value* step = add->operand(0) == v ? add->operand(1) : add->operand(1) == v ? add->operand(0) : nullptr;
@@ -610,6 +611,19 @@ class BlockAccess {
     rel = c.scaled(-1);
     return true;
   }
+  // A mask conjunct `s < 0` that reads i_d > c: s = c - i_d.
+  static bool lowerForm(const Sym& s, int& dim, Sym& c) {
+    dim = -1;
+    c = Sym{};
+    for (auto& [m, k] : s.t) {
+      int n = 0;
+      for (int a : m) n += a < kIndexVars;
+      if (n == 0) c.addTerm(m, k);
+      else if (n == 1 && m.size() == 1 && k == -1 && dim < 0) dim = m[0];
+      else return false;
+    }
+    return dim >= 0;
+  }
   bool nonNegSym(const Sym& s) {
     for (auto& [m, c] : s.t)
       if (!nonNegMono(m, c)) return false;
@@ -681,11 +695,17 @@ class BlockAccess {
         return fail<Plan>("the address does not move along dimension " + std::to_string(d) + " (no stride)");
     // The bounds from the mask: i_d < R_d.
     std::vector<std::optional<Sym>> rel(static_cast<size_t>(rank));
+    std::vector<std::pair<int, Sym>> lower;  // `start + i_d >= 0` conjuncts: i_d > c, checked below
     for (auto& c : mask.conj) {
       int dim;
       Sym r;
-      if (!boundForm(c, dim, r))
+      if (!boundForm(c, dim, r)) {
+        if (lowerForm(c, dim, r)) {
+          lower.emplace_back(dim, r);
+          continue;
+        }
         return fail<Plan>("a mask conjunct is not of the form `offset < bound` on one dimension (offset = start + arange)");
+      }
       auto& slot = rel[static_cast<size_t>(dim)];
       if (slot && !(*slot == r)) return fail<Plan>("dimension " + std::to_string(dim) + " is bounded twice by different bounds");
       slot = r;
@@ -741,6 +761,11 @@ class BlockAccess {
       if (best >= 0) p.start[static_cast<size_t>(best)].addTerm(q, qc);
       else p.rest.addTerm(m, c);
     }
+    // A lower bound is the descriptor's own (TMA fills and clips coordinates below 0) exactly when
+    // it reads start_d + i_d >= 0, i.e. i_d > -start_d - 1 (block pointers' boundary_check).
+    for (auto& [d, c] : lower)
+      if (!((c + p.start[static_cast<size_t>(d)] + Sym::constant(1)).constValue() == std::optional<int64_t>(0)))
+        return fail<Plan>("a mask conjunct bounds dimension " + std::to_string(d) + " from below other than at 0 (offset >= 0)");
     for (int d = 0; d < rank; ++d) {
       auto& r = rel[static_cast<size_t>(d)];
       p.masked[static_cast<size_t>(d)] = r.has_value();
