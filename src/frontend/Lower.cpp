@@ -820,8 +820,25 @@ class Lowerer {
         return v;
       }
     }
+    if (auto b = file_->bindings.find(name); b != file_->bindings.end() && !b->second.empty()) {
+      // Bound by imports or assignments, perhaps in several module-level branches (`if version >= 3:
+      // from ...libdevice import tanh` / `else: from triton.language.math import tanh`): the first
+      // binding whose target tawa (and so Triton 3.6) provides.
+      const auto& all = b->second;
+      const std::string* pick = &all.back();
+      for (const auto& c : all)
+        if (provided(c)) {
+          pick = &c;
+          break;
+        }
+      if (pick->find('.') == std::string::npos && file_->find(*pick)) return funcIn(file_, *pick);
+      return moduleMember(*pick, p);
+    }
     auto a = file_->aliases.find(name);
     if (a != file_->aliases.end()) return moduleMember(a->second, p);
+    for (const auto& star : file_->starImports)  // `from m import *`: a name m defines
+      if (SourceFile* m = findModule(star))
+        if (m->find(name) || m->globals.count(name) || m->bindings.count(name)) return memberOf(m, name, p);
     static const std::set<std::string> builtins = {"range", "min", "max", "float", "int", "bool", "len", "isinstance",
                                                    "abs", "print", "enumerate", "zip", "list", "tuple", "str", "type",
                                                    "round", "sum", "any", "all", "divmod", "pow", "getattr", "hasattr"};
@@ -885,6 +902,23 @@ class Lowerer {
       return Val::named(Val::K::TlFunc, leaf);
     }
     return importedMember(path, p);
+  }
+
+  // Whether a dotted path names something Triton 3.6 provides and tawa lowers: libdevice's functions
+  // that tawa has, tl.math's functions, tl's names other than libdevice-only math (tl.tanh does not
+  // exist); anything outside triton is taken to exist (it is resolved where it is used).
+  static bool provided(const std::string& path) {
+    if (path.rfind("triton", 0) != 0) return true;
+    const size_t dot = path.rfind('.');
+    if (dot == std::string::npos) return true;
+    const std::string parent = path.substr(0, dot), leaf = path.substr(dot + 1);
+    static const std::set<std::string> tlMath = {"umulhi", "exp", "exp2", "log", "log2", "cos", "sin", "sqrt", "sqrt_rn",
+                                                 "rsqrt", "abs", "fdiv", "div_rn", "erf", "floor", "ceil", "fma"};
+    static const std::set<std::string> libdeviceOwn = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "fabs", "abs"};
+    if (parent.find("libdevice") != std::string::npos) return libdeviceOwn.count(leaf) || ir::mathFn(leaf);
+    if (parent == "triton.language.math") return tlMath.count(leaf) != 0;
+    if (parent == "triton.language") return !ir::mathFn(leaf) || tlMath.count(leaf);
+    return true;
   }
 
   // ---- other .py files (the kernel's own package, or the import path)
@@ -998,7 +1032,16 @@ class Lowerer {
       } pop{frames_};
       return lookup(name, p);
     }
-    if (auto a = f->aliases.find(name); a != f->aliases.end()) return moduleMember(a->second, p);
+    if (f->bindings.count(name) || f->aliases.count(name)) {
+      Frame empty;
+      empty.fn = frame().fn;
+      frames_.push_back(&empty);
+      struct Pop {
+        std::vector<Frame*>& fs;
+        ~Pop() { fs.pop_back(); }
+      } pop{frames_};
+      return lookup(name, p);
+    }
     namespace fs = std::filesystem;
     if (fs::path(*f->path).filename() == "__init__.py")  // `from pkg import sub`: pkg/sub.py
       if (SourceFile* sub = findModule("." + name)) {
@@ -1129,6 +1172,11 @@ class Lowerer {
   Val attribute(const Val& base, const std::string& name, Pos p) {
     switch (base.k) {
       case Val::K::Module: return base.src ? memberOf(base.src, name, p) : moduleMember(base.s + "." + name, p);
+      case Val::K::BlockPtr:
+        // Triton's type of a block pointer is a pointer to the block type: p.dtype.element_ty is the
+        // element type, as for a plain pointer.
+        if (name == "dtype" || name == "type") return Val::dtype(base.v->type().scalar, true);
+        fail(p, "block pointer attribute '" + name + "': not supported yet", "block pointers have .dtype and .type");
       case Val::K::IR: {
         const Type& t = base.v->type();
         if (name == "dtype") return t.isDesc() ? Val::dtype(t.scalar) : Val::dtype(t.scalar, t.isPtrLike());
@@ -1555,6 +1603,22 @@ class Lowerer {
       Val s = binary("+", *v[0], *v[1], p);
       s = binary("-", s, Val::integer(1), p);
       return binary("//", s, *v[1], p);
+    }
+    if (n == "swizzle2d") {
+      // (i, j) of a row-major size_i x size_j grid -> column-major within groups of size_g rows
+      // (the last group may have fewer), as Triton's standard library defines it.
+      auto v = bind(a, qual, {"i", "j", "size_i", "size_j", "size_g"}, 5);
+      auto op = [&](const char* o, const Val& x, const Val& y) {
+        return !x.isIR() && !y.isIR() ? constBinary(o, x, y, p) : binary(o, x, y, p);
+      };
+      Val ij = op("+", op("*", *v[0], *v[3]), *v[1]);
+      Val sizeGj = op("*", *v[4], *v[3]);
+      Val offI = op("*", op("//", ij, sizeGj), *v[4]);
+      Val rows = op("-", *v[2], offI);
+      Val sizeG = !rows.isIR() && !v[4]->isIR() ? (constCompare("<", rows, *v[4], p).value_or(false) ? rows : *v[4])
+                                                : minmax(OpKind::Min, rows, *v[4], p);
+      ij = op("%", ij, sizeGj);
+      return Val::tuple({op("+", offI, op("%", ij, sizeG)), op("//", ij, sizeG)});
     }
     if (n == "next_power_of_2") {
       auto v = bind(a, qual, {"n"}, 1);
@@ -2226,7 +2290,7 @@ class Lowerer {
     args.at = fnAt;
     Val r = inlineFunc(fn, args);
     b_ = saved;
-    const std::string hint = "combine functions of one +, *, tl.maximum or tl.minimum of their two arguments are supported";
+    const std::string hint = "combine functions of one +, *, &, |, ^, tl.maximum or tl.minimum of their two arguments are supported";
     if (r.k == Val::K::Tuple) fail(fnAt, qual + " with combine_fn '" + fn.s + "' over tuples of values: not supported yet", hint);
     const ir::Op* d = r.isIR() ? r.v->definingOp() : nullptr;
     auto pair = [&](const ir::Op* o, size_t i, size_t j) {
@@ -2238,6 +2302,9 @@ class Lowerer {
         case OpKind::Mul: return "prod";
         case OpKind::Max: return "max";
         case OpKind::Min: return "min";
+        case OpKind::And: return "and";
+        case OpKind::Or: return "or";
+        case OpKind::Xor: return "xor";
         default: break;
       }
     }
@@ -2250,7 +2317,7 @@ class Lowerer {
         if (pr == "lt" || pr == "le") return firstWins ? "min" : "max";
       }
     }
-    fail(fnAt, qual + "'s combine_fn '" + fn.s + "' is not one +, *, maximum or minimum of its arguments: not supported yet", hint);
+    fail(fnAt, qual + "'s combine_fn '" + fn.s + "' is not one +, *, &, |, ^, maximum or minimum of its arguments: not supported yet", hint);
   }
 
   // tl.reduce(input, axis, combine_fn, keep_dims=False)
@@ -2261,7 +2328,7 @@ class Lowerer {
       fail(w[0], "tl.reduce reduces a tensor, got " + describe(*v[0]),
            v[0]->k == Val::K::Tuple ? "tl.reduce over tuples of tensors is not supported yet" : "");
     const std::string kind = combineKind(*v[2], w[2], v[0]->v->type().scalar, "tl.reduce");
-    if (kind == "prod") fail(w[2], "tl.reduce with a product combine_fn: not supported yet", "tile.reduce takes sum, max and min");
+    if (kind == "prod") fail(w[2], "tl.reduce with a product combine_fn: not supported yet", "tile.reduce takes sum, max, min and bitwise ones");
     Args r;
     r.at = a.at;
     r.pos = {*v[0], *v[1]};
@@ -2288,6 +2355,8 @@ class Lowerer {
     std::string kind = n == "cumsum" ? "sum" : "prod";
     if (general) {
       kind = combineKind(*v[2], w[2], e, qual);
+      if (kind == "and" || kind == "or" || kind == "xor")
+        fail(w[2], qual + " with the bitwise combine_fn '" + v[2]->s + "': not supported yet", "scans take +, *, maximum and minimum");
     } else {
       if (e == Scalar::BF16 && n == "cumsum") e = Scalar::F32;
       if (v[3] && v[3]->k != Val::K::None) {

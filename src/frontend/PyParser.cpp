@@ -33,8 +33,10 @@ void skipToNewline(const std::vector<Token>& t, size_t& i) {
   while (t[i].kind != Tok::Newline && t[i].kind != Tok::EndOfFile) ++i;
 }
 
-// Records `import triton...`, `from triton... import ...` statements starting at t[i].
-void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std::string>& aliases) {
+// Records `import triton...`, `from triton... import ...` statements starting at t[i] (every
+// binding in `all`, `from m import *` in `stars`).
+void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std::string>& aliases,
+                std::map<std::string, std::vector<std::string>>& all, std::vector<std::string>& stars) {
   if (t[i].isName("import")) {
     ++i;
     while (true) {
@@ -42,6 +44,7 @@ void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std
       if (mod.empty()) return;
       if (t[i].isName("as") && t[i + 1].kind == Tok::Name) {
         aliases[t[i + 1].text] = mod;
+        all[t[i + 1].text].push_back(mod);
         i += 2;
       } else {
         std::string head = mod.substr(0, mod.find('.'));
@@ -62,6 +65,10 @@ void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std
     ++i;
     bool paren = t[i].isOp("(");
     if (paren) ++i;
+    if (t[i].isOp("*")) {
+      stars.push_back(mod);
+      return;
+    }
     while (t[i].kind == Tok::Name) {
       std::string name = t[i++].text;
       std::string local = name;
@@ -70,6 +77,7 @@ void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std
         i += 2;
       }
       aliases[local] = mod + (mod.back() == '.' ? "" : ".") + name;
+      all[local].push_back(aliases[local]);
       if (!t[i].isOp(",")) break;
       ++i;
     }
@@ -773,14 +781,41 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
   for (size_t i = 0; i < t.size(); ++i) {
     if (t[i].kind == Tok::Indent) ++depth;
     if (t[i].kind == Tok::Dedent) --depth;
-    if (atStatementStart(i) && (t[i].isName("import") || t[i].isName("from"))) scanImport(t, i, f->aliases);
+    if (atStatementStart(i) && (t[i].isName("import") || t[i].isName("from"))) scanImport(t, i, f->aliases, f->bindings, f->starImports);
   }
   depth = 0;
   std::vector<size_t> decorators;
+  int defDepth = -1;                        // the depth of the def or class being skipped, or -1
+  std::map<std::string, size_t> plainDefs;  // undecorated module-level defs (for `f = triton.jit(f)`)
   for (size_t i = 0; i < t.size() && t[i].kind != Tok::EndOfFile; ++i) {
     if (t[i].kind == Tok::Indent) ++depth;
     if (t[i].kind == Tok::Dedent) --depth;
     if (!atStatementStart(i) || t[i].kind == Tok::Indent || t[i].kind == Tok::Dedent) continue;
+    if (defDepth >= 0 && depth <= defDepth) defDepth = -1;
+    if (defDepth < 0 && (t[i].isName("def") || t[i].isName("class")) && t[i + 1].kind == Tok::Name) {
+      if (t[i].isName("def") && decorators.empty()) plainDefs[t[i + 1].text] = i;
+      defDepth = depth;
+    }
+    if (defDepth < 0 && t[i].kind == Tok::Name && !isKeyword(t[i].text) && t[i + 1].isOp("=")) {
+      // Module-level (any if/try branch) `NAME = dotted.name`: an alias (`exp = tl.exp`); and the
+      // call forms of the decorators: `f = triton.jit(f)`, `f = triton.heuristics({...})(f)`.
+      size_t m = i + 2;
+      std::string rhs = dottedName(t, m);
+      if (!rhs.empty() && (t[m].kind == Tok::Newline || t[m].kind == Tok::EndOfFile) && rhs != t[i].text) {
+        f->bindings[t[i].text].push_back(resolve(f->aliases, rhs));
+      } else if (!rhs.empty() && t[m].isOp("(")) {
+        const std::string r = resolve(f->aliases, rhs);
+        const bool jitCall = r == "triton.jit" || r == "triton.runtime.jit" || r == "triton.runtime.jit.jit";
+        auto def = t[m + 1].kind == Tok::Name ? plainDefs.find(t[m + 1].text) : plainDefs.end();
+        if (jitCall && t[m + 2].isOp(")") && def != plainDefs.end() && !f->find(t[i].text)) {
+          SourceFile::Jit j;
+          j.name = t[i].text;
+          j.defToken = def->second;
+          j.pos = Pos{t[def->second].line, t[def->second].col};
+          f->jit.push_back(std::move(j));
+        }
+      }
+    }
     if (t[i].isOp("@")) {
       decorators.push_back(i + 1);
       skipToNewline(t, i);

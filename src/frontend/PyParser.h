@@ -32,6 +32,13 @@ struct SourceFile {
   std::vector<Jit> jit;
   // Local names bound by imports of triton: "tl" -> "triton.language", "jit" -> "triton.jit".
   std::map<std::string, std::string> aliases;
+  // Every module-level binding of a name to a dotted path, in source order: imports (also in
+  // `if`/`try` branches) and `NAME = dotted.name` (`exp = tl.exp`), resolved through the aliases.
+  // A name bound in several branches is resolved where it is read (the first binding tawa can
+  // provide, as only one branch can provide a name in Triton 3.6).
+  std::map<std::string, std::vector<std::string>> bindings;
+  // `from module import *`: the modules, searched for names nothing else binds.
+  std::vector<std::string> starImports;
   // Module-level `NAME = tl.constexpr(...)`: name -> the statement's first token (parsed on first
   // use).
   std::map<std::string, size_t> globals;

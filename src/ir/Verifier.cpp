@@ -425,7 +425,10 @@ class Verifier {
         auto it = op.attrs.find("kind");
         need(it != op.attrs.end() && std::holds_alternative<std::string>(it->second), op, "needs kind = \"sum\", \"max\" or \"min\"");
         auto& k = std::get<std::string>(it->second);
-        need(k == "sum" || k == "max" || k == "min", op, "kind must be \"sum\", \"max\" or \"min\", got \"" + k + "\"");
+        const bool bitwise = k == "and" || k == "or" || k == "xor";
+        need(k == "sum" || k == "max" || k == "min" || bitwise, op,
+             "kind must be \"sum\", \"max\", \"min\", \"and\", \"or\" or \"xor\", got \"" + k + "\"");
+        if (bitwise) need(a.elemIsInt() && a.scalar != Scalar::I1, op, "a bitwise reduction needs integer elements, got " + a.str());
         int64_t ax = op.intAttr("axis");
         need(ax >= 0 && ax < a.rank(), op, "axis " + std::to_string(ax) + " is out of range for rank " + std::to_string(a.rank()));
         auto s = a.shape;

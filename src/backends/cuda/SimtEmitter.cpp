@@ -452,6 +452,9 @@ class SimtEmitter {
     else if (kind == "prod") c.id = f ? "1.0f" : "1", c.comb = "(%a * %b)";
     else if (kind == "max") c.id = f ? "(-inf_f32())" : "(-2147483647 - 1)", c.comb = f ? "max_nan(%a, %b)" : "(%a > %b ? %a : %b)";
     else if (kind == "min") c.id = f ? "inf_f32()" : "2147483647", c.comb = f ? "min_nan(%a, %b)" : "(%a < %b ? %a : %b)";
+    else if (!f && kind == "and") c.id = "(-1)", c.comb = "(%a & %b)";
+    else if (!f && kind == "or") c.id = "0", c.comb = "(%a | %b)";
+    else if (!f && kind == "xor") c.id = "0", c.comb = "(%a ^ %b)";
     else throw UserError(op.loc(), "unknown reduction '" + kind + "'");
     if (!f && (kind == "sum" || kind == "prod"))  // i32 wraps, as the executor's: unsigned arithmetic
       c.comb = std::string("static_cast<int32_t>(static_cast<uint32_t>(%a) ") + (kind == "sum" ? "+" : "*") + " static_cast<uint32_t>(%b))";

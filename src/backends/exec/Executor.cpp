@@ -997,7 +997,8 @@ class Interp {
               int64_t acc = a.i[base];
               for (int64_t k = 1; k < n; ++k) {
                 int64_t x = a.i[base + static_cast<size_t>(k * inner)];
-                acc = kind == "sum" ? wrapInt(at.scalar, acc + x) : kind == "max" ? std::max(acc, x) : std::min(acc, x);
+                acc = kind == "sum" ? wrapInt(at.scalar, acc + x) : kind == "max" ? std::max(acc, x)
+                    : kind == "min" ? std::min(acc, x) : kind == "and" ? (acc & x) : kind == "or" ? (acc | x) : (acc ^ x);
               }
               r.i[dst] = acc;
             }
