@@ -1,0 +1,173 @@
+"""numpy references of corpus kernels, in float64 (integers in int64), written from each kernel's
+documented semantics (what it computes, not how). A reference takes the inputs (dict name -> array,
+as generated before the run) and the spec's scalars and constexprs (dict), and returns the expected
+value of each buffer the kernel writes."""
+import math
+
+import numpy as np
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def silu(x):
+    return x * sigmoid(x)
+
+
+def gelu_tanh(a):
+    return 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a**3)))
+
+
+def softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def geglu_tanh_forward(i, c):
+    return {"c": gelu_tanh(i["a"]) * i["b"]}
+
+
+def geglu_tanh_backward(i, c):
+    a, b, dc = i["a"], i["b"], i["dc"]
+    t = np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a**3))
+    da = dc * b * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * a * a))
+    return {"a": da, "b": dc * gelu_tanh(a)}
+
+
+def swiglu_forward(i, c):
+    return {"c_ptr": silu(i["a_ptr"]) * i["b_ptr"]}
+
+
+def swiglu_backward(i, c):
+    a, b, dc = i["a_ptr"], i["b_ptr"], i["dc_ptr"]
+    s = sigmoid(a)
+    return {"a_ptr": dc * (a * s * (1 - s) + s) * b, "b_ptr": dc * a * s}
+
+
+def rms_norm_forward(i, c):  # casting_mode 0 (llama), offset 0
+    x, w = i["X_ptr"], i["W_ptr"]
+    rstd = 1 / np.sqrt((x * x).mean(1) + c["eps"])
+    return {"Y_ptr": x * rstd[:, None] * (c["offset"] + w), "RSTD_ptr": rstd}
+
+
+def layer_norm_forward(i, c):
+    x, w, b = i["X_ptr"], i["W_ptr"], i["B_ptr"]
+    mean = x.mean(1)
+    rstd = 1 / np.sqrt(((x - mean[:, None]) ** 2).mean(1) + c["eps"])
+    return {"Y_ptr": (x - mean[:, None]) * rstd[:, None] * w + b, "Mean_ptr": mean, "RSTD_ptr": rstd}
+
+
+def cross_entropy(i, c):  # no weights, no smoothing, no softcap, reduction 'mean'
+    x, y, n = i["X_ptr"], i["Y_ptr"], c["n_non_ignore"]
+    lse = np.log(np.exp(x - x.max(1, keepdims=True)).sum(1)) + x.max(1)
+    rows = np.arange(len(y))
+    grad = softmax(x)
+    grad[rows, y] -= 1
+    return {"X_ptr": grad / n, "loss_ptr": (lse - x[rows, y]) / n}
+
+
+def element_mul(i, c):
+    return {"X_ptr": i["X_ptr"] * i["grad_output_ptr"][0]}
+
+
+def kldiv_forward(i, c):  # log_target False, reduction batchmean: a sum per row
+    y, gt = i["y_ptr"], i["gt_ptr"]
+    return {"loss_ptr": (gt * (np.log(np.maximum(gt, c["eps"])) - y)).sum(1)}
+
+
+def embedding_forward(i, c):
+    return {"output_ptr": i["embeddings_ptr"][i["indices_ptr"]]}
+
+
+def fla_sigmoid(i, c):
+    return {"y": sigmoid(i["x"])}
+
+
+def fla_logsigmoid(i, c):
+    x = i["x"]
+    return {"y": (np.minimum(0, x) - np.log1p(np.exp(-np.abs(x)))) / c["temperature"]}
+
+
+def fla_softmax_fwd(i, c):
+    return {"p": softmax(i["x"])}
+
+
+def fla_softmax_bwd(i, c):
+    p, dp = i["p"], i["dp"]
+    return {"ds": p * dp - p * (p * dp).sum(1, keepdims=True)}
+
+
+def fla_logsumexp(i, c):
+    x = i["x"] * c["scale"]
+    blocks = [x[:, k:k + c["B"]] for k in range(0, c["D"], c["B"])]
+    return {"z": np.stack([np.log(np.exp(b - b.max(1, keepdims=True)).sum(1)) + b.max(1) for b in blocks], 1)}
+
+
+def fla_l2norm(i, c):
+    x = i["x"]
+    rstd = 1 / np.sqrt((x * x).sum(1) + c["eps"])
+    return {"y": x * rstd[:, None], "rstd": rstd}
+
+
+def fla_layer_norm_residual(i, c):
+    x = i["x"] + i["res"]
+    mean = x.mean(1)
+    rstd = 1 / np.sqrt(((x - mean[:, None]) ** 2).mean(1) + c["eps"])
+    return {"y": (x - mean[:, None]) * rstd[:, None] * i["w"] + i["b"], "res_out": x, "mean": mean, "rstd": rstd}
+
+
+def fla_position_ids(i, c):
+    cu = i["cu_seqlens"]
+    return {"y": np.concatenate([np.arange(cu[k + 1] - cu[k]) for k in range(len(cu) - 1)])}
+
+
+def unsloth_fg(i, c):  # silu(e) rounded to g's fp16 before the product, as the kernel states
+    f = silu(i["e"]).astype(np.float16).astype(np.float64)
+    return {"h": f * i["g"]}
+
+
+def unsloth_exact_gelu(i, c):
+    e = i["e"]
+    f = 0.5 * e * (1 + np.vectorize(math.erf)(e / math.sqrt(2)))
+    return {"h": f.astype(np.float16).astype(np.float64) * i["g"]}
+
+
+def unsloth_rms(i, c, gemma=False):
+    x, w = i["X"], i["W"]
+    r = 1 / np.sqrt((x * x).mean(1) + c["eps"])
+    return {"Y": x * r[:, None] * (w + 1.0 if gemma else w), "r": r}
+
+
+def unsloth_layernorm(i, c):
+    x = i["X"]
+    mu = x.mean(1)
+    r = 1 / np.sqrt(((x - mu[:, None]) ** 2).mean(1) + c["eps"])
+    return {"Y": (x - mu[:, None]) * r[:, None] * i["W"] + i["b"], "r": r, "mu": mu}
+
+
+REFERENCES = {
+    "_geglu_tanh_forward_kernel": geglu_tanh_forward,
+    "_geglu_tanh_backward_kernel": geglu_tanh_backward,
+    "_swiglu_forward_kernel": swiglu_forward,
+    "_swiglu_backward_kernel": swiglu_backward,
+    "_rms_norm_forward_kernel": rms_norm_forward,
+    "_layer_norm_forward_kernel": layer_norm_forward,
+    "liger_cross_entropy_kernel": cross_entropy,
+    "element_mul_kernel": element_mul,
+    "_kldiv_kernel_forward": kldiv_forward,
+    "embedding_forward_kernel": embedding_forward,
+    "sigmoid_fwd_kernel": fla_sigmoid,
+    "logsigmoid_fwd_kernel": fla_logsigmoid,
+    "softmax_fwd_kernel": fla_softmax_fwd,
+    "softmax_bwd_kernel": fla_softmax_bwd,
+    "logsumexp_fwd_kernel": fla_logsumexp,
+    "l2norm_fwd_kernel1": fla_l2norm,
+    "layer_norm_fwd_kernel1": fla_layer_norm_residual,
+    "prepare_position_ids_kernel": fla_position_ids,
+    "_fg_kernel": unsloth_fg,
+    "_exact_forward_kernel": unsloth_exact_gelu,
+    "_rms_layernorm_forward": unsloth_rms,
+    "_gemma_rms_layernorm_forward": lambda i, c: unsloth_rms(i, c, gemma=True),
+    "layernorm_forward": unsloth_layernorm,
+}
