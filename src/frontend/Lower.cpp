@@ -239,10 +239,17 @@ class Lowerer {
       for (auto& se : spec_.entries)
         if (se.name == p.name) e = &se;
       if (!e) {
-        if (!p.defaultValue)
-          throw UserError(loc(p.pos), "the spec has no entry for parameter '" + p.name + "' of kernel '" + kernel + "'",
+        if (!p.defaultValue) {
+          std::string how;
+          if (auto d = fromDecorators(kernel, p.name, how)) {
+            std::fprintf(stderr, "%s: note: %s\n", loc(p.pos).str().c_str(), how.c_str());
+            fr.vars[p.name] = *d;
+            continue;
+          }
+          throw UserError(loc(p.pos), "the spec has no entry for parameter '" + p.name + "' of kernel '" + kernel + "'" + how,
                           p.isConstexpr ? "add " + p.name + "=VALUE to --spec"
                                         : "add " + p.name + ":TYPE=VALUE (or " + p.name + ":*TYPE[DIMS] for a pointer) to --spec");
+        }
         Frame empty;
         empty.fn = fn;
         frames_.push_back(&empty);
@@ -320,6 +327,88 @@ class Lowerer {
   }
 
  private:
+  // A constexpr the spec does not give, from the kernel's decorators: @triton.heuristics's lambda
+  // when it reads `args['x'] is None` or `is not None` of a spec entry (None or not), else
+  // @triton.autotune's first triton.Config that sets it to a literal. `how` says what was taken, or
+  // (when nothing could be) which decorator sets the name.
+  std::optional<Val> fromDecorators(const std::string& kernel, const std::string& name, std::string& how) {
+    const SourceFile::Jit* j = file_->find(kernel);
+    if (!j) return std::nullopt;
+    const auto& t = file_->tokens;
+    auto dotted = [&](size_t& i) {
+      std::string s;
+      while (t[i].kind == Tok::Name) {
+        s += t[i++].text;
+        if (!t[i].isOp(".")) break;
+        s += ".";
+        ++i;
+      }
+      return s;
+    };
+    for (size_t d : j->decorators) {
+      size_t i = d;
+      std::string callee = dotted(i);
+      auto al = file_->aliases.find(callee.substr(0, callee.find('.')));
+      if (al != file_->aliases.end()) callee = al->second + (callee.find('.') == std::string::npos ? "" : callee.substr(callee.find('.')));
+      if (!t[i].isOp("(")) continue;
+      size_t end = i, depth = 0;  // the decorator's closing parenthesis
+      for (; t[end].kind != Tok::EndOfFile; ++end) {
+        if (t[end].isOp("(") || t[end].isOp("[") || t[end].isOp("{")) ++depth;
+        if (t[end].isOp(")") || t[end].isOp("]") || t[end].isOp("}"))
+          if (--depth == 0) break;
+      }
+      const int line = t[d].line;
+      if (callee == "triton.heuristics") {
+        for (size_t k = i; k + 10 < end; ++k) {
+          if (!(t[k].kind == Tok::String && t[k].text == name && t[k + 1].isOp(":") && t[k + 2].isName("lambda"))) continue;
+          // lambda ARGS: ARGS['x'] is [not] None
+          size_t m = k + 3;
+          const std::string args = t[m].kind == Tok::Name ? t[m].text : "";
+          if (args.empty() || !t[m + 1].isOp(":") || !t[m + 2].isName(args) || !t[m + 3].isOp("[") || t[m + 4].kind != Tok::String ||
+              !t[m + 5].isOp("]") || !t[m + 6].isName("is")) {
+            how = " (@triton.heuristics at line " + std::to_string(line) + " computes it; tawa evaluates only `args['x'] is None` and `is not None`)";
+            return std::nullopt;
+          }
+          const std::string x = t[m + 4].text;
+          const bool negate = t[m + 7].isName("not");
+          if (!t[m + 7 + negate].isName("None")) break;
+          const driver::SpecEntry* e = nullptr;
+          for (auto& se : spec_.entries)
+            if (se.name == x) e = &se;
+          if (!e) {
+            how = " (@triton.heuristics at line " + std::to_string(line) + " computes it from '" + x + "', which the spec does not give)";
+            return std::nullopt;
+          }
+          const bool isNone = e->kind == driver::SpecEntry::Kind::Constexpr && std::holds_alternative<driver::NoneValue>(e->value);
+          const bool v = negate ? !isNone : isNone;
+          how = "'" + name + "' = " + (v ? "True" : "False") + " from @triton.heuristics at line " + std::to_string(line) + " ('" + x +
+                "' is " + (isNone ? "None" : "given") + ")";
+          return Val::boolean(v);
+        }
+      }
+      if (callee == "triton.autotune") {
+        for (size_t k = i; k + 3 < end; ++k) {
+          if (!(t[k].isName("Config") && t[k + 1].isOp("(") && t[k + 2].isOp("{"))) continue;
+          for (size_t m = k + 3; m + 2 < end && !t[m].isOp("}"); ++m)
+            if (t[m].kind == Tok::String && t[m].text == name && t[m + 1].isOp(":")) {
+              const Token& lit = t[m + 2];
+              Val v;
+              if (lit.kind == Tok::Int) v = Val::integer(std::stoll(lit.text, nullptr, 0));
+              else if (lit.kind == Tok::Float) v = Val::real(std::stod(lit.text));
+              else if (lit.isName("True") || lit.isName("False")) v = Val::boolean(lit.isName("True"));
+              else break;
+              how = "'" + name + "' = " + lit.text + " from the first triton.Config of @triton.autotune at line " + std::to_string(line) +
+                    " (give " + name + "=VALUE in --spec to choose another)";
+              return v;
+            }
+          how = " (@triton.autotune at line " + std::to_string(line) + " tunes it, and its first config sets no literal value)";
+          return std::nullopt;
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
   // ---- helpers
   Location loc(Pos p) const { return file_->loc(p); }
   [[noreturn]] void fail(Pos p, const std::string& msg, const std::string& hint = {}) const {

@@ -829,6 +829,7 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
         j.name = t[i + 1].text;
         j.defToken = i;
         j.pos = Pos{t[i].line, t[i].col};
+        j.decorators = decorators;
         auto same = std::find_if(f->jit.begin(), f->jit.end(), [&](auto& x) { return x.name == j.name; });
         if (same != f->jit.end()) *same = std::move(j);
         else f->jit.push_back(std::move(j));

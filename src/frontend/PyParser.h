@@ -27,6 +27,7 @@ struct SourceFile {
     std::string name;
     size_t defToken = 0;  // index of the `def` token
     Pos pos;
+    std::vector<size_t> decorators;     // the first token of each decorator (after its '@')
     std::unique_ptr<FunctionDef> def;  // parsed on first use
   };
   std::vector<Jit> jit;
