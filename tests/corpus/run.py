@@ -154,6 +154,9 @@ def main():
     args = ap.parse_args()
     args.backends = args.backends.split(",")
     cases = [c for c in CASES if re.search(args.only, f"{c.root}/{c.file}:{c.kernel}")]
+    missing = sorted({c.root for c in cases if not os.path.isdir(os.path.join(args.cache, c.root))})
+    if missing:
+        sys.exit(f"run: {', '.join(missing)} not in {args.cache}: run tests/corpus/fetch.py first")
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
         results = list(ex.map(lambda c: run_case(args, c), cases))
     rows = []
