@@ -1111,17 +1111,8 @@ class Lowerer {
     }
   }
   Val memberIn(SourceFile* f, const std::string& name, Pos p) {
-    if (f->globals.count(name) || f->annotatedGlobals.count(name)) {
-      Frame empty;
-      empty.fn = frame().fn;
-      frames_.push_back(&empty);
-      struct Pop {
-        std::vector<Frame*>& fs;
-        ~Pop() { fs.pop_back(); }
-      } pop{frames_};
-      return lookup(name, p);
-    }
-    if (f->bindings.count(name) || f->aliases.count(name)) {
+    // A global or a name the module binds: looked up as the module's own code would (no locals).
+    if (f->globals.count(name) || f->annotatedGlobals.count(name) || f->bindings.count(name) || f->aliases.count(name)) {
       Frame empty;
       empty.fn = frame().fn;
       frames_.push_back(&empty);

@@ -591,15 +591,15 @@ class BlockAccess {
       return -1;
     };
   }
-  // s == c + i_d with c free of the position.
-  static bool offsetForm(const Sym& s, int& dim, Sym& c) {
+  // s == c + coef * i_d with c free of the position (coef 1 or -1).
+  static bool offsetForm(const Sym& s, int& dim, Sym& c, int64_t coef = 1) {
     dim = -1;
     c = Sym{};
     for (auto& [m, k] : s.t) {
       int n = 0;
       for (int a : m) n += a < kIndexVars;
       if (n == 0) c.addTerm(m, k);
-      else if (n == 1 && m.size() == 1 && k == 1 && dim < 0) dim = m[0];
+      else if (n == 1 && m.size() == 1 && k == coef && dim < 0) dim = m[0];
       else return false;
     }
     return dim >= 0;
@@ -612,18 +612,7 @@ class BlockAccess {
     return true;
   }
   // A mask conjunct `s < 0` that reads i_d > c: s = c - i_d.
-  static bool lowerForm(const Sym& s, int& dim, Sym& c) {
-    dim = -1;
-    c = Sym{};
-    for (auto& [m, k] : s.t) {
-      int n = 0;
-      for (int a : m) n += a < kIndexVars;
-      if (n == 0) c.addTerm(m, k);
-      else if (n == 1 && m.size() == 1 && k == -1 && dim < 0) dim = m[0];
-      else return false;
-    }
-    return dim >= 0;
-  }
+  static bool lowerForm(const Sym& s, int& dim, Sym& c) { return offsetForm(s, dim, c, -1); }
   bool nonNegSym(const Sym& s) {
     for (auto& [m, c] : s.t)
       if (!nonNegMono(m, c)) return false;

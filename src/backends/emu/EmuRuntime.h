@@ -1445,15 +1445,7 @@ inline float shfl_xor(float v, int mask, TAWA_EMU_LOC) {
   emu::checkRead(v, "shfl.sync", TAWA_EMU_AT);
   return emu::warpExchange(v, TAWA_EMU_AT)[(emu::self().tid % 32) ^ mask];
 }
-inline int32_t shfl_xor(int32_t v, int mask, TAWA_EMU_LOC) {  // an integer's bits, exchanged as they are
-  if (mask < 0 || mask > 31) emu::fail("shfl.sync.bfly with lane mask " + std::to_string(mask) + " outside [0, 31]", TAWA_EMU_AT);
-  float f;
-  std::memcpy(&f, &v, 4);
-  const float got = emu::warpExchange(f, TAWA_EMU_AT)[(emu::self().tid % 32) ^ mask];
-  int32_t r;
-  std::memcpy(&r, &got, 4);
-  return r;
-}
+
 // shfl.sync.up: lane l gets lane l - delta's value, its own where l < delta (PTX: the source lane
 // is out of range, so the value is the caller's).
 inline float shfl_up(float v, int delta, TAWA_EMU_LOC) {
@@ -1463,15 +1455,25 @@ inline float shfl_up(float v, int delta, TAWA_EMU_LOC) {
   const float* all = emu::warpExchange(v, TAWA_EMU_AT);
   return lane >= delta ? all[lane - delta] : v;
 }
-inline int32_t shfl_up(int32_t v, int delta, TAWA_EMU_LOC) {
-  if (delta < 0 || delta > 31) emu::fail("shfl.sync.up with delta " + std::to_string(delta) + " outside [0, 31]", TAWA_EMU_AT);
+namespace emu {
+// An integer shuffle: its bits exchanged as they are; lane `from` when it lies in the warp, else the
+// caller's own value.
+inline int32_t shuffleInt(int32_t v, int from, const char* file, int line) {
   float f;
   std::memcpy(&f, &v, 4);
-  const int lane = emu::self().tid % 32;
-  const float* all = emu::warpExchange(f, TAWA_EMU_AT);
+  const float* all = warpExchange(f, file, line);
   int32_t r = v;
-  if (lane >= delta) std::memcpy(&r, &all[lane - delta], 4);
+  if (from >= 0 && from < 32) std::memcpy(&r, &all[from], 4);
   return r;
+}
+}  // namespace emu
+inline int32_t shfl_xor(int32_t v, int mask, TAWA_EMU_LOC) {
+  if (mask < 0 || mask > 31) emu::fail("shfl.sync.bfly with lane mask " + std::to_string(mask) + " outside [0, 31]", TAWA_EMU_AT);
+  return emu::shuffleInt(v, (emu::self().tid % 32) ^ mask, TAWA_EMU_AT);
+}
+inline int32_t shfl_up(int32_t v, int delta, TAWA_EMU_LOC) {
+  if (delta < 0 || delta > 31) emu::fail("shfl.sync.up with delta " + std::to_string(delta) + " outside [0, 31]", TAWA_EMU_AT);
+  return emu::shuffleInt(v, emu::self().tid % 32 - delta, TAWA_EMU_AT);
 }
 // shfl.sync.down: lane l gets lane l + delta's value, its own where l + delta > 31.
 inline float shfl_down(float v, int delta, TAWA_EMU_LOC) {
@@ -1483,13 +1485,7 @@ inline float shfl_down(float v, int delta, TAWA_EMU_LOC) {
 }
 inline int32_t shfl_down(int32_t v, int delta, TAWA_EMU_LOC) {
   if (delta < 0 || delta > 31) emu::fail("shfl.sync.down with delta " + std::to_string(delta) + " outside [0, 31]", TAWA_EMU_AT);
-  float f;
-  std::memcpy(&f, &v, 4);
-  const int lane = emu::self().tid % 32;
-  const float* all = emu::warpExchange(f, TAWA_EMU_AT);
-  int32_t r = v;
-  if (lane + delta < 32) std::memcpy(&r, &all[lane + delta], 4);
-  return r;
+  return emu::shuffleInt(v, emu::self().tid % 32 + delta, TAWA_EMU_AT);
 }
 inline uint32_t ballot(bool p, TAWA_EMU_LOC) {
   const float* all = emu::warpExchange(p ? 1.0f : 0.0f, TAWA_EMU_AT);
