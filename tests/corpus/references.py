@@ -146,6 +146,53 @@ def unsloth_layernorm(i, c):
     return {"Y": (x - mu[:, None]) * r[:, None] * i["W"] + i["b"], "r": r, "mu": mu}
 
 
+def kldiv_backward(i, c):  # log_target True
+    return {"new_grads_ptr": -np.exp(i["target_ptr"])}
+
+
+def embedding_backward(i, c):  # atomic adds onto the gradient already there, repeated indices included
+    g = i["grad_weight_ptr"].copy()
+    np.add.at(g, i["indices_ptr"], i["grad_output_ptr"])
+    return {"grad_weight_ptr": g}
+
+
+def unsloth_approx_gelu(i, c):
+    e = i["e"]
+    f = 0.5 * e * (np.tanh(math.sqrt(2 / math.pi) * e * (1 + 0.044715 * e * e)) + 1)
+    return {"h": f.astype(np.float16).astype(np.float64) * i["g"]}
+
+
+def fla_logcumsumexp(i, c):
+    s = i["s"]
+    m = s.max(1, keepdims=True)
+    return {"z": np.log(np.cumsum(np.exp(s - m), 1)) + m}
+
+
+def fla_token_shift(i, c):  # y[t] = x[t - 1] - x[t], the cache before the first; the last x cached
+    x = i["x"]
+    prev = np.concatenate([i["cache"][:, None, :], x[:, :-1, :]], 1)
+    return {"y": prev - x, "cache_out": x[:, -1, :]}
+
+
+def selective_log_softmax(i, c):  # rows whose MASK is 0 are skipped: LOG_P keeps what it held
+    logits = i["LOGITS"][:, :-1, :] / c["TEMPERATURE"]  # L + 1 rows a batch, the last unread
+    lse = np.log(np.exp(logits - logits.max(2, keepdims=True)).sum(2)) + logits.max(2)
+    ids = i["INPUT_IDS"]
+    picked = np.take_along_axis(logits, ids[:, :, None], 2)[:, :, 0]
+    return {"LOG_P": np.where(i["MASK"] != 0, picked - lse, i["LOG_P"])}
+
+
+def fla_mean_pooling(i, c):  # means of chunks of BT steps (the last chunk shorter)
+    x, bt = i["x"], c["BT"]
+    return {"o": np.stack([x[:, s:s + bt].mean(1) for s in range(0, x.shape[1], bt)], 1)}
+
+
+def fla_chunk_cumsum(i, c):  # per chunk of BT steps, a reversed (suffix) sum, times the scale
+    s, bt = i["s"], c["BT"]
+    o = np.concatenate([np.cumsum(s[:, k:k + bt][:, ::-1], 1)[:, ::-1] for k in range(0, s.shape[1], bt)], 1)
+    return {"o": o * c["scale"]}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -170,4 +217,13 @@ REFERENCES = {
     "_rms_layernorm_forward": unsloth_rms,
     "_gemma_rms_layernorm_forward": lambda i, c: unsloth_rms(i, c, gemma=True),
     "layernorm_forward": unsloth_layernorm,
+    "_kldiv_kernel_backward": kldiv_backward,
+    "embedding_backward_kernel": embedding_backward,
+    "_approx_forward_kernel": unsloth_approx_gelu,
+    "logcumsumexp_fwd_kernel": fla_logcumsumexp,
+    "token_shift_fwd_kernel_short": fla_token_shift,
+    "_selective_log_softmax_kernel": selective_log_softmax,
+    "mean_pooling_fwd_kernel": fla_mean_pooling,
+    "chunk_local_cumsum_scalar_kernel": fla_chunk_cumsum,
+    "l2norm_fwd_kernel": fla_l2norm,
 }
