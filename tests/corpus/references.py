@@ -193,6 +193,22 @@ def fla_chunk_cumsum(i, c):  # per chunk of BT steps, a reversed (suffix) sum, t
     return {"o": o * c["scale"]}
 
 
+def fla_swiglu_fwdbwd(i, c):  # gradients of z = silu(x) * y for an upstream g, and z itself
+    x, y, g = i["x"], i["y"], i["g"]
+    s = sigmoid(x)
+    return {"dx": g * s * (1 + x * (1 - s)) * y, "dy": g * x * s, "z": x * s * y}
+
+
+def group_norm_forward(i, c):  # X [batch, group, hidden]: each group's statistics, then per channel
+    x, cpg = i["X_ptr"], c["channels_per_group"]
+    m = x.mean(2)
+    rstd = 1 / np.sqrt(x.var(2) + c["eps"])
+    per = x.shape[2] // cpg
+    chan = np.arange(x.shape[1])[:, None] * cpg + np.arange(x.shape[2])[None, :] // per  # [group, hidden]
+    y = (x - m[:, :, None]) * rstd[:, :, None] * i["W_ptr"][chan][None] + i["B_ptr"][chan][None]
+    return {"Y_ptr": y, "Mean_ptr": m, "RSTD_ptr": rstd}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -226,4 +242,6 @@ REFERENCES = {
     "mean_pooling_fwd_kernel": fla_mean_pooling,
     "chunk_local_cumsum_scalar_kernel": fla_chunk_cumsum,
     "l2norm_fwd_kernel": fla_l2norm,
+    "swiglu_fwdbwd_kernel": fla_swiglu_fwdbwd,
+    "_group_norm_forward_kernel": group_norm_forward,
 }
