@@ -910,18 +910,9 @@ class Lowerer {
       }
     }
     if (auto b = file_->bindings.find(name); b != file_->bindings.end() && !b->second.empty()) {
-      // Bound by imports or assignments, perhaps in several module-level branches (`if version >= 3:
-      // from ...libdevice import tanh` / `else: from triton.language.math import tanh`): the first
-      // binding whose target tawa (and so Triton 3.6) provides.
-      const auto& all = b->second;
-      const std::string* pick = &all.back();
-      for (const auto& c : all)
-        if (provided(c)) {
-          pick = &c;
-          break;
-        }
-      if (pick->find('.') == std::string::npos && file_->find(*pick)) return funcIn(file_, *pick);
-      return moduleMember(*pick, p);
+      const std::string pick = chooseBinding(b->second);
+      if (pick.find('.') == std::string::npos && file_->find(pick)) return funcIn(file_, pick);
+      return moduleMember(pick, p);
     }
     auto a = file_->aliases.find(name);
     if (a != file_->aliases.end()) return moduleMember(a->second, p);
@@ -991,6 +982,47 @@ class Lowerer {
       return Val::named(Val::K::TlFunc, leaf);
     }
     return importedMember(path, p);
+  }
+
+  // Which of a name's module-level bindings Python would have made: those in branches known not to
+  // be taken are out (their conditions read os.environ, Triton's version, constants); when all the
+  // rest are known to run, the last of them (Python's last assignment); otherwise the first that
+  // Triton 3.6 provides (`if version >= 3: from ...libdevice import tanh` / `else: from
+  // triton.language.math import tanh`: only the first exists in 3.6).
+  std::string chooseBinding(const std::vector<SourceFile::Binding>& all) {
+    auto branchTaken = [&](int id, int branch) -> std::optional<bool> {
+      const auto& conds = file_->ifs[static_cast<size_t>(id)];
+      for (int k = 0; k <= branch; ++k) {
+        const size_t c = conds[static_cast<size_t>(k)];
+        if (c == SourceFile::kTry) return std::nullopt;
+        std::optional<bool> v = c == SourceFile::kElse ? std::optional<bool>(true) : moduleCondition(*file_, c);
+        if (!v) return std::nullopt;
+        if (k < branch && *v) return false;  // an earlier branch is taken
+        if (k == branch) return *v;
+      }
+      return std::nullopt;
+    };
+    std::vector<const SourceFile::Binding*> live;
+    bool allKnown = true;
+    for (const auto& b : all) {
+      std::optional<bool> taken = true;
+      for (auto [id, br] : b.branches) {
+        auto t = branchTaken(id, br);
+        if (t && !*t) {
+          taken = false;
+          break;
+        }
+        if (!t) taken = std::nullopt;
+      }
+      if (taken && !*taken) continue;
+      if (!taken) allKnown = false;
+      live.push_back(&b);
+    }
+    if (live.empty()) return all.back().target;
+    if (allKnown) return live.back()->target;
+    for (const auto* b : live)
+      if (provided(b->target)) return b->target;
+    return live.back()->target;
   }
 
   // Whether a dotted path names something Triton 3.6 provides and tawa lowers: libdevice's functions

@@ -1,6 +1,8 @@
 #include "frontend/PyParser.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 
 namespace tawa::frontend {
@@ -36,7 +38,8 @@ void skipToNewline(const std::vector<Token>& t, size_t& i) {
 // Records `import triton...`, `from triton... import ...` statements starting at t[i] (every
 // binding in `all`, `from m import *` in `stars`).
 void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std::string>& aliases,
-                std::map<std::string, std::vector<std::string>>& all, std::vector<std::string>& stars) {
+                std::map<std::string, std::vector<SourceFile::Binding>>& all, std::vector<std::string>& stars,
+                const std::vector<std::pair<int, int>>& where) {
   if (t[i].isName("import")) {
     ++i;
     while (true) {
@@ -44,7 +47,7 @@ void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std
       if (mod.empty()) return;
       if (t[i].isName("as") && t[i + 1].kind == Tok::Name) {
         aliases[t[i + 1].text] = mod;
-        all[t[i + 1].text].push_back(mod);
+        all[t[i + 1].text].push_back({mod, where});
         i += 2;
       } else {
         std::string head = mod.substr(0, mod.find('.'));
@@ -77,7 +80,7 @@ void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std
         i += 2;
       }
       aliases[local] = mod + (mod.back() == '.' ? "" : ".") + name;
-      all[local].push_back(aliases[local]);
+      all[local].push_back({aliases[local], where});
       if (!t[i].isOp(",")) break;
       ++i;
     }
@@ -777,12 +780,51 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
   auto atStatementStart = [&](size_t i) {
     return i == 0 || t[i - 1].kind == Tok::Newline || t[i - 1].kind == Tok::Indent || t[i - 1].kind == Tok::Dedent;
   };
-  int depth = 0;  // indentation depth, to tell module-level statements apart
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (t[i].kind == Tok::Indent) ++depth;
-    if (t[i].kind == Tok::Dedent) --depth;
-    if (atStatementStart(i) && (t[i].isName("import") || t[i].isName("from"))) scanImport(t, i, f->aliases, f->bindings, f->starImports);
+  // The module-level if/try branches each statement lies in (statements inside defs and classes have
+  // none recorded: their imports are bound as before, with no branch).
+  std::map<size_t, std::vector<std::pair<int, int>>> where;
+  {
+    int d = 0, inDef = -1;
+    struct Open {
+      int id, depth, branch;
+    };
+    std::vector<Open> open;
+    for (size_t i = 0; i < t.size() && t[i].kind != Tok::EndOfFile; ++i) {
+      if (t[i].kind == Tok::Indent) ++d;
+      if (t[i].kind == Tok::Dedent) --d;
+      if (!atStatementStart(i) || t[i].kind == Tok::Indent || t[i].kind == Tok::Dedent) continue;
+      if (inDef >= 0 && d <= inDef) inDef = -1;
+      if (inDef >= 0) continue;
+      while (!open.empty() && open.back().depth > d) open.pop_back();
+      const bool cont = t[i].isName("elif") || t[i].isName("else") || t[i].isName("except") || t[i].isName("finally");
+      if (!open.empty() && open.back().depth == d) {
+        if (cont) {
+          auto& br = f->ifs[static_cast<size_t>(open.back().id)];
+          const bool isTry = br.front() == SourceFile::kTry;
+          br.push_back(isTry ? SourceFile::kTry : t[i].isName("elif") ? i + 1 : SourceFile::kElse);
+          open.back().branch = static_cast<int>(br.size()) - 1;
+          continue;
+        }
+        open.pop_back();
+      }
+      if (t[i].isName("if") || t[i].isName("try")) {
+        f->ifs.push_back({t[i].isName("if") ? i + 1 : SourceFile::kTry});
+        open.push_back({static_cast<int>(f->ifs.size()) - 1, d, 0});
+        continue;
+      }
+      if (t[i].isName("def") || t[i].isName("class")) inDef = d;
+      auto& w = where[i];
+      for (auto& o : open) w.emplace_back(o.id, o.branch);
+    }
   }
+  auto context = [&](size_t i) {
+    auto it = where.find(i);
+    return it == where.end() ? std::vector<std::pair<int, int>>{} : it->second;
+  };
+  for (size_t i = 0; i < t.size(); ++i)
+    if (atStatementStart(i) && (t[i].isName("import") || t[i].isName("from")))
+      scanImport(t, i, f->aliases, f->bindings, f->starImports, context(i));
+  int depth = 0;  // indentation depth, to tell module-level statements apart
   depth = 0;
   std::vector<size_t> decorators;
   int defDepth = -1;                        // the depth of the def or class being skipped, or -1
@@ -802,7 +844,7 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
       size_t m = i + 2;
       std::string rhs = dottedName(t, m);
       if (!rhs.empty() && (t[m].kind == Tok::Newline || t[m].kind == Tok::EndOfFile) && rhs != t[i].text) {
-        f->bindings[t[i].text].push_back(resolve(f->aliases, rhs));
+        f->bindings[t[i].text].push_back({resolve(f->aliases, rhs), context(i)});
       } else if (!rhs.empty() && t[m].isOp("(")) {
         const std::string r = resolve(f->aliases, rhs);
         const bool jitCall = r == "triton.jit" || r == "triton.runtime.jit" || r == "triton.runtime.jit.jit";
@@ -861,6 +903,60 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
     decorators.clear();
   }
   return f;
+}
+
+std::optional<bool> moduleCondition(const SourceFile& file, size_t at) {
+  const auto& t = file.tokens;
+  size_t i = at;
+  bool negate = false;
+  while (t[i].isName("not")) negate = !negate, ++i;
+  auto done = [&](bool v) -> std::optional<bool> {
+    if (!t[i].isOp(":")) return std::nullopt;  // more follows: not a form read here
+    return negate ? !v : v;
+  };
+  if (t[i].isName("True") || t[i].isName("False")) {
+    const bool v = t[i++].isName("True");
+    return done(v);
+  }
+  size_t m = i;
+  const std::string callee = resolve(file.aliases, dottedName(t, m));
+  if ((callee == "os.environ.get" || callee == "os.getenv") && t[m].isOp("(") && t[m + 1].kind == Tok::String) {
+    const std::string var = t[m + 1].text;
+    size_t k = m + 2;
+    std::optional<std::string> dflt;
+    if (t[k].isOp(",") && t[k + 1].kind == Tok::String) dflt = t[k + 1].text, k += 2;
+    if (!t[k].isOp(")")) return std::nullopt;
+    ++k;
+    const bool eq = t[k].isOp("==");
+    if (!(eq || t[k].isOp("!=")) || t[k + 1].kind != Tok::String) return std::nullopt;
+    const char* env = std::getenv(var.c_str());
+    if (!env && !dflt) return std::nullopt;  // None compared with a string: not read here
+    const bool same = (env ? std::string(env) : *dflt) == t[k + 1].text;
+    i = k + 2;
+    return done(eq ? same : !same);
+  }
+  // NAME("triton", operator.OP, "X.Y.Z"): a version check of Triton, which is 3.6.0 here.
+  if (t[m].isOp("(") && t[m + 1].kind == Tok::String && t[m + 1].text == "triton" && t[m + 2].isOp(",")) {
+    size_t k = m + 3;
+    const std::string op = resolve(file.aliases, dottedName(t, k));
+    if (!t[k].isOp(",") || t[k + 1].kind != Tok::String || !t[k + 2].isOp(")")) return std::nullopt;
+    int want[3] = {0, 0, 0};
+    std::sscanf(t[k + 1].text.c_str(), "%d.%d.%d", &want[0], &want[1], &want[2]);
+    const int have[3] = {3, 6, 0};
+    const int c = std::lexicographical_compare(have, have + 3, want, want + 3) ? -1
+                  : std::equal(have, have + 3, want)                          ? 0
+                                                                               : 1;
+    std::optional<bool> v;
+    if (op == "operator.ge") v = c >= 0;
+    else if (op == "operator.gt") v = c > 0;
+    else if (op == "operator.le") v = c <= 0;
+    else if (op == "operator.lt") v = c < 0;
+    else if (op == "operator.eq") v = c == 0;
+    if (!v) return std::nullopt;
+    i = k + 3;
+    return done(*v);
+  }
+  return std::nullopt;
 }
 
 const FunctionDef* parseFunction(SourceFile& file, const std::string& name) {

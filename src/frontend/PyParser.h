@@ -11,6 +11,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,10 +35,19 @@ struct SourceFile {
   // Local names bound by imports of triton: "tl" -> "triton.language", "jit" -> "triton.jit".
   std::map<std::string, std::string> aliases;
   // Every module-level binding of a name to a dotted path, in source order: imports (also in
-  // `if`/`try` branches) and `NAME = dotted.name` (`exp = tl.exp`), resolved through the aliases.
-  // A name bound in several branches is resolved where it is read (the first binding tawa can
-  // provide, as only one branch can provide a name in Triton 3.6).
-  std::map<std::string, std::vector<std::string>> bindings;
+  // `if`/`try` branches) and `NAME = dotted.name` (`exp = tl.exp`), resolved through the aliases,
+  // with the module-level branches it lies in. A name bound in several branches is resolved where
+  // it is read (Lower.cpp): the branches whose conditions are known decide, else the first binding
+  // that Triton 3.6 provides.
+  struct Binding {
+    std::string target;
+    std::vector<std::pair<int, int>> branches;  // (index into ifs, branch number), outermost first
+  };
+  std::map<std::string, std::vector<Binding>> bindings;
+  // Module-level `if`/`elif`/`else` and `try`/`except` statements: per branch, the first token of its
+  // condition, kElse for `else`, kTry for the branches of a try (unknowable here).
+  static constexpr size_t kElse = static_cast<size_t>(-1), kTry = static_cast<size_t>(-2);
+  std::vector<std::vector<size_t>> ifs;
   // `from module import *`: the modules, searched for names nothing else binds.
   std::vector<std::string> starImports;
   // Module-level `NAME = tl.constexpr(...)`: name -> the statement's first token (parsed on first
@@ -59,6 +69,12 @@ const FunctionDef* parseFunction(SourceFile& file, const std::string& name);
 // Parses the expression of a module-level constexpr assignment starting at token `at`; null when it
 // is not of a form the subset reads.
 ExprP parseGlobalValue(const SourceFile& file, size_t at);
+
+// The value of a module-level condition starting at token `at`, when it is of a form whose value is
+// known at compile time: True/False, `not`, `os.environ.get('X', 'd') == 'v'` (and !=, os.getenv; the
+// environment of the compiling process, as at import), a version comparison of "triton" with Triton
+// 3.6.0 (`compare_version("triton", operator.ge, "3.0.0")`); nullopt otherwise.
+std::optional<bool> moduleCondition(const SourceFile& file, size_t at);
 
 // Parses a standalone statement list (for tests): the text is one function body at column 0.
 std::unique_ptr<FunctionDef> parseFunctionText(const std::string& path, const std::string& text);

@@ -1,3 +1,4 @@
+import operator
 import os
 
 import triton
@@ -20,7 +21,17 @@ except ModuleNotFoundError:
 if False:
     from triton.language.math import tanh
 
-log2 = tl.log2
+
+def compare_version(package, op, version):  # as libraries write it (run by Python, read by tawa)
+    import importlib.metadata
+    return op(tuple(map(int, importlib.metadata.version(package).split(".")[:2])), tuple(map(int, version.split(".")[:2])))
+
+
+# A version check of Triton (3.6 here): the else branch is taken, though the first binding exists too.
+if compare_version("triton", operator.lt, "3.0.0"):
+    log2 = tl.log
+else:
+    log2 = tl.log2
 
 
 def _plain(x):
