@@ -209,6 +209,32 @@ def group_norm_forward(i, c):  # X [batch, group, hidden]: each group's statisti
     return {"Y_ptr": y, "Mean_ptr": m, "RSTD_ptr": rstd}
 
 
+def f16(x):  # a value rounded to fp16, as the kernel's fp16 stores and casts round
+    return np.asarray(x).astype(np.float16).astype(np.float64)
+
+
+def unsloth_swiglu_backward(i, c):  # in place: DW <- h, e <- df, g <- de, with the kernel's fp16 steps
+    dw, e, g = i["DW"], i["e"], i["g"]
+    se = sigmoid(e)
+    f = f16(se * e)
+    dg = f16(dw * g)
+    return {"DW": f16(f * g), "e": f16(dw * f), "g": f16(dg * se * (1 + e * (1 - se)))}
+
+
+def unsloth_exact_gelu_backward(i, c):
+    dw, e, g = i["DW"], i["e"], i["g"]
+    part = 0.5 * (1 + np.vectorize(math.erf)(e / math.sqrt(2)))
+    f = f16(part * e)
+    dg = f16(dw * g)
+    dfde = part + e * np.exp(-0.5 * e * e) / math.sqrt(2 * math.pi)
+    return {"DW": f16(f * g), "e": f16(dw * f), "g": f16(dg * dfde)}
+
+
+def tv_distance(i, c):  # reduction none: per element; labels in range, none ignored
+    p, q = i["p_ptr"], i["q_ptr"]
+    return {"loss_ptr": 0.5 * np.abs(p - q), "grads_ptr": np.where(p > q, 0.5, -0.5)}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -244,4 +270,7 @@ REFERENCES = {
     "l2norm_fwd_kernel": fla_l2norm,
     "swiglu_fwdbwd_kernel": fla_swiglu_fwdbwd,
     "_group_norm_forward_kernel": group_norm_forward,
+    "_DWf_DW_dfg_kernel": unsloth_swiglu_backward,
+    "_exact_backward_kernel": unsloth_exact_gelu_backward,
+    "_tv_distance_kernel": tv_distance,
 }
