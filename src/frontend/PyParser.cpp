@@ -821,9 +821,10 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
     auto it = where.find(i);
     return it == where.end() ? std::vector<std::pair<int, int>>{} : it->second;
   };
+  std::map<std::string, std::vector<SourceFile::Binding>> inDefs;  // imports inside functions: aliases only
   for (size_t i = 0; i < t.size(); ++i)
     if (atStatementStart(i) && (t[i].isName("import") || t[i].isName("from")))
-      scanImport(t, i, f->aliases, f->bindings, f->starImports, context(i));
+      scanImport(t, i, f->aliases, where.count(i) ? f->bindings : inDefs, f->starImports, context(i));
   int depth = 0;  // indentation depth, to tell module-level statements apart
   depth = 0;
   std::vector<size_t> decorators;
