@@ -235,6 +235,32 @@ def tv_distance(i, c):  # reduction none: per element; labels in range, none ign
     return {"loss_ptr": 0.5 * np.abs(p - q), "grads_ptr": np.where(p > q, 0.5, -0.5)}
 
 
+def layer_norm_backward(i, c):  # from the given mean and rstd; dW, dB summed per program's rows
+    x, w, dy = i["X_ptr"], i["W_ptr"], i["DY_ptr"]
+    xhat = (x - i["Mean_ptr"][:, None]) * i["RSTD_ptr"][:, None]
+    wdy = w * dy
+    c1 = (xhat * wdy).mean(1, keepdims=True)
+    c2 = wdy.mean(1, keepdims=True)
+    per = c["rows_per_program"]
+    return {"DX_ptr": (wdy - (xhat * c1 + c2)) * i["RSTD_ptr"][:, None],
+            "DW_ptr": (dy * xhat).reshape(-1, per, x.shape[1]).sum(1), "DB_ptr": dy.reshape(-1, per, x.shape[1]).sum(1)}
+
+
+def unsloth_rms_backward(i, c):  # GEMMA: the weight is (1 + W); dX from the given inverse rms r
+    x, dy, r = i["X"], i["dY"], i["r"][:, None]
+    dyw = dy * (i["W"] + 1.0)
+    normed = x * r
+    n = c["n_cols"]
+    return {"dX": r / n * (n * dyw - normed * (dyw * normed).sum(1, keepdims=True))}
+
+
+def unsloth_layernorm_backward(i, c):  # dX written over dY, from the given mean and inverse std
+    r, dyw = i["r"][:, None], i["dY"] * i["W"]
+    normed = (i["X"] - i["mu"][:, None]) * r
+    dx = dyw - dyw.mean(1, keepdims=True) - normed * (dyw * normed).mean(1, keepdims=True)
+    return {"dY": dx * r}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -273,4 +299,7 @@ REFERENCES = {
     "_DWf_DW_dfg_kernel": unsloth_swiglu_backward,
     "_exact_backward_kernel": unsloth_exact_gelu_backward,
     "_tv_distance_kernel": tv_distance,
+    "_layer_norm_backward_kernel": layer_norm_backward,
+    "_rms_layernorm_backward": unsloth_rms_backward,
+    "layernorm_backward": unsloth_layernorm_backward,
 }
