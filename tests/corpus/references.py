@@ -261,6 +261,37 @@ def unsloth_layernorm_backward(i, c):  # dX written over dY, from the given mean
     return {"dY": dx * r}
 
 
+def fla_l2norm_backward(i, c):  # from the given y and rstd
+    y, r, dy = i["y"], i["rstd"][:, None], i["dy"]
+    return {"dx": dy * r - (dy * y).sum(1, keepdims=True) * y * r}
+
+
+def jsd(i, c):  # generalized JSD of log-probabilities X, Y at 0 < beta < 1, per element, / n_non_ignore
+    x, y, b = i["X_ptr"], i["Y_ptr"], c["beta"]
+    q, p = np.exp(x), np.exp(y)
+    m = b * p + (1 - b) * q
+    n = c["n_non_ignore"]
+    return {"loss_ptr": (b * p * y + (1 - b) * q * x - m * np.log(m)) / n, "dX_ptr": (1 - b) * q * (x - np.log(m)) / n}
+
+
+def log_softmax(x):
+    m = x.max(-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
+
+
+def fla_kl_div(i, c):  # KL(target || softmax(logits)) per row, batchmean; the gradient over the logits
+    sl, tl_ = log_softmax(i["logits"]), log_softmax(i["target_logits"])
+    n = c["N"]
+    return {"loss": (np.exp(tl_) * (tl_ - sl)).sum(1) / n, "logits": (np.exp(sl) - np.exp(tl_)) / n}
+
+
+def unsloth_cross_entropy_forward(i, c):  # logits scaled, no softcap; labels in range
+    x = i["logits_ptr"] * c["LOGIT_SCALE"]
+    lse = np.log(np.exp(x - x.max(1, keepdims=True)).sum(1)) + x.max(1)
+    y = i["labels_ptr"]
+    return {"logsumexp_ptr": lse, "loss_ptr": lse - x[np.arange(len(y)), y]}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -302,4 +333,8 @@ REFERENCES = {
     "_layer_norm_backward_kernel": layer_norm_backward,
     "_rms_layernorm_backward": unsloth_rms_backward,
     "layernorm_backward": unsloth_layernorm_backward,
+    "l2norm_bwd_kernel": fla_l2norm_backward,
+    "_jsd_kernel": jsd,
+    "kl_div_kernel": fla_kl_div,
+    "_cross_entropy_forward": unsloth_cross_entropy_forward,
 }
