@@ -1,7 +1,8 @@
 """numpy references of corpus kernels, in float64 (integers in int64), written from each kernel's
 documented semantics (what it computes, not how). A reference takes the inputs (dict name -> array,
 as generated before the run) and the spec's scalars and constexprs (dict), and returns the expected
-value of each buffer the kernel writes."""
+value of each buffer the kernel writes. Keyed by kernel name, or by "file:kernel" where two
+packages share a name."""
 import math
 
 import numpy as np
@@ -292,6 +293,14 @@ def unsloth_cross_entropy_forward(i, c):  # logits scaled, no softcap; labels in
     return {"logsumexp_ptr": lse, "loss_ptr": lse - x[np.arange(len(y)), y]}
 
 
+def dyt_forward(i, c):  # dynamic tanh: tanh(alpha x) * gamma + beta
+    return {"Y": np.tanh(i["Alpha"][0] * i["X"]) * i["Gamma"] + i["Beta"]}
+
+
+def fla_matmul_relu(i, c):  # one batch, no input, no alpha/beta: relu(a @ b), rounded to fp16 once
+    return {"c": f16(np.maximum(i["a"] @ i["b"], 0.0))}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -337,4 +346,6 @@ REFERENCES = {
     "_jsd_kernel": jsd,
     "kl_div_kernel": fla_kl_div,
     "_cross_entropy_forward": unsloth_cross_entropy_forward,
+    "_dyt_fwd_kernel": dyt_forward,
+    "fla/ops/utils/matmul.py:matmul_kernel": fla_matmul_relu,  # (liger has a matmul_kernel too)
 }

@@ -115,7 +115,7 @@ def run_case(args, case):
             res["exec"] = "ok" if rc == 0 else "FAIL: " + short(err, root)
             if rc == 1 and case.expect and case.expect in err:
                 res["exec"] = "expected error: " + short(err, root)
-            ref = REFERENCES.get(case.kernel)
+            ref = REFERENCES.get(f"{case.file}:{case.kernel}") or REFERENCES.get(case.kernel)
             if rc == 0 and ref:
                 exp = ref({k: v.astype(np.float64) if np.issubdtype(v.dtype, np.floating) else v.astype(np.int64)
                            for k, v in inputs.items()}, values)
