@@ -238,33 +238,42 @@ class Interp {
     static std::array<std::mutex, 64> stripes;
     std::lock_guard<std::mutex> lock(stripes[(reinterpret_cast<uintptr_t>(p) >> 3) % stripes.size()]);
     if (isF) {
-      const double old = loadFloat(elem, p), x = v.f[k];
+      const double old = loadFloat(elem, p);
       r.f[k] = old;
-      double nv = x;
-      if (kind == "add") nv = old + x;
-      else if (kind == "max" || kind == "min")
-        nv = std::isnan(old) || std::isnan(x) ? std::numeric_limits<double>::quiet_NaN()
-             : kind == "max"                  ? std::max(old, x)
-                                              : std::min(old, x);
-      else if (kind == "cas") {
+      if (kind == "cas") {
         uint8_t want[8] = {};
         storeFloat(elem, want, cmp->f[k]);
         if (std::memcmp(want, p, static_cast<size_t>(ir::byteWidth(elem))) != 0) return;
       }
-      storeFloat(elem, p, nv);
+      storeFloat(elem, p, combineFloat(kind, old, v.f[k]));
       return;
     }
-    const int64_t old = loadInt(elem, p), x = v.i[k];
+    const int64_t old = loadInt(elem, p);
     r.i[k] = old;
-    int64_t nv = x;
-    if (kind == "add") nv = static_cast<int64_t>(static_cast<uint64_t>(old) + static_cast<uint64_t>(x));
-    else if (kind == "max") nv = std::max(old, x);
-    else if (kind == "min") nv = std::min(old, x);
-    else if (kind == "and") nv = old & x;
-    else if (kind == "or") nv = old | x;
-    else if (kind == "xor") nv = old ^ x;
-    else if (kind == "cas" && old != loadIntOf(elem, cmp->i[k])) return;
-    storeInt(elem, p, nv);
+    if (kind == "cas" && old != loadIntOf(elem, cmp->i[k])) return;
+    storeInt(elem, p, combineInt(kind, old, v.i[k]));
+  }
+  // The one combining rule of tile.reduce, tile.scan and tile.atomic (kinds sum or add, prod, max,
+  // min, and, or, xor; xchg and cas take the new value), on the values the executor computes in:
+  // floats in double, NaN propagating through max and min as tl.maximum does (the caller rounds to
+  // the element type); integers in 64 bits, wrapping (the caller wraps to the element type).
+  static double combineFloat(const std::string& kind, double a, double b) {
+    if (kind == "sum" || kind == "add") return a + b;
+    if (kind == "prod") return a * b;
+    if (kind == "xchg" || kind == "cas") return b;
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+    return kind == "max" ? std::max(a, b) : std::min(a, b);
+  }
+  static int64_t combineInt(const std::string& kind, int64_t a, int64_t b) {
+    const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+    if (kind == "sum" || kind == "add") return static_cast<int64_t>(ua + ub);
+    if (kind == "prod") return static_cast<int64_t>(ua * ub);
+    if (kind == "max") return std::max(a, b);
+    if (kind == "min") return std::min(a, b);
+    if (kind == "and") return a & b;
+    if (kind == "or") return a | b;
+    if (kind == "xor") return a ^ b;
+    return b;  // xchg, cas
   }
   // An integer as the element type holds it (the compared value of a cas, wrapped like a store).
   static int64_t loadIntOf(Scalar elem, int64_t x) {
@@ -954,19 +963,8 @@ class Interp {
             for (int64_t s = 1; s < n; ++s) {
               const int64_t k = rev ? n - 1 - s : s, prev = rev ? k + 1 : k - 1;
               const size_t at_k = static_cast<size_t>((o * n + k) * inner + in), at_p = static_cast<size_t>((o * n + prev) * inner + in);
-              if (isF) {
-                const double a = r.f[at_p], b = r.f[at_k];
-                double c = kind == "sum" ? a + b : kind == "prod" ? a * b
-                         : std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN()
-                         : kind == "max" ? std::max(a, b) : std::min(a, b);
-                r.f[at_k] = roundFloat(at.scalar, c);
-              } else {
-                const int64_t a = r.i[at_p], b = r.i[at_k];
-                const int64_t c = kind == "sum" ? static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b))
-                                  : kind == "prod" ? static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b))
-                                  : kind == "max" ? std::max(a, b) : std::min(a, b);
-                r.i[at_k] = wrapInt(at.scalar, c);
-              }
+              if (isF) r.f[at_k] = roundFloat(at.scalar, combineFloat(kind, r.f[at_p], r.f[at_k]));
+              else r.i[at_k] = wrapInt(at.scalar, combineInt(kind, r.i[at_p], r.i[at_k]));
             }
         set(std::move(r));
         return;
@@ -986,20 +984,11 @@ class Interp {
             size_t base = static_cast<size_t>(o * n * inner + in), dst = static_cast<size_t>(o * inner + in);
             if (isF) {
               double acc = a.f[base];
-              for (int64_t k = 1; k < n; ++k) {
-                double x = a.f[base + static_cast<size_t>(k * inner)];
-                if (kind == "sum") acc += x;
-                else if (std::isnan(x) || std::isnan(acc)) acc = std::numeric_limits<double>::quiet_NaN();
-                else acc = kind == "max" ? std::max(acc, x) : std::min(acc, x);
-              }
+              for (int64_t k = 1; k < n; ++k) acc = combineFloat(kind, acc, a.f[base + static_cast<size_t>(k * inner)]);
               r.f[dst] = roundFloat(at.scalar, acc);
             } else {
               int64_t acc = a.i[base];
-              for (int64_t k = 1; k < n; ++k) {
-                int64_t x = a.i[base + static_cast<size_t>(k * inner)];
-                acc = kind == "sum" ? wrapInt(at.scalar, acc + x) : kind == "max" ? std::max(acc, x)
-                    : kind == "min" ? std::min(acc, x) : kind == "and" ? (acc & x) : kind == "or" ? (acc | x) : (acc ^ x);
-              }
+              for (int64_t k = 1; k < n; ++k) acc = wrapInt(at.scalar, combineInt(kind, acc, a.i[base + static_cast<size_t>(k * inner)]));
               r.i[dst] = acc;
             }
           }
