@@ -48,9 +48,8 @@ std::vector<std::string>& givenImportPath() {
 void setImportPath(std::vector<std::string> dirs) { givenImportPath() = std::move(dirs); }
 void addImportDir(const std::string& dir) { givenImportPath().push_back(dir); }
 
-const std::vector<std::string>& importPath() {
-  static std::vector<std::string> all;
-  all = givenImportPath();
+std::vector<std::string> importPath() {
+  std::vector<std::string> all = givenImportPath();
   if (const char* pp = std::getenv("PYTHONPATH"))
     for (std::string rest = pp; !rest.empty();) {
       const size_t colon = rest.find(':');

@@ -32,6 +32,6 @@ void addImportDir(const std::string& dir);
 inline constexpr const char* kImportDirHelp =
     "directory to look up the .py modules a kernel imports in (repeatable; after the kernel's own "
     "directory and package, before PYTHONPATH)";
-const std::vector<std::string>& importPath();
+std::vector<std::string> importPath();
 
 }  // namespace tawa::frontend
