@@ -334,76 +334,35 @@ class Lowerer {
   std::optional<Val> fromDecorators(const std::string& kernel, const std::string& name, std::string& how) {
     const SourceFile::Jit* j = file_->find(kernel);
     if (!j) return std::nullopt;
-    const auto& t = file_->tokens;
-    auto dotted = [&](size_t& i) {
-      std::string s;
-      while (t[i].kind == Tok::Name) {
-        s += t[i++].text;
-        if (!t[i].isOp(".")) break;
-        s += ".";
-        ++i;
-      }
-      return s;
-    };
-    for (size_t d : j->decorators) {
-      size_t i = d;
-      std::string callee = dotted(i);
-      auto al = file_->aliases.find(callee.substr(0, callee.find('.')));
-      if (al != file_->aliases.end()) callee = al->second + (callee.find('.') == std::string::npos ? "" : callee.substr(callee.find('.')));
-      if (!t[i].isOp("(")) continue;
-      size_t end = i, depth = 0;  // the decorator's closing parenthesis
-      for (; t[end].kind != Tok::EndOfFile; ++end) {
-        if (t[end].isOp("(") || t[end].isOp("[") || t[end].isOp("{")) ++depth;
-        if (t[end].isOp(")") || t[end].isOp("]") || t[end].isOp("}"))
-          if (--depth == 0) break;
-      }
-      const int line = t[d].line;
-      if (callee == "triton.heuristics") {
-        for (size_t k = i; k + 10 < end; ++k) {
-          if (!(t[k].kind == Tok::String && t[k].text == name && t[k + 1].isOp(":") && t[k + 2].isName("lambda"))) continue;
-          // lambda ARGS: ARGS['x'] is [not] None
-          size_t m = k + 3;
-          const std::string args = t[m].kind == Tok::Name ? t[m].text : "";
-          if (args.empty() || !t[m + 1].isOp(":") || !t[m + 2].isName(args) || !t[m + 3].isOp("[") || t[m + 4].kind != Tok::String ||
-              !t[m + 5].isOp("]") || !t[m + 6].isName("is")) {
-            how = " (@triton.heuristics at line " + std::to_string(line) + " computes it; tawa evaluates only `args['x'] is None` and `is not None`)";
-            return std::nullopt;
-          }
-          const std::string x = t[m + 4].text;
-          const bool negate = t[m + 7].isName("not");
-          if (!t[m + 7 + negate].isName("None")) break;
-          const driver::SpecEntry* e = nullptr;
-          for (auto& se : spec_.entries)
-            if (se.name == x) e = &se;
-          if (!e) {
-            how = " (@triton.heuristics at line " + std::to_string(line) + " computes it from '" + x + "', which the spec does not give)";
-            return std::nullopt;
-          }
-          const bool isNone = e->kind == driver::SpecEntry::Kind::Constexpr && std::holds_alternative<driver::NoneValue>(e->value);
-          const bool v = negate ? !isNone : isNone;
-          how = "'" + name + "' = " + (v ? "True" : "False") + " from @triton.heuristics at line " + std::to_string(line) + " ('" + x +
-                "' is " + (isNone ? "None" : "given") + ")";
-          return Val::boolean(v);
-        }
-      }
-      if (callee == "triton.autotune") {
-        for (size_t k = i; k + 3 < end; ++k) {
-          if (!(t[k].isName("Config") && t[k + 1].isOp("(") && t[k + 2].isOp("{"))) continue;
-          for (size_t m = k + 3; m + 2 < end && !t[m].isOp("}"); ++m)
-            if (t[m].kind == Tok::String && t[m].text == name && t[m + 1].isOp(":")) {
-              const Token& lit = t[m + 2];
-              Val v;
-              if (lit.kind == Tok::Int) v = Val::integer(std::stoll(lit.text, nullptr, 0));
-              else if (lit.kind == Tok::Float) v = Val::real(std::stod(lit.text));
-              else if (lit.isName("True") || lit.isName("False")) v = Val::boolean(lit.isName("True"));
-              else break;
-              how = "'" + name + "' = " + lit.text + " from the first triton.Config of @triton.autotune at line " + std::to_string(line) +
-                    " (give " + name + "=VALUE in --spec to choose another)";
-              return v;
-            }
-          how = " (@triton.autotune at line " + std::to_string(line) + " tunes it, and its first config sets no literal value)";
+    const DecoratorSays d = decoratorSays(*file_, *j, name);
+    const std::string line = std::to_string(d.line);
+    switch (d.kind) {
+      case DecoratorSays::Kind::Nothing: return std::nullopt;
+      case DecoratorSays::Kind::Unread:
+        how = d.decorator == "triton.heuristics"
+                  ? " (@triton.heuristics at line " + line + " computes it; tawa evaluates only `args['x'] is None` and `is not None`)"
+                  : " (@triton.autotune at line " + line + " tunes it, and its first config sets no literal value)";
+        return std::nullopt;
+      case DecoratorSays::Kind::IsNone: {
+        const driver::SpecEntry* e = spec_.find(d.arg);
+        if (!e) {
+          how = " (@triton.heuristics at line " + line + " computes it from '" + d.arg + "', which the spec does not give)";
           return std::nullopt;
         }
+        const bool isNone = e->kind == driver::SpecEntry::Kind::Constexpr && std::holds_alternative<driver::NoneValue>(e->value);
+        const bool v = d.negate ? !isNone : isNone;
+        how = "'" + name + "' = " + (v ? "True" : "False") + " from @triton.heuristics at line " + line + " ('" + d.arg + "' is " +
+              (isNone ? "None" : "given") + ")";
+        return Val::boolean(v);
+      }
+      case DecoratorSays::Kind::Literal: {
+        const Token& lit = *d.literal;
+        Val v = lit.kind == Tok::Int     ? Val::integer(std::stoll(lit.text, nullptr, 0))
+                : lit.kind == Tok::Float ? Val::real(std::stod(lit.text))
+                                         : Val::boolean(lit.isName("True"));
+        how = "'" + name + "' = " + lit.text + " from the first triton.Config of @triton.autotune at line " + line + " (give " + name +
+              "=VALUE in --spec to choose another)";
+        return v;
       }
     }
     return std::nullopt;
@@ -1049,6 +1008,20 @@ class Lowerer {
     v.src = f;
     return v;
   }
+  static Val moduleIn(SourceFile* f, const std::string& name) {
+    Val v = Val::named(Val::K::Module, name);
+    v.src = f;
+    return v;
+  }
+  // While it lives, names and source locations are the file f's (a callee's, an imported module's).
+  struct InFile {
+    Lowerer* l;
+    SourceFile* saved;
+    InFile(Lowerer* lowerer, SourceFile* f) : l(lowerer), saved(lowerer->file_) {
+      if (f) l->file_ = f;
+    }
+    ~InFile() { l->file_ = saved; }
+  };
   // The directories a dotted module name is looked up in, as Python would: for `.a.b` the current
   // file's package (one level up per further dot); otherwise the kernel file's directory, the root
   // of each package that the current file lies in (the parent of its topmost directory with an
@@ -1109,11 +1082,8 @@ class Lowerer {
       for (size_t k = 0; k <= cut; ++k) mod += (k ? "." : "") + parts[k];
       SourceFile* f = findModule(mod);
       if (!f) continue;
-      Val v;
-      v.k = Val::K::Module;
-      v.s = mod;
-      v.src = f;
-      for (size_t k = cut + 1; k < parts.size(); ++k) v = v.k == Val::K::Module && v.src ? memberOf(v.src, parts[k], p) : attribute(v, parts[k], p);
+      Val v = moduleIn(f, mod);
+      for (size_t k = cut + 1; k < parts.size(); ++k) v = attribute(v, parts[k], p);
       return v;
     }
     if (lead) {  // `from . import name`: the package's own __init__.py
@@ -1129,16 +1099,12 @@ class Lowerer {
   // imports (followed in that file's own context).
   Val memberOf(SourceFile* f, const std::string& name, Pos p) {
     if (f->find(name)) return funcIn(f, name);
-    SourceFile* saved = file_;
     // The name is resolved in the module's context; an error at the use (p) is the caller's.
     try {
-      file_ = f;
-      Val v = memberIn(f, name, p);
-      file_ = saved;
-      return v;
+      InFile in(this, f);
+      return memberIn(f, name, p);
     } catch (UserError& e) {
-      if (e.loc == f->loc(p)) e.loc = saved->loc(p);
-      file_ = saved;
+      if (e.loc == f->loc(p)) e.loc = file_->loc(p);
       throw;
     }
   }
@@ -1156,13 +1122,7 @@ class Lowerer {
     }
     namespace fs = std::filesystem;
     if (fs::path(*f->path).filename() == "__init__.py")  // `from pkg import sub`: pkg/sub.py
-      if (SourceFile* sub = findModule("." + name)) {
-        Val v;
-        v.k = Val::K::Module;
-        v.s = name;
-        v.src = sub;
-        return v;
-      }
+      if (SourceFile* sub = findModule("." + name)) return moduleIn(sub, name);
     fail(p, "module '" + *f->path + "' has no @triton.jit function, tl.constexpr global or import named '" + name + "'");
   }
 
@@ -1485,13 +1445,7 @@ class Lowerer {
   // A jit function call, lowered in the context of the file that defines it (its names, imports and
   // source locations).
   Val inlineFunc(const Val& fn, const Args& a) {
-    SourceFile* saved = file_;
-    if (fn.src) file_ = fn.src;
-    struct Restore {
-      Lowerer* l;
-      SourceFile* f;
-      ~Restore() { l->file_ = f; }
-    } restore{this, saved};
+    InFile in(this, fn.src);
     return inlineCall(fn.s, a);
   }
 
@@ -1987,9 +1941,7 @@ class Lowerer {
     std::vector<int64_t> shape = shapeOf(ptr->type());
     for (size_t i : vals) {
       const Val& x = *v[i];
-      if (x.isIR() && (x.v->type().isPtrLike() || x.v->type().isDesc()))
-        fail(w[i], qual + "'s " + (i == 1 && cas ? "cmp" : "val") + " must be numbers, got " + x.v->type().str());
-      if (!x.isIR() && !x.isNum()) fail(w[i], qual + "'s " + (i == 1 && cas ? "cmp" : "val") + " must be a number or a tensor, got " + describe(x));
+      requireNumbers(x, w[i], qual + "'s " + (i == 1 && cas ? "cmp" : "val"));
       if (x.isIR()) shape = broadcastShapes(shape, shapeOf(x.v->type()), w[i]);
     }
     ptr = broadcastTo(ptr, shape, w[0]);
@@ -2219,14 +2171,31 @@ class Lowerer {
   // of a joined pair an element is.
   ir::Value* firstOfPair(size_t rank, Pos p) {
     at(p);
-    ir::Value* idx = b_.op1(OpKind::Arange, {}, Type::tileOf({2}, Type::scalarOf(Scalar::I32)), {{"start", int64_t{0}}, {"end", int64_t{2}}});
-    std::vector<int64_t> shape{2};
-    while (shape.size() < rank) {
+    ir::Value* idx = indexAlong(2, rank - 1, rank);
+    ir::Value* zero = b_.constInt(0, idx->type());
+    return b_.op1(OpKind::Cmp, {idx, zero}, Type::tileOf(idx->type().shape, Type::scalarOf(Scalar::I1)), {{"pred", std::string("eq")}});
+  }
+
+  // 0 .. n-1 (i32) along axis d of a rank-`rank` tile of shape [1, .., n, .., 1], made by expand_dims
+  // (as `rm[:, None]` writes it, which block-access models).
+  ir::Value* indexAlong(int64_t n, size_t d, size_t rank) {
+    ir::Value* idx = b_.op1(OpKind::Arange, {}, Type::tileOf({n}, Type::scalarOf(Scalar::I32)), {{"start", int64_t{0}}, {"end", n}});
+    std::vector<int64_t> shape{n};
+    for (size_t j = 0; j < d; ++j) {
       shape.insert(shape.begin(), 1);
       idx = b_.op1(OpKind::ExpandDims, {idx}, idx->type().withShape(shape), {{"axis", int64_t{0}}});
     }
-    ir::Value* zero = b_.constInt(0, idx->type());
-    return b_.op1(OpKind::Cmp, {idx, zero}, Type::tileOf(shape, Type::scalarOf(Scalar::I1)), {{"pred", std::string("eq")}});
+    for (size_t j = d + 1; j < rank; ++j) {
+      shape.push_back(1);
+      idx = b_.op1(OpKind::ExpandDims, {idx}, idx->type().withShape(shape), {{"axis", static_cast<int64_t>(shape.size() - 1)}});
+    }
+    return idx;
+  }
+
+  // A reduction's result r (axis ax gone) with that axis back as 1: shape `kept`.
+  ir::Value* withAxisBack(ir::Value* r, int64_t ax, const std::vector<int64_t>& kept) {
+    if (!r->type().isTile()) return b_.op1(OpKind::Splat, {r}, Type::tileOf(kept, r->type()));
+    return b_.op1(OpKind::ExpandDims, {r}, r->type().withShape(kept), {{"axis", ax}});
   }
 
   // tl.join(a, b): the two tensors (broadcast to one shape) side by side along a new last axis of 2;
@@ -2330,13 +2299,9 @@ class Lowerer {
     s.erase(s.begin() + ax);
     ir::Value* r = b_.op1(OpKind::Reduce, {x}, x->type().withShape(s), {{"kind", kind}, {"axis", ax}});
     if (keep) {
-      if (s.empty()) {
-        r = b_.op1(OpKind::Splat, {r}, Type::tileOf({1}, r->type()));
-      } else {
-        auto k = s;
-        k.insert(k.begin() + ax, 1);
-        r = b_.op1(OpKind::ExpandDims, {r}, r->type().withShape(k), {{"axis", ax}});
-      }
+      auto k = s;
+      k.insert(k.begin() + ax, 1);
+      r = withAxisBack(r, ax, k);
     }
     return Val::ir(r);
   }
@@ -2363,7 +2328,7 @@ class Lowerer {
     s.erase(s.begin() + ax);
     ir::Value* ext = b_.op1(OpKind::Reduce, {x}, xt.withShape(s), {{"kind", std::string(isMax ? "max" : "min")}, {"axis", ax}});
     ir::Value* extB = s.empty() ? b_.op1(OpKind::Splat, {ext}, Type::tileOf(xt.shape, ext->type()))
-                                : broadcastTo(b_.op1(OpKind::ExpandDims, {ext}, ext->type().withShape(kept), {{"axis", ax}}), xt.shape, inAt);
+                                : broadcastTo(withAxisBack(ext, ax, kept), xt.shape, inAt);
     const Type boolT = Type::tileOf(xt.shape, Type::scalarOf(Scalar::I1));
     ir::Value* hit = b_.op1(OpKind::Cmp, {x, extB}, boolT, {{"pred", std::string("eq")}});
     if (ir::isFloat(xt.scalar)) {
@@ -2372,17 +2337,12 @@ class Lowerer {
       hit = b_.op1(OpKind::Or, {hit, b_.op1(OpKind::And, {xNan, eNan}, boolT)}, boolT);
     }
     const int64_t n = xt.shape[static_cast<size_t>(ax)];
-    std::vector<int64_t> line(static_cast<size_t>(rank), 1);
-    line[static_cast<size_t>(ax)] = n;
-    ir::Value* idx = b_.op1(OpKind::Arange, {}, Type::tileOf({n}, Type::scalarOf(Scalar::I32)), {{"start", int64_t{0}}, {"end", n}});
-    if (rank > 1) idx = b_.op1(OpKind::Reshape, {idx}, idx->type().withShape(line));
-    idx = broadcastTo(idx, xt.shape, inAt);
+    ir::Value* idx = broadcastTo(indexAlong(n, static_cast<size_t>(ax), static_cast<size_t>(rank)), xt.shape, inAt);
     const Type it = Type::tileOf(xt.shape, Type::scalarOf(Scalar::I32));
     ir::Value* none = b_.constInt(left ? n : -1, it);
     ir::Value* cand = b_.op1(OpKind::Select, {hit, idx, none}, it);
     ir::Value* r = b_.op1(OpKind::Reduce, {cand}, it.withShape(s), {{"kind", std::string(left ? "min" : "max")}, {"axis", ax}});
-    if (keepDims) r = s.empty() ? b_.op1(OpKind::Splat, {r}, Type::tileOf(kept, r->type()))
-                                : b_.op1(OpKind::ExpandDims, {r}, r->type().withShape(kept), {{"axis", ax}});
+    if (keepDims) r = withAxisBack(r, ax, kept);
     return Val::ir(r);
   }
 
@@ -2487,6 +2447,12 @@ class Lowerer {
     const bool rev = v[revAt] && truthy(*v[revAt], w[revAt]);
     at(a.at);
     return Val::ir(b_.op1(OpKind::Scan, {x}, x->type(), {{"kind", kind}, {"axis", ax}, {"reverse", int64_t{rev ? 1 : 0}}}));
+  }
+
+  // A value stored or combined into memory: a number or a tensor of numbers (`what` names it).
+  void requireNumbers(const Val& v, Pos p, const std::string& what) {
+    if (v.isIR() && (v.v->type().isPtrLike() || v.v->type().isDesc())) fail(p, what + " must be numbers, got " + v.v->type().str());
+    if (!v.isIR() && !v.isNum()) fail(p, what + " must be a number or a tensor, got " + describe(v));
   }
 
   ir::Value* requirePtr(const Val& v, Pos p, const std::string& what) {
@@ -2609,18 +2575,7 @@ class Lowerer {
     for (size_t d = 0; d < r; ++d) {
       const int64_t n = bp.blockShape[d];
       at(p);
-      ir::Value* idx = b_.op1(OpKind::Arange, {}, Type::tileOf({n}, Type::scalarOf(Scalar::I32)), {{"start", int64_t{0}}, {"end", n}});
-      // [n] -> [1, .., n, .., 1] by expand_dims (as rm[:, None] writes it, which block-access models).
-      std::vector<int64_t> shape{n};
-      for (size_t j = 0; j < d; ++j) {
-        shape.insert(shape.begin(), 1);
-        idx = b_.op1(OpKind::ExpandDims, {idx}, idx->type().withShape(shape), {{"axis", int64_t{0}}});
-      }
-      for (size_t j = d + 1; j < r; ++j) {
-        shape.push_back(1);
-        idx = b_.op1(OpKind::ExpandDims, {idx}, idx->type().withShape(shape), {{"axis", static_cast<int64_t>(shape.size() - 1)}});
-      }
-      Val pos = binary("+", Val::ir(idx), bp.elems[2 * r + d], p);
+      Val pos = binary("+", Val::ir(indexAlong(n, d, r)), bp.elems[2 * r + d], p);
       addr = binary("+", addr, binary("*", pos, bp.elems[r + d], p), p);
       if (check[d]) {
         Val in = logical("and", compare(">=", pos, Val::integer(0), p), compare("<", pos, bp.elems[d], p), p);
@@ -2647,9 +2602,7 @@ class Lowerer {
   }
   Val blockStore(const Val& bp, const Val& value, Pos valueAt, const Val& bc, Pos bcAt, Pos p) {
     auto [addr, mask] = blockAddresses(bp, boundaryDims(bc, bcAt, bp.blockShape.size(), "tl.store"), p);
-    if (value.isIR() && (value.v->type().isPtrLike() || value.v->type().isDesc()))
-      fail(valueAt, "tl.store's value must be numbers, got " + value.v->type().str());
-    if (!value.isIR() && !value.isNum()) fail(valueAt, "tl.store's value must be a number or a tensor, got " + describe(value));
+    requireNumbers(value, valueAt, "tl.store's value");
     if (value.isIR() && value.v->type().isTile() && value.v->type().shape != bp.blockShape)
       fail(valueAt, "tl.store to a block pointer of block " + shapeStr(bp.blockShape) + " with a value of shape " + shapeStr(value.v->type().shape));
     std::vector<ir::Value*> ops = {addr, coerce(value, addr->type().scalar, bp.blockShape, valueAt)};
@@ -2672,9 +2625,7 @@ class Lowerer {
       fail(w[3], "tl.store's boundary_check applies to block pointers: not supported yet");
     std::vector<int64_t> shape = shapeOf(ptr->type());
     const Val& val = *v[1];
-    if (val.isIR() && (val.v->type().isPtrLike() || val.v->type().isDesc()))
-      fail(w[1], "tl.store's value must be numbers, got " + val.v->type().str());
-    if (!val.isIR() && !val.isNum()) fail(w[1], "tl.store's value must be a number or a tensor, got " + describe(val));
+    requireNumbers(val, w[1], "tl.store's value");
     if (shape.empty() && val.isIR() && val.v->type().isTile())
       fail(w[1], "tl.store: the value is a tensor of shape " + shapeStr(val.v->type().shape) + " but the pointer is a scalar",
            "build a tensor of pointers, e.g. ptr + tl.arange(0, BLOCK)");
@@ -3127,8 +3078,6 @@ class Lowerer {
     return out;
   }
 
-  // Initial values of carried variables as IR; constants that are not numbers stay unchanged and
-  // must not be reassigned (checked after the body).
   // A carried value: a variable, or ("name" kSlot "k") offset k of the block pointer in "name" (a
   // loop carries a block pointer's offsets; its base, shape and strides must stay as they are).
   static constexpr char kSlot = '\x01';
@@ -3148,6 +3097,8 @@ class Lowerer {
     return cut == std::string::npos ? key : key.substr(0, cut) + "_off" + key.substr(cut + 1);
   }
 
+  // Initial values of carried variables as IR; constants that are not numbers stay unchanged and
+  // must not be reassigned (checked after the body).
   void splitCarried(const std::vector<std::string>& names, Pos p, std::vector<std::string>& carried,
                     std::vector<ir::Value*>& inits, std::vector<std::pair<std::string, Val>>& frozen) {
     for (auto& n : names) {

@@ -826,20 +826,15 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
     if (atStatementStart(i) && (t[i].isName("import") || t[i].isName("from")))
       scanImport(t, i, f->aliases, where.count(i) ? f->bindings : inDefs, f->starImports, context(i));
   int depth = 0;  // indentation depth, to tell module-level statements apart
-  depth = 0;
   std::vector<size_t> decorators;
-  int defDepth = -1;                        // the depth of the def or class being skipped, or -1
   std::map<std::string, size_t> plainDefs;  // undecorated module-level defs (for `f = triton.jit(f)`)
   for (size_t i = 0; i < t.size() && t[i].kind != Tok::EndOfFile; ++i) {
     if (t[i].kind == Tok::Indent) ++depth;
     if (t[i].kind == Tok::Dedent) --depth;
     if (!atStatementStart(i) || t[i].kind == Tok::Indent || t[i].kind == Tok::Dedent) continue;
-    if (defDepth >= 0 && depth <= defDepth) defDepth = -1;
-    if (defDepth < 0 && (t[i].isName("def") || t[i].isName("class")) && t[i + 1].kind == Tok::Name) {
-      if (t[i].isName("def") && decorators.empty()) plainDefs[t[i + 1].text] = i;
-      defDepth = depth;
-    }
-    if (defDepth < 0 && t[i].kind == Tok::Name && !isKeyword(t[i].text) && t[i + 1].isOp("=")) {
+    const bool moduleLevel = where.count(i) != 0;  // outside every def and class (any if/try branch)
+    if (moduleLevel && t[i].isName("def") && t[i + 1].kind == Tok::Name && decorators.empty()) plainDefs[t[i + 1].text] = i;
+    if (moduleLevel && t[i].kind == Tok::Name && !isKeyword(t[i].text) && t[i + 1].isOp("=")) {
       // Module-level (any if/try branch) `NAME = dotted.name`: an alias (`exp = tl.exp`); and the
       // call forms of the decorators: `f = triton.jit(f)`, `f = triton.heuristics({...})(f)`.
       size_t m = i + 2;
@@ -904,6 +899,58 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
     decorators.clear();
   }
   return f;
+}
+
+DecoratorSays decoratorSays(const SourceFile& file, const SourceFile::Jit& jit, const std::string& name) {
+  using K = DecoratorSays::Kind;
+  const auto& t = file.tokens;
+  for (size_t d : jit.decorators) {
+    size_t i = d;
+    const std::string callee = resolve(file.aliases, dottedName(t, i));
+    if (!t[i].isOp("(")) continue;
+    size_t end = i, depth = 0;  // the decorator's closing parenthesis
+    for (; t[end].kind != Tok::EndOfFile; ++end) {
+      if (t[end].isOp("(") || t[end].isOp("[") || t[end].isOp("{")) ++depth;
+      if (t[end].isOp(")") || t[end].isOp("]") || t[end].isOp("}"))
+        if (--depth == 0) break;
+    }
+    DecoratorSays says;
+    says.decorator = callee;
+    says.line = t[d].line;
+    if (callee == "triton.heuristics") {
+      for (size_t k = i; k + 10 < end; ++k) {
+        if (!(t[k].kind == Tok::String && t[k].text == name && t[k + 1].isOp(":") && t[k + 2].isName("lambda"))) continue;
+        // lambda ARGS: ARGS['x'] is [not] None
+        const size_t m = k + 3;
+        const std::string args = t[m].kind == Tok::Name ? t[m].text : "";
+        if (args.empty() || !t[m + 1].isOp(":") || !t[m + 2].isName(args) || !t[m + 3].isOp("[") || t[m + 4].kind != Tok::String ||
+            !t[m + 5].isOp("]") || !t[m + 6].isName("is")) {
+          says.kind = K::Unread;
+          return says;
+        }
+        says.negate = t[m + 7].isName("not");
+        if (!t[m + 7 + says.negate].isName("None")) break;
+        says.kind = K::IsNone;
+        says.arg = t[m + 4].text;
+        return says;
+      }
+    }
+    if (callee == "triton.autotune") {
+      for (size_t k = i; k + 3 < end; ++k) {
+        if (!(t[k].isName("Config") && t[k + 1].isOp("(") && t[k + 2].isOp("{"))) continue;
+        says.kind = K::Unread;  // unless the first config gives a literal
+        for (size_t m = k + 3; m + 2 < end && !t[m].isOp("}"); ++m)
+          if (t[m].kind == Tok::String && t[m].text == name && t[m + 1].isOp(":")) {
+            const Token& lit = t[m + 2];
+            if (lit.kind == Tok::Int || lit.kind == Tok::Float || lit.isName("True") || lit.isName("False"))
+              says.kind = K::Literal, says.literal = &lit;
+            break;
+          }
+        return says;
+      }
+    }
+  }
+  return {};
 }
 
 std::optional<bool> moduleCondition(const SourceFile& file, size_t at) {

@@ -76,6 +76,20 @@ ExprP parseGlobalValue(const SourceFile& file, size_t at);
 // 3.6.0 (`compare_version("triton", operator.ge, "3.0.0")`); nullopt otherwise.
 std::optional<bool> moduleCondition(const SourceFile& file, size_t at);
 
+// What a jit function's decorators say of a parameter the launch does not give: a
+// @triton.heuristics lambda of the form `args['x'] is [not] None` (IsNone; a lambda of another form
+// is Unread), or the literal its @triton.autotune's first triton.Config gives it (Literal; Unread when
+// that config sets no literal). Nothing when no decorator names it.
+struct DecoratorSays {
+  enum class Kind { Nothing, IsNone, Literal, Unread } kind = Kind::Nothing;
+  std::string decorator;           // "triton.heuristics" or "triton.autotune"
+  int line = 0;                    // the decorator's line
+  std::string arg;                 // IsNone: x of args['x']
+  bool negate = false;             // IsNone: `is not None`
+  const Token* literal = nullptr;  // Literal: an Int, a Float, True or False
+};
+DecoratorSays decoratorSays(const SourceFile& file, const SourceFile::Jit& jit, const std::string& name);
+
 // Parses a standalone statement list (for tests): the text is one function body at column 0.
 std::unique_ptr<FunctionDef> parseFunctionText(const std::string& path, const std::string& text);
 
