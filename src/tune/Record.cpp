@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include "ir/Diagnostic.h"
@@ -16,6 +17,9 @@ const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS machines(
   id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE, description TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS machine_facts(
+  machine_id INTEGER NOT NULL REFERENCES machines(id), name TEXT NOT NULL, value REAL NOT NULL,
+  PRIMARY KEY(machine_id, name));
 CREATE TABLE IF NOT EXISTS programs(
   id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, command TEXT NOT NULL,
   space TEXT NOT NULL, created TEXT NOT NULL DEFAULT (datetime('now')));
@@ -139,6 +143,10 @@ Record::Record(const std::string& path) : path_(path) {
     }
     if (version == 0) {
       Stmt s(db_, "INSERT INTO meta(key, value) VALUES('schema_version', ?)");
+      s.bind(1, std::to_string(kRecordSchemaVersion)).step();
+    } else if (version < kRecordSchemaVersion) {
+      // Version 1 lacked machine_facts, which the schema above has just created: nothing else changed.
+      Stmt s(db_, "UPDATE meta SET value=? WHERE key='schema_version'");
       s.bind(1, std::to_string(kRecordSchemaVersion)).step();
     } else if (version > kRecordSchemaVersion) {
       exec("ROLLBACK");
@@ -266,28 +274,7 @@ int64_t Record::lastMeasurementId() {
 void Record::add(int64_t program, const std::string& config, const Measurement& m) {
   exec("BEGIN IMMEDIATE");
   try {
-    {
-      Stmt s(db_, "INSERT OR IGNORE INTO configurations(program_id, config) VALUES(?, ?)");
-      s.bind(1, program).bind(2, config).step();
-    }
-    int64_t cid;
-    {
-      Stmt s(db_, "SELECT id FROM configurations WHERE program_id=? AND config=?");
-      s.bind(1, program).bind(2, config).step();
-      cid = s.i64(0);
-    }
-    Stmt s(db_,
-           "INSERT INTO measurements(configuration_id, machine_id, seconds, spread, warmups, status, detail, origin) "
-           "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
-    s.bind(1, cid).bind(2, machine_);
-    if (m.ok()) s.bind(3, m.seconds).bind(4, m.spread);
-    else s.null(3).null(4);
-    s.bind(5, static_cast<int64_t>(m.warmups)).bind(6, m.status).bind(7, m.detail).bind(8, m.origin).step();
-    int64_t mid = sqlite3_last_insert_rowid(db_);
-    for (size_t i = 0; i < m.repetitions.size(); ++i) {
-      Stmt r(db_, "INSERT INTO repetitions(measurement_id, idx, seconds) VALUES(?, ?, ?)");
-      r.bind(1, mid).bind(2, static_cast<int64_t>(i)).bind(3, m.repetitions[i]).step();
-    }
+    insert(program, config, m);
     exec("COMMIT");
   } catch (...) {
     exec("ROLLBACK");
@@ -295,15 +282,107 @@ void Record::add(int64_t program, const std::string& config, const Measurement& 
   }
 }
 
-std::vector<std::pair<std::string, double>> Record::best(int64_t program, size_t top) {
+void Record::insert(int64_t program, const std::string& config, const Measurement& m) {
+  {
+    Stmt s(db_, "INSERT OR IGNORE INTO configurations(program_id, config) VALUES(?, ?)");
+    s.bind(1, program).bind(2, config).step();
+  }
+  int64_t cid;
+  {
+    Stmt s(db_, "SELECT id FROM configurations WHERE program_id=? AND config=?");
+    s.bind(1, program).bind(2, config).step();
+    cid = s.i64(0);
+  }
+  Stmt s(db_,
+         "INSERT INTO measurements(configuration_id, machine_id, seconds, spread, warmups, status, detail, origin) "
+         "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+  s.bind(1, cid).bind(2, machine_);
+  if (m.ok()) s.bind(3, m.seconds).bind(4, m.spread);
+  else s.null(3).null(4);
+  s.bind(5, static_cast<int64_t>(m.warmups)).bind(6, m.status).bind(7, m.detail).bind(8, m.origin).step();
+  int64_t mid = sqlite3_last_insert_rowid(db_);
+  for (size_t i = 0; i < m.repetitions.size(); ++i) {
+    Stmt r(db_, "INSERT INTO repetitions(measurement_id, idx, seconds) VALUES(?, ?, ?)");
+    r.bind(1, mid).bind(2, static_cast<int64_t>(i)).bind(3, m.repetitions[i]).step();
+  }
+}
+
+std::vector<std::pair<std::string, double>> Record::best(int64_t program, size_t top, std::optional<int64_t> machine) {
   Stmt s(db_,
          "SELECT c.config, AVG(m.seconds) FROM configurations c JOIN measurements m ON m.configuration_id=c.id "
          "WHERE c.program_id=? AND m.machine_id=? GROUP BY c.id HAVING SUM(m.status<>'ok')=0 "
          "ORDER BY AVG(m.seconds) ASC, c.id ASC LIMIT ?");
-  s.bind(1, program).bind(2, machine_).bind(3, static_cast<int64_t>(top));
+  s.bind(1, program).bind(2, machine.value_or(machine_)).bind(3, static_cast<int64_t>(top));
   std::vector<std::pair<std::string, double>> out;
   while (s.step()) out.emplace_back(s.str(0), s.dbl(1));
   return out;
+}
+
+int64_t Record::selectDevice(const std::string& name, const std::map<std::string, double>& facts) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    {
+      Stmt s(db_, "INSERT OR IGNORE INTO machines(fingerprint, description) VALUES(?, ?)");
+      s.bind(1, "device: " + name).bind(2, name).step();
+    }
+    Stmt q(db_, "SELECT id FROM machines WHERE fingerprint=?");
+    q.bind(1, "device: " + name).step();
+    machine_ = q.i64(0);
+    if (!facts.empty()) {
+      Stmt del(db_, "DELETE FROM machine_facts WHERE machine_id=?");
+      del.bind(1, machine_).step();
+      for (auto& [k, v] : facts) {
+        Stmt one(db_, "INSERT INTO machine_facts(machine_id, name, value) VALUES(?, ?, ?)");
+        one.bind(1, machine_).bind(2, k).bind(3, v).step();
+      }
+    }
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+  return machine_;
+}
+
+std::map<std::string, double> Record::machineFacts(int64_t machine) {
+  Stmt s(db_, "SELECT name, value FROM machine_facts WHERE machine_id=?");
+  s.bind(1, machine);
+  std::map<std::string, double> f;
+  while (s.step()) f[s.str(0)] = s.dbl(1);
+  return f;
+}
+
+std::vector<TunedPair> Record::tunedPairs(int64_t minMeasured) {
+  Stmt s(db_,
+         "SELECT p.id, p.name, p.kind, p.space, m.machine_id, mc.description, COUNT(DISTINCT c.id) FROM programs p "
+         "JOIN configurations c ON c.program_id=p.id JOIN measurements m ON m.configuration_id=c.id "
+         "JOIN machines mc ON mc.id=m.machine_id WHERE m.status='ok' GROUP BY p.id, m.machine_id "
+         "HAVING COUNT(DISTINCT c.id) >= ? ORDER BY p.id, m.machine_id");
+  s.bind(1, minMeasured);
+  std::vector<TunedPair> out;
+  while (s.step()) out.push_back({{s.i64(0), s.str(1), s.str(2), s.str(3), s.i64(6)}, s.i64(4), s.str(5)});
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> Record::landscape(int64_t program, int64_t machine) {
+  Stmt s(db_,
+         "SELECT c.config, CASE WHEN SUM(m.status<>'ok')>0 THEN NULL ELSE AVG(m.seconds) END FROM configurations c "
+         "JOIN measurements m ON m.configuration_id=c.id WHERE c.program_id=? AND m.machine_id=? GROUP BY c.id ORDER BY c.id");
+  s.bind(1, program).bind(2, machine);
+  std::vector<std::pair<std::string, double>> out;
+  while (s.step()) out.emplace_back(s.str(0), s.isNull(1) ? std::numeric_limits<double>::infinity() : s.dbl(1));
+  return out;
+}
+
+void Record::addMany(int64_t program, const std::vector<std::pair<std::string, Measurement>>& ms) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    for (auto& [config, m] : ms) insert(program, config, m);
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
 }
 
 void Record::addSearch(int64_t program, const std::string& method, int budget, uint64_t seed, int evaluations,

@@ -17,7 +17,7 @@ struct sqlite3;
 
 namespace tawa::tune {
 
-inline constexpr int kRecordSchemaVersion = 1;
+inline constexpr int kRecordSchemaVersion = 2;  // 2: machine_facts (a record of version 1 is upgraded on open)
 
 struct Measurement {
   double seconds = 0;               // the median of the repetitions (status "ok")
@@ -36,6 +36,13 @@ struct ProgramInfo {
   int64_t measured = 0;  // configurations with an ok measurement on this machine
 };
 
+// A program with enough measurements on one machine or device to guide a search.
+struct TunedPair {
+  ProgramInfo program;      // program.measured: its ok configurations on `machine`
+  int64_t machine = 0;
+  std::string machineName;  // the machine's description, or the device's name
+};
+
 class Record {
  public:
   // Opens or creates the record; throws tawa::UserError when the file cannot be opened or was
@@ -45,8 +52,21 @@ class Record {
   Record(const Record&) = delete;
   Record& operator=(const Record&) = delete;
 
+  // The machine (or device) whose measurements this record reads and writes: this host, unless
+  // selectDevice chose a named device.
   int64_t machine() const { return machine_; }
   std::string machineDescription() const;
+
+  // Measurements from now on are of the device `name` (created when new: a machine whose fingerprint is
+  // "device: NAME"), not of this host: results measured elsewhere (imported, or a replayed landscape).
+  // Non-empty `facts` replace the device's recorded facts (vendor, SMs, bandwidth, ...: numbers).
+  int64_t selectDevice(const std::string& name, const std::map<std::string, double>& facts = {});
+  std::map<std::string, double> machineFacts(int64_t machine);
+  // Every (program, machine) pair with at least `minMeasured` configurations measured ok there.
+  std::vector<TunedPair> tunedPairs(int64_t minMeasured);
+  // Every configuration of `program` measured on `machine`: the mean of its measurements, or +inf when
+  // any of them failed.
+  std::vector<std::pair<std::string, double>> landscape(int64_t program, int64_t machine);
 
   // Finds the program by name, creating it (or updating its command and space text) as needed.
   int64_t program(const std::string& name, const std::string& kind, const std::string& command, const std::string& space);
@@ -65,9 +85,12 @@ class Record {
   // The id of the newest measurement in the record (0 when it has none).
   int64_t lastMeasurementId();
   void add(int64_t program, const std::string& config, const Measurement& m);
+  // Many measurements in one transaction (an import): all of them, or none when one fails.
+  void addMany(int64_t program, const std::vector<std::pair<std::string, Measurement>>& ms);
   // Configurations by the mean of their measurements on this machine, fastest first; a configuration
   // with any failed measurement is left out.
-  std::vector<std::pair<std::string, double>> best(int64_t program, size_t top);
+  // On `machine` when given, else the record's.
+  std::vector<std::pair<std::string, double>> best(int64_t program, size_t top, std::optional<int64_t> machine = std::nullopt);
 
   // One row per finished search, for the evaluation: what it found after how many evaluations.
   void addSearch(int64_t program, const std::string& method, int budget, uint64_t seed, int evaluations,
@@ -78,6 +101,7 @@ class Record {
   std::string path_;
   int64_t machine_ = 0;
   void exec(const std::string& sql);
+  void insert(int64_t program, const std::string& config, const Measurement& m);  // inside a transaction
 };
 
 }  // namespace tawa::tune

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -47,8 +48,18 @@ nlohmann::json value(const std::string& s) {
 
 }  // namespace
 
-std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath, const Space& space, bool noise, uint64_t seed,
-                                                     ReplayStats* stats) {
+namespace {
+
+struct Row {
+  Config config;
+  double mean = 0, sd = 0;  // seconds
+  std::string status;       // a failures file: the status cell ("RuntimeFailedConfig"); else empty
+};
+
+// The rows of a landscape file over `space`. With a time_ms column: one row per configuration that
+// ran (time_ms, optionally std_ms). Without one, when `failures` allows it: a status column, one row
+// per configuration that failed.
+std::vector<Row> readRows(const std::string& csvPath, const Space& space, bool failures) {
   std::ifstream f(csvPath);
   if (!f) throw UserError(at(csvPath, 0, 0), "cannot read the recorded landscape");
   std::string line;
@@ -58,15 +69,16 @@ std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath,
   for (size_t k = 0; k < header.size(); ++k)
     if (!column.emplace(header[k].first, k).second)
       throw UserError(at(csvPath, 1, header[k].second), "column '" + header[k].first + "' is named twice");
-  if (!column.count("time_ms")) throw UserError(at(csvPath, 1, 1), "no time_ms column", "the header names the parameters, time_ms and optionally std_ms");
+  const bool timed = column.count("time_ms") != 0;
+  if (!timed && !(failures && column.count("status")))
+    throw UserError(at(csvPath, 1, 1), failures ? "no time_ms column (and no status column of failures)" : "no time_ms column",
+                    "the header names the parameters, time_ms and optionally std_ms" +
+                        std::string(failures ? "; a file of failures names the parameters and status" : ""));
   for (const auto& p : space.params)
     if (!column.count(p.name)) throw UserError(at(csvPath, 1, 1), "no column for parameter '" + p.name + "' of the space");
   const bool hasStd = column.count("std_ms") != 0;
-  struct Row {
-    double mean, sd;
-  };
-  auto rows = std::make_shared<std::map<std::string, Row>>();
-  std::vector<double> times;
+  std::vector<Row> rows;
+  std::set<Config> seen;
   for (int n = 2; std::getline(f, line); ++n) {
     if (line.find_first_not_of(" \r") == std::string::npos) continue;
     auto c = cells(line);
@@ -74,9 +86,9 @@ std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath,
       throw UserError(at(csvPath, n, 1), "the row has " + std::to_string(c.size()) + " cells, the header " + std::to_string(header.size()));
     nlohmann::json j = nlohmann::json::object();
     for (const auto& p : space.params) j[p.name] = value(c[column.at(p.name)].first);
-    Config cfg;
+    Row r;
     try {
-      cfg = space.fromJson(j);
+      r.config = space.fromJson(j);
     } catch (const std::invalid_argument& e) {
       throw UserError(at(csvPath, n, 1), std::string("the configuration is not in the space: ") + e.what());
     }
@@ -88,11 +100,51 @@ std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath,
         throw UserError(at(csvPath, n, col), name + " '" + s + "' is not a non-negative number");
       return v;
     };
-    Row r{number("time_ms") / 1000, hasStd ? number("std_ms") / 1000 : 0.0};
-    if (!rows->emplace(space.key(cfg), r).second) throw UserError(at(csvPath, n, 1), "this configuration has an earlier row");
+    if (timed) {
+      r.mean = number("time_ms") / 1000;
+      r.sd = hasStd ? number("std_ms") / 1000 : 0.0;
+    } else {
+      r.status = c[column.at("status")].first;
+      if (r.status.empty()) throw UserError(at(csvPath, n, c[column.at("status")].second), "empty status");
+    }
+    if (!seen.insert(r.config).second) throw UserError(at(csvPath, n, 1), "this configuration has an earlier row");
+    rows.push_back(std::move(r));
+  }
+  if (rows.empty() && timed) throw UserError(at(csvPath, 2, 1), "no configurations: the landscape has a header only");
+  return rows;  // a file of failures may have none
+}
+
+}  // namespace
+
+std::vector<std::pair<Config, Measurement>> readMeasurements(const std::string& csvPath, const Space& space) {
+  std::vector<std::pair<Config, Measurement>> out;
+  for (auto& r : readRows(csvPath, space, true)) {
+    Measurement m;
+    if (r.status.empty()) {
+      m.seconds = r.mean;
+      m.repetitions = {r.mean};
+      m.detail = r.sd > 0 ? "std_ms " + std::to_string(r.sd * 1000) : "";
+    } else {
+      m.status = "failed";
+      m.detail = r.status + " (" + csvPath + ")";
+    }
+    out.emplace_back(r.config, std::move(m));
+  }
+  return out;
+}
+
+std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath, const Space& space, bool noise, uint64_t seed,
+                                                     ReplayStats* stats) {
+  struct Figure {
+    double mean, sd;
+  };
+  auto rows = std::make_shared<std::map<std::string, Figure>>();
+  std::vector<double> times;
+  for (auto& r : readRows(csvPath, space, false)) {
+    rows->emplace(space.key(r.config), Figure{r.mean, r.sd});
     times.push_back(r.mean);
   }
-  if (rows->empty()) throw UserError(at(csvPath, 2, 1), "no configurations: the landscape has a header only");
+
   if (stats) {
     stats->rows = times.size();
     stats->best = *std::min_element(times.begin(), times.end());

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tune/Record.h"
 #include "tune/Space.h"
@@ -23,6 +25,12 @@ struct ReplayStats {
   size_t rows = 0;
   double best = 0, median = 0;  // seconds, over the rows
 };
+
+// The measurements of a landscape file (tawa tune --import): with time_ms, one ok measurement per row
+// (time_ms / 1000 seconds; std_ms noted in its detail); a file of failures (a status column, no
+// time_ms: a landscape's failures.csv) gives one failed measurement per row, its detail the status.
+// Errors as for loadReplay.
+std::vector<std::pair<Config, Measurement>> readMeasurements(const std::string& csvPath, const Space& space);
 
 // The landscape in `csvPath` over `space`, as an evaluation function (it refers to `space`, which must
 // outlive it: the TuneTarget holds both); `stats` (when given) says what was read.

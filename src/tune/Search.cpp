@@ -5,8 +5,10 @@
 #include <limits>
 #include <numeric>
 #include <queue>
+#include <map>
 #include <set>
 
+#include "tune/Measure.h"
 #include "tune/Stats.h"
 
 namespace tawa::tune {
@@ -339,11 +341,247 @@ class PatternSearch {
 
 }  // namespace
 
+namespace {
+
+// The transfer search of masifSearch (its comment says what it does).
+class TransferSearch {
+ public:
+  TransferSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Landscape>& ls) : ev_(ev), s_(ev.space()), rng_(rng), ls_(ls) {
+    const size_t n = ls_.size();
+    failZ_.assign(n, 0);
+    unknownZ_.assign(n, 0);
+    best_.assign(n, 0);
+    for (size_t k = 0; k < n; ++k) {
+      double lo = std::numeric_limits<double>::infinity(), hi = 0;
+      for (auto& [c, t] : ls_[k].seconds)
+        if (std::isfinite(t)) lo = std::min(lo, t), hi = std::max(hi, t);
+      best_[k] = lo;
+      failZ_[k] = std::log(hi / lo) + 1.0;
+      std::vector<double> zs;
+      for (auto& [c, t] : ls_[k].seconds) zs.push_back(score(k, t));
+      unknownZ_[k] = median(zs);
+    }
+    enumerated_ = s_.cardinality() <= kTransferEnumerate;
+    if (enumerated_) {
+      s_.forEachLegal([&](const Config& c) {
+        add(c);
+        return true;
+      });
+    } else {
+      for (auto& l : ls_)
+        for (auto& [c, t] : l.seconds)
+          if (s_.legal(c)) add(c);
+    }
+    // A random order of the candidates breaks ties between equal scores differently for each seed.
+    std::vector<size_t> perm(cands_.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng_);
+    order_ = perm;
+  }
+
+  // Each neighbour's best legal configuration, in the neighbours' order, without repeats.
+  std::vector<Config> firsts() const {
+    std::vector<Config> out;
+    for (auto& l : ls_) {
+      const Config* b = nullptr;
+      double bt = std::numeric_limits<double>::infinity();
+      for (auto& [c, t] : l.seconds)
+        if (t < bt && s_.legal(c)) b = &c, bt = t;
+      if (b && std::find(out.begin(), out.end(), *b) == out.end()) out.push_back(*b);
+    }
+    return out;
+  }
+
+  // The next configuration: the unevaluated candidate of the lowest weighted score, among those one
+  // parameter away from the best so far when `local` (and any are left there).
+  std::optional<Config> next(bool local) {
+    updateWeights();
+    std::optional<Config> inc;
+    if (auto b = ev_.best(); b && std::isfinite(b->seconds)) inc = b->config;
+    if (inc && !enumerated_)
+      for (auto& m : oneAway(*inc)) add(m);
+    for (int pass = local && inc ? 0 : 1; pass < 2; ++pass) {
+      double bestScore = std::numeric_limits<double>::infinity();
+      std::optional<size_t> pick;
+      double wsum = std::accumulate(w_.begin(), w_.end(), 0.0);
+      for (size_t i : order_) {
+        if (ev_.seen(cands_[i])) continue;
+        if (pass == 0 && !oneParamAway(cands_[i], *inc)) continue;
+        double sc = 0;
+        for (size_t k = 0; k < ls_.size(); ++k) sc += w_[k] * z_[k][i];
+        sc /= wsum;
+        if (sc < bestScore) bestScore = sc, pick = i;
+      }
+      if (pick) return cands_[*pick];
+    }
+    return std::nullopt;
+  }
+
+  const std::vector<double>& weights() const { return w_; }
+
+ private:
+  double score(size_t k, double t) const { return std::isfinite(t) ? std::log(t / best_[k]) : failZ_[k]; }
+
+  void add(const Config& c) {
+    if (!at_.emplace(c, cands_.size()).second) return;
+    cands_.push_back(c);
+    z_.resize(ls_.size());
+    known_.resize(ls_.size());
+    for (size_t k = 0; k < ls_.size(); ++k) {
+      auto it = ls_[k].seconds.find(c);
+      known_[k].push_back(it != ls_[k].seconds.end());
+      z_[k].push_back(it == ls_[k].seconds.end() ? unknownZ_[k] : score(k, it->second));
+    }
+    if (order_.size() < cands_.size()) order_.push_back(cands_.size() - 1);
+  }
+
+  bool oneParamAway(const Config& a, const Config& b) const {
+    int diff = 0;
+    for (size_t i = 0; i < a.size() && diff < 2; ++i) diff += a[i] != b[i];
+    return diff == 1;
+  }
+
+  std::vector<Config> oneAway(const Config& c) const {
+    std::vector<Config> out;
+    for (size_t i = 0; i < s_.dims(); ++i)
+      for (int v = 0; v < static_cast<int>(s_.params[i].size()); ++v) {
+        if (v == c[i]) continue;
+        Config m = c;
+        m[i] = v;
+        if (s_.legal(m)) out.push_back(m);
+      }
+    return out;
+  }
+
+  // Each neighbour's weight: how well its scores rank the target's figures so far.
+  void updateWeights() {
+    w_.assign(ls_.size(), 1.0);
+    for (size_t k = 0; k < ls_.size(); ++k) {
+      std::vector<double> mine, theirs;
+      for (auto& e : ev_.history()) {
+        if (!std::isfinite(e.seconds)) continue;
+        auto it = at_.find(e.config);
+        if (it == at_.end() || !known_[k][it->second]) continue;
+        mine.push_back(std::log(e.seconds));
+        theirs.push_back(z_[k][it->second]);
+      }
+      if (mine.size() < 4) continue;
+      double rho = std::max(0.0, spearman(theirs, mine));
+      w_[k] = rho * rho + 1e-3;
+    }
+  }
+
+  Evaluator& ev_;
+  const Space& s_;
+  std::mt19937_64& rng_;
+  const std::vector<Landscape>& ls_;
+  std::vector<double> best_, failZ_, unknownZ_, w_;
+  bool enumerated_ = false;
+  std::vector<Config> cands_;
+  std::map<Config, size_t> at_;
+  std::vector<std::vector<double>> z_;
+  std::vector<std::vector<char>> known_;
+  std::vector<size_t> order_;
+};
+
+// Confirmation: each of the last `checks` evaluations measures again the fastest configuration
+// measured only once, as long as it is among the `checks` fastest. A configuration whose first figure
+// was a lucky moment falls back (its figure becomes the mean of its two), and the next fastest is
+// confirmed in its turn.
+void confirm(Evaluator& ev, int checks) {
+  while (!ev.done() && checks > 0) {
+    std::vector<const Evaluation*> byFigure;
+    for (auto& e : ev.history())
+      if (std::isfinite(e.seconds)) byFigure.push_back(&e);
+    std::stable_sort(byFigure.begin(), byFigure.end(), [](auto* a, auto* b) { return a->seconds < b->seconds; });
+    const Evaluation* pick = nullptr;
+    for (size_t i = 0; i < byFigure.size() && i < static_cast<size_t>(checks) && !pick; ++i)
+      if (byFigure[i]->measurements.size() < 2) pick = byFigure[i];
+    if (!pick) break;
+    Config c = pick->config;
+    ev.remeasure(c);
+  }
+}
+
+bool noisyHistory(const Evaluator& ev) {
+  for (auto& e : ev.history())
+    if (e.spread > 0) return true;
+  return false;
+}
+
+MasifPlan transferSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Landscape>& ls, bool dryRun) {
+  MasifPlan plan;
+  plan.transfer = true;
+  TransferSearch ts(ev, rng, ls);
+  auto first = ts.firsts();
+  if (dryRun) {
+    plan.first = first;
+    plan.weights.assign(ls.size(), 1.0);
+    return plan;
+  }
+  for (auto& c : first) {
+    if (plan.first.size() < 20) plan.first.push_back(c);
+    if (!ev(c)) break;
+  }
+  const int checks = noisyHistory(ev) ? masifConfirmations(ev.budget()) : 0;
+  ev.cap(ev.budget() - checks);
+  std::bernoulli_distribution coin(0.5);
+  while (!ev.done()) {
+    auto c = ts.next(coin(rng));
+    if (!c) break;  // every legal configuration evaluated
+    if (plan.first.size() < 20) plan.first.push_back(*c);
+    ev(*c);
+  }
+  ev.cap(ev.budget());
+  confirm(ev, checks);
+  plan.weights = ts.weights();
+  return plan;
+}
+
+}  // namespace
+
+void copySearch(Evaluator& ev, const std::vector<Guide>& guides, const std::vector<Landscape>& landscapes) {
+  const Space& s = ev.space();
+  if (landscapes.empty()) {
+    const Embedding em(s);
+    for (auto& g : guides) {
+      auto c = em.nearestLegal(g.point);
+      if (c && !ev.seen(*c) && !ev(*c)) return;
+    }
+    return;
+  }
+  std::vector<std::vector<Config>> byFigure;
+  for (auto& l : landscapes) {
+    std::vector<std::pair<double, Config>> v;
+    for (auto& [c, t] : l.seconds)
+      if (std::isfinite(t) && s.legal(c)) v.push_back({t, c});
+    std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    byFigure.emplace_back();
+    for (auto& [t, c] : v) byFigure.back().push_back(c);
+  }
+  for (size_t rank = 0;; ++rank) {
+    bool any = false;
+    for (auto& cs : byFigure) {
+      if (rank >= cs.size()) continue;
+      any = true;
+      if (!ev.seen(cs[rank]) && !ev(cs[rank])) return;
+    }
+    if (!any) return;
+  }
+}
+
 int masifConfirmations(int budget) { return budget >= 10 ? budget / 10 : 0; }
 
 double masifMoveMargin(double spreadA, double spreadB) { return std::min(0.1, 0.6 * std::max(spreadA, spreadB)); }
 
-MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& given, bool dryRun) {
+MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& given, bool dryRun,
+                      const std::vector<Landscape>& landscapes) {
+  if (std::any_of(landscapes.begin(), landscapes.end(), [](const Landscape& l) { return l.seconds.size() >= kDenseLandscape; })) {
+    std::vector<Landscape> usable;
+    for (auto& l : landscapes)
+      if (std::any_of(l.seconds.begin(), l.seconds.end(), [](auto& e) { return std::isfinite(e.second); })) usable.push_back(l);
+    return transferSearch(ev, rng, usable, dryRun);
+  }
   const Space& s = ev.space();
   const Embedding em(s);
   const size_t d = em.dims();
@@ -509,9 +747,7 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
   // climb from a point already refined costs nothing: its moves are all in the evaluator).
   // Confirmations pay only where figures are noisy: they are reserved when a measurement of the
   // first phase showed a spread (its repetitions disagreed), and not for exact figures.
-  bool noisy = false;
-  for (auto& e : ev.history()) noisy = noisy || e.spread > 0;
-  const int checks = noisy ? masifConfirmations(ev.budget()) : 0;
+  const int checks = noisyHistory(ev) ? masifConfirmations(ev.budget()) : 0;
   ev.cap(ev.budget() - checks);
   int stalls = 0;
   while (!ev.done() && ev.best()) {
@@ -525,22 +761,7 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
     ev(*c);
   }
   ev.cap(ev.budget());
-  // Confirmation: each of the last `checks` evaluations measures again the fastest configuration
-  // measured only once, as long as it is among the `checks` fastest. A configuration whose first
-  // figure was a lucky moment falls back (its figure becomes the mean of its two), and the next
-  // fastest is confirmed in its turn.
-  while (!ev.done() && checks > 0) {
-    std::vector<const Evaluation*> byFigure;
-    for (auto& e : ev.history())
-      if (std::isfinite(e.seconds)) byFigure.push_back(&e);
-    std::stable_sort(byFigure.begin(), byFigure.end(), [](auto* a, auto* b) { return a->seconds < b->seconds; });
-    const Evaluation* pick = nullptr;
-    for (size_t i = 0; i < byFigure.size() && i < static_cast<size_t>(checks) && !pick; ++i)
-      if (byFigure[i]->measurements.size() < 2) pick = byFigure[i];
-    if (!pick) break;
-    Config c = pick->config;
-    ev.remeasure(c);
-  }
+  confirm(ev, checks);
   return plan;
 }
 

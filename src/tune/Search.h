@@ -121,8 +121,21 @@ struct Guide {
   std::string from;  // which program and configuration, for --dry-run and reports
 };
 
+// A neighbour's recorded landscape over the target's space: each configuration it measured, mapped
+// into the target space by parameter name and value, with its figure (+inf: it failed there).
+struct Landscape {
+  std::string from;  // "program@device", for reports
+  std::map<Config, double> seconds;
+};
+
+// A landscape dense enough to rank the target's space (an import or a brute-force run, not a
+// 45-evaluation tuning): MaSiF then searches by transfer (masifSearch).
+inline constexpr size_t kDenseLandscape = 100;
+
 struct MasifPlan {
   bool fallback = false;       // no guides: the documented default search ran instead
+  bool transfer = false;       // dense landscapes: the transfer search ran (below)
+  std::vector<double> weights; // transfer: each landscape's final weight, in the order given
   size_t components = 0;       // PCA components kept
   double explained = 0;        // their share of the variance
   size_t uninformed = 0;       // parameters no guide has a value for, explored by the candidates
@@ -164,7 +177,30 @@ struct MasifPlan {
 // of its two measurements. A measurement that caught a lucky moment (a 3-run median on a shared
 // machine strays by several percent, and the best of many near-equal figures is the luckiest)
 // thereby loses its place to one that holds up.
-MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& guides, bool dryRun = false);
+//
+// Transfer (when a landscape of `landscapes` holds kDenseLandscape configurations or more): the
+// neighbours' landscapes rank the target's legal configurations. Neighbour n scores configuration c
+// by z_n(c) = log(t_n(c) / best_n); a configuration that failed there scores log(worst_n / best_n) + 1,
+// one it never measured the median of its scores (it says nothing). The search evaluates each
+// neighbour's best first (nearest neighbour first), then, one evaluation at a time, the unevaluated
+// configuration with the lowest weighted mean score, where neighbour n's weight is
+// max(0, rho_n)^2 + 0.001 and rho_n the Spearman correlation between its scores and the target's
+// figures over the configurations evaluated so far that it measured (weight 1 until four have
+// figures): the neighbours whose landscape resembles the target's take over, whatever the features
+// said. Every other evaluation on average (a coin of the seed) looks only at the configurations one
+// parameter away from the best so far, so that the search also refines where the neighbours
+// disagree with the target. Confirmations as below when the figures are noisy. With larger spaces
+// than kTransferEnumerate legal configurations, the candidates are the configurations the
+// landscapes hold and those one parameter away from the best so far.
+MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& guides, bool dryRun = false,
+                      const std::vector<Landscape>& landscapes = {});
+inline constexpr double kTransferEnumerate = 2e6;
+
+// "Copy the neighbours' best", the baseline of transfer without search: every landscape's best
+// configuration (nearest neighbour first), then every landscape's second best, and so on; without
+// landscapes the guides (their nearest legal configurations) in their order. Stops when those are
+// spent, whatever the budget.
+void copySearch(Evaluator& ev, const std::vector<Guide>& guides, const std::vector<Landscape>& landscapes);
 
 // The share by which a refinement move must beat the current figure: 0.6 x the larger spread of the
 // two measurements, at most 10%. For a median of 3 runs, 0.6 x their range is about one standard

@@ -31,6 +31,38 @@ std::vector<Neighbour> nearestByZScore(const Eigen::MatrixXd& rows, const Eigen:
   return out;
 }
 
+namespace {
+
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<size_t> o(v.size());
+  std::iota(o.begin(), o.end(), 0);
+  std::stable_sort(o.begin(), o.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < o.size();) {
+    size_t j = i;
+    while (j + 1 < o.size() && v[o[j + 1]] == v[o[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) r[o[k]] = 0.5 * static_cast<double>(i + j);
+    i = j + 1;
+  }
+  return r;
+}
+
+}  // namespace
+
+double spearman(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size() || x.size() < 2) return 0;
+  auto a = ranks(x), b = ranks(y);
+  const double n = static_cast<double>(a.size());
+  double ma = std::accumulate(a.begin(), a.end(), 0.0) / n, mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
+  double num = 0, da = 0, db = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - ma) * (b[i] - mb);
+    da += (a[i] - ma) * (a[i] - ma);
+    db += (b[i] - mb) * (b[i] - mb);
+  }
+  return da > 0 && db > 0 ? num / std::sqrt(da * db) : 0;
+}
+
 Pca fitPca(const Eigen::MatrixXd& X, double keep) {
   Pca p;
   const Eigen::Index n = X.rows(), d = X.cols();

@@ -16,6 +16,10 @@ struct Neighbour {
 };
 std::vector<Neighbour> nearestByZScore(const Eigen::MatrixXd& rows, const Eigen::VectorXd& target, size_t k);
 
+// Spearman's rank correlation of two equally long series (ties take their mean rank); 0 when either
+// series is constant or shorter than 2.
+double spearman(const std::vector<double>& x, const std::vector<double>& y);
+
 // Principal components of the rows of X (one observation per row), keeping the fewest leading
 // components whose variance reaches `keep` of the total. With zero total variance, none are kept.
 struct Pca {

@@ -72,9 +72,10 @@ Examples:
 
 struct Args {
   std::vector<std::string> importDirs;
-  std::string file, kernel, spec, grid, importPath, program, space, features, name, db = "tawa-tune.db", method = "masif", suite, bin,
-      evaluate, replay;
-  bool replayNoise = false;
+  std::string file, kernel, spec, grid, program, space, features, name, db = "tawa-tune.db", method = "masif", suite, bin,
+      evaluate, replay, device, deviceFacts;
+  std::vector<std::string> imports, neighboursFrom, exclude;
+  bool replayNoise = false, printFeatures = false;
   std::vector<std::string> only;
   int budget = 45;
   uint64_t seed = 1;
@@ -94,14 +95,6 @@ std::string readFile(const std::string& path) {
   return ss.str();
 }
 
-std::string hashHex(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  std::ostringstream o;
-  o << std::hex << std::setw(16) << std::setfill('0') << h;
-  return o.str();
-}
-
 std::string selfDir() {
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -119,6 +112,8 @@ TuneOptions options(const Args& a) {
   o.measure.timeoutSeconds = a.timeout;
   o.dryRun = a.dryRun;
   o.fresh = a.fresh;
+  o.neighboursFrom = a.neighboursFrom;
+  o.exclude = a.exclude;
   o.log = &std::cout;
   return o;
 }
@@ -152,14 +147,83 @@ int printEvaluation(Record& rec, const TuneTarget& t, const Args& a) {
   return 0;
 }
 
+// Device facts (--device-facts): a JSON object of numbers ({"sms": 108, "bandwidth_gbs": 1555, ...}).
+// Keys starting with '_' are notes ("_source").
+std::map<std::string, double> readDeviceFacts(const std::string& path) {
+  const std::string text = readFile(path);
+  nlohmann::json j = parseJsonText(text, path);
+  if (!j.is_object())
+    throw UserError(Location::at(std::make_shared<const std::string>(path), 1, 1),
+                    "device facts are a JSON object of numbers, e.g. {\"sms\": 108, \"l2_mb\": 40}");
+  std::map<std::string, double> f;
+  for (auto& [k, v] : j.items()) {
+    if (k.rfind('_', 0) == 0) continue;
+    if (!v.is_number()) {
+      auto [line, col] = jsonLineCol(text, "/" + k);
+      throw UserError(Location::at(std::make_shared<const std::string>(path), line, col),
+                      "device fact '" + k + "' is " + v.dump() + ", not a number", "keys starting with _ hold notes");
+    }
+    f[k] = v.get<double>();
+  }
+  return f;
+}
+
+// The record, on the device --device names (with its --device-facts) when given, else on this host.
+void selectDevice(Record& rec, const Args& a) {
+  if (!a.deviceFacts.empty() && a.device.empty()) throw UserError(where("--device-facts"), "--device-facts needs --device NAME");
+  if (!a.device.empty()) rec.selectDevice(a.device, a.deviceFacts.empty() ? std::map<std::string, double>{} : readDeviceFacts(a.deviceFacts));
+}
+
+// The default name of a --program target: the space file's stem, or its folder's name when the file
+// is SPACE.json (bench/skeletons/matmul/SPACE.json: "matmul"), so that the program keeps its identity
+// when its command or files move.
+std::string defaultName(const std::string& spacePath) {
+  std::filesystem::path p(spacePath);
+  std::string stem = p.stem().string();
+  std::string lower = stem;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "space" || lower.rfind("space.", 0) == 0) {
+    std::error_code ec;
+    std::string folder = std::filesystem::absolute(p, ec).parent_path().filename().string();
+    if (!folder.empty()) return folder;
+  }
+  return stem.empty() ? "program" : stem;
+}
+
+// --import CSV... in the program modes: measurements made elsewhere (a landscape's data.csv, its
+// failures.csv) recorded for the program on --device, in one transaction; nothing is run.
+int importMeasurements(Record& rec, const TuneTarget& t, const Args& a) {
+  registerTarget(rec, t);
+  int64_t id = *rec.findProgram(t.name);
+  size_t ok = 0, failed = 0;
+  std::vector<std::pair<std::string, Measurement>> all;
+  for (auto& path : a.imports) {
+    for (auto& [c, m] : readMeasurements(path, t.space)) {
+      (m.ok() ? ok : failed)++;
+      m.origin = "import";
+      all.emplace_back(t.space.key(c), m);
+    }
+  }
+  rec.addMany(id, all);
+  std::cout << "import: " << t.name << " on " << (a.device.empty() ? "this host" : a.device) << ": " << ok << " measurement(s), "
+            << failed << " failure(s) recorded in " << a.db << "\n";
+  return 0;
+}
+
 int tuneProgram(const Args& a) {
-  const char* mode = a.replay.empty() ? "--program" : "--replay";
+  const bool importing = !a.imports.empty();
+  const char* mode = !a.replay.empty() ? "--replay" : !a.program.empty() ? "--program" : "--import";
   if (a.space.empty()) throw UserError(where(mode), std::string(mode) + " needs --space SPACE.json");
+  if (importing && a.name.empty())
+    throw UserError(where("--import"), "--import needs --name NAME: the program the measurements are of",
+                    "measurements of one kernel on several devices share its name: --name convolution --device A100");
   TuneTarget t;
   t.spaceText = readFile(a.space);
   t.space = parseSpace(t.spaceText, a.space);
   t.kind = "program";
-  if (a.replay.empty()) {
+  if (importing) {
+    t.command = "imported";
+  } else if (a.replay.empty()) {
     t.command = a.program;
     checkCommand(t, "--program");
   } else {
@@ -174,13 +238,20 @@ int tuneProgram(const Args& a) {
     t.features = featuresFromFile(a.features);
     t.kind = kindOf(t.features) == "unknown" ? "program" : kindOf(t.features);
   }
+  if (a.printFeatures) {
+    if (a.features.empty()) throw UserError(where("--print-features"), "--print-features needs --features FILE");
+    std::cout << nlohmann::json(t.features).dump(1) << "\n";
+    return 0;
+  }
   // A replayed landscape is named after its folder (the landscapes are <name>/data.csv).
   std::error_code ec;
   std::string folder = a.replay.empty() ? "" : std::filesystem::absolute(a.replay, ec).parent_path().filename().string();
   t.name = !a.name.empty()        ? a.name
            : !a.replay.empty()   ? "replay-" + (folder.empty() ? std::string("landscape") : folder)
-                                 : "program-" + hashHex(t.command + "\n" + t.spaceText);
+                                 : defaultName(a.space);
   Record rec(a.db);
+  selectDevice(rec, a);
+  if (importing) return importMeasurements(rec, t, a);
   if (!a.evaluate.empty()) return printEvaluation(rec, t, a);
   std::cout << "tune: " << t.name << ", " << t.space.dims() << " parameters, " << t.space.cardinality()
             << " configurations before constraints; method " << a.method << ", budget " << a.budget << "; record " << a.db
@@ -329,9 +400,9 @@ std::function<int()> addTuneCommand(CLI::App& app) {
   c->add_option("--bin", a->bin, "with --suite: where the skeleton executables are (default: next to tawa)");
   c->add_option("--budget", a->budget, "evaluations to spend: one measurement each (a configuration asked for again costs nothing; MaSiF's confirmations measure one again)")->default_val(45)->check(CLI::PositiveNumber);
   c->add_option("--db", a->db, "the SQLite record")->default_val("tawa-tune.db");
-  c->add_option("--method", a->method, "masif, random, greedy or exhaustive")
+  c->add_option("--method", a->method, "masif, copy (the neighbours' best configurations, no search), random, greedy or exhaustive")
       ->default_val("masif")
-      ->check(CLI::IsMember({"masif", "random", "greedy", "exhaustive"}));
+      ->check(CLI::IsMember({"masif", "copy", "random", "greedy", "exhaustive"}));
   c->add_option("--seed", a->seed, "seed of the search's random choices")->default_val(1);
   c->add_option("--reps", a->reps, "timed repetitions per measurement")->default_val(3)->check(CLI::Range(1, 100));
   c->add_option("--warmups", a->warmups, "untimed warm-up runs per measurement")->default_val(1)->check(CLI::Range(0, 100));
@@ -357,7 +428,18 @@ std::function<int()> addTuneCommand(CLI::App& app) {
   c->add_option("--spec", a->spec, "launch spec (kernel mode): arguments, shapes, tile sizes, as for tawa run");
   c->add_option("-I", a->importDirs, frontend::kImportDirHelp)->each([](const std::string& d) { frontend::addImportDir(d); })->check(CLI::ExistingDirectory);
   c->add_option("--grid", a->grid, "launch grid (kernel mode), as for tawa run");
-  c->add_option("--import", a->importPath, "kernel mode: record results measured elsewhere (JSON) and stop");
+  c->add_option("--import", a->imports,
+                "record results measured elsewhere and stop: kernel mode, one JSON file; with --space and --name, CSV files "
+                "(the parameters and time_ms as for --replay; a file with a status column and no time_ms holds failures)");
+  c->add_option("--device", a->device,
+                "the device the measurements are of (--import, --replay): a name such as A100; neighbours on other devices are "
+                "compared by their facts (default: this host)");
+  c->add_option("--device-facts", a->deviceFacts, "JSON object of the --device's facts (numbers: sms, bandwidth_gbs, l2_mb, ...)")
+      ->check(CLI::ExistingFile);
+  c->add_option("--neighbours-from", a->neighboursFrom, "MaSiF's neighbours only from these: NAME, NAME@DEVICE or @DEVICE (comma separated)")
+      ->delimiter(',');
+  c->add_option("--exclude", a->exclude, "never these as neighbours: NAME, NAME@DEVICE or @DEVICE (comma separated)")->delimiter(',');
+  c->add_flag("--print-features", a->printFeatures, "print the static features --features computes (JSON) and stop");
   c->footer(kTuneHelp);
   return [a]() -> int {
     if (!a->file.empty() || !a->kernel.empty()) {
@@ -365,16 +447,24 @@ std::function<int()> addTuneCommand(CLI::App& app) {
       if (!a->program.empty() || !a->suite.empty() || !a->replay.empty())
         throw UserError(where(a->file), "a kernel file excludes --program, --replay and --suite");
       KernelTuneArgs k;
-      k.file = a->file, k.kernel = a->kernel, k.spec = a->spec, k.grid = a->grid, k.db = a->db, k.importPath = a->importPath;
+      if (a->imports.size() > 1) throw UserError(where("--import"), "kernel mode imports one JSON file");
+      if (!a->device.empty()) throw UserError(where("--device"), "--device is for --import CSV and --replay; kernel mode measures this machine's GPU");
+      k.file = a->file, k.kernel = a->kernel, k.spec = a->spec, k.grid = a->grid, k.db = a->db;
+      k.importPath = a->imports.empty() ? "" : a->imports[0];
       k.search = options(*a);
       return tuneKernel(k, std::cout);
     }
     int modes = !a->program.empty() + !a->suite.empty() + !a->replay.empty();
-    if (modes == 0)
-      throw UserError(where("tawa tune"), "nothing to tune: give --program CMD --space SPACE.json, --replay DATA.csv --space SPACE.json, or --suite DIR");
+    if (modes == 0 && a->imports.empty() && !a->printFeatures)
+      throw UserError(where("tawa tune"),
+                      "nothing to tune: give --program CMD --space SPACE.json, --replay DATA.csv --space SPACE.json, or --suite DIR "
+                      "(or --import DATA.csv --space SPACE.json --name NAME to record measurements made elsewhere)");
     if (modes >= 2) throw UserError(where("tawa tune"), "--program, --replay and --suite exclude each other");
+    if (!a->imports.empty() && modes) throw UserError(where("--import"), "--import records measurements and runs nothing: leave out --program, --replay and --suite");
     if (a->replayNoise && a->replay.empty()) throw UserError(where("--replay-noise"), "--replay-noise needs --replay DATA.csv");
-    if (!a->program.empty() || !a->replay.empty()) return tuneProgram(*a);
+    if (!a->suite.empty() && !a->device.empty()) throw UserError(where("--device"), "--device is for --import and --replay, not --suite");
+    if (a->printFeatures && !a->suite.empty()) throw UserError(where("--print-features"), "--print-features takes --features FILE, not --suite");
+    if (a->suite.empty()) return tuneProgram(*a);
     return tuneSuite(*a);
   };
 }

@@ -33,78 +33,144 @@ std::string fmtSeconds(double s) {
   return o.str();
 }
 
-// The k nearest tuned programs and the guides their best configurations give, as points of the
-// target's Embedding: parameters matched by name, integers carried over by value, categoricals by
-// identity. A parameter the neighbour lacks (or a category the target lacks) takes the other guides'
-// mean there, or stays NaN when no guide has it (masifSearch then explores it). Guides come rank by rank: every
-// neighbour's best (nearest neighbour first), then every neighbour's second best, and so on.
-std::vector<Guide> findGuides(Record& rec, int64_t self, const TuneTarget& t, const TuneOptions& o, std::vector<std::string>& names) {
-  std::vector<ProgramInfo> cands;
+// Whether a --neighbours-from / --exclude entry names this program on this machine: "NAME" (on any
+// machine), "NAME@DEVICE", or "@DEVICE" (every program measured there).
+bool names(const std::string& entry, const std::string& program, const std::string& machine) {
+  auto at = entry.find('@');
+  if (at == std::string::npos) return entry == program;
+  return (at == 0 || entry.substr(0, at) == program) && entry.substr(at + 1) == machine;
+}
+
+// The features MaSiF compares: the program's static features and, prefixed "device.", the facts of
+// the machine or device its measurements are of.
+Features pairFeatures(Record& rec, int64_t program, int64_t machine) {
+  Features f = rec.features(program);
+  for (auto& [k, v] : rec.machineFacts(machine)) f["device." + k] = v;
+  return f;
+}
+
+struct Neighbourhood {
+  std::vector<Guide> guides;
+  std::vector<Landscape> landscapes;
+};
+
+// The tuned (program, machine) pairs that guide: the target program on other machines or devices, and
+// the k nearest other programs, all ordered by z-scored program features and device facts; the
+// guides their best configurations give, and their landscapes over the target's space. Guides are
+// points of the target's Embedding: parameters matched by name, integers carried over by value,
+// categoricals by identity. A parameter the neighbour lacks (or a category the target lacks) takes
+// the other guides' mean there, or stays NaN when no guide has it (masifSearch then explores it).
+// Guides come rank by rank: every neighbour's best (nearest neighbour first), then every
+// neighbour's second best, and so on. A neighbour has a landscape when its space has every parameter
+// of the target's (by name and kind): each configuration it measured whose values the target's space
+// has, at the best figure of those that map onto one target configuration.
+Neighbourhood findNeighbours(Record& rec, int64_t self, const TuneTarget& t, const TuneOptions& o, std::vector<std::string>& out) {
+  std::vector<TunedPair> cands;
   std::vector<Features> feats;
-  for (auto& p : rec.programs()) {
-    if (p.id == self || p.measured < o.minMeasured) continue;
-    if ((p.kind == "kernel") != (t.kind == "kernel")) continue;  // kernels resemble kernels, programs programs
-    if (o.pool && !o.pool->count(p.name)) continue;
-    Features f = rec.features(p.id);
-    if (f.empty()) continue;
+  for (auto& p : rec.tunedPairs(o.minMeasured)) {
+    if (p.program.id == self && p.machine == rec.machine()) continue;
+    if ((p.program.kind == "kernel") != (t.kind == "kernel")) continue;  // kernels resemble kernels, programs programs
+    if (o.pool && !o.pool->count(p.program.name)) continue;
+    if (!o.neighboursFrom.empty() &&
+        std::none_of(o.neighboursFrom.begin(), o.neighboursFrom.end(), [&](auto& e) { return names(e, p.program.name, p.machineName); }))
+      continue;
+    if (std::any_of(o.exclude.begin(), o.exclude.end(), [&](auto& e) { return names(e, p.program.name, p.machineName); })) continue;
+    Features f = pairFeatures(rec, p.program.id, p.machine);
+    if (rec.features(p.program.id).empty()) continue;
     cands.push_back(p);
     feats.push_back(std::move(f));
   }
   if (cands.empty() || t.features.empty()) return {};
+  Features target = t.features;
+  for (auto& [k, v] : rec.machineFacts(rec.machine())) target["device." + k] = v;
   std::vector<std::string> keys;
-  for (auto& [k, v] : t.features) keys.push_back(k);
+  for (auto& [k, v] : target) keys.push_back(k);
   Eigen::MatrixXd rows(static_cast<Eigen::Index>(cands.size()), static_cast<Eigen::Index>(keys.size()));
-  Eigen::VectorXd target(static_cast<Eigen::Index>(keys.size()));
+  Eigen::VectorXd tv(static_cast<Eigen::Index>(keys.size()));
   for (size_t j = 0; j < keys.size(); ++j) {
-    target(static_cast<Eigen::Index>(j)) = t.features.at(keys[j]);
+    tv(static_cast<Eigen::Index>(j)) = target.at(keys[j]);
     for (size_t i = 0; i < cands.size(); ++i) {
       auto it = feats[i].find(keys[j]);
       rows(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = it == feats[i].end() ? 0.0 : it->second;
     }
   }
-  auto near = nearestByZScore(rows, target, o.neighbours);
+  // The program itself on other machines or devices always guides; of the others, the k nearest.
+  std::vector<Neighbour> near;
+  size_t others = 0;
+  for (auto& n : nearestByZScore(rows, tv, cands.size()))
+    if (cands[n.index].program.id == self || others++ < o.neighbours) near.push_back(n);
   const Embedding em(t.space);
   const size_t d = em.dims();
+  Neighbourhood nb;
   std::vector<std::vector<Guide>> byNeighbour;
   for (auto& n : near) {
-    const ProgramInfo& p = cands[n.index];
+    const TunedPair& p = cands[n.index];
+    const std::string who = p.machine == rec.machine() ? p.program.name : p.program.name + "@" + p.machineName;
     std::ostringstream nm;
-    nm << p.name << " (distance " << std::setprecision(3) << n.distance << ")";
-    names.push_back(nm.str());
+    nm << who << " (distance " << std::setprecision(3) << n.distance << ")";
+    out.push_back(nm.str());
     Space ns;
     try {
-      ns = parseSpace(p.space, p.name);
+      ns = parseSpace(p.program.space, p.program.name);
     } catch (...) {
       continue;  // a neighbour whose recorded space no longer parses guides nothing
     }
-    byNeighbour.emplace_back();
-    for (auto& [key, secs] : rec.best(p.id, o.bestPerNeighbour)) {
-      nlohmann::json nc;
+    // Where each target parameter sits in the neighbour's space (-1: it lacks it).
+    std::vector<int> where(t.space.dims());
+    bool covers = true;
+    for (size_t i = 0; i < t.space.dims(); ++i) {
+      const Param& tp = t.space.params[i];
+      int ni = ns.paramIndex(tp.name);
+      where[i] = ni >= 0 && tp.kind == ns.params[static_cast<size_t>(ni)].kind ? ni : -1;
+      covers = covers && where[i] >= 0;
+    }
+    auto parse = [](const std::string& key) {
       try {
-        nc = nlohmann::json::parse(key);
+        return nlohmann::json::parse(key);
       } catch (...) {
-        continue;
+        return nlohmann::json();
       }
+    };
+    byNeighbour.emplace_back();
+    for (auto& [key, secs] : rec.best(p.program.id, o.bestPerNeighbour, p.machine)) {
+      nlohmann::json nc = parse(key);
+      if (!nc.is_object()) continue;
       Guide g;
       g.point.assign(d, std::numeric_limits<double>::quiet_NaN());
-      g.from = p.name + " " + key;
+      g.from = who + " " + key;
       for (size_t i = 0; i < t.space.dims(); ++i) {
-        const Param& tp = t.space.params[i];
-        int ni = ns.paramIndex(tp.name);
-        if (ni < 0 || !nc.contains(tp.name)) continue;
-        if (tp.kind != ns.params[static_cast<size_t>(ni)].kind) continue;
-        if (auto x = em.encodeValue(i, nc[tp.name]))
+        const std::string& name = t.space.params[i].name;
+        if (where[i] < 0 || !nc.contains(name)) continue;
+        if (auto x = em.encodeValue(i, nc[name]))
           for (size_t k = 0; k < x->size(); ++k) g.point[em.offset(i) + k] = (*x)[k];
       }
       byNeighbour.back().push_back(std::move(g));
     }
+    if (!covers) continue;
+    Landscape l;
+    l.from = who;
+    for (auto& [key, secs] : rec.landscape(p.program.id, p.machine)) {
+      nlohmann::json nc = parse(key);
+      if (!nc.is_object()) continue;
+      Config c(t.space.dims());
+      bool in = true;
+      for (size_t i = 0; i < t.space.dims() && in; ++i) {
+        auto v = nc.find(t.space.params[i].name);
+        auto idx = v == nc.end() ? std::nullopt : t.space.params[i].indexOf(*v);
+        in = idx.has_value();
+        if (in) c[i] = *idx;
+      }
+      if (!in) continue;
+      auto [it, fresh] = l.seconds.emplace(c, secs);
+      if (!fresh) it->second = std::min(it->second, secs);
+    }
+    if (!l.seconds.empty()) nb.landscapes.push_back(std::move(l));
   }
-  std::vector<Guide> guides;
   for (size_t rank = 0;; ++rank) {
     bool any = false;
     for (auto& gs : byNeighbour)
       if (rank < gs.size()) {
-        guides.push_back(gs[rank]);
+        nb.guides.push_back(gs[rank]);
         any = true;
       }
     if (!any) break;
@@ -113,17 +179,17 @@ std::vector<Guide> findGuides(Record& rec, int64_t self, const TuneTarget& t, co
   for (size_t j = 0; j < d; ++j) {
     double sum = 0;
     int n = 0;
-    for (auto& g : guides)
+    for (auto& g : nb.guides)
       if (!std::isnan(g.point[j])) {
         sum += g.point[j];
         ++n;
       }
     if (!n) continue;
     double fill = sum / n;
-    for (auto& g : guides)
+    for (auto& g : nb.guides)
       if (std::isnan(g.point[j])) g.point[j] = fill;
   }
-  return guides;
+  return nb;
 }
 
 }  // namespace
@@ -201,34 +267,52 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
     };
   }
   std::mt19937_64 rng(o.seed);
-  if (o.method == "masif") {
-    auto guides = findGuides(rec, id, t, o, res.neighbours);
+  if (o.method == "masif" || o.method == "copy") {
+    auto nb = findNeighbours(rec, id, t, o, res.neighbours);
+    const auto& guides = nb.guides;
     if (log) {
       if (t.features.empty())
-        *log << "masif: '" << t.name << "' has no static features (give --features FILE), so no neighbours; "
-             << "using the default search (fallback configuration, random sampling, local refinement)\n";
+        *log << o.method << ": '" << t.name << "' has no static features (give --features FILE), so no neighbours"
+             << (o.method == "masif" ? "; using the default search (fallback configuration, random sampling, local refinement)\n" : "\n");
       else if (guides.empty())
-        *log << "masif: no tuned neighbours in the record for '" << t.name
-             << "'; using the default search (fallback configuration, random sampling, local refinement)\n";
+        *log << o.method << ": no tuned neighbours in the record for '" << t.name << "'"
+             << (o.method == "masif" ? "; using the default search (fallback configuration, random sampling, local refinement)\n" : "\n");
       else {
-        *log << "masif: neighbours:";
+        *log << o.method << ": neighbours:";
         for (auto& n : res.neighbours) *log << " " << n;
         *log << "\n";
       }
     }
-    if (log && !guides.empty()) {
-      Evaluator none(t.space, objective, 0);
-      std::mt19937_64 planRng(o.seed);
-      MasifPlan p = masifSearch(none, planRng, guides, true);
-      *log << "masif: " << guides.size() << " guide configurations, " << p.components << " principal component(s) keep "
-           << std::setprecision(3) << 100 * p.explained << "% of their variance";
-      if (p.uninformed) *log << "; " << p.uninformed << " parameter(s) no neighbour has, explored by the candidates";
-      *log << "\n";
-    }
-    res.plan = masifSearch(ev, rng, guides, o.dryRun);
-    if (o.dryRun && log) {
-      *log << "masif: the search would evaluate first:\n";
-      for (auto& c : res.plan.first) *log << "  " << t.space.key(c) << "\n";
+    if (o.method == "copy") {
+      copySearch(ev, guides, nb.landscapes);
+    } else {
+      if (log && !guides.empty()) {
+        Evaluator none(t.space, objective, 0);
+        std::mt19937_64 planRng(o.seed);
+        MasifPlan p = masifSearch(none, planRng, guides, true, nb.landscapes);
+        if (p.transfer) {
+          *log << "masif: transfer from " << nb.landscapes.size() << " neighbour landscape(s) (";
+          for (size_t k = 0; k < nb.landscapes.size(); ++k)
+            *log << (k ? ", " : "") << nb.landscapes[k].from << ": " << nb.landscapes[k].seconds.size();
+          *log << " configurations)\n";
+        } else {
+          *log << "masif: " << guides.size() << " guide configurations, " << p.components << " principal component(s) keep "
+               << std::setprecision(3) << 100 * p.explained << "% of their variance";
+          if (p.uninformed) *log << "; " << p.uninformed << " parameter(s) no neighbour has, explored by the candidates";
+          *log << "\n";
+        }
+      }
+      res.plan = masifSearch(ev, rng, guides, o.dryRun, nb.landscapes);
+      if (log && res.plan.transfer && !o.dryRun) {
+        *log << "masif: final neighbour weights (how well each ranked this program's figures):";
+        for (size_t k = 0; k < nb.landscapes.size() && k < res.plan.weights.size(); ++k)
+          *log << " " << nb.landscapes[k].from << " " << std::setprecision(2) << res.plan.weights[k];
+        *log << "\n";
+      }
+      if (o.dryRun && log) {
+        *log << "masif: the search would evaluate first:\n";
+        for (auto& c : res.plan.first) *log << "  " << t.space.key(c) << "\n";
+      }
     }
   } else if (o.method == "random") {
     randomSearch(ev, rng);

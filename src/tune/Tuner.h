@@ -32,13 +32,15 @@ struct TuneTarget {
 };
 
 struct TuneOptions {
-  std::string method = "masif";  // masif | random | greedy | exhaustive
+  std::string method = "masif";  // masif | copy | random | greedy | exhaustive
   int budget = 45;
   uint64_t seed = 1;
-  size_t neighbours = 3;          // k
+  size_t neighbours = 3;          // k: nearest other programs (the same program on other devices always counts)
   size_t bestPerNeighbour = 4;    // each neighbour's best configurations that guide the search
   int64_t minMeasured = 20;       // a program counts as tuned with this many measured configurations
   std::optional<std::set<std::string>> pool;  // names allowed as neighbours (leave-one-out)
+  // Entries "NAME", "NAME@DEVICE" or "@DEVICE": neighbours only from these (when any), never from those.
+  std::vector<std::string> neighboursFrom, exclude;
   MeasureOptions measure;
   // Measure every configuration this search evaluates itself: the record's earlier measurements of the
   // target answer nothing (its other programs still guide MaSiF). For an evaluation whose seeds must be

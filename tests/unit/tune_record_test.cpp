@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "ir/Diagnostic.h"
@@ -192,5 +194,57 @@ TEST(TuneRecord, ADamagedRecordFailsAWriteAsAUserError) {
     EXPECT_NE(e.format().find("damaged"), std::string::npos) << e.format();
   }
   EXPECT_FALSE(r.lookup(p, "{\"x\":2}")) << "the failed write left a measurement behind";
+  removeDb(path);
+}
+
+// Measurements of other devices: a device is a machine of its own with facts; measurements made
+// after selectDevice are of it; tunedPairs and landscape read every machine's; addMany is one
+// transaction.
+TEST(TuneRecord, DevicesKeepTheirMeasurementsAndFacts) {
+  std::string path = freshPath("devices");
+  {
+    Record r(path);
+    const int64_t host = r.machine();
+    int64_t p = r.program("k", "program", "imported", "{}");
+    Measurement ok;
+    ok.seconds = 0.5;
+    r.add(p, "{\"x\":1}", ok);
+    const int64_t a100 = r.selectDevice("A100", {{"sms", 108}, {"nvidia", 1}});
+    EXPECT_NE(a100, host);
+    EXPECT_EQ(r.machine(), a100);
+    std::vector<std::pair<std::string, Measurement>> many;
+    for (int x = 1; x <= 3; ++x) {
+      Measurement m;
+      m.seconds = 0.1 * x;
+      many.emplace_back("{\"x\":" + std::to_string(x) + "}", m);
+    }
+    Measurement bad;
+    bad.status = "failed";
+    many.emplace_back("{\"x\":4}", bad);
+    r.addMany(p, many);
+    EXPECT_EQ(r.machineFacts(a100), (std::map<std::string, double>{{"nvidia", 1}, {"sms", 108}}));
+    EXPECT_TRUE(r.machineFacts(host).empty());
+    // Selecting the device again without facts keeps them; with facts replaces them.
+    EXPECT_EQ(r.selectDevice("A100"), a100);
+    EXPECT_EQ(r.machineFacts(a100).size(), 2u);
+    r.selectDevice("A100", {{"sms", 100}});
+    EXPECT_EQ(r.machineFacts(a100), (std::map<std::string, double>{{"sms", 100}}));
+    auto pairs = r.tunedPairs(1);
+    ASSERT_EQ(pairs.size(), 2u);
+    EXPECT_EQ(pairs[0].machine, host);
+    EXPECT_EQ(pairs[0].program.measured, 1);
+    EXPECT_EQ(pairs[1].machine, a100);
+    EXPECT_EQ(pairs[1].machineName, "A100");
+    EXPECT_EQ(pairs[1].program.measured, 3);
+    EXPECT_EQ(r.tunedPairs(2).size(), 1u);
+    auto l = r.landscape(p, a100);
+    ASSERT_EQ(l.size(), 4u);
+    EXPECT_DOUBLE_EQ(l[0].second, 0.1);
+    EXPECT_TRUE(std::isinf(l[3].second));
+    EXPECT_EQ(r.landscape(p, host).size(), 1u);
+    // best() reads the record's machine unless told another.
+    EXPECT_EQ(r.best(p, 1)[0].first, "{\"x\":1}");
+    EXPECT_DOUBLE_EQ(r.best(p, 1, host)[0].second, 0.5);
+  }
   removeDb(path);
 }

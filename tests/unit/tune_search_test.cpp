@@ -15,6 +15,7 @@
 #include "tune/Record.h"
 #include "tune/Search.h"
 #include "tune/SpaceJson.h"
+#include "tune/Stats.h"
 #include "tune/Tuner.h"
 #include "TempDir.h"
 
@@ -568,4 +569,123 @@ TEST(TuneSearch, MasifKeepsTheComponentsThatExplainNinetyPercent) {
   const double v1 = 0.30 * 0.30, v2 = 0.12 * 0.12, v3 = 0.08 * 0.08;
   EXPECT_NEAR(plan.explained, (v1 + v2) / (v1 + v2 + v3), 1e-9);
   for (size_t j = 0; j < mean.size(); ++j) EXPECT_NEAR(plan.mean[j], mean[j], 1e-12) << "coordinate " << j;
+}
+
+namespace {
+
+// A landscape over a small space: `f` at every legal configuration (a failure where f is +inf).
+Landscape landscapeOf(const Space& s, const std::string& from, const std::function<double(const Config&)>& f) {
+  Landscape l;
+  l.from = from;
+  s.forEachLegal([&](const Config& c) {
+    l.seconds[c] = f(c);
+    return true;
+  });
+  return l;
+}
+
+// Parameters sort by name, so a Config is {a, b, c}; the functions below read value indices (a = 1 is
+// index 0).
+const char* kGrid = R"({"a": {"min": 1, "max": 30}, "b": {"min": 1, "max": 30}, "c": ["p", "q"]})";
+
+}  // namespace
+
+TEST(TuneStats, SpearmanRanksWithTiesAtTheirMean) {
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+  // Monotone but not linear: still 1.
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {1, 8, 27, 1000}), 1.0);
+  // Ties: x ranks (0, 1.5, 1.5, 3), y ranks (0, 1, 2, 3): r = 4.5 / sqrt(4.5 * 5).
+  EXPECT_NEAR(spearman({1, 2, 2, 3}, {1, 2, 3, 4}), 4.5 / std::sqrt(4.5 * 5.0), 1e-12);
+  EXPECT_EQ(spearman({1, 1, 1}, {1, 2, 3}), 0.0);
+  EXPECT_EQ(spearman({1}, {1}), 0.0);
+}
+
+// The transfer search: each neighbour's best first, then the neighbour that ranks the target alike
+// takes over (few evaluations go to the other's region), and the target's optimum, which is neither
+// neighbour's best, is reached. Fresh random optima each round.
+TEST(TuneSearch, TransferFollowsTheNeighbourThatRanksLikeTheTarget) {
+  Space s = parseSpace(kGrid, "g.json");
+  for (int round = 0; round < 100; ++round) {
+    uint64_t seed = std::random_device{}();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int> at(3, 10), shift(-2, 2);  // the unlike best, at 29 - o, is far
+    const int ox = at(rng), oy = at(rng), dx = shift(rng) | 1, dy = shift(rng);
+    auto bowl = [](int x0, int y0, int m0) {
+      return [=](const Config& c) { return 1.0 + (c[0] - x0) * (c[0] - x0) + (c[1] - y0) * (c[1] - y0) + (c[2] == m0 ? 0 : 40); };
+    };
+    auto target = bowl(ox, oy, 1);
+    Landscape alike = landscapeOf(s, "alike", bowl(ox + dx, oy + dy, 1));
+    Landscape unlike = landscapeOf(s, "unlike", bowl(29 - ox, 29 - oy, 0));
+    int calls = 0;
+    Evaluator ev(
+        s,
+        [&](const Config& c, int, bool& cached) {
+          cached = false;
+          ++calls;
+          return Sample(target(c));
+        },
+        40);
+    MasifPlan plan = masifSearch(ev, rng, {}, false, {unlike, alike});
+    ASSERT_TRUE(plan.transfer);
+    ASSERT_GE(ev.history().size(), 2u);
+    // The unlike neighbour comes first in the order given, and its best is evaluated first.
+    EXPECT_EQ(ev.history()[0].config, (Config{29 - ox, 29 - oy, 0}));
+    EXPECT_EQ(ev.history()[1].config, (Config{ox + dx, oy + dy, 1}));
+    ASSERT_EQ(plan.weights.size(), 2u);
+    // Once the figures speak, the unlike neighbour's region is left: few evaluations go near its best.
+    int nearUnlike = 0;
+    for (auto& e : ev.history())
+      nearUnlike += std::abs(e.config[0] - (29 - ox)) + std::abs(e.config[1] - (29 - oy)) <= 3;
+    EXPECT_LE(nearUnlike, 10);
+    ASSERT_TRUE(ev.best());
+    // The optimum, or (about once in a thousand rounds) one value beside it: the one-away moves are
+    // ordered by the neighbours' scores, which put the alike neighbour's optimum first.
+    EXPECT_LE(ev.best()->seconds, 2.0) << s.key(ev.best()->config);
+    EXPECT_EQ(ev.used(), 40);
+    EXPECT_EQ(calls, 40);
+  }
+}
+
+// A configuration that failed on a neighbour scores below its worst figure, one it never measured at
+// its median: with one neighbour whose best configuration failed elsewhere and whose landscape lacks
+// the rest, the search prefers measured good configurations over unknown ones and never proposes the
+// failed one before the unknown ones.
+TEST(TuneSearch, TransferScoresFailuresBelowEverythingAndUnknownsAtTheMedian) {
+  Space s = parseSpace(R"({"x": {"min": 1, "max": 200}})", "l.json");
+  Landscape l;
+  l.from = "n";
+  for (int x = 0; x < 150; ++x) l.seconds[Config{x}] = 1.0 + x;  // measured: better at small x
+  l.seconds[Config{199}] = std::numeric_limits<double>::infinity();  // failed there
+  std::mt19937_64 rng(std::random_device{}());
+  Evaluator ev(s, [](const Config& c, int, bool& cached) { cached = false; return Sample(1.0 + c[0]); }, 200);
+  masifSearch(ev, rng, {}, false, {l});
+  ASSERT_EQ(ev.history().size(), 200u);
+  auto pos = [&](int x) {
+    for (size_t i = 0; i < ev.history().size(); ++i)
+      if (ev.history()[i].config == Config{x}) return i;
+    return ev.history().size();
+  };
+  EXPECT_EQ(pos(0), 0u);
+  // The failed configuration comes after every unknown one (150..198) and after the better half of
+  // the measured ones (their scores are below the median, the unknowns' score).
+  EXPECT_EQ(pos(199), 199u);
+  for (int x = 0; x < 75; ++x) EXPECT_LT(pos(x), pos(150)) << x;
+}
+
+// "Copy the neighbours' best": rank by rank across the landscapes, nothing else, whatever the budget.
+TEST(TuneSearch, CopySearchTakesTheNeighboursBestRankByRank) {
+  Space s = parseSpace(kGrid, "g.json");
+  Landscape a = landscapeOf(s, "a", [](const Config& c) { return 1.0 + c[0] + 100 * c[1] + 10000 * c[2]; });
+  Landscape b = landscapeOf(s, "b", [](const Config& c) { return 1.0 + (29 - c[0]) + 100 * (29 - c[1]) + 10000 * c[2]; });
+  int calls = 0;
+  Evaluator ev(s, [&](const Config&, int, bool& cached) { cached = false; ++calls; return Sample(1.0); }, 5);
+  copySearch(ev, {}, {a, b});
+  ASSERT_EQ(ev.history().size(), 5u);
+  EXPECT_EQ(ev.history()[0].config, (Config{0, 0, 0}));
+  EXPECT_EQ(ev.history()[1].config, (Config{29, 29, 0}));
+  EXPECT_EQ(ev.history()[2].config, (Config{1, 0, 0}));
+  EXPECT_EQ(ev.history()[3].config, (Config{28, 29, 0}));
+  EXPECT_EQ(ev.history()[4].config, (Config{2, 0, 0}));
 }
