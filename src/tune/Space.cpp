@@ -40,7 +40,9 @@ std::optional<int> Param::indexOf(const nlohmann::json& v) const {
 // Every value is an int64 at evaluation time: categoricals compare by index, and a string literal is
 // resolved to the index of that value in the categorical it is compared with.
 struct Constraint::Node {
-  enum class Op { Const, Param, Neg, Not, Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Min, Max };
+  // Div and Mod truncate toward zero (C's / and %); FloorDiv and FloorMod round down (Python's // and %,
+  // which a constraint written with Python's `and`/`or`/`not` or `//` means).
+  enum class Op { Const, Param, Neg, Not, Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Min, Max };
   enum class Type { Int, Bool, Cat, Str };
   Op op = Op::Const;
   Type type = Type::Int;
@@ -69,9 +71,7 @@ class ExprParser {
     if (src.size() > kMaxLength) fail(1, "longer than " + std::to_string(kMaxLength) + " characters");
     auto n = parseOr();
     skipWs();
-    for (const char* word : {"and", "or", "not"})
-      if (src.compare(pos, std::char_traits<char>::length(word), word) == 0)
-        fail(std::string("use &&, || and ! instead of '") + word + "'");
+    if (python) pythonModulo(*n);
     if (pos < src.size()) fail("unexpected '" + std::string(1, src[pos]) + "'");
     if (n->type != Node::Type::Bool) fail(0, "a constraint must be a comparison or a logical expression");
     return n;
@@ -82,6 +82,7 @@ class ExprParser {
   const std::vector<Param>& params;
   size_t pos = 0;
   int nesting = 0;
+  bool python = false;  // a Python keyword or // was seen: % is Python's (floor) modulo too
 
   // One level deeper for a parenthesis, a min/max call or a unary operator.
   NestingLevel deeper(int col) {
@@ -102,6 +103,37 @@ class ExprParser {
     if (n == 1 && pos + 1 < src.size() && (tok[0] == '<' || tok[0] == '>' || tok[0] == '!') && src[pos + 1] == '=') return false;
     pos += n;
     return true;
+  }
+
+  // A keyword of Python's syntax (and, or, not), not the start of a longer name (order, nothing).
+  bool eatWord(const char* word) {
+    skipWs();
+    size_t n = std::char_traits<char>::length(word);
+    if (src.compare(pos, n, word) != 0) return false;
+    if (pos + n < src.size() && (std::isalnum(static_cast<unsigned char>(src[pos + n])) || src[pos + n] == '_')) return false;
+    pos += n;
+    python = true;
+    return true;
+  }
+
+  // In a constraint written in Python's syntax, % is Python's modulo (it rounds down).
+  static void pythonModulo(Node& n) {
+    if (n.op == Node::Op::Mod) n.op = Node::Op::FloorMod;
+    if (n.a) pythonModulo(*n.a);
+    if (n.b) pythonModulo(*n.b);
+  }
+
+  static NodeP clone(const Node& n) {
+    auto c = std::make_unique<Node>();
+    c->op = n.op;
+    c->type = n.type;
+    c->value = n.value;
+    c->param = n.param;
+    c->str = n.str;
+    c->column = n.column;
+    if (n.a) c->a = clone(*n.a);
+    if (n.b) c->b = clone(*n.b);
+    return c;
   }
 
   static NodeP make(Node::Op op, Node::Type t, int col, NodeP a = nullptr, NodeP b = nullptr) {
@@ -125,7 +157,7 @@ class ExprParser {
     for (;;) {
       skipWs();
       int col = static_cast<int>(pos) + 1;
-      if (!eat("||")) return l;
+      if (!eat("||") && !eatWord("or")) return l;
       auto r = parseAnd();
       needBool(*l, "'||'");
       needBool(*r, "'||'");
@@ -137,7 +169,7 @@ class ExprParser {
     for (;;) {
       skipWs();
       int col = static_cast<int>(pos) + 1;
-      if (!eat("&&")) return l;
+      if (!eat("&&") && !eatWord("and")) return l;
       auto r = parseNot();
       needBool(*l, "'&&'");
       needBool(*r, "'&&'");
@@ -147,7 +179,7 @@ class ExprParser {
   NodeP parseNot() {
     skipWs();
     int col = static_cast<int>(pos) + 1;
-    if (eat("!")) {
+    if (eat("!") || eatWord("not")) {
       auto level = deeper(col);
       auto x = parseNot();
       needBool(*x, "'!'");
@@ -155,28 +187,42 @@ class ExprParser {
     }
     return parseCmp();
   }
+  // A comparison, or Python's chain of them: `a < b <= c` is `a < b && b <= c`.
   NodeP parseCmp() {
     auto l = parseAdd();
-    skipWs();
-    int col = static_cast<int>(pos) + 1;
+    NodeP chain;
+    for (;;) {
+      skipWs();
+      int col = static_cast<int>(pos) + 1;
+      auto op = compareOp();
+      if (!op) break;
+      auto r = parseAdd();
+      NodeP right = clone(*r);  // the next comparison's left operand
+      auto cmp = comparison(op->second, op->first, std::move(l), std::move(r), col);
+      chain = chain ? make(Node::Op::And, Node::Type::Bool, col, std::move(chain), std::move(cmp)) : std::move(cmp);
+      l = std::move(right);
+    }
+    return chain ? std::move(chain) : std::move(l);
+  }
+  std::optional<std::pair<const char*, Node::Op>> compareOp() {
     static const std::pair<const char*, Node::Op> ops[] = {{"<=", Node::Op::Le}, {">=", Node::Op::Ge}, {"==", Node::Op::Eq},
                                                            {"!=", Node::Op::Ne}, {"<", Node::Op::Lt},  {">", Node::Op::Gt}};
-    for (auto& [tok, op] : ops) {
-      if (!eat(tok)) continue;
-      auto r = parseAdd();
-      bool eq = op == Node::Op::Eq || op == Node::Op::Ne;
-      bool lc = l->type == Node::Type::Cat || l->type == Node::Type::Str;
-      bool rc = r->type == Node::Type::Cat || r->type == Node::Type::Str;
-      if (lc || rc) {
-        if (!eq) fail(col, std::string("'") + tok + "' compares integers; categorical values only support == and !=");
-        resolvePair(*l, *r, col);
-      } else {
-        needInt(*l, tok);
-        needInt(*r, tok);
-      }
-      return make(op, Node::Type::Bool, col, std::move(l), std::move(r));
+    for (auto& o : ops)
+      if (eat(o.first)) return o;
+    return std::nullopt;
+  }
+  NodeP comparison(Node::Op op, const char* tok, NodeP l, NodeP r, int col) {
+    bool eq = op == Node::Op::Eq || op == Node::Op::Ne;
+    bool lc = l->type == Node::Type::Cat || l->type == Node::Type::Str;
+    bool rc = r->type == Node::Type::Cat || r->type == Node::Type::Str;
+    if (lc || rc) {
+      if (!eq) fail(col, std::string("'") + tok + "' compares integers; categorical values only support == and !=");
+      resolvePair(*l, *r, col);
+    } else {
+      needInt(*l, tok);
+      needInt(*r, tok);
     }
-    return l;
+    return make(op, Node::Type::Bool, col, std::move(l), std::move(r));
   }
   // Makes both sides of a categorical comparison indices into the same parameter's value list.
   void resolvePair(Node& l, Node& r, int col) {
@@ -223,6 +269,7 @@ class ExprParser {
       int col = static_cast<int>(pos) + 1;
       Node::Op op;
       if (eat("*")) op = Node::Op::Mul;
+      else if (eat("//")) op = Node::Op::FloorDiv, python = true;
       else if (eat("/")) op = Node::Op::Div;
       else if (eat("%")) op = Node::Op::Mod;
       else return l;
@@ -339,11 +386,18 @@ int64_t evalNode(const Node& n, const Config& c, const std::vector<Param>& ps, b
       return r;
     case Op::Div:
     case Op::Mod:
+    case Op::FloorDiv:
+    case Op::FloorMod: {
       if (b == 0 || (b == -1 && a == std::numeric_limits<int64_t>::min())) {  // x86 traps on INT64_MIN / -1
         ok = false;
         return 0;
       }
-      return n.op == Op::Div ? a / b : a % b;
+      const int64_t q = a / b, m = a % b;
+      const bool down = m != 0 && ((m < 0) != (b < 0));  // Python rounds the quotient down
+      if (n.op == Op::Div) return q;
+      if (n.op == Op::Mod) return m;
+      return n.op == Op::FloorDiv ? q - down : m + (down ? b : 0);
+    }
     case Op::Lt: return a < b;
     case Op::Le: return a <= b;
     case Op::Gt: return a > b;

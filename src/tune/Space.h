@@ -35,7 +35,9 @@ struct Param {
 
 // A constraint such as "tile <= grain" or "part != \"simple\" || grain >= 16". Integers, parameter
 // names, string literals (compared with ==/!= against categoricals), + - * / %, comparisons, && || !,
-// min(a,b), max(a,b), and parentheses. A division by zero or a 64-bit overflow makes the configuration illegal.
+// min(a,b), max(a,b), and parentheses. Python's syntax too, as Kernel Tuner's restrictions are written:
+// and, or, not, // (rounding down), chained comparisons (a < b <= c), and then % rounds down as
+// Python's does (/ stays an integer division). A division by zero or a 64-bit overflow makes the configuration illegal.
 class Constraint {
  public:
   // Throws ConstraintError (column is 1-based within text) on a syntax or type error.

@@ -93,6 +93,33 @@ TEST(TuneSpace, ConstraintOverflowIsIllegalNotATrap) {
   EXPECT_TRUE(holds("a + b > 0", 1, 0));    // INT64_MAX - 1
 }
 
+// Kernel Tuner's restrictions are Python expressions: and, or, not, //, chained comparisons, and then
+// Python's rounding-down % (checked against Python's own results on negative operands).
+TEST(TuneSpace, ConstraintsInPythonSyntax) {
+  Space s = parseSpace(R"({"a": {"min": -7, "max": 7}, "b": [-3, -2, 2, 3], "part": ["x", "y"]})", "s.json");
+  auto idx = [&](const char* name, int64_t v) { return *s.params[static_cast<size_t>(s.paramIndex(name))].indexOf(v); };
+  auto holds = [&](const std::string& text, int64_t a, int64_t b, const char* part = "x") {
+    Config c(3);
+    c[static_cast<size_t>(s.paramIndex("a"))] = idx("a", a);
+    c[static_cast<size_t>(s.paramIndex("b"))] = idx("b", b);
+    c[static_cast<size_t>(s.paramIndex("part"))] = *s.params[static_cast<size_t>(s.paramIndex("part"))].indexOf(part);
+    return Constraint(text, s.params).holds(c, s.params);
+  };
+  for (int64_t a = -7; a <= 7; ++a)
+    for (int64_t b : {-3, -2, 2, 3}) {
+      SCOPED_TRACE(std::to_string(a) + ", " + std::to_string(b));
+      // Python: a // b == floor(a / b), a % b == a - b * (a // b) (the sign of b).
+      const int64_t fd = static_cast<int64_t>(std::floor(static_cast<double>(a) / static_cast<double>(b)));
+      const int64_t fm = a - b * fd;
+      EXPECT_TRUE(holds("a // b == " + std::to_string(fd), a, b));
+      EXPECT_TRUE(holds("a % b == " + std::to_string(fm) + " and a // b == " + std::to_string(fd), a, b));
+      EXPECT_TRUE(holds("a % b == " + std::to_string(a % b), a, b));  // C's % without Python's keywords
+      EXPECT_EQ(holds("-3 < a <= b < 4", a, b), -3 < a && a <= b && b < 4);
+      EXPECT_EQ(holds("not a > b or part == \"y\"", a, b), !(a > b));
+      EXPECT_EQ(holds("not (a > b) and not part == \"y\"", a, b, "y"), false);
+    }
+}
+
 TEST(TuneSpace, ConstraintErrorsHaveColumns) {
   Space s = parseSpace(R"({"tile": [1, 2], "part": ["auto", "static"]})", "s.json");
   auto err = [&](const char* text) {
@@ -108,7 +135,8 @@ TEST(TuneSpace, ConstraintErrorsHaveColumns) {
   EXPECT_EQ(err("part < \"auto\""), "6: '<' compares integers; categorical values only support == and !=");
   EXPECT_EQ(err("tile + 1"), "0: a constraint must be a comparison or a logical expression");
   EXPECT_EQ(err("tile <= (2"), "11: expected ')'");
-  EXPECT_EQ(err("tile and 2"), "6: use &&, || and ! instead of 'and'");
+  EXPECT_EQ(err("tile and 2"), "1: '&&' needs comparisons as operands");
+  EXPECT_EQ(err("tile < 2 andnot tile > 0"), "10: unexpected 'a'");
 }
 
 TEST(TuneSpace, JsonErrorsAreLocated) {
