@@ -33,6 +33,9 @@ Modes:
                                                    tuned earlier) or that there are none, and the search it would run
   FILE.py --kernel K --spec ... --import R.json    record results measured elsewhere: {"results": [{"config": {...},
                                                    "ms": 0.12}, ...]}; later kernels find this one as a neighbour
+  --import DATA.csv [--import FAILURES.csv] --space SPACE.json --name NAME [--device D --device-facts F.json]
+                                                   record measurements made elsewhere (a landscape's rows) for
+                                                   program NAME on device D, and stop
 
 What is measured: the command's wall time, or the figure of its last output line `tawa-time: SECONDS`
 (for kernels: the median_ms of `tawa run --backend cuda --check none`'s result line); after a warm-up
@@ -53,7 +56,15 @@ search from the best that takes a move only when it is more than 3% faster, with
 optima, and at the end one evaluation in ten measures the fastest configurations again, the best
 being the lowest mean; with no tuned neighbours it says so and runs its default: the space's default
 configuration, random sampling up to the 6th evaluation, the same refinement and confirmation),
-random, greedy (local search from the default), exhaustive.
+random, greedy (local search from the default), exhaustive, copy (the neighbours' best configurations,
+rank by rank: what transfer alone gives, no search).
+Neighbours are (program, device) pairs: the same program measured on other devices always counts, and
+the k nearest other programs; the distance is over static features and, prefixed device., the facts of
+the devices (--device-facts). When a neighbour's landscape holds 100 or more configurations of the
+target's space (an import, a brute-force run), MaSiF runs its transfer search instead of the PCA: each
+neighbour's best first, then the configuration the neighbours rank best, each neighbour weighted by how
+well its ranking has matched the figures measured so far (Spearman), every other step among the moves
+of one parameter from the best so far. Constraints may be written in Python's syntax (and, or, not, //).
 
 Examples:
   tawa tune --program 'build/bench/skeletons/skel_matmul --ti {ti} --tj {tj} --tk {tk} --grain {grain} --part {part}
@@ -64,6 +75,10 @@ Examples:
   tawa tune --suite bench/skeletons --only julia --leave-one-out --budget 45 --seed 2 --fresh
   tawa tune --program './app --grain {grain}' --space space.json --evaluate '{"grain": 64}'
   tawa tune --replay landscape/data.csv --space landscape/SPACE.json --budget 45   # a recorded landscape, nothing run
+  tawa tune --import A4000/data.csv --import A4000/failures.csv --space A4000/SPACE.json --name conv --device A4000 \
+            --device-facts a4000.json --features conv.json                        # measurements made on another GPU
+  tawa tune --replay A100/data.csv --space A100/SPACE.json --name conv --device A100 --device-facts a100.json \
+            --features conv.json --budget 25 --exclude @W6600                      # tuned from the other devices
   tawa tune examples/matmul_desc.py --kernel matmul_desc_kernel --spec 'a_ptr:*fp16[M,K], b_ptr:*fp16[K,N],
             c_ptr:*fp16[M,N], M:i32=4096, N:i32=4096, K:i32=4096, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64'
             --grid 'cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)' --budget 30 --dry-run
@@ -393,7 +408,7 @@ std::function<int()> addTuneCommand(CLI::App& app) {
                 "optionally std_ms; a configuration with no row fails as a compile failure would)");
   c->add_flag("--replay-noise", a->replayNoise, "with --replay: each evaluation draws from the row's recorded mean and std_ms");
   c->add_option("--features", a->features, "static features: a C++ source (via clang++ -O1 -emit-llvm), .ll, or .json");
-  c->add_option("--name", a->name, "the program's name in the record (default: from a hash of command and space)");
+  c->add_option("--name", a->name, "the program's name in the record (default: the space file's folder when it is SPACE.json, else its stem; replay-FOLDER for --replay)");
   c->add_option("--suite", a->suite, "a skeleton suite directory (with suite.json) to tune program by program");
   c->add_option("--only", a->only, "with --suite: only these programs (comma separated)")->delimiter(',');
   c->add_flag("--leave-one-out", a->leaveOneOut, "with --suite: neighbours come only from the suite's other programs");
