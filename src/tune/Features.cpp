@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -120,7 +121,126 @@ void countFunction(const std::vector<std::string>& body, Counts& c) {
   }
 }
 
+// GPU device code (an nvptx or spir target triple): log(1 + n) of its shared-memory references
+// (instructions naming addrspace(3)), constant-memory references (addrspace(4) on nvptx, 2 on spir),
+// barriers (llvm.nvvm.barrier0 / bar.sync, OpenCL's barrier / work_group_barrier), thread and block index reads
+// (llvm.nvvm.read.ptx.sreg.*, get_global_id and its kin), and whether it is OpenCL. Nothing for CPU code.
+void addGpuFeatures(const std::string& ir, const std::vector<std::pair<std::string, std::vector<std::string>>>& fns, Features& f) {
+  const bool nvptx = ir.find("target triple = \"nvptx") != std::string::npos;
+  const bool spir = ir.find("target triple = \"spir") != std::string::npos;
+  if (!nvptx && !spir) return;
+  const std::string constant = nvptx ? "addrspace(4)" : "addrspace(2)";
+  double shared = 0, constants = 0, barriers = 0, index = 0;
+  for (auto& [name, body] : fns)
+    for (auto& line : body) {
+      if (line.size() < 3 || line[0] != ' ') continue;
+      if (line.find("addrspace(3)") != std::string::npos) shared += 1;
+      if (line.find(constant) != std::string::npos) constants += 1;
+      if (line.find("call") == std::string::npos) continue;
+      if (line.find("@llvm.nvvm.barrier") != std::string::npos || line.find("@llvm.nvvm.bar.") != std::string::npos ||
+          line.find("@_Z7barrierj") != std::string::npos ||
+          line.find("@_Z18work_group_barrierj") != std::string::npos)
+        barriers += 1;
+      for (const char* idx : {"@llvm.nvvm.read.ptx.sreg.", "@_Z13get_global_idj", "@_Z12get_local_idj", "@_Z12get_group_idj",
+                              "@_Z14get_local_sizej", "@_Z14get_num_groupsj", "@_Z15get_global_sizej"})
+        if (line.find(idx) != std::string::npos) index += 1;
+    }
+  f["gpu.log_shared_refs"] = std::log1p(shared);
+  f["gpu.log_constant_refs"] = std::log1p(constants);
+  f["gpu.log_barriers"] = std::log1p(barriers);
+  f["gpu.log_index_reads"] = std::log1p(index);
+  f["gpu.opencl"] = spir ? 1.0 : 0.0;
+}
+
+// What CUDA device code needs from CUDA's headers, which clang 14's CUDA mode cannot read in CUDA 13
+// (so -nocudainc): the qualifiers, the index variables, __syncthreads and common math, declared only
+// (the IR is counted, never linked). Included before the source.
+const char* kCudaShim = R"(#pragma once
+#include <__clang_cuda_builtin_vars.h>
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __host__ __attribute__((host))
+#define __shared__ __attribute__((shared))
+#define __constant__ __attribute__((constant))
+#define __forceinline__ __inline__ __attribute__((always_inline))
+#define __syncthreads() __nvvm_bar_sync(0)
+#define __ldg(p) (*(p))
+extern "C" {
+__device__ float expf(float); __device__ double exp(double); __device__ float logf(float); __device__ double log(double);
+__device__ float sqrtf(float); __device__ double sqrt(double); __device__ float rsqrtf(float); __device__ float powf(float, float);
+__device__ double pow(double, double); __device__ float sinf(float); __device__ float cosf(float); __device__ double sin(double);
+__device__ double cos(double); __device__ float fabsf(float); __device__ double fabs(double); __device__ float floorf(float);
+__device__ float ceilf(float); __device__ double floor(double); __device__ double ceil(double); __device__ float tanhf(float);
+__device__ float erff(float); __device__ float fminf(float, float); __device__ float fmaxf(float, float); __device__ float __expf(float);
+__device__ float __logf(float); __device__ float __fdividef(float, float); __device__ float exp2f(float); __device__ float log2f(float);
+}
+static __device__ __inline__ int min(int a, int b) { return a < b ? a : b; }
+static __device__ __inline__ int max(int a, int b) { return a > b ? a : b; }
+)";
+
+// Compiles `source` to textual LLVM IR with `cmd` (a clang command line missing its output), returns it.
+std::string compileToIr(const std::string& source, const std::string& cmd, const std::string& what, const std::string& hint) {
+  auto where = Location::at(std::make_shared<const std::string>(source), 0, 0);
+  if (!std::ifstream(source)) throw UserError(where, "cannot read the source file for its features");
+  std::string tmp = "/tmp/tawa-tune-features-" + std::to_string(::getpid()) + ".ll";
+  RunResult r = runOnce(cmd + " -o '" + tmp + "'", 300);
+  if (!r.ok) {
+    std::remove(tmp.c_str());
+    // The compiler's first error in the source itself, located there.
+    const std::string key = source + ":";
+    for (size_t at = r.detail.find(key); at != std::string::npos; at = r.detail.find(key, at + 1)) {
+      int line = 0, col = 0, used = 0;
+      if (std::sscanf(r.detail.c_str() + at + key.size(), "%d:%d: error: %n", &line, &col, &used) < 2 || !used) continue;
+      size_t b = at + key.size() + static_cast<size_t>(used), e = r.detail.find('\n', b);
+      throw UserError(Location::at(std::make_shared<const std::string>(source), line, col),
+                      what + ": " + r.detail.substr(b, e == std::string::npos ? std::string::npos : e - b), hint);
+    }
+    throw UserError(where, what + " failed (" + r.detail + ")", hint);
+  }
+  std::ifstream f(tmp);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::remove(tmp.c_str());
+  if (ss.str().find("\ndefine ") == std::string::npos)
+    throw UserError(where, "it defines no function (its LLVM IR from " + what + " has none): nothing to take features from");
+  return ss.str();
+}
+
+std::string clang(const char* name) {
+  return std::string("\"$(command -v ") + name + "-14 || command -v " + name + " || echo " + name + ")\"";
+}
+
 }  // namespace
+
+Features featuresFromGpuSource(const std::string& source, const std::string& extraFlags) {
+  const bool cl = source.size() >= 3 && source.compare(source.size() - 3, 3, ".cl") == 0;
+  std::string cmd;
+  std::string shimDir;
+  if (cl) {
+    cmd = clang("clang") + " -x cl -cl-std=CL2.0 -Xclang -finclude-default-header --target=spir64 -O1 -emit-llvm -S -w '" + source +
+          "' " + extraFlags;
+  } else {
+    // The shim, and empty stand-ins for the CUDA headers a kernel file includes, in a folder of its own.
+    shimDir = "/tmp/tawa-tune-cuda-" + std::to_string(::getpid());
+    std::filesystem::create_directories(shimDir);
+    std::ofstream(shimDir + "/tawa_cuda_shim.h") << kCudaShim;
+    for (const char* h : {"cuda_runtime.h", "cuda.h", "device_launch_parameters.h", "cuda_runtime_api.h"})
+      std::ofstream(shimDir + "/" + h) << "#pragma once\n";
+    cmd = clang("clang++") + " -x cuda --cuda-device-only --cuda-gpu-arch=sm_80 -nocudainc -nocudalib -O1 -emit-llvm -S -w -I'" +
+          shimDir + "' -include tawa_cuda_shim.h '" + source + "' " + extraFlags;
+  }
+  std::string ir;
+  try {
+    ir = compileToIr(source, cmd, cl ? "clang -x cl -O1 -emit-llvm" : "clang++ -x cuda --cuda-device-only -O1 -emit-llvm",
+                     "features of GPU kernels need clang (Debian: clang-14); the kernel's tunable parameters are defined "
+                     "(-DNAME=VALUE) from the space's default; or pass --features FILE.json");
+  } catch (...) {
+    if (!shimDir.empty()) std::filesystem::remove_all(shimDir);
+    throw;
+  }
+  if (!shimDir.empty()) std::filesystem::remove_all(shimDir);
+  return featuresFromLlvmIr(ir, "other", source);
+}
 
 const std::vector<std::string>& skeletonKinds() {
   static const std::vector<std::string> k = {"parallel_for", "parallel_reduce", "parallel_scan", "parallel_pipeline",
@@ -184,32 +304,19 @@ Features featuresFromLlvmIr(const std::string& ir, const std::string& kind, cons
   f["ir.compute_per_memory"] = std::log1p((fp + in_) / std::max(1.0, mem));
   std::string k = kind.empty() ? guessKind(ir) : kind;
   for (auto& name : skeletonKinds()) f["kind." + name] = name == k ? 1.0 : 0.0;
+  addGpuFeatures(ir, fns, f);
   return f;
 }
 
 Features featuresFromSource(const std::string& source, const std::string& kind, const std::string& extraFlags) {
-  auto where = Location::at(std::make_shared<const std::string>(source), 0, 0);
-  if (!std::ifstream(source)) throw UserError(where, "cannot read the source file for its features");
-  std::string tmp = "/tmp/tawa-tune-features-" + std::to_string(::getpid()) + ".ll";
   // Debian's clang-14 installs clang++-14; the plain name comes with the `clang` package.
-  std::string cmd = "\"$(command -v clang++-14 || command -v clang++ || echo clang++)\" -O1 -emit-llvm -S -std=c++20 -w -o '" + tmp +
-                    "' '" + source + "' " + extraFlags;
-  RunResult r = runOnce(cmd, 300);
-  if (!r.ok) {
-    std::remove(tmp.c_str());
-    throw UserError(where, "clang++ -O1 -emit-llvm failed (" + r.detail + ")",
-                    "features of C++ programs need clang++ (Debian: clang-14); or pass --features FILE.json");
-  }
-  std::ifstream f(tmp);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::remove(tmp.c_str());
-  if (ss.str().find("\ndefine ") == std::string::npos)
-    throw UserError(where, "it defines no function (its LLVM IR from clang++ -O1 -emit-llvm has none): nothing to take features from");
-  return featuresFromLlvmIr(ss.str(), kind, source);
+  std::string ir = compileToIr(source, clang("clang++") + " -O1 -emit-llvm -S -std=c++20 -w '" + source + "' " + extraFlags,
+                               "clang++ -O1 -emit-llvm",
+                               "features of C++ programs need clang++ (Debian: clang-14); or pass --features FILE.json");
+  return featuresFromLlvmIr(ir, kind, source);
 }
 
-Features featuresFromFile(const std::string& path, const std::string& kind) {
+Features featuresFromFile(const std::string& path, const std::string& kind, const std::string& defines) {
   auto ends = [&](const char* s) {
     std::string e = s;
     return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
@@ -238,7 +345,9 @@ Features featuresFromFile(const std::string& path, const std::string& kind) {
   }
   // Its own directory and the one above, so that a suite program's shared headers are found.
   std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
-  return featuresFromSource(path, kind, "-I'" + dir + "' -I'" + dir + "/..'");
+  std::string flags = "-I'" + dir + "' -I'" + dir + "/..' " + defines;
+  if (ends(".cu") || ends(".cuh") || ends(".cl")) return featuresFromGpuSource(path, flags);
+  return featuresFromSource(path, kind, flags);
 }
 
 std::string kindOf(const Features& f) {

@@ -1,5 +1,7 @@
 // Static features of a program, the coordinates the tuner measures resemblance in.
 //
+// For GPU kernels (CUDA or OpenCL device code): the same counts over the device IR, and gpu.* features
+// (shared and constant memory references, barriers, index reads, OpenCL or not).
 // For C++ programs: counts from the LLVM IR of `clang++ -O1 -emit-llvm` (instruction classes, memory
 // operations, loops, calls), taken over the functions handed to the skeleton (every function whose
 // mangled name involves a lambda closure; all defined functions when there is none), plus the skeleton
@@ -26,8 +28,14 @@ Features featuresFromLlvmIr(const std::string& ir, const std::string& kind = {},
 // Compiles `source` with clang++ -O1 -emit-llvm (extraFlags appended) and takes its features. Throws
 // tawa::UserError (located at the source) when clang++ is missing or the compile fails.
 Features featuresFromSource(const std::string& source, const std::string& kind = {}, const std::string& extraFlags = {});
-// A features file: .json ({"name": number, ...}, a manifest), .ll (LLVM IR), or C/C++ source.
-Features featuresFromFile(const std::string& path, const std::string& kind = {});
+// GPU device code: CUDA (.cu, .cuh: clang++ -x cuda --cuda-device-only for sm_80, without CUDA's
+// headers, which clang 14 cannot read in CUDA 13; a shim declares what kernels use) or OpenCL (.cl:
+// clang -x cl for spir64), counted as LLVM IR, plus the gpu.* features (featuresFromLlvmIr).
+Features featuresFromGpuSource(const std::string& source, const std::string& extraFlags = {});
+// A features file: .json ({"name": number, ...}, a manifest), .ll (LLVM IR), CUDA (.cu) or OpenCL (.cl)
+// device code, or C/C++ source. `defines` (-DNAME=VALUE ...) go to the compiler: a kernel's tunable
+// parameters at their defaults.
+Features featuresFromFile(const std::string& path, const std::string& kind = {}, const std::string& defines = {});
 // The kind named by the one-hot features, or "unknown".
 std::string kindOf(const Features& f);
 

@@ -221,15 +221,20 @@ std::vector<ProgramInfo> Record::programs() {
   return out;
 }
 
+void Record::replaceNamedValues(const char* table, const char* owner, int64_t id, const std::map<std::string, double>& values) {
+  Stmt del(db_, (std::string("DELETE FROM ") + table + " WHERE " + owner + "=?").c_str());
+  del.bind(1, id).step();
+  const std::string insert = std::string("INSERT INTO ") + table + "(" + owner + ", name, value) VALUES(?, ?, ?)";
+  for (auto& [k, v] : values) {
+    Stmt one(db_, insert.c_str());
+    one.bind(1, id).bind(2, k).bind(3, v).step();
+  }
+}
+
 void Record::setFeatures(int64_t program, const std::map<std::string, double>& f) {
   exec("BEGIN IMMEDIATE");
   try {
-    Stmt del(db_, "DELETE FROM features WHERE program_id=?");
-    del.bind(1, program).step();
-    for (auto& [k, v] : f) {
-      Stmt one(db_, "INSERT INTO features(program_id, name, value) VALUES(?, ?, ?)");
-      one.bind(1, program).bind(2, k).bind(3, v).step();
-    }
+    replaceNamedValues("features", "program_id", program, f);
     exec("COMMIT");
   } catch (...) {
     exec("ROLLBACK");
@@ -328,14 +333,7 @@ int64_t Record::selectDevice(const std::string& name, const std::map<std::string
     Stmt q(db_, "SELECT id FROM machines WHERE fingerprint=?");
     q.bind(1, "device: " + name).step();
     machine_ = q.i64(0);
-    if (!facts.empty()) {
-      Stmt del(db_, "DELETE FROM machine_facts WHERE machine_id=?");
-      del.bind(1, machine_).step();
-      for (auto& [k, v] : facts) {
-        Stmt one(db_, "INSERT INTO machine_facts(machine_id, name, value) VALUES(?, ?, ?)");
-        one.bind(1, machine_).bind(2, k).bind(3, v).step();
-      }
-    }
+    if (!facts.empty()) replaceNamedValues("machine_facts", "machine_id", machine_, facts);
     exec("COMMIT");
   } catch (...) {
     exec("ROLLBACK");

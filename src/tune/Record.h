@@ -102,6 +102,8 @@ class Record {
   int64_t machine_ = 0;
   void exec(const std::string& sql);
   void insert(int64_t program, const std::string& config, const Measurement& m);  // inside a transaction
+  // Replaces the (name, value) rows of `table` owned by `id` (inside a transaction): features, facts.
+  void replaceNamedValues(const char* table, const char* owner, int64_t id, const std::map<std::string, double>& values);
 };
 
 }  // namespace tawa::tune

@@ -227,7 +227,7 @@ int importMeasurements(Record& rec, const TuneTarget& t, const Args& a) {
 
 int tuneProgram(const Args& a) {
   const bool importing = !a.imports.empty();
-  const char* mode = !a.replay.empty() ? "--replay" : !a.program.empty() ? "--program" : "--import";
+  const char* mode = !a.replay.empty() ? "--replay" : !a.program.empty() ? "--program" : importing ? "--import" : "--print-features";
   if (a.space.empty()) throw UserError(where(mode), std::string(mode) + " needs --space SPACE.json");
   if (importing && a.name.empty())
     throw UserError(where("--import"), "--import needs --name NAME: the program the measurements are of",
@@ -250,7 +250,13 @@ int tuneProgram(const Args& a) {
               << "\n";
   }
   if (!a.features.empty()) {
-    t.features = featuresFromFile(a.features);
+    // A kernel's source is compiled at the space's default: its integer parameters as -DNAME=VALUE.
+    std::string defines;
+    if (t.space.defaults)
+      for (size_t i = 0; i < t.space.dims(); ++i)
+        if (t.space.params[i].kind == Param::Kind::Int)
+          defines += " -D" + t.space.params[i].name + "=" + t.space.params[i].text((*t.space.defaults)[i]);
+    t.features = featuresFromFile(a.features, {}, defines);
     t.kind = kindOf(t.features) == "unknown" ? "program" : kindOf(t.features);
   }
   if (a.printFeatures) {
