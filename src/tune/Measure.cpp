@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -142,6 +143,7 @@ RunResult runOnce(const std::string& command, double timeoutSeconds) {
       return r;
     }
     r.seconds = v;
+    r.printed = true;
   }
   // `tawa run --backend cuda` ends with "result: kernel=... median_ms=X ...": the kernel's time.
   if (last.rfind("result: ", 0) == 0 && last.find(" median_ms=") != std::string::npos) {
@@ -153,6 +155,7 @@ RunResult runOnce(const std::string& command, double timeoutSeconds) {
       return r;
     }
     r.seconds = v / 1000.0;
+    r.printed = true;
   }
   r.ok = true;
   return r;
@@ -165,23 +168,40 @@ Measurement measure(const std::string& command, const MeasureOptions& o) {
     m.detail = r.detail;
     return m;
   };
-  for (int i = 0; i < o.warmups; ++i) {
+  // Deterministic: the first two runs (warm-up or timed) printed the same figure. Decided there and
+  // only there, so that the noise check below never meets it.
+  std::optional<double> first;
+  int seen = 0;
+  bool deterministic = false;
+  auto note = [&](const RunResult& r) {
+    if (++seen == 1 && r.printed) first = r.seconds;
+    if (seen == 2) deterministic = r.printed && first && *first == r.seconds;
+  };
+  for (int i = 0; i < o.warmups && !deterministic; ++i) {
     RunResult r = runOnce(command, o.timeoutSeconds);
     if (!r.ok) return fail(r);
     ++m.warmups;
+    note(r);
   }
   auto runs = [&](int n) -> bool {
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < n && !(deterministic && !m.repetitions.empty()); ++i) {
       RunResult r = runOnce(command, o.timeoutSeconds);
       if (!r.ok) {
         fail(r);
         return false;
       }
       m.repetitions.push_back(r.seconds);
+      note(r);
     }
     return true;
   };
   if (!runs(std::max(1, o.repetitions))) return m;
+  if (deterministic) {
+    m.seconds = median(m.repetitions);
+    m.spread = 0;
+    m.detail = "deterministic: the program printed the same figure twice in a row";
+    return m;
+  }
   for (;;) {
     m.seconds = median(m.repetitions);
     auto [lo, hi] = std::minmax_element(m.repetitions.begin(), m.repetitions.end());

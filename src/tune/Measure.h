@@ -27,12 +27,17 @@ struct RunResult {
   bool ok = false;
   bool timedOut = false;
   double seconds = 0;
-  std::string detail;  // why it failed: exit status and the end of stderr
+  bool printed = false;  // the figure is the program's own (tawa-time: or a result line), not the wall time
+  std::string detail;    // why it failed: exit status and the end of stderr
 };
 
 RunResult runOnce(const std::string& command, double timeoutSeconds);
 // The median of a non-empty list (the mean of the middle two for an even count).
 double median(std::vector<double> v);
+// A program that prints its own figure and prints the same one twice in a row (its warm-up and its
+// first timed run, or its first two timed runs) is deterministic (a simulator, a replay, a cost
+// model): measuring stops there, so it costs two runs instead of warm-ups + repetitions. The
+// measurement's detail says so.
 Measurement measure(const std::string& command, const MeasureOptions& opts);
 
 // A timed-out measurement's detail names its limit ("killed after the timeout of 2.5 s"), so that a

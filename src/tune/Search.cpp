@@ -417,6 +417,15 @@ class TransferSearch {
     return std::nullopt;
   }
 
+  // A uniformly random unevaluated candidate (exploration), or nullopt when every one is evaluated.
+  std::optional<Config> random() {
+    std::vector<size_t> left;
+    for (size_t i = 0; i < cands_.size(); ++i)
+      if (!ev_.seen(cands_[i])) left.push_back(i);
+    if (left.empty()) return std::nullopt;
+    return cands_[left[std::uniform_int_distribution<size_t>(0, left.size() - 1)(rng_)]];
+  }
+
   const std::vector<double>& weights() const { return w_; }
 
  private:
@@ -526,11 +535,16 @@ MasifPlan transferSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<
   const int checks = noisyHistory(ev) ? masifConfirmations(ev.budget()) : 0;
   ev.cap(ev.budget() - checks);
   std::bernoulli_distribution coin(0.5);
-  while (!ev.done()) {
-    auto c = ts.next(coin(rng));
+  double best = ev.best() ? ev.best()->seconds : std::numeric_limits<double>::infinity();
+  int stall = 0;
+  for (int step = 1; !ev.done(); ++step) {
+    const bool explore = stall >= kTransferStall && step % 2 == 0;
+    auto c = explore ? ts.random() : ts.next(coin(rng));
     if (!c) break;  // every legal configuration evaluated
     if (plan.first.size() < 20) plan.first.push_back(*c);
-    ev(*c);
+    auto v = ev(*c);
+    if (v && *v < best) best = *v, stall = 0;
+    else ++stall;
   }
   ev.cap(ev.budget());
   confirm(ev, checks);

@@ -189,12 +189,17 @@ struct MasifPlan {
 // figures): the neighbours whose landscape resembles the target's take over, whatever the features
 // said. Every other evaluation on average (a coin of the seed) looks only at the configurations one
 // parameter away from the best so far, so that the search also refines where the neighbours
-// disagree with the target. Confirmations as below when the figures are noisy. With larger spaces
+// disagree with the target. When kTransferStall evaluations in a row have not improved on the best,
+// every other evaluation is a random unevaluated configuration instead, until one improves: where
+// no neighbour resembles the target (a GPU unlike all the record's), the ranking stops helping, and
+// the search must look elsewhere (the refinement then climbs from what exploration found).
+// Confirmations as below when the figures are noisy. With larger spaces
 // than kTransferEnumerate legal configurations, the candidates are the configurations the
 // landscapes hold and those one parameter away from the best so far.
 MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& guides, bool dryRun = false,
                       const std::vector<Landscape>& landscapes = {});
 inline constexpr double kTransferEnumerate = 2e6;
+inline constexpr int kTransferStall = 8;
 
 // "Copy the neighbours' best", the baseline of transfer without search: every landscape's best
 // configuration (nearest neighbour first), then every landscape's second best, and so on; without

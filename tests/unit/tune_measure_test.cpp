@@ -1,6 +1,8 @@
 // Measurement of commands (the `tawa-time:` figure, wall time, failures, timeouts, the noise check)
 // and features of LLVM IR.
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <unistd.h>
 
 #include <cmath>
@@ -69,10 +71,63 @@ TEST(TuneMeasure, NoiseCheckAddsRepetitions) {
   EXPECT_EQ(noisy.repetitions.size(), 7u);
   EXPECT_EQ(noisy.warmups, 1);
   EXPECT_GE(noisy.spread, 0.5);
-  Measurement steady = measure("echo tawa-time: 0.5", o);
-  EXPECT_EQ(steady.repetitions.size(), 3u);
-  EXPECT_DOUBLE_EQ(steady.seconds, 0.5);
   std::remove(f.c_str());
+  // Steady (0.50, 0.51 in turn: a 2% spread), so no runs beyond the three requested.
+  Measurement steady = measure("n=$(cat " + f + " 2>/dev/null || echo 0); echo $((n+1)) > " + f + "; echo tawa-time: 0.5$((n % 2))", o);
+  EXPECT_EQ(steady.repetitions.size(), 3u);
+  EXPECT_DOUBLE_EQ(steady.seconds, 0.51);
+  std::remove(f.c_str());
+}
+
+// Figures that repeat only later (1, 3, then 2, 2, 2, ...) are noise, not determinism: the noise check
+// goes on to its maximum (an earlier version took the repeat for determinism inside the noise check,
+// added no runs, and looped for ever).
+TEST(TuneMeasure, ALaterRepeatIsNotDeterminism) {
+  std::string f = (tawa::test::tempDir() / "tune-later-repeat").string();
+  std::remove(f.c_str());
+  std::string cmd = "n=$(cat " + f + " 2>/dev/null || echo 0); echo $((n+1)) > " + f + "; case $n in 0) v=1;; 1) v=3;; *) v=2;; esac; echo tawa-time: $v";
+  MeasureOptions o;
+  o.warmups = 0;
+  o.repetitions = 3;
+  o.maxRepetitions = 7;
+  Measurement m = measure(cmd, o);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m.repetitions, (std::vector<double>{1, 3, 2, 2, 2, 2, 2}));
+  EXPECT_EQ(m.detail.find("deterministic"), std::string::npos);
+  std::remove(f.c_str());
+}
+
+// A program that prints the same figure twice in a row is deterministic: measured in two runs (the
+// warm-up and one timed run, or two timed runs without a warm-up), and said so. A figure that is
+// the wall time never counts as deterministic.
+TEST(TuneMeasure, DeterministicProgramsStopAfterTwoRuns) {
+  std::string f = (tawa::test::tempDir() / "tune-deterministic").string();
+  std::remove(f.c_str());
+  const std::string cmd = "echo x >> " + f + "; echo tawa-time: 0.25";
+  auto runs = [&] {
+    std::ifstream in(f);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    std::remove(f.c_str());
+    return n;
+  };
+  MeasureOptions o;  // one warm-up, three repetitions
+  Measurement m = measure(cmd, o);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(runs(), 2);
+  EXPECT_EQ(m.warmups, 1);
+  EXPECT_EQ(m.repetitions.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.seconds, 0.25);
+  EXPECT_EQ(m.spread, 0.0);
+  EXPECT_NE(m.detail.find("deterministic"), std::string::npos) << m.detail;
+  o.warmups = 0;
+  m = measure(cmd, o);
+  EXPECT_EQ(runs(), 2);
+  EXPECT_EQ(m.repetitions.size(), 2u);
+  o.warmups = 1;
+  m = measure("echo x >> " + f, o);  // its wall time: never twice the same, never "deterministic"
+  EXPECT_GE(runs(), 4);  // and more while its spread is high
+  EXPECT_EQ(m.detail.find("deterministic"), std::string::npos);
 }
 
 // The figure is the median of the repetitions in sorted order (not the middle one in run order):
