@@ -138,10 +138,10 @@ std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath,
   struct Figure {
     double mean, sd;
   };
-  auto rows = std::make_shared<std::map<std::string, Figure>>();
+  auto rows = std::make_shared<std::map<Config, Figure>>();
   std::vector<double> times;
   for (auto& r : readRows(csvPath, space, false)) {
-    rows->emplace(space.key(r.config), Figure{r.mean, r.sd});
+    rows->emplace(r.config, Figure{r.mean, r.sd});
     times.push_back(r.mean);
   }
 
@@ -151,10 +151,9 @@ std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath,
     stats->median = median(times);
   }
   auto rng = std::make_shared<std::mt19937_64>(seed);
-  const Space* sp = &space;
-  return [rows, rng, noise, sp, csvPath](const Config& c) {
+  return [rows, rng, noise, csvPath](const Config& c) {
     Measurement m;
-    auto it = rows->find(sp->key(c));
+    auto it = rows->find(c);
     if (it == rows->end()) {
       m.status = "failed";
       m.detail = "not in the recorded landscape: " + csvPath + " has no row for it (it failed to compile or run there)";

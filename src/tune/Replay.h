@@ -32,8 +32,8 @@ struct ReplayStats {
 // Errors as for loadReplay.
 std::vector<std::pair<Config, Measurement>> readMeasurements(const std::string& csvPath, const Space& space);
 
-// The landscape in `csvPath` over `space`, as an evaluation function (it refers to `space`, which must
-// outlive it: the TuneTarget holds both); `stats` (when given) says what was read.
+// The landscape in `csvPath` over `space`, as an evaluation function (it keeps its own table: the
+// space may move, as a TuneTarget in a vector does); `stats` (when given) says what was read.
 std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath, const Space& space, bool noise, uint64_t seed,
                                                      ReplayStats* stats = nullptr);
 

@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "frontend/Frontend.h"
@@ -162,6 +163,15 @@ int printEvaluation(Record& rec, const TuneTarget& t, const Args& a) {
   return 0;
 }
 
+// A kernel's source is compiled at the space's default: its integer parameters as -DNAME=VALUE.
+std::string defaultDefines(const Space& s) {
+  std::string defines;
+  if (s.defaults)
+    for (size_t i = 0; i < s.dims(); ++i)
+      if (s.params[i].kind == Param::Kind::Int) defines += " -D" + s.params[i].name + "=" + s.params[i].text((*s.defaults)[i]);
+  return defines;
+}
+
 // Device facts (--device-facts): a JSON object of numbers ({"sms": 108, "bandwidth_gbs": 1555, ...}).
 // Keys starting with '_' are notes ("_source").
 std::map<std::string, double> readDeviceFacts(const std::string& path) {
@@ -250,13 +260,7 @@ int tuneProgram(const Args& a) {
               << "\n";
   }
   if (!a.features.empty()) {
-    // A kernel's source is compiled at the space's default: its integer parameters as -DNAME=VALUE.
-    std::string defines;
-    if (t.space.defaults)
-      for (size_t i = 0; i < t.space.dims(); ++i)
-        if (t.space.params[i].kind == Param::Kind::Int)
-          defines += " -D" + t.space.params[i].name + "=" + t.space.params[i].text((*t.space.defaults)[i]);
-    t.features = featuresFromFile(a.features, {}, defines);
+    t.features = featuresFromFile(a.features, {}, defaultDefines(t.space));
     t.kind = kindOf(t.features) == "unknown" ? "program" : kindOf(t.features);
   }
   if (a.printFeatures) {
@@ -308,9 +312,22 @@ std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec, std::set<std::stri
     throw UserError(where(path), "a suite file is {\"programs\": [{\"name\", \"kind\", \"command\"}, ...]}");
   std::string bin = a.bin.empty() ? selfDir() + "/bench/skeletons" : a.bin;
   std::vector<SuiteEntry> out;
-  for (auto& p : j["programs"]) {
-    if (!p.is_object() || !p.contains("name") || !p.contains("command"))
-      throw UserError(where(path), "each program needs \"name\" and \"command\": " + p.dump());
+  auto at = [&](size_t i, const std::string& key) {
+    auto [line, col] = jsonLineCol(text, "/programs/" + std::to_string(i) + (key.empty() ? "" : "/" + key));
+    return Location::at(std::make_shared<const std::string>(path), line, col);
+  };
+  // A path of the manifest, relative to the suite's folder unless absolute.
+  auto relative = [&](const std::string& p) { return fs::path(p).is_absolute() ? p : (fs::path(a.suite) / p).string(); };
+  for (size_t i = 0; i < j["programs"].size(); ++i) {
+    auto& p = j["programs"][i];
+    if (!p.is_object() || !p.contains("name") || !(p.contains("command") || p.contains("replay")))
+      throw UserError(at(i, ""), "each program needs \"name\" and \"command\" (or \"replay\"): " + p.dump());
+    for (auto& [key, v] : p.items()) {
+      static const std::set<std::string> known = {"name", "kind", "command", "space", "features", "replay", "description"};
+      if (!known.count(key))
+        throw UserError(at(i, key), "unknown key '" + key + "'", "a program takes name, kind, command or replay, space, features, description");
+      if (!v.is_string()) throw UserError(at(i, key), "'" + key + "' must be a string");
+    }
     std::string name = p["name"].get<std::string>();
     all.insert(name);
     if (!a.only.empty() && std::find(a.only.begin(), a.only.end(), name) == a.only.end()) continue;
@@ -318,24 +335,34 @@ std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec, std::set<std::stri
     TuneTarget& t = e.target;
     t.name = name;
     t.kind = p.value("kind", "other");
-    std::string spacePath = (fs::path(a.suite) / name / "SPACE.json").string();
+    std::string spacePath = relative(p.value("space", (fs::path(name) / "SPACE.json").string()));
     t.spaceText = readFile(spacePath);
     t.space = parseSpace(t.spaceText, spacePath);
-    t.command = p["command"].get<std::string>();
-    bool built = t.command.rfind("{bin}", 0) == 0;  // the suite's own executable, not a shell line
-    size_t b;
-    while ((b = t.command.find("{bin}")) != std::string::npos) t.command.replace(b, 5, bin);
-    checkCommand(t, path + " (" + name + ")");
-    std::string exe = t.command.substr(0, t.command.find(' '));
-    if (built && access(exe.c_str(), X_OK) != 0)
-      throw UserError(where(exe), "the skeleton program is not built", "build tawa with cmake (bench/skeletons), or pass --bin DIR");
-    e.source = (fs::path(a.suite) / name / (name + ".cpp")).string();
-    // Features are static: computed once (clang++ -O1 -emit-llvm) and kept in the record.
+    if (p.contains("replay")) {
+      std::string csv = relative(p["replay"].get<std::string>());
+      t.replay = loadReplay(csv, t.space, a.replayNoise, a.seed);
+      t.command = "replay " + csv;
+    } else {
+      t.command = p["command"].get<std::string>();
+      bool built = t.command.rfind("{bin}", 0) == 0;  // the suite's own executable, not a shell line
+      size_t b;
+      while ((b = t.command.find("{bin}")) != std::string::npos) t.command.replace(b, 5, bin);
+      checkCommand(t, path + " (" + name + ")");
+      std::string exe = t.command.substr(0, t.command.find(' '));
+      if (built && access(exe.c_str(), X_OK) != 0)
+        throw UserError(where(exe), "the skeleton program is not built", "build tawa with cmake (bench/skeletons), or pass --bin DIR");
+    }
+    e.source = p.contains("features") ? relative(p["features"].get<std::string>()) : (fs::path(a.suite) / name / (name + ".cpp")).string();
+    // Features are static: computed once and kept in the record.
     auto id = rec.findProgram(name);
     if (id) t.features = rec.features(*id);
-    if (t.features.empty() || kindOf(t.features) != t.kind) {
-      std::cout << "features: " << name << " (clang++ -O1 -emit-llvm " << e.source << ")\n" << std::flush;
-      t.features = featuresFromSource(e.source, t.kind, "-I'" + a.suite + "'");
+    if (t.features.empty() || (kindOf(t.features) != t.kind && !p.contains("features"))) {
+      if (!p.contains("features")) {
+        std::cout << "features: " << name << " (clang++ -O1 -emit-llvm " << e.source << ")\n" << std::flush;
+        t.features = featuresFromSource(e.source, t.kind, "-I'" + a.suite + "'");
+      } else {
+        t.features = featuresFromFile(e.source, t.kind == "other" ? "" : t.kind, defaultDefines(t.space));
+      }
     }
     registerTarget(rec, t);
     out.push_back(std::move(e));
