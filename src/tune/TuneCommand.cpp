@@ -25,7 +25,10 @@ namespace {
 const char* kTuneHelp = R"(
 Modes:
   --program 'CMD {param} ...' --space SPACE.json   tune any command line; {name} is replaced by the value
-  --suite DIR                                      tune every program of a skeleton suite (DIR/suite.json)
+  --suite DIR                                      tune every program of a suite: DIR/suite.json lists
+                                                   {"name", "kind", "command" or "replay" (a landscape CSV),
+                                                   "space", "features"}; paths relative to DIR, defaults
+                                                   NAME/SPACE.json and NAME/NAME.cpp
   FILE.py --kernel K --spec ... --grid G           tune a tawa kernel on the GPU: its tile sizes (the spec's BLOCK*
                                                    and TILE* constexprs) and D, P, consumers, persistent, group_m,
                                                    within 227 KB of shared memory and the accumulator registers;
@@ -40,7 +43,8 @@ Modes:
 
 What is measured: the command's wall time, or the figure of its last output line `tawa-time: SECONDS`
 (for kernels: the median_ms of `tawa run --backend cuda --check none`'s result line); after a warm-up
-run, the median of --reps runs, repeated while the spread exceeds 10%.
+run, the median of --reps runs, repeated while the spread exceeds 10%. A program that prints the same
+figure in its first two runs is deterministic and measured in those two (--reps 1 --warmups 0: one).
 Every measurement goes to the record (--db, SQLite); a configuration already there is not run again
 (MaSiF's confirmations measure a configuration a second time, and the record keeps both; one that
 timed out is run again under a longer --timeout), so re-running a tuning measures nothing new.
@@ -65,7 +69,9 @@ the devices (--device-facts). When a neighbour's landscape holds 100 or more con
 target's space (an import, a brute-force run), MaSiF runs its transfer search instead of the PCA: each
 neighbour's best first, then the configuration the neighbours rank best, each neighbour weighted by how
 well its ranking has matched the figures measured so far (Spearman), every other step among the moves
-of one parameter from the best so far. Constraints may be written in Python's syntax (and, or, not, //).
+of one parameter from the best so far; after 8 evaluations without improvement every other one is a
+random configuration, until one improves. Constraints may be written in Python's syntax (and, or, not,
+//, chained comparisons).
 
 Examples:
   tawa tune --program 'build/bench/skeletons/skel_matmul --ti {ti} --tj {tj} --tk {tk} --grain {grain} --part {part}
@@ -440,7 +446,9 @@ std::function<int()> addTuneCommand(CLI::App& app) {
                 "DATA.csv: search a recorded landscape instead of running anything (columns: the parameters, time_ms, "
                 "optionally std_ms; a configuration with no row fails as a compile failure would)");
   c->add_flag("--replay-noise", a->replayNoise, "with --replay: each evaluation draws from the row's recorded mean and std_ms");
-  c->add_option("--features", a->features, "static features: a C++ source (via clang++ -O1 -emit-llvm), .ll, or .json");
+  c->add_option("--features", a->features,
+                "static features: a C++ source (clang++ -O1 -emit-llvm), CUDA (.cu) or OpenCL (.cl) device code (compiled at "
+                "the space's default, -DNAME=VALUE), .ll, or .json");
   c->add_option("--name", a->name, "the program's name in the record (default: the space file's folder when it is SPACE.json, else its stem; replay-FOLDER for --replay)");
   c->add_option("--suite", a->suite, "a skeleton suite directory (with suite.json) to tune program by program");
   c->add_option("--only", a->only, "with --suite: only these programs (comma separated)")->delimiter(',');
