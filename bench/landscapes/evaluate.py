@@ -195,6 +195,26 @@ def markdown(table, per, budgets, names, seeds_note):
         out.append("| %s | %s |" % (m, " | ".join(cells)))
     out.append("")
     out.append(seeds_note)
+    if "masif" in table:
+        out.append("")
+        out.append("The goal (issue 29): MaSiF above every other method at every budget by more than two standard errors "
+                   "(of the difference: the two methods' standard errors over seeds, combined), and >= 0.98 at 25:")
+        out.append("")
+        out.append("| budget | masif | best other method | its mean | difference | 2 SE | met |")
+        out.append("|---|---|---|---|---|---|---|")
+        for b in budgets:
+            if b not in table["masif"]:
+                continue
+            m, se, _ = table["masif"][b]
+            others = [(table[o][b][0], o) for o in table if o != "masif" and not o.startswith("masif-") and b in table[o]]
+            if not others:
+                continue
+            best, who = max(others)
+            two = 2 * math.sqrt(se ** 2 + table[who][b][1] ** 2)
+            out.append("| %d | %.3f | %s | %.3f | %+.3f | %.3f | %s |" % (b, m, who, best, m - best, two, "yes" if m - best > two else "**no**"))
+        if 25 in table["masif"]:
+            out.append("")
+            out.append("MaSiF at 25 evaluations: %.3f (goal 0.98: %s)." % (table["masif"][25][0], "met" if table["masif"][25][0] >= 0.98 else "**not met**"))
     out.append("")
     b = 25 if 25 in budgets else budgets[0]
     out.append("Per landscape at %d evaluations (mean over seeds):" % b)

@@ -75,8 +75,8 @@ Neighbourhood findNeighbours(Record& rec, int64_t self, const TuneTarget& t, con
         std::none_of(o.neighboursFrom.begin(), o.neighboursFrom.end(), [&](auto& e) { return names(e, p.program.name, p.machineName); }))
       continue;
     if (std::any_of(o.exclude.begin(), o.exclude.end(), [&](auto& e) { return names(e, p.program.name, p.machineName); })) continue;
+    if (rec.features(p.program.id).empty()) continue;  // no static features: nothing to compare
     Features f = pairFeatures(rec, p.program.id, p.machine);
-    if (rec.features(p.program.id).empty()) continue;
     cands.push_back(p);
     feats.push_back(std::move(f));
   }
