@@ -95,7 +95,7 @@ Examples:
 struct Args {
   std::vector<std::string> importDirs;
   std::string file, kernel, spec, grid, program, space, features, name, db = "tawa-tune.db", method = "masif", suite, bin,
-      evaluate, replay, device, deviceFacts;
+      evaluate, replay, device, deviceFacts, kind;
   std::vector<std::string> imports, neighboursFrom, exclude;
   bool replayNoise = false, printFeatures = false;
   std::vector<std::string> only;
@@ -266,8 +266,14 @@ int tuneProgram(const Args& a) {
               << "\n";
   }
   if (!a.features.empty()) {
-    t.features = featuresFromFile(a.features, {}, defaultDefines(t.space));
+    t.features = featuresFromFile(a.features, a.kind, defaultDefines(t.space));
     t.kind = kindOf(t.features) == "unknown" ? "program" : kindOf(t.features);
+  }
+  if (!a.kind.empty()) {
+    // The kind is a one-hot part of the features (kind.NAME): --kind sets it.
+    if (!t.features.empty())
+      for (auto& k : skeletonKinds()) t.features["kind." + k] = k == a.kind ? 1.0 : 0.0;
+    t.kind = a.kind;
   }
   if (a.printFeatures) {
     if (a.features.empty()) throw UserError(where("--print-features"), "--print-features needs --features FILE");
@@ -449,6 +455,11 @@ std::function<int()> addTuneCommand(CLI::App& app) {
   c->add_option("--features", a->features,
                 "static features: a C++ source (clang++ -O1 -emit-llvm), CUDA (.cu) or OpenCL (.cl) device code (compiled at "
                 "the space's default, -DNAME=VALUE), .ll, or .json");
+  c->add_option("--kind", a->kind,
+                "what the program is, for its features (a one-hot kind.NAME): a oneTBB skeleton (parallel_for, "
+                "parallel_reduce, parallel_scan, parallel_pipeline, flow_graph, parallel_sort) or other; default: guessed "
+                "from a C++ source's TBB calls, read from a .json's kind.* entries, other for GPU kernels")
+      ->check(CLI::IsMember(skeletonKinds()));
   c->add_option("--name", a->name, "the program's name in the record (default: the space file's folder when it is SPACE.json, else its stem; replay-FOLDER for --replay)");
   c->add_option("--suite", a->suite, "a skeleton suite directory (with suite.json) to tune program by program");
   c->add_option("--only", a->only, "with --suite: only these programs (comma separated)")->delimiter(',');
