@@ -46,6 +46,16 @@ std::vector<std::string>& givenImportPath() {
 }  // namespace
 
 void setImportPath(std::vector<std::string> dirs) { givenImportPath() = std::move(dirs); }
+
+namespace {
+std::ostream*& explainSink() {
+  static std::ostream* out = nullptr;
+  return out;
+}
+}  // namespace
+
+void setExplain(std::ostream* out) { explainSink() = out; }
+std::ostream* explainStream() { return explainSink(); }
 void addImportDir(const std::string& dir) { givenImportPath().push_back(dir); }
 
 std::vector<std::string> importPath() {

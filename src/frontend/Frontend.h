@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "driver/Spec.h"
@@ -33,5 +34,10 @@ inline constexpr const char* kImportDirHelp =
     "directory to look up the .py modules a kernel imports in (repeatable; after the kernel's own "
     "directory and package, before PYTHONPATH)";
 std::vector<std::string> importPath();
+
+// Where the front end says what it decided about the source (tawa's --explain): which of a name's
+// module-level bindings it took (`if`/`else` or `try`/`except` at module level) and why. Null: silent.
+void setExplain(std::ostream* out);
+std::ostream* explainStream();
 
 }  // namespace tawa::frontend

@@ -869,7 +869,11 @@ class Lowerer {
       }
     }
     if (auto b = file_->bindings.find(name); b != file_->bindings.end() && !b->second.empty()) {
-      const std::string pick = chooseBinding(b->second);
+      std::string why;
+      const std::string pick = chooseBinding(b->second, why);
+      if (std::ostream* out = explainStream(); out && b->second.size() > 1 && explained_.insert(*file_->path + "\n" + name).second)
+        *out << loc(p).str() << ": explain: '" << name << "': taking " << pick << " of its " << b->second.size()
+             << " module-level bindings (" << why << ")\n";
       if (pick.find('.') == std::string::npos && file_->find(pick)) return funcIn(file_, pick);
       return moduleMember(pick, p);
     }
@@ -948,7 +952,7 @@ class Lowerer {
   // rest are known to run, the last of them (Python's last assignment); otherwise the first that
   // Triton 3.6 provides (`if version >= 3: from ...libdevice import tanh` / `else: from
   // triton.language.math import tanh`: only the first exists in 3.6).
-  std::string chooseBinding(const std::vector<SourceFile::Binding>& all) {
+  std::string chooseBinding(const std::vector<SourceFile::Binding>& all, std::string& why) {
     auto branchTaken = [&](int id, int branch) -> std::optional<bool> {
       const auto& conds = file_->ifs[static_cast<size_t>(id)];
       for (int k = 0; k <= branch; ++k) {
@@ -977,10 +981,21 @@ class Lowerer {
       if (!taken) allKnown = false;
       live.push_back(&b);
     }
-    if (live.empty()) return all.back().target;
-    if (allKnown) return live.back()->target;
+    if (live.empty()) {
+      why = "no branch is known to be taken: the last";
+      return all.back().target;
+    }
+    if (allKnown) {
+      why = live.size() == all.size() ? "every one runs: the last, as Python's last assignment"
+                                      : "decided by conditions known at compile time: os.environ, Triton 3.6's version, constants";
+      return live.back()->target;
+    }
     for (const auto* b : live)
-      if (provided(b->target)) return b->target;
+      if (provided(b->target)) {
+        why = "a condition is not known at compile time (a try, a call): the first Triton 3.6 provides";
+        return b->target;
+      }
+    why = "a condition is not known at compile time and Triton 3.6 provides none of them: the last";
     return live.back()->target;
   }
 
@@ -3325,6 +3340,7 @@ class Lowerer {
   ir::Func* func_ = nullptr;
   std::vector<Frame*> frames_;
   std::unordered_map<std::string, Val> globalCache_;
+  std::set<std::string> explained_;  // (file, name) pairs whose module-level binding --explain has told
   std::vector<ExprP> globalExprs_;
 };
 

@@ -143,7 +143,10 @@ void addWsFlags(CLI::App* c, WsFlags& w) {
       "24..256, multiple of 8");
   c->add_option("--producer-regs", w.opt.producerRegs, "setmaxnreg budget of the producer")->default_val(40)->check(regs);
   c->add_option("--consumer-regs", w.opt.consumerRegs, "setmaxnreg budget of each consumer")->default_val(232)->check(regs);
-  c->add_flag("--explain", w.explain, "say which role each op went to and why, and what could not be done");
+  c->add_flag("--explain", w.explain,
+              "say which role each op went to and why, and what could not be done (and, from the front end, which of a "
+              "name's module-level bindings was taken)")
+      ->each([](const std::string&) { frontend::setExplain(&std::cerr); });
 }
 
 int cmdOpt(const Common& o, const std::string& passes, bool printAfterAll, bool timePasses, bool noLoc, const std::string& out,
