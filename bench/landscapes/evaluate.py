@@ -11,6 +11,7 @@ For each of the landscapes in ../shared/landscapes (a kernel brute-forced on one
      by the search itself, so seeds are independent):
        masif                 the default search, neighbours from the record;
        masif-other-vendor    neighbours only from the other vendor's GPUs (NVIDIA guiding AMD and back);
+       masif-same-vendor     neighbours only from the same vendor's GPUs (do the others' records hurt?);
        masif-empty           an empty record (no neighbours: MaSiF's documented default search);
        copy                  "copy the neighbours' best": every neighbour's best configuration, then
                              every neighbour's second best, ...: transfer alone, no search;
@@ -46,7 +47,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BUDGETS = [10, 20, 25, 30, 50, 100]
-TAWA_METHODS = ["masif", "masif-other-vendor", "masif-empty", "copy", "random", "greedy"]
+TAWA_METHODS = ["masif", "masif-other-vendor", "masif-same-vendor", "masif-empty", "copy", "random", "greedy"]
 NVIDIA = {"A100", "A4000", "A6000"}
 # MaSiF without neighbours sizes its first phase by the budget (up to 20): run once per budget.
 PER_BUDGET = {"masif-empty"}
@@ -119,9 +120,11 @@ def search(a, target, record, method, budget, seed):
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(db + suffix):
                 os.remove(db + suffix)
-    if method == "masif-other-vendor":
-        other = [g for g in ("A100", "A4000", "A6000", "MI250X", "W6600", "W7800") if (g in NVIDIA) != (target["gpu"] in NVIDIA)]
-        extra = ["--neighbours-from", ",".join("@" + g for g in other)]
+    if method in ("masif-other-vendor", "masif-same-vendor"):
+        same = method == "masif-same-vendor"
+        pool = [g for g in ("A100", "A4000", "A6000", "MI250X", "W6600", "W7800")
+                if g != target["gpu"] and ((g in NVIDIA) == (target["gpu"] in NVIDIA)) == same]
+        extra = ["--neighbours-from", ",".join("@" + g for g in pool)]
     tawa_method = "masif" if method.startswith("masif") else method
     out = run([a.tawa, "tune", "--replay", os.path.join(target["dir"], "data.csv"), "--space",
                os.path.join(target["dir"], "SPACE.constrained.json"), "--name", target["kernel"], "--features", target["features"],
