@@ -358,6 +358,10 @@ int tuneKernel(const KernelTuneArgs& a, std::ostream& out) {
   t.kind = "kernel";
   t.name = "kernel " + a.kernel + " (" + std::filesystem::path(a.file).filename().string() + ")";
   t.features = kernelFeatures(*lk.kernel, spec);
+  if (a.printFeatures) {
+    out << nlohmann::json(t.features).dump(1) << "\n";
+    return 0;
+  }
   t.spaceText = kernelSpaceJson(a.file, a.kernel, spec);
   if (nlohmann::json::parse(t.spaceText).size() <= 3)  // description, constraints, default: no parameter
     throw UserError(where(a.file), "kernel " + a.kernel + " has nothing to tune: no tile-size constexpr (BLOCK*, TILE*) in the spec and no dot in a loop",

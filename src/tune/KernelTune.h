@@ -43,6 +43,7 @@ std::string kernelSpaceJson(const std::string& path, const std::string& kernel, 
 
 struct KernelTuneArgs {
   std::string file, kernel, spec, grid, db, importPath;
+  bool printFeatures = false;  // print the kernel's static features (JSON) and stop
   // The search and its measurements, as `tawa tune` builds them for every mode (method, budget, seed,
   // neighbours, repetitions, dry run, fresh); tuneKernel adds the kernel mode's own settings.
   TuneOptions search;

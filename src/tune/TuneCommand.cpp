@@ -516,6 +516,9 @@ std::function<int()> addTuneCommand(CLI::App& app) {
       KernelTuneArgs k;
       if (a->imports.size() > 1) throw UserError(where("--import"), "kernel mode imports one JSON file");
       if (!a->device.empty()) throw UserError(where("--device"), "--device is for --import CSV and --replay; kernel mode measures this machine's GPU");
+      if (!a->kind.empty()) throw UserError(where("--kind"), "a tawa kernel's kind is kernel; --kind is for programs");
+      if (!a->features.empty()) throw UserError(where("--features"), "a tawa kernel's features come from its IR; --features is for programs");
+      k.printFeatures = a->printFeatures;
       k.file = a->file, k.kernel = a->kernel, k.spec = a->spec, k.grid = a->grid, k.db = a->db;
       k.importPath = a->imports.empty() ? "" : a->imports[0];
       k.search = options(*a);
