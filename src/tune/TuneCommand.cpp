@@ -534,6 +534,9 @@ std::function<int()> addTuneCommand(CLI::App& app) {
     if (a->replayNoise && a->replay.empty()) throw UserError(where("--replay-noise"), "--replay-noise needs --replay DATA.csv");
     if (!a->suite.empty() && !a->device.empty()) throw UserError(where("--device"), "--device is for --import and --replay, not --suite");
     if (a->printFeatures && !a->suite.empty()) throw UserError(where("--print-features"), "--print-features takes --features FILE, not --suite");
+    if (!a->suite.empty() && (!a->features.empty() || !a->kind.empty() || !a->name.empty() || !a->space.empty()))
+      throw UserError(where(!a->features.empty() ? "--features" : !a->kind.empty() ? "--kind" : !a->name.empty() ? "--name" : "--space"),
+                      "with --suite, each program's space, features, kind and name come from the suite's manifest (suite.json)");
     if (a->suite.empty()) return tuneProgram(*a);
     return tuneSuite(*a);
   };
