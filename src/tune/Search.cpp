@@ -350,17 +350,21 @@ class TransferSearch {
     const size_t n = ls_.size();
     failZ_.assign(n, 0);
     unknownZ_.assign(n, 0);
-    best_.assign(n, 0);
+    best_.assign(n, 1);
+    informative_.assign(n, false);
     for (size_t k = 0; k < n; ++k) {
       double lo = std::numeric_limits<double>::infinity(), hi = 0;
       for (auto& [c, t] : ls_[k].seconds)
         if (std::isfinite(t)) lo = std::min(lo, t), hi = std::max(hi, t);
+      if (!std::isfinite(lo)) continue;  // only failures: it ranks nothing (weight 0, scores 0)
+      informative_[k] = true;
       best_[k] = lo;
       failZ_[k] = std::log(hi / lo) + 1.0;
       std::vector<double> zs;
       for (auto& [c, t] : ls_[k].seconds) zs.push_back(score(k, t));
       unknownZ_[k] = median(zs);
     }
+    w_.assign(informative_.begin(), informative_.end());  // 1 until the figures speak; 0 for failures only
     enumerated_ = s_.cardinality() <= kTransferEnumerate;
     if (enumerated_) {
       s_.forEachLegal([&](const Config& c) {
@@ -373,10 +377,7 @@ class TransferSearch {
           if (s_.legal(c)) add(c);
     }
     // A random order of the candidates breaks ties between equal scores differently for each seed.
-    std::vector<size_t> perm(cands_.size());
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), rng_);
-    order_ = perm;
+    std::shuffle(order_.begin(), order_.end(), rng_);
   }
 
   // Each neighbour's best legal configuration, in the neighbours' order, without repeats.
@@ -441,7 +442,7 @@ class TransferSearch {
       known_[k].push_back(it != ls_[k].seconds.end());
       z_[k].push_back(it == ls_[k].seconds.end() ? unknownZ_[k] : score(k, it->second));
     }
-    if (order_.size() < cands_.size()) order_.push_back(cands_.size() - 1);
+    order_.push_back(cands_.size() - 1);
   }
 
   bool oneParamAway(const Config& a, const Config& b) const {
@@ -466,6 +467,10 @@ class TransferSearch {
   void updateWeights() {
     w_.assign(ls_.size(), 1.0);
     for (size_t k = 0; k < ls_.size(); ++k) {
+      if (!informative_[k]) {
+        w_[k] = 0;
+        continue;
+      }
       std::vector<double> mine, theirs;
       for (auto& e : ev_.history()) {
         if (!std::isfinite(e.seconds)) continue;
@@ -485,6 +490,7 @@ class TransferSearch {
   std::mt19937_64& rng_;
   const std::vector<Landscape>& ls_;
   std::vector<double> best_, failZ_, unknownZ_, w_;
+  std::vector<bool> informative_;  // the landscape has a figure, not only failures
   bool enumerated_ = false;
   std::vector<Config> cands_;
   std::map<Config, size_t> at_;
@@ -525,7 +531,7 @@ MasifPlan transferSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<
   auto first = ts.firsts();
   if (dryRun) {
     plan.first = first;
-    plan.weights.assign(ls.size(), 1.0);
+    plan.weights = ts.weights();
     return plan;
   }
   for (auto& c : first) {
@@ -584,18 +590,20 @@ void copySearch(Evaluator& ev, const std::vector<Guide>& guides, const std::vect
   }
 }
 
+bool masifTransfers(const std::vector<Landscape>& landscapes) {
+  return std::any_of(landscapes.begin(), landscapes.end(), [](const Landscape& l) {
+    return l.seconds.size() >= kDenseLandscape &&
+           std::any_of(l.seconds.begin(), l.seconds.end(), [](auto& e) { return std::isfinite(e.second); });
+  });
+}
+
 int masifConfirmations(int budget) { return budget >= 10 ? budget / 10 : 0; }
 
 double masifMoveMargin(double spreadA, double spreadB) { return std::min(0.1, 0.6 * std::max(spreadA, spreadB)); }
 
 MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Guide>& given, bool dryRun,
                       const std::vector<Landscape>& landscapes) {
-  if (std::any_of(landscapes.begin(), landscapes.end(), [](const Landscape& l) { return l.seconds.size() >= kDenseLandscape; })) {
-    std::vector<Landscape> usable;
-    for (auto& l : landscapes)
-      if (std::any_of(l.seconds.begin(), l.seconds.end(), [](auto& e) { return std::isfinite(e.second); })) usable.push_back(l);
-    return transferSearch(ev, rng, usable, dryRun);
-  }
+  if (masifTransfers(landscapes)) return transferSearch(ev, rng, landscapes, dryRun);
   const Space& s = ev.space();
   const Embedding em(s);
   const size_t d = em.dims();

@@ -132,10 +132,14 @@ struct Landscape {
 // 45-evaluation tuning): MaSiF then searches by transfer (masifSearch).
 inline constexpr size_t kDenseLandscape = 100;
 
+// Whether masifSearch runs its transfer search on these landscapes: one of them holds
+// kDenseLandscape configurations or more, and a figure (not only failures).
+bool masifTransfers(const std::vector<Landscape>& landscapes);
+
 struct MasifPlan {
   bool fallback = false;       // no guides: the documented default search ran instead
   bool transfer = false;       // dense landscapes: the transfer search ran (below)
-  std::vector<double> weights; // transfer: each landscape's final weight, in the order given
+  std::vector<double> weights; // transfer: each landscape's final weight, in the order given (all of them)
   size_t components = 0;       // PCA components kept
   double explained = 0;        // their share of the variance
   size_t uninformed = 0;       // parameters no guide has a value for, explored by the candidates
@@ -178,8 +182,8 @@ struct MasifPlan {
 // machine strays by several percent, and the best of many near-equal figures is the luckiest)
 // thereby loses its place to one that holds up.
 //
-// Transfer (when a landscape of `landscapes` holds kDenseLandscape configurations or more): the
-// neighbours' landscapes rank the target's legal configurations. Neighbour n scores configuration c
+// Transfer (when masifTransfers(landscapes)): the neighbours' landscapes rank the target's legal
+// configurations; one with no figure at all (only failures) says nothing and weighs 0. Neighbour n scores configuration c
 // by z_n(c) = log(t_n(c) / best_n); a configuration that failed there scores log(worst_n / best_n) + 1,
 // one it never measured the median of its scores (it says nothing). The search evaluates each
 // neighbour's best first (nearest neighbour first), then, one evaluation at a time, the unevaluated

@@ -286,26 +286,25 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
     if (o.method == "copy") {
       copySearch(ev, guides, nb.landscapes);
     } else {
-      if (log && !guides.empty()) {
+      if (log && !guides.empty() && masifTransfers(nb.landscapes)) {
+        *log << "masif: transfer from " << nb.landscapes.size() << " neighbour landscape(s) (";
+        for (size_t k = 0; k < nb.landscapes.size(); ++k)
+          *log << (k ? ", " : "") << nb.landscapes[k].from << ": " << nb.landscapes[k].seconds.size();
+        *log << " configurations)\n";
+      } else if (log && !guides.empty()) {
+        // The PCA of the guides, as the search will compute it (a dry run evaluates nothing).
         Evaluator none(t.space, objective, 0);
         std::mt19937_64 planRng(o.seed);
-        MasifPlan p = masifSearch(none, planRng, guides, true, nb.landscapes);
-        if (p.transfer) {
-          *log << "masif: transfer from " << nb.landscapes.size() << " neighbour landscape(s) (";
-          for (size_t k = 0; k < nb.landscapes.size(); ++k)
-            *log << (k ? ", " : "") << nb.landscapes[k].from << ": " << nb.landscapes[k].seconds.size();
-          *log << " configurations)\n";
-        } else {
-          *log << "masif: " << guides.size() << " guide configurations, " << p.components << " principal component(s) keep "
-               << std::setprecision(3) << 100 * p.explained << "% of their variance";
-          if (p.uninformed) *log << "; " << p.uninformed << " parameter(s) no neighbour has, explored by the candidates";
-          *log << "\n";
-        }
+        MasifPlan p = masifSearch(none, planRng, guides, true);
+        *log << "masif: " << guides.size() << " guide configurations, " << p.components << " principal component(s) keep "
+             << std::setprecision(3) << 100 * p.explained << "% of their variance";
+        if (p.uninformed) *log << "; " << p.uninformed << " parameter(s) no neighbour has, explored by the candidates";
+        *log << "\n";
       }
       res.plan = masifSearch(ev, rng, guides, o.dryRun, nb.landscapes);
       if (log && res.plan.transfer && !o.dryRun) {
         *log << "masif: final neighbour weights (how well each ranked this program's figures):";
-        for (size_t k = 0; k < nb.landscapes.size() && k < res.plan.weights.size(); ++k)
+        for (size_t k = 0; k < nb.landscapes.size(); ++k)
           *log << " " << nb.landscapes[k].from << " " << std::setprecision(2) << res.plan.weights[k];
         *log << "\n";
       }

@@ -712,3 +712,27 @@ TEST(TuneSearch, TransferExploresWhenTheRankingStopsHelping) {
     EXPECT_LT(ev.best()->seconds, 500.0) << s.key(ev.best()->config);
   }
 }
+
+// A landscape of failures only ranks nothing: it weighs 0 and keeps its place among the weights
+// (reports name the landscapes by position), and alone it does not start the transfer search (the
+// search runs, rather than finding nothing to rank).
+TEST(TuneSearch, TransferIgnoresLandscapesOfFailuresOnly) {
+  Space s = parseSpace(kGrid, "g.json");
+  Landscape failed = landscapeOf(s, "failed", [](const Config&) { return std::numeric_limits<double>::infinity(); });
+  Landscape good = landscapeOf(s, "good", [](const Config& c) { return 1.0 + c[0] + c[1] + c[2]; });
+  EXPECT_FALSE(masifTransfers({failed}));
+  EXPECT_TRUE(masifTransfers({failed, good}));
+  std::mt19937_64 rng(std::random_device{}());
+  auto target = [](const Config& c, int, bool& cached) { cached = false; return Sample(1.0 + c[0] + c[1] + c[2]); };
+  Evaluator ev(s, target, 12);
+  MasifPlan plan = masifSearch(ev, rng, {}, false, {failed, good});
+  ASSERT_TRUE(plan.transfer);
+  ASSERT_EQ(plan.weights.size(), 2u);
+  EXPECT_EQ(plan.weights[0], 0.0);
+  EXPECT_GT(plan.weights[1], 0.9);
+  EXPECT_EQ(ev.history()[0].config, (Config{0, 0, 0}));
+  EXPECT_EQ(ev.used(), 12);
+  Evaluator alone(s, target, 12);
+  EXPECT_FALSE(masifSearch(alone, rng, {}, false, {failed}).transfer);
+  EXPECT_EQ(alone.used(), 12);
+}
