@@ -343,6 +343,17 @@ class PatternSearch {
 
 namespace {
 
+// A landscape's legal configurations that have a figure, fastest first (ties in the landscape's order).
+std::vector<Config> fastestFirst(const Space& s, const Landscape& l) {
+  std::vector<std::pair<double, Config>> v;
+  for (auto& [c, t] : l.seconds)
+    if (std::isfinite(t) && s.legal(c)) v.push_back({t, c});
+  std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  std::vector<Config> out;
+  for (auto& [t, c] : v) out.push_back(c);
+  return out;
+}
+
 // The transfer search of masifSearch (its comment says what it does).
 class TransferSearch {
  public:
@@ -384,11 +395,8 @@ class TransferSearch {
   std::vector<Config> firsts() const {
     std::vector<Config> out;
     for (auto& l : ls_) {
-      const Config* b = nullptr;
-      double bt = std::numeric_limits<double>::infinity();
-      for (auto& [c, t] : l.seconds)
-        if (t < bt && s_.legal(c)) b = &c, bt = t;
-      if (b && std::find(out.begin(), out.end(), *b) == out.end()) out.push_back(*b);
+      auto ranked = fastestFirst(s_, l);
+      if (!ranked.empty() && std::find(out.begin(), out.end(), ranked[0]) == out.end()) out.push_back(ranked[0]);
     }
     return out;
   }
@@ -571,14 +579,7 @@ void copySearch(Evaluator& ev, const std::vector<Guide>& guides, const std::vect
     return;
   }
   std::vector<std::vector<Config>> byFigure;
-  for (auto& l : landscapes) {
-    std::vector<std::pair<double, Config>> v;
-    for (auto& [c, t] : l.seconds)
-      if (std::isfinite(t) && s.legal(c)) v.push_back({t, c});
-    std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    byFigure.emplace_back();
-    for (auto& [t, c] : v) byFigure.back().push_back(c);
-  }
+  for (auto& l : landscapes) byFigure.push_back(fastestFirst(s, l));
   for (size_t rank = 0;; ++rank) {
     bool any = false;
     for (auto& cs : byFigure) {
