@@ -25,9 +25,7 @@ namespace tawa::tune {
 
 namespace {
 
-Location where(const std::string& what, int line = 0, int col = 0) {
-  return Location::at(std::make_shared<const std::string>(what), line, col);
-}
+Location where(const std::string& what) { return Location::at(std::make_shared<const std::string>(what), 0, 0); }
 
 bool isBlockName(const std::string& n) {
   std::string u;
@@ -312,10 +310,7 @@ int importResults(Record& rec, const TuneTarget& t, const std::string& path, std
   nlohmann::json j = parseJsonText(text, path);
   if (!j.is_object() || !j.contains("results") || !j["results"].is_array())
     throw UserError(where(path), "an import file is {\"results\": [{\"config\": {...}, \"ms\": 0.12}, ...]}");
-  auto fail = [&](const std::string& at, const std::string& why) {
-    auto [line, col] = jsonLineCol(text, at);
-    throw UserError(where(path, line, col), at + ": " + why);
-  };
+  auto fail = [&](const std::string& at, const std::string& why) { throw UserError(jsonLocation(path, text, at), at + ": " + why); };
   int64_t id = registerTarget(rec, t);
   int n = 0;
   for (size_t i = 0; i < j["results"].size(); ++i) {

@@ -240,6 +240,11 @@ std::pair<int, int> jsonLineCol(const std::string& text, const std::string& path
   }
 }
 
+Location jsonLocation(const std::string& fileName, const std::string& text, const std::string& path) {
+  auto [line, col] = jsonLineCol(text, path);
+  return Location::at(std::make_shared<const std::string>(fileName), line, col);
+}
+
 Space parseSpace(const std::string& text, const std::string& fileName) {
   auto file = std::make_shared<const std::string>(fileName);
   json doc = parseJsonText(text, fileName);

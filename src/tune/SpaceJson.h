@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ir/Diagnostic.h"
 #include "tune/Space.h"
 
 namespace tawa::tune {
@@ -34,5 +35,7 @@ Space loadSpace(const std::string& path);
 // The line and column of the value at JSON pointer `path` ("/results/2/config") in `text`, a valid
 // JSON document; (0, 0) when it cannot be found.
 std::pair<int, int> jsonLineCol(const std::string& text, const std::string& path);  // throws UserError when the file cannot be read
+// The same as a diagnostic's location in file `fileName` (its line 0, column 0 when not found).
+Location jsonLocation(const std::string& fileName, const std::string& text, const std::string& path);
 
 }  // namespace tawa::tune

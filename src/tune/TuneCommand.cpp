@@ -190,9 +190,8 @@ std::map<std::string, double> readDeviceFacts(const std::string& path) {
   for (auto& [k, v] : j.items()) {
     if (k.rfind('_', 0) == 0) continue;
     if (!v.is_number()) {
-      auto [line, col] = jsonLineCol(text, "/" + k);
-      throw UserError(Location::at(std::make_shared<const std::string>(path), line, col),
-                      "device fact '" + k + "' is " + v.dump() + ", not a number", "keys starting with _ hold notes");
+      throw UserError(jsonLocation(path, text, "/" + k), "device fact '" + k + "' is " + v.dump() + ", not a number",
+                      "keys starting with _ hold notes");
     }
     f[k] = v.get<double>();
   }
@@ -325,8 +324,7 @@ std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec, std::set<std::stri
   std::string bin = a.bin.empty() ? selfDir() + "/bench/skeletons" : a.bin;
   std::vector<SuiteEntry> out;
   auto at = [&](size_t i, const std::string& key) {
-    auto [line, col] = jsonLineCol(text, "/programs/" + std::to_string(i) + (key.empty() ? "" : "/" + key));
-    return Location::at(std::make_shared<const std::string>(path), line, col);
+    return jsonLocation(path, text, "/programs/" + std::to_string(i) + (key.empty() ? "" : "/" + key));
   };
   // A path of the manifest, relative to the suite's folder unless absolute.
   auto relative = [&](const std::string& p) { return fs::path(p).is_absolute() ? p : (fs::path(a.suite) / p).string(); };
