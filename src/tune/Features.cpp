@@ -214,31 +214,30 @@ std::string clang(const char* name) {
 
 Features featuresFromGpuSource(const std::string& source, const std::string& extraFlags) {
   const bool cl = source.size() >= 3 && source.compare(source.size() - 3, 3, ".cl") == 0;
+  // CUDA: the shim, and empty stand-ins for the CUDA headers a kernel file includes, in a folder of
+  // its own, removed however the compile ends.
+  struct ShimDir {
+    std::string path;
+    ~ShimDir() {
+      if (!path.empty()) std::filesystem::remove_all(path);
+    }
+  } shim;
   std::string cmd;
-  std::string shimDir;
   if (cl) {
     cmd = clang("clang") + " -x cl -cl-std=CL2.0 -Xclang -finclude-default-header --target=spir64 -O1 -emit-llvm -S -w '" + source +
           "' " + extraFlags;
   } else {
-    // The shim, and empty stand-ins for the CUDA headers a kernel file includes, in a folder of its own.
-    shimDir = "/tmp/tawa-tune-cuda-" + std::to_string(::getpid());
-    std::filesystem::create_directories(shimDir);
-    std::ofstream(shimDir + "/tawa_cuda_shim.h") << kCudaShim;
+    shim.path = "/tmp/tawa-tune-cuda-" + std::to_string(::getpid());
+    std::filesystem::create_directories(shim.path);
+    std::ofstream(shim.path + "/tawa_cuda_shim.h") << kCudaShim;
     for (const char* h : {"cuda_runtime.h", "cuda.h", "device_launch_parameters.h", "cuda_runtime_api.h"})
-      std::ofstream(shimDir + "/" + h) << "#pragma once\n";
+      std::ofstream(shim.path + "/" + h) << "#pragma once\n";
     cmd = clang("clang++") + " -x cuda --cuda-device-only --cuda-gpu-arch=sm_80 -nocudainc -nocudalib -O1 -emit-llvm -S -w -I'" +
-          shimDir + "' -include tawa_cuda_shim.h '" + source + "' " + extraFlags;
+          shim.path + "' -include tawa_cuda_shim.h '" + source + "' " + extraFlags;
   }
-  std::string ir;
-  try {
-    ir = compileToIr(source, cmd, cl ? "clang -x cl -O1 -emit-llvm" : "clang++ -x cuda --cuda-device-only -O1 -emit-llvm",
-                     "features of GPU kernels need clang (Debian: clang-14); the kernel's tunable parameters are defined "
-                     "(-DNAME=VALUE) from the space's default; or pass --features FILE.json");
-  } catch (...) {
-    if (!shimDir.empty()) std::filesystem::remove_all(shimDir);
-    throw;
-  }
-  if (!shimDir.empty()) std::filesystem::remove_all(shimDir);
+  std::string ir = compileToIr(source, cmd, cl ? "clang -x cl -O1 -emit-llvm" : "clang++ -x cuda --cuda-device-only -O1 -emit-llvm",
+                               "features of GPU kernels need clang (Debian: clang-14); the kernel's tunable parameters are defined "
+                               "(-DNAME=VALUE) from the space's default; or pass --features FILE.json");
   return featuresFromLlvmIr(ir, "other", source);
 }
 
