@@ -14,6 +14,16 @@
 
 using namespace tawa::tune;
 
+namespace {
+
+// The start of a shell command that knows which run of it this is: $n is 0 the first time, then 1,
+// 2, ... (counted in the file `counter`, which the caller removes first).
+std::string numberedRun(const std::string& counter) {
+  return "n=$(cat " + counter + " 2>/dev/null || echo 0); echo $((n+1)) > " + counter + "; ";
+}
+
+}  // namespace
+
 TEST(TuneMeasure, ReadsTheTawaTimeLine) {
   RunResult r = runOnce("echo warming; echo 'tawa-time: 0.25'", 10);
   ASSERT_TRUE(r.ok) << r.detail;
@@ -61,7 +71,7 @@ TEST(TuneMeasure, NoiseCheckAddsRepetitions) {
   // to the maximum; a steady figure stops at the requested repetitions.
   std::string f = (tawa::test::tempDir() / "tune-noise").string();
   std::remove(f.c_str());
-  std::string cmd = "n=$(cat " + f + " 2>/dev/null || echo 0); echo $((n+1)) > " + f + "; echo tawa-time: $((n % 2 + 1))";
+  std::string cmd = numberedRun(f) + "echo tawa-time: $((n % 2 + 1))";
   MeasureOptions o;
   o.warmups = 1;
   o.repetitions = 3;
@@ -73,7 +83,7 @@ TEST(TuneMeasure, NoiseCheckAddsRepetitions) {
   EXPECT_GE(noisy.spread, 0.5);
   std::remove(f.c_str());
   // Steady (0.50, 0.51 in turn: a 2% spread), so no runs beyond the three requested.
-  Measurement steady = measure("n=$(cat " + f + " 2>/dev/null || echo 0); echo $((n+1)) > " + f + "; echo tawa-time: 0.5$((n % 2))", o);
+  Measurement steady = measure(numberedRun(f) + "echo tawa-time: 0.5$((n % 2))", o);
   EXPECT_EQ(steady.repetitions.size(), 3u);
   EXPECT_DOUBLE_EQ(steady.seconds, 0.51);
   std::remove(f.c_str());
@@ -85,7 +95,7 @@ TEST(TuneMeasure, NoiseCheckAddsRepetitions) {
 TEST(TuneMeasure, ALaterRepeatIsNotDeterminism) {
   std::string f = (tawa::test::tempDir() / "tune-later-repeat").string();
   std::remove(f.c_str());
-  std::string cmd = "n=$(cat " + f + " 2>/dev/null || echo 0); echo $((n+1)) > " + f + "; case $n in 0) v=1;; 1) v=3;; *) v=2;; esac; echo tawa-time: $v";
+  std::string cmd = numberedRun(f) + "case $n in 0) v=1;; 1) v=3;; *) v=2;; esac; echo tawa-time: $v";
   MeasureOptions o;
   o.warmups = 0;
   o.repetitions = 3;
@@ -138,8 +148,7 @@ TEST(TuneMeasure, MedianOfTheSortedRepetitions) {
     std::remove(f.c_str());
     std::string list;
     for (int t : times) list += " " + std::to_string(t);
-    std::string cmd = "n=$(cat " + f + " 2>/dev/null || echo 0); echo $((n+1)) > " + f + "; set --" + list +
-                      "; shift $n; echo tawa-time: $1";
+    std::string cmd = numberedRun(f) + "set --" + list + "; shift $n; echo tawa-time: $1";
     MeasureOptions o;
     o.warmups = 0;
     o.repetitions = static_cast<int>(times.size());
