@@ -94,11 +94,16 @@ def device_args(gpu):
     return ["--device", gpu, "--device-facts", os.path.join(HERE, "devices", gpu + ".json")]
 
 
-def make_record(a, target, all_landscapes):
-    path = os.path.join(a.work, "record-%s.db" % target["name"])
+def remove_record(path):
+    """A SQLite record and its write-ahead files."""
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(path + suffix):
             os.remove(path + suffix)
+
+
+def make_record(a, target, all_landscapes):
+    path = os.path.join(a.work, "record-%s.db" % target["name"])
+    remove_record(path)
     for l in all_landscapes:
         if l["name"] == target["name"]:
             continue
@@ -117,9 +122,7 @@ def search(a, target, record, method, budget, seed):
     extra = []
     if method == "masif-empty":
         db = os.path.join(a.work, "empty-%s-%d.db" % (target["name"], seed))
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(db + suffix):
-                os.remove(db + suffix)
+        remove_record(db)
     if method in ("masif-other-vendor", "masif-same-vendor"):
         same = method == "masif-same-vendor"
         pool = [g for g in ("A100", "A4000", "A6000", "MI250X", "W6600", "W7800")
@@ -137,9 +140,7 @@ def search(a, target, record, method, budget, seed):
             b = m.group(3)
             bests.append(math.inf if b == "failed" else float(b) * 1000)
     if method == "masif-empty":
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(db + suffix):
-                os.remove(db + suffix)
+        remove_record(db)
     return bests
 
 
@@ -244,12 +245,21 @@ def main():
     targets = [l for l in all_l if re.search(a.only, l["name"])]
     if not targets:
         sys.exit("evaluate: --only %r selects no landscape" % a.only)
-    done = {(r["landscape"], r["method"], r["budget"], r["seed"]) for r in load_rows(a.out)}
     rows = load_rows(a.out)
+    done = {(r["landscape"], r["method"], r["budget"], r["seed"]) for r in rows}
+    fields = ("landscape", "method", "budget", "seed", "best_ms", "fraction")
     out = open(a.out, "a", newline="") if a.out else None
     writer = csv.writer(out) if out else None
     if out and os.path.getsize(a.out) == 0:
-        writer.writerow(["landscape", "method", "budget", "seed", "best_ms", "fraction"])
+        writer.writerow(fields)
+
+    def keep(t, method, budget, seed, best):
+        row = {"landscape": t["name"], "method": method, "budget": str(budget), "seed": str(seed),
+               "best_ms": "%.6g" % best, "fraction": "%.6f" % fraction(t["optimum_ms"], best)}
+        rows.append(row)
+        if writer:
+            writer.writerow([row[k] for k in fields])
+
     top = max(budgets)
     for t in targets:
         record = None
@@ -260,30 +270,20 @@ def main():
                 record = record or make_record(a, t, all_l)
                 if method in PER_BUDGET:
                     for b in budgets:
-                        best = best_after(search(a, t, record, method, b, seed), b)
-                        row = {"landscape": t["name"], "method": method, "budget": str(b), "seed": str(seed),
-                               "best_ms": "%.6g" % best, "fraction": "%.6f" % fraction(t["optimum_ms"], best)}
-                        rows.append(row)
-                        if writer:
-                            writer.writerow([row[k] for k in ("landscape", "method", "budget", "seed", "best_ms", "fraction")])
-                    continue
-                bests = search(a, t, record, method, top, seed)
-                if seed == 0 and not a.no_check:
+                        keep(t, method, b, seed, best_after(search(a, t, record, method, b, seed), b))
+                else:
+                    bests = search(a, t, record, method, top, seed)
+                    if seed == 0 and not a.no_check:
+                        for b in budgets:
+                            if b == top:
+                                continue
+                            short = search(a, t, record, method, b, seed)
+                            if best_after(short, b) != best_after(bests, b):
+                                sys.exit("evaluate: %s on %s: a search with budget %d found %g ms, the budget-%d search %g ms "
+                                         "after %d evaluations; the prefix reading does not hold"
+                                         % (method, t["name"], b, best_after(short, b), top, best_after(bests, b), b))
                     for b in budgets:
-                        if b == top:
-                            continue
-                        short = search(a, t, record, method, b, seed)
-                        if best_after(short, b) != best_after(bests, b):
-                            sys.exit("evaluate: %s on %s: a search with budget %d found %g ms, the budget-%d search %g ms after %d "
-                                     "evaluations; the prefix reading does not hold" % (method, t["name"], b, best_after(short, b),
-                                                                                         top, best_after(bests, b), b))
-                for b in budgets:
-                    best = best_after(bests, b)
-                    row = {"landscape": t["name"], "method": method, "budget": str(b), "seed": str(seed),
-                           "best_ms": "%.6g" % best, "fraction": "%.6f" % fraction(t["optimum_ms"], best)}
-                    rows.append(row)
-                    if writer:
-                        writer.writerow([row[k] for k in ("landscape", "method", "budget", "seed", "best_ms", "fraction")])
+                        keep(t, method, b, seed, best_after(bests, b))
                 if out:
                     out.flush()
             print("evaluate: %s %s done" % (t["name"], method), flush=True)
