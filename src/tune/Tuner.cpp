@@ -43,8 +43,7 @@ bool names(const std::string& entry, const std::string& program, const std::stri
 
 // The features MaSiF compares: the program's static features and, prefixed "device.", the facts of
 // the machine or device its measurements are of.
-Features pairFeatures(Record& rec, int64_t program, int64_t machine) {
-  Features f = rec.features(program);
+Features withDeviceFacts(Features f, Record& rec, int64_t machine) {
   for (auto& [k, v] : rec.machineFacts(machine)) f["device." + k] = v;
   return f;
 }
@@ -75,14 +74,13 @@ Neighbourhood findNeighbours(Record& rec, int64_t self, const TuneTarget& t, con
         std::none_of(o.neighboursFrom.begin(), o.neighboursFrom.end(), [&](auto& e) { return names(e, p.program.name, p.machineName); }))
       continue;
     if (std::any_of(o.exclude.begin(), o.exclude.end(), [&](auto& e) { return names(e, p.program.name, p.machineName); })) continue;
-    if (rec.features(p.program.id).empty()) continue;  // no static features: nothing to compare
-    Features f = pairFeatures(rec, p.program.id, p.machine);
+    Features f = rec.features(p.program.id);
+    if (f.empty()) continue;  // no static features: nothing to compare
     cands.push_back(p);
-    feats.push_back(std::move(f));
+    feats.push_back(withDeviceFacts(std::move(f), rec, p.machine));
   }
   if (cands.empty() || t.features.empty()) return {};
-  Features target = t.features;
-  for (auto& [k, v] : rec.machineFacts(rec.machine())) target["device." + k] = v;
+  const Features target = withDeviceFacts(t.features, rec, rec.machine());
   std::vector<std::string> keys;
   for (auto& [k, v] : target) keys.push_back(k);
   Eigen::MatrixXd rows(static_cast<Eigen::Index>(cands.size()), static_cast<Eigen::Index>(keys.size()));
