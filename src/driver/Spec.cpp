@@ -96,7 +96,7 @@ int64_t resolveDim(const Spec& spec, const std::string& buffer, const std::strin
 
 class SpecParser {
  public:
-  explicit SpecParser(const std::string& text) : t_(text) {}
+  SpecParser(const std::string& text, bool signature) : t_(text), signature_(signature) {}
 
   Spec run() {
     Spec spec;
@@ -121,6 +121,7 @@ class SpecParser {
 
  private:
   const std::string& t_;
+  bool signature_ = false;  // parseSignature: buffer shapes and scalar values may be left out
   size_t pos_ = 0;
   struct NamedDim {
     size_t buffer;
@@ -228,6 +229,7 @@ class SpecParser {
       e.divisibility = div;
       skipSpace();
     }
+    if (signature_ && (pos_ >= t_.size() || t_[pos_] != '[')) return;
     if (pos_ >= t_.size() || t_[pos_] != '[')
       fail(pos_, "buffer '" + e.name + "' has no shape",
            "give its dims in brackets, e.g. " + e.name + ":*" + dtypeText_ + "[M, K]");
@@ -435,6 +437,7 @@ class SpecParser {
            "buffers are pointers: write " + e.name + ":*" + dtypeText_ + "[...]");
     if (pos_ < t_.size() && t_[pos_] == ':')
       fail(pos_, "divisibility hints apply to buffers only, not to scalar '" + e.name + "'");
+    if (signature_ && (pos_ >= t_.size() || t_[pos_] != '=')) return;
     if (pos_ >= t_.size() || t_[pos_] != '=')
       fail(pos_, "scalar '" + e.name + "' has no value",
            "give one, e.g. " + e.name + ":" + dtypeText_ + "=" + (ir::isFloat(e.dtype) ? "1.0" : "512"));
@@ -529,7 +532,8 @@ class SpecParser {
 
 }  // namespace
 
-Spec parseSpec(const std::string& text) { return SpecParser(text).run(); }
+Spec parseSpec(const std::string& text) { return SpecParser(text, false).run(); }
+Spec parseSignature(const std::string& text) { return SpecParser(text, true).run(); }
 
 std::optional<ir::Scalar> parseDtypeName(const std::string& s) {
   std::string_view n(s);

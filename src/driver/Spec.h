@@ -72,6 +72,10 @@ struct Spec {
 };
 
 Spec parseSpec(const std::string& text);
+// The same grammar for a kernel's signature alone (what compiling needs, not running): buffer shapes
+// and scalar values may be left out (`x:*fp32:16, n:i32, BLOCK=256`), as in Triton's AOT signatures.
+// A buffer without a shape has no dims; a scalar without a value holds 0.
+Spec parseSignature(const std::string& text);
 // Parses a dtype name in either spelling ("fp16", "f16", "tl.float16", "float16").
 std::optional<ir::Scalar> parseDtypeName(const std::string& s);
 

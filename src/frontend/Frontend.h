@@ -24,6 +24,14 @@ std::unique_ptr<ir::Module> compileTriton(const std::string& path, const std::st
 // The names of all @triton.jit functions in the file (for --kernel defaults and error hints).
 std::vector<std::string> listKernels(const std::string& path);
 
+// The parameters of jit function `kernel` as written (no spec needed): what a Python launcher binds
+// call arguments to. UserError when the file has no such function or it does not parse.
+struct ParamInfo {
+  std::string name;
+  bool isConstexpr = false, hasDefault = false;
+};
+std::vector<ParamInfo> signature(const std::string& path, const std::string& kernel);
+
 // Where imports of other .py files (helpers in the kernel's own package, `from mypkg.utils import
 // tl_extra as tle`) are looked up after the kernel's directory and its package root: the directories
 // given here (the CLI's -I DIR), then those of PYTHONPATH. Set once, before compiling.

@@ -35,6 +35,14 @@ void skipToNewline(const std::vector<Token>& t, size_t& i) {
   while (t[i].kind != Tok::Newline && t[i].kind != Tok::EndOfFile) ++i;
 }
 
+// tawa's own spelling of Triton's modules (`import tawa`, `@tawa.jit`, `import tawa.language as tl`,
+// which the Python package provides so that a kernel needs no Triton installed) names Triton's.
+std::string tritonName(const std::string& mod) {
+  if (mod == "tawa") return "triton";
+  if (mod.rfind("tawa.", 0) == 0) return "triton" + mod.substr(4);
+  return mod;
+}
+
 // Records `import triton...`, `from triton... import ...` statements starting at t[i] (every
 // binding in `all`, `from m import *` in `stars`).
 void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std::string>& aliases,
@@ -43,15 +51,16 @@ void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std
   if (t[i].isName("import")) {
     ++i;
     while (true) {
-      std::string mod = dottedName(t, i);
-      if (mod.empty()) return;
+      std::string written = dottedName(t, i);
+      if (written.empty()) return;
+      std::string mod = tritonName(written);
       if (t[i].isName("as") && t[i + 1].kind == Tok::Name) {
         aliases[t[i + 1].text] = mod;
         all[t[i + 1].text].push_back({mod, where});
         i += 2;
       } else {
-        std::string head = mod.substr(0, mod.find('.'));
-        aliases[head] = head;
+        std::string head = written.substr(0, written.find('.'));
+        aliases[head] = tritonName(head);
       }
       if (!t[i].isOp(",")) return;
       ++i;
@@ -63,7 +72,7 @@ void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std
     // against the file's package where a jit function reads the name.
     std::string dots;
     for (; t[i].isOp(".") || t[i].isOp("..."); ++i) dots += t[i].text;
-    std::string mod = dots + (dots.empty() || !t[i].isName("import") ? dottedName(t, i) : "");
+    std::string mod = dots + (dots.empty() || !t[i].isName("import") ? tritonName(dottedName(t, i)) : "");
     if (mod.empty() || !t[i].isName("import")) return;
     ++i;
     bool paren = t[i].isOp("(");

@@ -407,3 +407,15 @@ TEST(SpecParse, FillRanges) {
   EXPECT_SPEC_ERROR("y:*i8[8] in 0..300", 10, "does not fit in i8");
   EXPECT_SPEC_ERROR("m:*i1[8] in 0..3", 10, "within 0..2");
 }
+
+TEST(SpecSignature, ShapesAndScalarValuesMayBeLeftOutButNotElsewhere) {
+  auto s = tawa::driver::parseSignature("x:*fp32:16, n:i32, alpha:fp32=0.5, BLOCK=256");
+  ASSERT_EQ(s.entries.size(), 4u);
+  EXPECT_TRUE(s.entries[0].dims.empty());
+  EXPECT_EQ(s.entries[0].divisibility, 16);
+  EXPECT_EQ(std::get<int64_t>(s.entries[1].value), 0);
+  EXPECT_EQ(std::get<double>(s.entries[2].value), 0.5);
+  EXPECT_THROW(tawa::driver::parseSpec("x:*fp32, n:i32=3"), tawa::UserError);
+  EXPECT_THROW(tawa::driver::parseSpec("x:*fp32[4], n:i32"), tawa::UserError);
+  EXPECT_THROW(tawa::driver::parseSignature("x:*fp32["), tawa::UserError);
+}

@@ -152,7 +152,17 @@ const Toolkit& findToolkit() {
   return tk;
 }
 
+namespace {
+std::string& primitivesOverride() {
+  static std::string dir;
+  return dir;
+}
+}  // namespace
+
+void setPrimitivesDir(const std::string& dir) { primitivesOverride() = dir; }
+
 std::string primitivesDir() {
+  if (!primitivesOverride().empty()) return primitivesOverride();
   if (const char* d = std::getenv("TAWA_CUDA_INCLUDE"); d && *d) return d;
   return fs::path(__FILE__).parent_path().string();
 }

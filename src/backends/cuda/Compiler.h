@@ -23,8 +23,10 @@ struct Toolkit {
 // The toolkit, found once per process; throws UserError when nvcc or ptxas is missing.
 const Toolkit& findToolkit();
 
-// The directory holding primitives.cuh: $TAWA_CUDA_INCLUDE, else this source tree's backend folder.
+// The directory holding primitives.cuh: the one setPrimitivesDir gave (an installed package's copy),
+// else $TAWA_CUDA_INCLUDE, else this source tree's backend folder.
 std::string primitivesDir();
+void setPrimitivesDir(const std::string& dir);
 
 struct ResourceUsage {
   std::string kernel;

@@ -37,6 +37,10 @@ std::string readBinary(const std::string& path) {
 EmitResult emitForTarget(const std::string& file, const std::string& kernel, const driver::Spec& spec,
                          const transforms::PassOptions& ws, const EmitOptions& emitOpt, driver::LoadedKernel& lk, bool* simt) {
   lk = driver::loadKernel(file, kernel, spec);
+  return emitForTarget(lk, ws, emitOpt, simt);
+}
+
+EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions& ws, const EmitOptions& emitOpt, bool* simt) {
   transforms::PassManager pm;
   pm.add("canonicalize");
   pm.run(*lk.module);

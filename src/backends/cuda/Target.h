@@ -20,6 +20,9 @@ namespace tawa::cuda {
 EmitResult emitForTarget(const std::string& file, const std::string& kernel, const driver::Spec& spec,
                          const transforms::PassOptions& ws, const EmitOptions& emitOpt, driver::LoadedKernel& lk,
                          bool* simt = nullptr);
+// The same for a kernel already loaded (`lk`, not yet transformed; replaced by the module emitted from).
+EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions& ws, const EmitOptions& emitOpt,
+                         bool* simt = nullptr);
 
 // The errors of a bad --target, --emit or -o, before anything is emitted.
 void checkTargetOptions(const std::string& target, const std::string& emit, const std::string& out);

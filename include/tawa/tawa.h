@@ -1,0 +1,135 @@
+// tawa's library API: what the command line, the Python module and the tests build on.
+//
+//   tawa::Kernel k = tawa::Kernel::load("add.py", "add_kernel", "x:*fp32, y:*fp32, out:*fp32, n:i32, BLOCK=256");
+//   std::string cuda = k.cuda();                       // each stage's artifact, made on first use
+//   k.run(tawa::Backend::Exec, {tawa::Array{x, "fp32", n}, ...}, {grid, 1, 1});
+//
+// A Kernel is one kernel of a source file (.py Triton, or .tir) specialized by a launch spec: the
+// spec fixes the pointer and scalar dtypes and the constexpr values (its buffer shapes matter only for
+// tensor descriptors). Stages are computed lazily and kept: the tile IR as written (canonicalized),
+// the warp-specialized IR ("ws") and the lowered IR ("nv"), the CUDA C++ the backend emits, its PTX
+// and cubin (nvcc/NVRTC + ptxas, cached on disk), the resource report, and the explanation of what
+// the passes chose. run() launches on buffers the caller owns: the CPU executor ("exec") and the CPU
+// emulator of the CUDA kernel ("emu") read and write host memory in place of the caller's arrays.
+//
+// Every user mistake (a malformed kernel, a wrong spec, a bad argument, an out-of-bounds access while
+// running) is a tawa::Error carrying the file:line:col it is located at and the reason.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tawa {
+
+// A located diagnostic. file is "" when the error has no source location.
+struct Diagnostic {
+  std::string file;
+  int line = 0, col = 0;
+  std::string message;
+  std::string hint;  // how to fix it, when known
+};
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(Diagnostic d);
+  const Diagnostic& diagnostic() const { return diag_; }
+
+ private:
+  Diagnostic diag_;
+};
+
+// An array the caller owns: `elements` elements of `dtype` ("fp16", "bf16", "fp32", "i32", ... in
+// Triton's or the IR's spelling) from `data`. A strided view passes its base pointer and the extent
+// its strides reach (the kernel receives the strides as scalars, as in Triton).
+struct Array {
+  void* data = nullptr;
+  std::string dtype;
+  int64_t elements = 0;
+};
+// One argument of a launch, for each parameter of the specialized kernel (Kernel::params()) in order.
+using Arg = std::variant<Array, int64_t, double>;
+
+enum class Backend { Exec, Emu };
+
+// The warp-specialization knobs (0 = let the passes choose).
+struct Options {
+  int depth = 0;      // aref ring depth D
+  int mmaDepth = 1;   // MMA depth P
+  int consumers = 0;  // consumer warp groups (1 or 2)
+  int persistent = 0; // persistent programs
+  bool pingPong = true;
+};
+
+struct Param {
+  std::string name;
+  bool pointer = false;
+  std::string dtype;  // element type of a pointer, or the scalar's type (IR spelling: f16, i32, ...)
+};
+
+struct RunOptions {
+  int threads = 0;    // executor threads (0: all cores)
+  uint64_t seed = 0;  // interleaving of warp groups (executor) or of the emulator's threads
+};
+
+struct RunStats {
+  double seconds = 0;         // the launch itself
+  double compileSeconds = 0;  // the emulator's host compile (0 on a cache hit or for the executor)
+};
+
+class Kernel {
+ public:
+  // Loads kernel `name` from `path` (.py or .tir; "" picks the file's only kernel) specialized by
+  // `spec` (the grammar of `tawa run --spec`; buffer shapes and scalar values may be left out:
+  // "x:*fp32:16, n:i32, BLOCK=256").
+  static Kernel load(const std::string& path, const std::string& name, const std::string& spec, const Options& opt = {});
+  // A kernel from the tile IR text a previous Kernel printed (ir("tile")): what a disk cache keeps.
+  // `spec` is the one it was made with (its constexprs, for the warp-specialization hints).
+  static Kernel fromIR(const std::string& irText, const std::string& spec, const Options& opt = {});
+
+  const std::string& name() const;
+  std::vector<Param> params() const;
+  // True when the kernel has no warp-specialized form (no tile.dot, no tensor descriptor): the CUDA
+  // backend emits it as a SIMT kernel and the "ws"/"nv" stages do not exist.
+  bool simt() const;
+
+  // "tile" (as written, canonicalized), "ws" (warp-specialized) or "nv" (arefs lowered to mbarriers).
+  std::string ir(const std::string& stage = "tile") const;
+  std::string cuda() const;       // the CUDA C++ for sm_90a
+  std::string ptx() const;        // compiled by NVRTC or nvcc
+  std::string cubin() const;      // assembled by ptxas (bytes)
+  std::string resources() const;  // registers, stack, spills, shared memory, threads per kernel
+  std::string explanation() const;  // what the front end and the passes decided, and why
+
+  // Launches over `grid` on caller-owned host arrays (read and written in place). Throws Error for a
+  // wrong argument list and for any fault the backend detects.
+  RunStats run(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt = {}) const;
+
+  struct Impl;
+
+ private:
+  explicit Kernel(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<Impl> impl_;
+};
+
+// The @triton.jit (or @tawa.jit) functions of a Python file, with their parameters as written: what a
+// Python launcher binds arguments to before any spec exists.
+struct SourceParam {
+  std::string name;
+  bool constexpr_ = false;    // annotated tl.constexpr
+  bool hasDefault = false;
+};
+std::vector<SourceParam> signature(const std::string& path, const std::string& kernel);
+std::vector<std::string> kernels(const std::string& path);
+
+// Where the emulator and the CUDA compiler read primitives.cuh (the emu/ headers beside it): set by
+// an installed package to the copy it ships. Empty: $TAWA_CUDA_INCLUDE, else the source tree's.
+void setPrimitivesDir(const std::string& dir);
+
+std::string version();
+
+}  // namespace tawa

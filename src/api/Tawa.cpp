@@ -1,0 +1,315 @@
+// The library API (include/tawa/tawa.h) over the front end, the passes and the backends. It owns the
+// order in which a kernel becomes each artifact; the backends only emit, compile and launch.
+//   Requires: nothing beyond the header's contract.
+//   Guarantees: every UserError raised underneath leaves as a tawa::Error with its location; a run
+//   that fails leaves the caller's arrays as they were (the backends work on copies, written back
+//   only after the launch returned).
+#include "tawa/tawa.h"
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include "backends/cuda/Compiler.h"
+#include "backends/cuda/Emitter.h"
+#include "backends/cuda/Target.h"
+#include "backends/emu/Emulator.h"
+#include "backends/exec/Executor.h"
+#include "driver/Check.h"
+#include "driver/Launch.h"
+#include "driver/Spec.h"
+#include "frontend/Frontend.h"
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "transforms/PassManager.h"
+
+#ifndef TAWA_VERSION
+#define TAWA_VERSION "unknown"
+#endif
+
+namespace tawa {
+
+namespace {
+
+Diagnostic diagnosticOf(const UserError& e) {
+  Diagnostic d;
+  if (e.loc.known()) d.file = *e.loc.file, d.line = e.loc.line, d.col = e.loc.col;
+  d.message = e.what();
+  d.hint = e.hint;
+  return d;
+}
+
+// Runs f, turning the core's UserError into the API's Error.
+template <class F>
+auto guarded(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const UserError& e) {
+    throw Error(diagnosticOf(e));
+  }
+}
+
+transforms::PassOptions passOptions(const Options& o, std::ostream* explain) {
+  transforms::PassOptions p;
+  p.depth = o.depth;
+  p.mmaDepth = o.mmaDepth;
+  p.consumers = o.consumers;
+  p.persistent = o.persistent;
+  p.explain = explain;
+  return p;
+}
+
+Location apiLoc(const std::string& what) { return Location::at(std::make_shared<const std::string>(what), 0, 0); }
+
+// A fresh copy of a printed module (locations kept), verified; its kernel the one named `name`.
+driver::LoadedKernel reparse(const std::string& text, const std::string& name) {
+  driver::LoadedKernel lk;
+  lk.module = ir::parseModule(text, "<tawa ir>");
+  ir::verify(*lk.module);
+  lk.kernel = name.empty() ? (lk.module->funcs.empty() ? nullptr : lk.module->funcs.front().get()) : lk.module->lookup(name);
+  if (!lk.kernel) throw UserError(apiLoc("<tawa ir>"), "the IR defines no function" + (name.empty() ? "" : " named '" + name + "'"));
+  return lk;
+}
+
+}  // namespace
+
+Error::Error(Diagnostic d)
+    : std::runtime_error((d.file.empty() ? std::string() : d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.col) + ": ") +
+                         "error: " + d.message + (d.hint.empty() ? "" : "\n  hint: " + d.hint)),
+      diag_(std::move(d)) {}
+
+struct Kernel::Impl {
+  driver::Spec spec;
+  Options opt;
+  std::string name;
+  std::string tileText;  // the canonicalized tile IR, printed with locations: each later stage starts from a copy
+  driver::LoadedKernel tile;
+  bool simt = false;
+  std::string explain;   // the front end's decisions; the passes' are appended when they run
+
+  mutable std::mutex mu;  // the lazily made stages below
+  mutable std::optional<std::string> wsText, nvText;
+  mutable std::optional<cuda::EmitResult> emitted;
+  mutable std::optional<cuda::CompiledModule> compiled;
+  mutable std::string passExplain;
+
+  std::string stageText(const std::string& stage) const {
+    std::lock_guard<std::mutex> lock(mu);
+    auto& slot = stage == "ws" ? wsText : nvText;
+    if (!slot) {
+      std::ostringstream why;
+      auto lk = driver::specialize(reparse(tileText, name), passOptions(opt, &why), stage);
+      slot = ir::print(*lk.module);
+      if (passExplain.empty()) passExplain = why.str();
+    }
+    return *slot;
+  }
+
+  const cuda::EmitResult& emit() const {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!emitted) {
+      std::ostringstream why;
+      auto lk = reparse(tileText, name);
+      cuda::EmitOptions eo;
+      eo.pingPong = opt.pingPong;
+      emitted = cuda::emitForTarget(lk, passOptions(opt, &why), eo);
+      if (passExplain.empty()) passExplain = why.str();
+    }
+    return *emitted;
+  }
+
+  const cuda::CompiledModule& compile() const {
+    const cuda::EmitResult& er = emit();
+    std::lock_guard<std::mutex> lock(mu);
+    if (!compiled) compiled = cuda::compile(er.source);
+    return *compiled;
+  }
+};
+
+Kernel Kernel::load(const std::string& path, const std::string& name, const std::string& spec, const Options& opt) {
+  return guarded([&] {
+    auto impl = std::make_shared<Impl>();
+    impl->spec = driver::parseSignature(spec);
+    impl->opt = opt;
+    std::ostringstream why;
+    frontend::setExplain(&why);
+    try {
+      impl->tile = driver::loadKernel(path, name, impl->spec);
+    } catch (...) {
+      frontend::setExplain(nullptr);
+      throw;
+    }
+    frontend::setExplain(nullptr);
+    impl->explain = why.str();
+    transforms::PassManager pm;
+    pm.add("canonicalize");
+    pm.run(*impl->tile.module);
+    impl->name = impl->tile.kernel->name;
+    impl->simt = driver::simtOnly(*impl->tile.kernel);
+    impl->tileText = ir::print(*impl->tile.module);
+    return Kernel(impl);
+  });
+}
+
+Kernel Kernel::fromIR(const std::string& irText, const std::string& spec, const Options& opt) {
+  return guarded([&] {
+    auto impl = std::make_shared<Impl>();
+    impl->spec = driver::parseSignature(spec);
+    impl->opt = opt;
+    impl->tile = reparse(irText, "");
+    transforms::PassManager pm;
+    pm.add("canonicalize");
+    pm.run(*impl->tile.module);
+    impl->name = impl->tile.kernel->name;
+    impl->simt = driver::simtOnly(*impl->tile.kernel);
+    impl->tileText = ir::print(*impl->tile.module);
+    return Kernel(impl);
+  });
+}
+
+const std::string& Kernel::name() const { return impl_->name; }
+bool Kernel::simt() const { return impl_->simt; }
+
+std::vector<Param> Kernel::params() const {
+  std::vector<Param> out;
+  const ir::Func& f = *impl_->tile.kernel;
+  for (size_t k = 0; k < f.numArgs(); ++k) {
+    const ir::Type& t = f.arg(k)->type();
+    out.push_back({f.arg(k)->nameHint, t.isPtr(), std::string(ir::scalarName(t.scalar))});
+  }
+  return out;
+}
+
+std::string Kernel::ir(const std::string& stage) const {
+  return guarded([&] {
+    if (stage == "tile") return impl_->tileText;
+    if (stage == "ws" || stage == "nv") return impl_->stageText(stage);
+    throw UserError(apiLoc("stage"), "unknown stage '" + stage + "'",
+                    "stages: tile (as written), ws (warp-specialized), nv (arefs lowered to mbarriers)");
+  });
+}
+
+std::string Kernel::cuda() const {
+  return guarded([&] { return impl_->emit().source; });
+}
+std::string Kernel::ptx() const {
+  return guarded([&] { return impl_->compile().ptx; });
+}
+std::string Kernel::cubin() const {
+  return guarded([&] {
+    std::ifstream f(impl_->compile().cubinPath, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  });
+}
+std::string Kernel::resources() const {
+  return guarded([&] {
+    const auto& er = impl_->emit();
+    std::string out;
+    for (const auto& u : impl_->compile().usage) {
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "%s (sm_90a): %d registers, %lld B stack, %lld B spill stores, %lld B spill loads, %lld B static + %lld B "
+                    "dynamic shared memory, %d threads\n",
+                    u.kernel.c_str(), u.registers, static_cast<long long>(u.stack), static_cast<long long>(u.spillStores),
+                    static_cast<long long>(u.spillLoads), static_cast<long long>(u.staticSmem), static_cast<long long>(er.smemBytes),
+                    er.threads);
+      out += line;
+    }
+    return out;
+  });
+}
+
+std::string Kernel::explanation() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::string s = impl_->explain + impl_->passExplain;
+  if (impl_->simt && impl_->passExplain.empty())
+    s += "@" + impl_->name + ": no tile.dot and no tensor descriptor: the CUDA backend emits it as a SIMT kernel\n";
+  return s;
+}
+
+RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt) const {
+  return guarded([&] {
+    const ir::Func& f = *impl_->tile.kernel;
+    const Location at = f.loc;
+    if (args.size() != f.numArgs())
+      throw UserError(at, "'@" + f.name + "' takes " + std::to_string(f.numArgs()) + " argument(s), got " + std::to_string(args.size()));
+    for (int d = 0; d < 3; ++d)
+      if (grid[d] < 1) throw UserError(apiLoc("grid"), "grid dimension " + std::to_string(d) + " is " + std::to_string(grid[d]) + ", not positive");
+    std::vector<exec::Buffer> buffers;
+    std::vector<exec::Arg> xargs;
+    std::vector<const Array*> arrays;  // per buffer, the caller's array it copies
+    for (size_t k = 0; k < args.size(); ++k) {
+      const ir::Value* p = f.arg(k);
+      const ir::Type& t = p->type();
+      const std::string who = "argument " + std::to_string(k) + " ('" + p->nameHint + "')";
+      if (t.isPtr()) {
+        const Array* a = std::get_if<Array>(&args[k]);
+        if (!a) throw UserError(at, who + " is a pointer to " + std::string(ir::scalarName(t.scalar)) + ": pass an array");
+        auto dt = driver::parseDtypeName(a->dtype);
+        if (!dt) throw UserError(at, who + ": unknown dtype '" + a->dtype + "'");
+        if (*dt != t.scalar)
+          throw UserError(at, who + " is " + a->dtype + " but the kernel was specialized for " + std::string(ir::scalarName(t.scalar)));
+        if (a->elements < 1 || !a->data) throw UserError(at, who + " is empty or null");
+        exec::Buffer b(p->nameHint, t.scalar, {a->elements});
+        std::memcpy(b.data.data(), a->data, b.data.size());
+        xargs.push_back(exec::Arg::buf(static_cast<int>(buffers.size())));
+        buffers.push_back(std::move(b));
+        arrays.push_back(a);
+      } else if (t.isScalar()) {
+        if (std::holds_alternative<Array>(args[k])) throw UserError(at, who + " is a scalar (" + t.str() + "), not an array");
+        if (t.elemIsFloat()) {
+          if (auto* d = std::get_if<double>(&args[k])) xargs.push_back(exec::Arg::real(*d));
+          else xargs.push_back(exec::Arg::real(static_cast<double>(std::get<int64_t>(args[k]))));
+        } else {
+          auto* i = std::get_if<int64_t>(&args[k]);
+          if (!i) throw UserError(at, who + " is " + t.str() + " and needs an integer");
+          xargs.push_back(exec::Arg::integer(*i));
+        }
+      } else {
+        throw UserError(at, who + " has type " + t.str() + ", which a launch cannot pass");
+      }
+    }
+    RunStats st;
+    if (backend == Backend::Exec) {
+      exec::LaunchOptions lo;
+      lo.grid = grid;
+      lo.threads = opt.threads;
+      lo.seed = opt.seed;
+      auto t0 = std::chrono::steady_clock::now();
+      exec::launch(*impl_->tile.module, f, xargs, buffers, lo);
+      st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } else {
+      const cuda::EmitResult& er = impl_->emit();
+      emu::Options eo;
+      eo.seed = opt.seed;
+      auto ls = emu::launch(er, xargs, buffers, grid, eo);
+      st.seconds = ls.seconds;
+      st.compileSeconds = ls.compileSeconds;
+    }
+    for (size_t b = 0; b < buffers.size(); ++b) std::memcpy(arrays[b]->data, buffers[b].data.data(), buffers[b].data.size());
+    return st;
+  });
+}
+
+std::vector<SourceParam> signature(const std::string& path, const std::string& kernel) {
+  return guarded([&] {
+    std::vector<SourceParam> out;
+    for (const auto& p : frontend::signature(path, kernel)) out.push_back({p.name, p.isConstexpr, p.hasDefault});
+    return out;
+  });
+}
+
+std::vector<std::string> kernels(const std::string& path) {
+  return guarded([&] { return frontend::listKernels(path); });
+}
+
+void setPrimitivesDir(const std::string& dir) { cuda::setPrimitivesDir(dir); }
+
+std::string version() { return TAWA_VERSION; }
+
+}  // namespace tawa

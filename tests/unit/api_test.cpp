@@ -1,0 +1,158 @@
+// The library API (include/tawa/tawa.h): kernels loaded from Triton source, run on the caller's own
+// arrays through the executor and the emulator against references computed here in double, each
+// stage's artifact, and located errors.
+#include "tawa/tawa.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "TempDir.h"
+#include "ir/Numerics.h"
+
+namespace {
+
+const std::string kSrc = TAWA_SOURCE_DIR;
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 g(std::random_device{}());
+  return g;
+}
+double half(uint16_t bits) { return tawa::ir::decodeFloat(tawa::ir::Scalar::F16, bits); }
+std::vector<float> randomFloats(size_t n) {
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (auto& x : v) do x = d(rng()); while (x == 0.f);
+  return v;
+}
+
+TEST(Api, VectorAddRunsOnTheCallersArraysThroughExecAndEmu) {
+  for (auto backend : {tawa::Backend::Exec, tawa::Backend::Emu}) {
+    const int n = 1000 + static_cast<int>(rng()() % 3000);
+    auto x = randomFloats(n), y = randomFloats(n);
+    std::vector<float> out(n, 7.f);
+    auto k = tawa::Kernel::load(kSrc + "/examples/vector_add.py", "add_kernel",
+                                "x_ptr:*fp32, y_ptr:*fp32, out_ptr:*fp32, n_elements:i32, BLOCK_SIZE=256");
+    ASSERT_EQ(k.params().size(), 4u);
+    EXPECT_EQ(k.params()[0].name, "x_ptr");
+    EXPECT_TRUE(k.params()[0].pointer);
+    EXPECT_EQ(k.params()[3].dtype, "i32");
+    EXPECT_TRUE(k.simt());
+    k.run(backend, {tawa::Array{x.data(), "fp32", n}, tawa::Array{y.data(), "fp32", n}, tawa::Array{out.data(), "fp32", n}, int64_t{n}},
+          {(n + 255) / 256, 1, 1});
+    for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], static_cast<float>(static_cast<double>(x[i]) + y[i])) << "element " << i;
+  }
+}
+
+TEST(Api, MatmulStagesAndAStridedRunAgainstADoubleReference) {
+  // Rows of A and B^T start 16-byte aligned (K and N multiples of 8), as TMA needs; M is any size.
+  const int M = 64 + static_cast<int>(rng()() % 64), N = 64 + 8 * static_cast<int>(rng()() % 8), K = 32 + 8 * static_cast<int>(rng()() % 8);
+  auto k = tawa::Kernel::load(kSrc + "/examples/matmul.py", "matmul_kernel",
+                              "a_ptr:*fp16, b_ptr:*fp16, c_ptr:*fp16, M:i32, N:i32, K:i32, stride_am:i32, stride_ak:i32, "
+                              "stride_bk:i32, stride_bn:i32, stride_cm:i32, stride_cn:i32, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=4");
+  EXPECT_FALSE(k.simt());
+  EXPECT_NE(k.ir("tile").find("tile.dot"), std::string::npos);
+  EXPECT_NE(k.ir("ws").find("wg.region"), std::string::npos);
+  EXPECT_NE(k.ir("nv").find("mbarrier"), std::string::npos);
+  EXPECT_NE(k.cuda().find("__global__"), std::string::npos);
+  EXPECT_NE(k.explanation().find("consumer"), std::string::npos) << k.explanation();
+  // The executor gets B transposed: a [N, K] array read through its strides (as b.T would be in
+  // Triton); the emulator's TMA path needs unit inner strides, so it gets B as a [K, N] array.
+  std::vector<uint16_t> a(static_cast<size_t>(M) * K), bt(static_cast<size_t>(N) * K), b(bt.size());
+  auto af = randomFloats(a.size()), bf = randomFloats(bt.size());
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint16_t>(tawa::ir::encodeFloat(tawa::ir::Scalar::F16, af[i]));
+  for (size_t i = 0; i < bt.size(); ++i) bt[i] = static_cast<uint16_t>(tawa::ir::encodeFloat(tawa::ir::Scalar::F16, bf[i]));
+  for (int j = 0; j < N; ++j)
+    for (int p = 0; p < K; ++p) b[static_cast<size_t>(p) * N + j] = bt[static_cast<size_t>(j) * K + p];
+  for (auto backend : {tawa::Backend::Exec, tawa::Backend::Emu}) {
+    std::vector<uint16_t> c(static_cast<size_t>(M) * N, 0x3C00);
+    const bool transposed = backend == tawa::Backend::Exec;
+    k.run(backend,
+          {tawa::Array{a.data(), "fp16", M * K}, tawa::Array{transposed ? bt.data() : b.data(), "fp16", N * K},
+           tawa::Array{c.data(), "fp16", M * N}, int64_t{M}, int64_t{N}, int64_t{K}, int64_t{K}, int64_t{1},
+           int64_t{transposed ? 1 : N}, int64_t{transposed ? K : 1}, int64_t{N}, int64_t{1}},
+          {((M + 63) / 64) * ((N + 63) / 64), 1, 1});
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        double ref = 0;
+        for (int p = 0; p < K; ++p) ref += half(a[i * K + p]) * half(bt[j * K + p]);
+        const double got = half(c[i * N + j]);
+        ASSERT_NEAR(got, ref, 2e-3 * std::sqrt(K) + 1e-3 * std::abs(ref)) << "C[" << i << "," << j << "] backend " << transposed;
+      }
+  }
+}
+
+TEST(Api, FromIRGivesTheSameKernel) {
+  auto k = tawa::Kernel::load(kSrc + "/examples/vector_add.py", "add_kernel",
+                              "x_ptr:*fp32, y_ptr:*fp32, out_ptr:*fp32, n_elements:i32, BLOCK_SIZE=128");
+  auto again = tawa::Kernel::fromIR(k.ir("tile"), "BLOCK_SIZE=128");
+  EXPECT_EQ(again.name(), "add_kernel");
+  EXPECT_EQ(again.ir("tile"), k.ir("tile"));
+  EXPECT_EQ(again.cuda(), k.cuda());
+}
+
+TEST(Api, ErrorsAreLocated) {
+  // A kernel that reads past its array: located at the load in the .py file.
+  const auto dir = tawa::test::tempDir();
+  const std::string path = (dir / "oob.py").string();
+  std::ofstream(path) << "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x, y):\n"
+                         "    i = tl.arange(0, 64)\n    tl.store(y + i, tl.load(x + i))\n";
+  auto k = tawa::Kernel::load(path, "k", "x:*fp32, y:*fp32");
+  std::vector<float> x(32, 1.f), y(32, 5.f);
+  try {
+    k.run(tawa::Backend::Exec, {tawa::Array{x.data(), "fp32", 32}, tawa::Array{y.data(), "fp32", 32}}, {1, 1, 1});
+    FAIL() << "no error";
+  } catch (const tawa::Error& e) {
+    EXPECT_EQ(e.diagnostic().file, path);
+    EXPECT_EQ(e.diagnostic().line, 7);
+    EXPECT_GT(e.diagnostic().col, 0);
+  }
+  EXPECT_EQ(y[0], 5.f) << "a failed run must leave the caller's arrays alone";
+  // Wrong arguments: located at the kernel, naming the parameter.
+  try {
+    k.run(tawa::Backend::Exec, {tawa::Array{x.data(), "fp16", 32}, int64_t{3}}, {1, 1, 1});
+    FAIL() << "no error";
+  } catch (const tawa::Error& e) {
+    EXPECT_EQ(e.diagnostic().file, path);
+    EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+  }
+  // A malformed kernel: the front end's location.
+  const std::string bad = (dir / "bad.py").string();
+  std::ofstream(bad) << "import triton\n\n@triton.jit\ndef k(x):\n    y = x +\n";
+  try {
+    tawa::Kernel::load(bad, "k", "x:*fp32");
+    FAIL() << "no error";
+  } catch (const tawa::Error& e) {
+    EXPECT_EQ(e.diagnostic().file, bad);
+    EXPECT_EQ(e.diagnostic().line, 5);
+  }
+  EXPECT_THROW(k.ir("llvm"), tawa::Error);
+}
+
+TEST(Api, SignatureReadsTheParametersAsWritten) {
+  auto sig = tawa::signature(kSrc + "/examples/vector_add.py", "add_kernel");
+  ASSERT_EQ(sig.size(), 5u);
+  EXPECT_EQ(sig[4].name, "BLOCK_SIZE");
+  EXPECT_TRUE(sig[4].constexpr_);
+  EXPECT_FALSE(sig[0].constexpr_);
+  EXPECT_THROW(tawa::signature(kSrc + "/examples/vector_add.py", "nope"), tawa::Error);
+  EXPECT_EQ(tawa::kernels(kSrc + "/examples/vector_add.py"), std::vector<std::string>{"add_kernel"});
+}
+
+TEST(Api, TawaSpellingsOfTritonsModules) {
+  const auto dir = tawa::test::tempDir();
+  const std::string path = (dir / "own.py").string();
+  std::ofstream(path) << "import tawa\nimport tawa.language as tl\n\n@tawa.jit\ndef scale(x, y, s, B: tl.constexpr):\n"
+                         "    i = tl.program_id(0) * B + tl.arange(0, B)\n    tl.store(y + i, tl.load(x + i) * s)\n";
+  auto k = tawa::Kernel::load(path, "scale", "x:*fp32, y:*fp32, s:fp32, B=32");
+  auto x = randomFloats(64);
+  std::vector<float> y(64);
+  k.run(tawa::Backend::Exec, {tawa::Array{x.data(), "fp32", 64}, tawa::Array{y.data(), "fp32", 64}, 1.5}, {2, 1, 1});
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(y[i], static_cast<float>(x[i] * 1.5));
+}
+
+}  // namespace
