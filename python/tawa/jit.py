@@ -1,0 +1,432 @@
+"""Launching kernels Triton's way: ``kernel[grid](*args, BLOCK=..., num_warps=...)``.
+
+A ``JITFunction`` holds a kernel's source location (its file, read by tawa's front end: no Python
+of the kernel body ever runs, and Triton need not be installed). Each launch binds the arguments to
+the kernel's parameters, computes the specialization key as Triton does (array dtypes and 16-byte
+alignment, integer widths and 16-divisibility, integers equal to 1 and ``None`` as constants,
+``do_not_specialize``, constexpr values, launch options), and looks the key up in memory, then on
+disk (the specialized tile IR, checked against the source files it came from), before compiling.
+
+Host arrays (numpy arrays, CPU torch tensors) run on the CPU executor (``backend="exec"``, the
+default) or on the emulator of the CUDA kernel (``backend="emu"``); the arrays are updated in place.
+"""
+
+import hashlib
+import json
+import os
+import re
+import threading
+
+from . import _tawa
+from .errors import TawaError
+
+_NUMPY_DTYPES = {
+    "float16": "fp16", "float32": "fp32", "float64": "fp64", "bfloat16": "bf16",
+    "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "bool": "i1",
+}
+_TORCH_DTYPES = {"torch." + k: v for k, v in _NUMPY_DTYPES.items()}
+# The spec's spelling of a dtype constant (tl.float16 ...), from Triton's short names.
+_LONG_DTYPE = {
+    "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "fp8e4nv": "float8e4nv",
+    "fp8e5": "float8e5", "i1": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+}
+# Launch options Triton takes that tawa reads; the tawa-only ones pick the backend and the passes.
+_TRITON_OPTIONS = ("num_warps", "num_stages", "num_ctas")
+_TAWA_OPTIONS = ("backend", "seed", "threads", "depth", "mma_depth", "consumers", "persistent", "ping_pong")
+_BACKENDS = ("exec", "emu")
+
+
+class ArgumentError(TawaError, TypeError):
+    """A launch whose arguments do not fit the kernel (located at the kernel's definition)."""
+
+
+def _cache_dir():
+    d = os.environ.get("TAWA_CACHE_DIR")
+    if d:
+        return os.path.join(d, "python")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "tawa", "python")
+
+
+def _sha256_file(path):
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _array(x):
+    """(address, dtype, elements, aligned) of a host array, or None when x is not an array.
+
+    A strided view passes its base address and the extent its strides reach: the kernel reads it
+    through the strides it is given, as Triton's kernels do.
+    """
+    t = type(x)
+    if t.__module__ == "numpy" and t.__name__ == "ndarray":
+        dtype = _NUMPY_DTYPES.get(x.dtype.name)
+        if dtype is None:
+            return ("unsupported", x.dtype.name)
+        addr = x.__array_interface__["data"][0]
+        shape, strides, item = x.shape, x.strides, x.itemsize
+    elif t.__name__ in ("Tensor", "Parameter") and t.__module__.startswith("torch"):
+        dtype = _TORCH_DTYPES.get(str(x.dtype))
+        if dtype is None:
+            return ("unsupported", str(x.dtype))
+        if x.device.type != "cpu":
+            return ("device", x.device.type)
+        addr, shape, item = x.data_ptr(), tuple(x.shape), x.element_size()
+        strides = tuple(s * item for s in x.stride())
+    else:
+        return None
+    extent = 1
+    for n, s in zip(shape, strides):
+        if n == 0:
+            return ("empty", None)
+        if s < 0 or s % item:
+            return ("strides", strides)
+        extent += (n - 1) * (s // item)
+    return (addr, dtype, extent, addr % 16 == 0)
+
+
+def _dtype_name(v):
+    """Triton's short name of a dtype object (tawa.language or triton.language), else None."""
+    if type(v).__name__ == "dtype" and isinstance(getattr(v, "name", None), str):
+        return v.name
+    return None
+
+
+def _const_text(name, v):
+    if v is None or isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    d = _dtype_name(v)
+    if d is not None and d in _LONG_DTYPE:
+        return "tl." + _LONG_DTYPE[d]
+    if type(v).__name__ == "constexpr" and hasattr(v, "value"):
+        return _const_text(name, v.value)
+    return None
+
+
+class CompiledKernel:
+    """One specialization of a kernel: its stages, its resource report and its explanation.
+
+    ``ir(stage)`` gives the tile IR as written ("tile"), warp-specialized ("ws") or with the arefs
+    lowered ("nv"); ``cuda``, ``ptx``, ``cubin`` and ``resources`` are made on first use (PTX and
+    cubin need the CUDA toolkit's compilers, not a GPU).
+    """
+
+    def __init__(self, kernel, spec, key, from_disk):
+        self._k = kernel
+        self.spec = spec
+        self.key = key
+        self.from_disk = from_disk
+        self.name = kernel.name
+        self.params = kernel.params
+        self.last_run_seconds = None
+
+    def ir(self, stage="tile"):
+        return self._k.ir(stage)
+
+    @property
+    def cuda(self):
+        return self._k.cuda()
+
+    @property
+    def ptx(self):
+        return self._k.ptx()
+
+    @property
+    def cubin(self):
+        return self._k.cubin()
+
+    @property
+    def resources(self):
+        return self._k.resources()
+
+    @property
+    def explanation(self):
+        return self._k.explanation()
+
+    @property
+    def simt(self):
+        return self._k.simt
+
+    def __repr__(self):
+        return f"<tawa.CompiledKernel {self.name} [{self.spec}]>"
+
+
+class JITFunction:
+    """A kernel to launch as ``kernel[grid](*args, **kwargs)``; see ``tawa.jit``."""
+
+    def __init__(self, fn, do_not_specialize=(), do_not_specialize_on_alignment=(), backend=None, path=None, name=None):
+        import inspect
+
+        self.fn = fn
+        self.__name__ = name or fn.__name__
+        self.__doc__ = fn.__doc__ if fn is not None else None
+        self.path = os.path.abspath(path or inspect.getsourcefile(fn))
+        self.def_line = fn.__code__.co_firstlineno if fn is not None else 1
+        self._dns = set(do_not_specialize)
+        self._dns_align = set(do_not_specialize_on_alignment)
+        if backend is not None and backend not in _BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}: one of {', '.join(_BACKENDS)}")
+        self.backend = backend
+        self._params = None  # [(name, constexpr, has_default)], from the front end on first launch
+        self._cache = {}
+        self._lock = threading.Lock()
+        self.compiles = 0  # specializations compiled (not found in memory or on disk)
+        self.disk_hits = 0
+
+    # -- the parameters, as the front end reads them
+    def _signature(self):
+        if self._params is None:
+            params = _tawa.signature(self.path, self.__name__)
+            self._no_spec = [i in self._dns or p[0] in self._dns for i, p in enumerate(params)]
+            self._no_align = [i in self._dns_align or p[0] in self._dns_align or self._no_spec[i] for i, p in enumerate(params)]
+            self._params = params
+        return self._params
+
+    def _error(self, msg, hint="", cls=ArgumentError):
+        text = f"{self.path}:{self.def_line}:1: error: {msg}" + (f"\n  hint: {hint}" if hint else "")
+        return cls(text, self.path, self.def_line, 1, msg, hint)
+
+    def _bind(self, args, kwargs):
+        params = self._signature()
+        if len(args) > len(params):
+            raise self._error(f"'{self.__name__}' takes {len(params)} argument(s), got {len(args)}")
+        bound = list(args) + [_MISSING] * (len(params) - len(args))
+        for name, value in kwargs.items():
+            for i, p in enumerate(params):
+                if p[0] == name:
+                    if bound[i] is not _MISSING:
+                        raise self._error(f"'{self.__name__}' got two values for parameter '{name}'")
+                    bound[i] = value
+                    break
+            else:
+                raise self._error(f"'{self.__name__}' has no parameter '{name}'",
+                                  "its parameters: " + ", ".join(p[0] for p in params))
+        return bound
+
+    # -- specialization
+    def _specialize(self, bound):
+        """(key, spec, args): the specialization key, its spec text and the run's argument list."""
+        params = self._params
+        key, spec, run_args = [], [], []
+        for i, (name, is_const, has_default) in enumerate(params):
+            v = bound[i]
+            if v is _MISSING:
+                if has_default or is_const:
+                    # The front end takes the default from the source, or a constexpr's value from the
+                    # kernel's triton.autotune / triton.heuristics decorators (a located error if none).
+                    continue
+                raise self._error(f"missing argument for parameter '{name}' of '{self.__name__}'")
+            if is_const:
+                text = _const_text(name, v)
+                if text is None:
+                    raise self._error(f"constexpr '{name}' cannot take a {type(v).__name__}",
+                                      "give an int, float, bool, str, None or a dtype")
+                key.append(text)
+                spec.append(f"{name}={text}")
+                continue
+            a = _array(v)
+            if a is not None:
+                if isinstance(a[0], str):
+                    raise self._array_error(name, a)
+                aligned = a[3] and not self._no_align[i]
+                key.append((a[1], aligned))
+                spec.append(f"{name}:*{a[1]}:16" if aligned else f"{name}:*{a[1]}")
+                run_args.append(a[:3])
+            elif isinstance(v, bool):
+                key.append("i1")
+                spec.append(f"{name}:i1")
+                run_args.append(int(v))
+            elif isinstance(v, int):
+                if v == 1 and not self._no_spec[i]:
+                    key.append("1")
+                    spec.append(f"{name}=1")
+                    continue
+                ty = "i32" if -(2**31) <= v < 2**31 else "i64" if -(2**63) <= v < 2**63 else None
+                if ty is None:
+                    raise self._error(f"integer argument '{name}' = {v} does not fit in 64 bits")
+                div = v % 16 == 0 and not self._no_spec[i]
+                key.append((ty, div))
+                spec.append(f"{name}:{ty}")
+                run_args.append(v)
+            elif isinstance(v, float):
+                key.append("fp32")
+                spec.append(f"{name}:fp32")
+                run_args.append(v)
+            elif v is None or _dtype_name(v) is not None:
+                text = _const_text(name, v)
+                key.append(text)
+                spec.append(f"{name}={text}")
+            else:
+                raise self._error(f"argument '{name}' is a {type(v).__module__}.{type(v).__name__}, which a kernel cannot take",
+                                  "pass a numpy array, a torch tensor, an int, a float, a bool or None")
+        return tuple(key), ", ".join(spec), run_args
+
+    def _array_error(self, name, a):
+        kind, what = a
+        if kind == "unsupported":
+            return self._error(f"array argument '{name}' has dtype {what}, which tawa does not support",
+                               "dtypes: " + ", ".join(sorted(_NUMPY_DTYPES)))
+        if kind == "device":
+            return self._error(f"tensor argument '{name}' lives on '{what}': the Python launcher runs host arrays only "
+                               "(the executor and the emulator)", "pass a CPU tensor or a numpy array; launch on the GPU "
+                               "with the tawa CLI (tawa run --backend cuda)")
+        if kind == "empty":
+            return self._error(f"array argument '{name}' is empty")
+        return self._error(f"array argument '{name}' has strides {what} (bytes): negative or not whole elements",
+                           "pass a copy (numpy.ascontiguousarray)")
+
+    def _compile(self, key, spec, opts):
+        from . import __version__
+
+        wsopts = (opts.get("depth", 0), opts.get("mma_depth", 1), opts.get("consumers", 0), opts.get("persistent", 0),
+                  opts.get("ping_pong", True))
+        h = hashlib.sha256(json.dumps([__version__, os.path.abspath(self.path), self.__name__, spec, wsopts,
+                                       _sha256_file(self.path)]).encode()).hexdigest()
+        entry = os.path.join(_cache_dir(), h + ".json")
+        kw = dict(depth=wsopts[0], mma_depth=wsopts[1], consumers=wsopts[2], persistent=wsopts[3], ping_pong=wsopts[4])
+        try:
+            with open(entry) as f:
+                saved = json.load(f)
+            if all(_sha256_file(p) == s for p, s in saved["files"].items()):
+                self.disk_hits += 1
+                return CompiledKernel(_tawa.Kernel.from_ir(saved["ir"], spec, **kw), spec, key, True)
+        except (OSError, ValueError, KeyError, TypeError, TawaError):
+            pass  # absent, stale or unreadable: compile again
+        k = _tawa.Kernel.load(self.path, self.__name__, spec, **kw)
+        self.compiles += 1
+        text = k.ir("tile")
+        files = {p: _sha256_file(p) for p in set(re.findall(r'loc\("((?:[^"\\]|\\.)*)":', text)) | {self.path}}
+        try:
+            os.makedirs(_cache_dir(), exist_ok=True)
+            tmp = f"{entry}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with open(tmp, "w") as f:
+                json.dump({"files": files, "ir": text}, f)
+            os.replace(tmp, entry)
+        except OSError:
+            pass  # a read-only cache costs a compile next time, nothing else
+        return CompiledKernel(k, spec, key, False)
+
+    def _get(self, args, kwargs):
+        opts = {}
+        for o in _TRITON_OPTIONS + _TAWA_OPTIONS:
+            if o in kwargs:
+                opts[o] = kwargs.pop(o)
+        if opts.get("num_ctas", 1) != 1:
+            raise self._error("num_ctas other than 1 (thread-block clusters) is not supported")
+        bound = self._bind(args, kwargs)
+        key, spec, run_args = self._specialize(bound)
+        launch_spec = spec
+        for o in ("num_warps", "num_stages"):
+            if o in opts:
+                launch_spec += f", {o}={int(opts[o])}"
+        ckey = (key, opts.get("num_warps"), opts.get("num_stages"), opts.get("depth", 0), opts.get("mma_depth", 1),
+                opts.get("consumers", 0), opts.get("persistent", 0), opts.get("ping_pong", True))
+        ck = self._cache.get(ckey)
+        if ck is None:
+            with self._lock:
+                ck = self._cache.get(ckey)
+                if ck is None:
+                    ck = self._compile(key, launch_spec, opts)
+                    self._cache[ckey] = ck
+        return ck, bound, run_args, opts
+
+    def _run(self, grid, args, kwargs):
+        ck, bound, run_args, opts = self._get(args, dict(kwargs))
+        if callable(grid):
+            meta = {p[0]: v for p, v in zip(self._params, bound) if v is not _MISSING}
+            meta.update(opts)
+            grid = grid(meta)
+        if isinstance(grid, int):
+            grid = (grid,)
+        g = tuple(grid)
+        if not 1 <= len(g) <= 3 or not all(isinstance(x, int) for x in g):
+            raise self._error(f"grid must be 1 to 3 integers, got {grid!r}")
+        backend = opts.get("backend") or self.backend or "exec"
+        seconds, _ = ck._k.run(backend, run_args, g + (1,) * (3 - len(g)), opts.get("threads", 0), opts.get("seed", 0))
+        ck.last_run_seconds = seconds
+        return ck
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self._run(grid, args, kwargs)
+
+    def run(self, *args, grid, **kwargs):
+        return self._run(grid, args, kwargs)
+
+    def warmup(self, *args, **kwargs):
+        """Compiles the specialization these arguments select without launching; returns it."""
+        kwargs.pop("grid", None)
+        return self._get(args, dict(kwargs))[0]
+
+    def specialization_key(self, *args, **kwargs):
+        """The cache key of a launch with these arguments (for tests and for measuring the overhead)."""
+        kwargs = dict(kwargs)
+        for o in _TRITON_OPTIONS + _TAWA_OPTIONS:
+            kwargs.pop(o, None)
+        return self._specialize(self._bind(args, kwargs))[0]
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"'{self.__name__}' is a kernel: launch it as {self.__name__}[grid](...)")
+
+    def __repr__(self):
+        return f"<tawa.JITFunction {self.__name__} from {self.path}>"
+
+
+class _Missing:
+    def __repr__(self):
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def jit(fn=None, *, do_not_specialize=(), do_not_specialize_on_alignment=(), backend=None):
+    """Decorates a kernel written as Triton writes it (``@tawa.jit`` or ``@tawa.jit(...)``)."""
+
+    def make(f):
+        return JITFunction(f, do_not_specialize, do_not_specialize_on_alignment, backend)
+
+    return make(fn) if fn is not None else make
+
+
+def load(path, name=None, backend=None, do_not_specialize=()):
+    """A kernel read from a Python file without importing it (its module may need packages this
+    process lacks): ``name`` picks the @triton.jit function (optional when the file has one)."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(path)
+    if name is None:
+        names = _tawa.kernels(path)
+        if len(names) != 1:
+            raise TawaError(f"{path}:1:1: error: the file has {len(names)} kernels; name one ({', '.join(names)})", path, 1, 1,
+                            f"the file has {len(names)} kernels; name one", ", ".join(names))
+        name = names[0]
+    else:
+        _tawa.signature(path, name)  # a located TawaError now when there is no such kernel
+    return JITFunction(None, do_not_specialize, (), backend, path=path, name=name)
+
+
+def wrap(kernel, backend=None):
+    """A tawa kernel from an existing ``triton.jit`` function, also one wrapped by ``triton.autotune``
+    or ``triton.heuristics`` (their decorators are read from the source: the first config's values
+    serve for constexprs the launch leaves out). Its ``do_not_specialize`` lists carry over."""
+    k, jf = kernel, None
+    while not hasattr(k, "__code__") and hasattr(k, "fn"):
+        if jf is None and hasattr(k, "do_not_specialize"):
+            jf = k  # Triton's JITFunction (the autotuner and heuristics wrap it)
+        k = k.fn
+    if not hasattr(k, "__code__"):
+        raise TypeError(f"tawa.wrap takes a triton.jit function (or an autotuned one), got {type(kernel).__name__}")
+    if jf is None:
+        return JITFunction(k, backend=backend)
+    return JITFunction(k, list(jf.do_not_specialize or ()), list(getattr(jf, "do_not_specialize_on_alignment", None) or ()),
+                       backend)

@@ -1,0 +1,94 @@
+"""Kernels launched on numpy arrays through the executor and the emulator, against references in
+float64 computed here, with tolerances set by dtype."""
+import numpy as np
+import pytest
+
+import kernels
+import tawa
+from conftest import nonzero_uniform
+
+BACKENDS = ["exec", "emu"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_vector_add(rng, backend, dtype):
+    n = int(rng.integers(1, 5000))
+    x, y = nonzero_uniform(rng, n, dtype), nonzero_uniform(rng, n, dtype)
+    out = np.full(n, 7, dtype=dtype)
+    k = kernels.add[(tawa.cdiv(n, 256),)](x, y, out, n, BLOCK=256, backend=backend)
+    ref = (x.astype(np.float64) + y.astype(np.float64)).astype(dtype)  # one rounding, as the kernel
+    np.testing.assert_array_equal(out, ref)
+    assert isinstance(k, tawa.CompiledKernel) and k.name == "add"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_grid_callable_and_keyword_arguments(rng, backend):
+    n = int(rng.integers(300, 3000))
+    x = nonzero_uniform(rng, n, np.float32)
+    out = np.zeros(n, np.float32)
+    alpha = float(rng.uniform(0.5, 2.0))
+    kernels.scale[lambda meta: (tawa.cdiv(meta["n"], meta["BLOCK"]),)](x, out=out, n=n, alpha=alpha, BLOCK=128, backend=backend)
+    np.testing.assert_allclose(out, (x.astype(np.float64) * np.float32(alpha)).astype(np.float32), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype,rtol", [(np.float32, 1e-5), (np.float16, 2e-3)])
+def test_softmax_on_a_strided_view(rng, backend, dtype, rtol):
+    rows, cols = int(rng.integers(3, 40)), int(rng.integers(5, 200))
+    big = nonzero_uniform(rng, (rows, cols + 13), dtype) * 4
+    inp = big[:, 3:3 + cols]  # a view: rows start 13 elements apart, not at the base address
+    out = np.zeros((rows, cols), dtype)
+    block = 1 << (cols - 1).bit_length()
+    kernels.softmax[(rows,)](out, inp, inp.strides[0] // inp.itemsize, out.strides[0] // out.itemsize, cols, BLOCK=block,
+                             backend=backend)
+    x = inp.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    ref = e / e.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(out.astype(np.float64), ref, rtol=rtol, atol=rtol * 1e-2)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_matmul_fp16_with_f32_accumulation(rng, backend):
+    # TMA needs 16-byte aligned rows on the emulator's warp-specialized path: N and K multiples of 8.
+    M, N, K = int(rng.integers(20, 150)), 8 * int(rng.integers(4, 20)), 8 * int(rng.integers(2, 12))
+    a, b = nonzero_uniform(rng, (M, K), np.float16), nonzero_uniform(rng, (K, N), np.float16)
+    c = np.full((M, N), 3, np.float16)
+    k = kernels.matmul[(tawa.cdiv(M, 64), tawa.cdiv(N, 64))](a, b, c, M, N, K, K, 1, N, 1, N, 1, BM=64, BN=64, BK=32,
+                                                            backend=backend)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.astype(np.float64), ref, rtol=2e-3, atol=2e-3 * np.sqrt(K))
+    assert not k.simt
+
+
+def test_matmul_reads_a_transposed_operand_through_its_strides(rng):
+    M, N, K = int(rng.integers(20, 100)), int(rng.integers(20, 100)), int(rng.integers(10, 70))
+    a = nonzero_uniform(rng, (M, K), np.float16)
+    bt = nonzero_uniform(rng, (N, K), np.float16)
+    b = bt.T  # strides (2, 2K): not contiguous
+    c = np.zeros((M, N), np.float32)
+    kernels.matmul[(tawa.cdiv(M, 32), tawa.cdiv(N, 32))](a, b, c, M, N, K, K, 1, b.strides[0] // 2, b.strides[1] // 2, N, 1,
+                                                        BM=32, BN=32, BK=16)
+    ref = a.astype(np.float64) @ bt.astype(np.float64).T
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.sqrt(K))
+
+
+def test_untouched_memory_around_a_view_stays(rng):
+    n = 500
+    base = nonzero_uniform(rng, n + 40, np.float32)
+    before = base.copy()
+    out = base[20:20 + n]
+    x = nonzero_uniform(rng, n, np.float32)
+    kernels.scale[(tawa.cdiv(n, 128),)](x, out, n, 2.0, BLOCK=128)
+    np.testing.assert_array_equal(base[:20], before[:20])
+    np.testing.assert_array_equal(base[20 + n:], before[20 + n:])
+    np.testing.assert_array_equal(out, (x.astype(np.float64) * 2).astype(np.float32))
+
+
+@pytest.mark.parametrize("bias", [None, 3])
+def test_none_and_constexpr_values_select_the_code(rng, bias):
+    n = int(rng.integers(10, 400))
+    x = rng.integers(-50, 50, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    kernels.pick[(tawa.cdiv(n, 64),)](x, out, n, bias, BLOCK=64)
+    np.testing.assert_array_equal(out, x + (bias or 0))

@@ -1,0 +1,66 @@
+"""Kernels written for Triton (triton.jit, triton.autotune, triton.heuristics) run through tawa.wrap,
+and Triton's own example kernels load from their files."""
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import tawa
+
+triton = pytest.importorskip("triton", reason="Triton is not installed in this environment")
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
+
+
+def _import(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_wrap_a_triton_jit_kernel_from_the_examples(rng):
+    mod = _import(os.path.join(EXAMPLES, "softmax.py"), "softmax_example")
+    k = tawa.wrap(mod.softmax_kernel)
+    rows, cols = int(rng.integers(2, 30)), int(rng.integers(2, 300))
+    x = rng.uniform(-3, 3, (rows, cols)).astype(np.float32)
+    out = np.zeros_like(x)
+    block = 1 << (cols - 1).bit_length()
+    k[(min(rows, 4),)](out, x, cols, cols, rows, cols, BLOCK_SIZE=block, NUM_STAGES=2)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_wrap_carries_do_not_specialize_and_reads_autotune_configs(tmp_path, rng):
+    p = tmp_path / "tuned.py"
+    p.write_text(
+        "import triton\nimport triton.language as tl\n\n"
+        "@triton.autotune(configs=[triton.Config({'BLOCK': 128}, num_warps=4), triton.Config({'BLOCK': 256})], key=['n'])\n"
+        "@triton.jit(do_not_specialize=['n'])\n"
+        "def neg(x, out, n, BLOCK: tl.constexpr):\n"
+        "    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out + i, -tl.load(x + i, mask=i < n), mask=i < n)\n")
+    mod = _import(str(p), "tuned")
+    k = tawa.wrap(mod.neg)
+    n = int(rng.integers(100, 1000))
+    x = rng.uniform(-1, 1, n).astype(np.float32)
+    out = np.zeros_like(x)
+    assert k.specialization_key(x, out, 32)[2] == ("i32", False)
+    k[(tawa.cdiv(n, 128),)](x, out, n)  # BLOCK from the first config
+    np.testing.assert_array_equal(out, -x)
+
+
+def test_load_reads_a_file_whose_imports_this_process_lacks(rng):
+    # examples/vector_add.py imports torch at module level; tawa.load never imports it.
+    k = tawa.load(os.path.join(EXAMPLES, "vector_add.py"), "add_kernel")
+    n = int(rng.integers(1, 3000))
+    x, y = rng.uniform(-1, 1, n).astype(np.float32), rng.uniform(-1, 1, n).astype(np.float32)
+    out = np.zeros_like(x)
+    k[(tawa.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, backend="emu")
+    np.testing.assert_array_equal(out, x + y)
+
+
+def test_wrap_refuses_what_is_no_kernel():
+    with pytest.raises(TypeError):
+        tawa.wrap(42)
