@@ -35,6 +35,8 @@ _LONG_DTYPE = {
 _TRITON_OPTIONS = ("num_warps", "num_stages", "num_ctas")
 _TAWA_OPTIONS = ("backend", "seed", "threads", "depth", "mma_depth", "consumers", "persistent", "ping_pong")
 _BACKENDS = ("exec", "emu")
+_OPTIONS = frozenset(_TRITON_OPTIONS + _TAWA_OPTIONS)
+_NO_OPTIONS = {}
 
 
 class ArgumentError(TawaError, TypeError):
@@ -57,18 +59,31 @@ def _sha256_file(path):
         return None
 
 
+import numpy as _np
+
+_NUMPY_BY_DTYPE = {}
+for _name, _short in _NUMPY_DTYPES.items():
+    try:
+        _NUMPY_BY_DTYPE[_np.dtype(_name)] = _short
+    except TypeError:
+        pass  # bfloat16 and fp8 exist only with ml_dtypes; their names are matched below
+
+
 def _array(x):
-    """(address, dtype, elements, aligned) of a host array, or None when x is not an array.
+    """(address, dtype, elements, aligned) of a host array, or None when x is not an array; an
+    error tuple (kind, detail) for an array tawa cannot take.
 
     A strided view passes its base address and the extent its strides reach: the kernel reads it
     through the strides it is given, as Triton's kernels do.
     """
     t = type(x)
-    if t.__module__ == "numpy" and t.__name__ == "ndarray":
-        dtype = _NUMPY_DTYPES.get(x.dtype.name)
+    if t is _np.ndarray:
+        dtype = _NUMPY_BY_DTYPE.get(x.dtype) or _NUMPY_DTYPES.get(x.dtype.name)
         if dtype is None:
             return ("unsupported", x.dtype.name)
         addr = x.__array_interface__["data"][0]
+        if x.flags.c_contiguous and x.size:
+            return (addr, dtype, x.size, not addr & 15)
         shape, strides, item = x.shape, x.strides, x.itemsize
     elif t.__name__ in ("Tensor", "Parameter") and t.__module__.startswith("torch"):
         dtype = _TORCH_DTYPES.get(str(x.dtype))
@@ -87,7 +102,7 @@ def _array(x):
         if s < 0 or s % item:
             return ("strides", strides)
         extent += (n - 1) * (s // item)
-    return (addr, dtype, extent, addr % 16 == 0)
+    return (addr, dtype, extent, not addr & 15)
 
 
 def _dtype_name(v):
@@ -97,7 +112,7 @@ def _dtype_name(v):
     return None
 
 
-def _const_text(name, v):
+def _const_text(v):
     if v is None or isinstance(v, bool):
         return str(v)
     if isinstance(v, int):
@@ -110,7 +125,7 @@ def _const_text(name, v):
     if d is not None and d in _LONG_DTYPE:
         return "tl." + _LONG_DTYPE[d]
     if type(v).__name__ == "constexpr" and hasattr(v, "value"):
-        return _const_text(name, v.value)
+        return _const_text(v.value)
     return None
 
 
@@ -190,6 +205,8 @@ class JITFunction:
             params = _tawa.signature(self.path, self.__name__)
             self._no_spec = [i in self._dns or p[0] in self._dns for i, p in enumerate(params)]
             self._no_align = [i in self._dns_align or p[0] in self._dns_align or self._no_spec[i] for i, p in enumerate(params)]
+            self._const = [p[1] for p in params]
+            self._index = {p[0]: i for i, p in enumerate(params)}
             self._params = params
         return self._params
 
@@ -198,79 +215,100 @@ class JITFunction:
         return cls(text, self.path, self.def_line, 1, msg, hint)
 
     def _bind(self, args, kwargs):
+        """The arguments in parameter order (_MISSING where none was given)."""
         params = self._signature()
-        if len(args) > len(params):
-            raise self._error(f"'{self.__name__}' takes {len(params)} argument(s), got {len(args)}")
-        bound = list(args) + [_MISSING] * (len(params) - len(args))
-        for name, value in kwargs.items():
-            for i, p in enumerate(params):
-                if p[0] == name:
-                    if bound[i] is not _MISSING:
-                        raise self._error(f"'{self.__name__}' got two values for parameter '{name}'")
-                    bound[i] = value
-                    break
-            else:
-                raise self._error(f"'{self.__name__}' has no parameter '{name}'",
-                                  "its parameters: " + ", ".join(p[0] for p in params))
+        n = len(params)
+        if len(args) > n:
+            raise self._error(f"'{self.__name__}' takes {n} argument(s), got {len(args)}")
+        bound = list(args)
+        if len(bound) < n:
+            bound += [_MISSING] * (n - len(bound))
+        if kwargs:
+            index = self._index
+            for name, value in kwargs.items():
+                i = index.get(name)
+                if i is None:
+                    raise self._error(f"'{self.__name__}' has no parameter '{name}'",
+                                      "its parameters: " + ", ".join(p[0] for p in params))
+                if bound[i] is not _MISSING:
+                    raise self._error(f"'{self.__name__}' got two values for parameter '{name}'")
+                bound[i] = value
         return bound
 
     # -- specialization
     def _specialize(self, bound):
-        """(key, spec, args): the specialization key, its spec text and the run's argument list."""
-        params = self._params
-        key, spec, run_args = [], [], []
-        for i, (name, is_const, has_default) in enumerate(params):
-            v = bound[i]
+        """(key, run args): the specialization key (one entry per parameter, None where the source
+        gives the value) and the argument list of the run (the non-constant parameters)."""
+        key, run_args = [], []
+        no_spec, no_align = self._no_spec, self._no_align
+        for i, v in enumerate(bound):
             if v is _MISSING:
+                name, is_const, has_default = self._params[i]
                 if has_default or is_const:
                     # The front end takes the default from the source, or a constexpr's value from the
                     # kernel's triton.autotune / triton.heuristics decorators (a located error if none).
+                    key.append(None)
                     continue
                 raise self._error(f"missing argument for parameter '{name}' of '{self.__name__}'")
-            if is_const:
-                text = _const_text(name, v)
+            if self._const[i]:
+                text = _const_text(v)
                 if text is None:
-                    raise self._error(f"constexpr '{name}' cannot take a {type(v).__name__}",
+                    raise self._error(f"constexpr '{self._params[i][0]}' cannot take a {type(v).__name__}",
                                       "give an int, float, bool, str, None or a dtype")
                 key.append(text)
-                spec.append(f"{name}={text}")
+                continue
+            t = type(v)
+            if t is int:
+                if v == 1 and not no_spec[i]:
+                    key.append("1")
+                elif -2147483648 <= v <= 2147483647:
+                    key.append(("i32", not v & 15 and not no_spec[i]))
+                    run_args.append(v)
+                elif -(2**63) <= v < 2**63:
+                    key.append(("i64", not v & 15 and not no_spec[i]))
+                    run_args.append(v)
+                else:
+                    raise self._error(f"integer argument '{self._params[i][0]}' = {v} does not fit in 64 bits")
                 continue
             a = _array(v)
             if a is not None:
                 if isinstance(a[0], str):
-                    raise self._array_error(name, a)
-                aligned = a[3] and not self._no_align[i]
-                key.append((a[1], aligned))
-                spec.append(f"{name}:*{a[1]}:16" if aligned else f"{name}:*{a[1]}")
+                    raise self._array_error(self._params[i][0], a)
+                key.append((a[1], a[3] and not no_align[i], "*"))
                 run_args.append(a[:3])
-            elif isinstance(v, bool):
+            elif t is bool:
                 key.append("i1")
-                spec.append(f"{name}:i1")
                 run_args.append(int(v))
-            elif isinstance(v, int):
-                if v == 1 and not self._no_spec[i]:
-                    key.append("1")
-                    spec.append(f"{name}=1")
-                    continue
-                ty = "i32" if -(2**31) <= v < 2**31 else "i64" if -(2**63) <= v < 2**63 else None
-                if ty is None:
-                    raise self._error(f"integer argument '{name}' = {v} does not fit in 64 bits")
-                div = v % 16 == 0 and not self._no_spec[i]
-                key.append((ty, div))
-                spec.append(f"{name}:{ty}")
-                run_args.append(v)
-            elif isinstance(v, float):
+            elif t is float:
                 key.append("fp32")
-                spec.append(f"{name}:fp32")
                 run_args.append(v)
+            elif isinstance(v, int):  # an int subclass (numpy integers are not; IntEnum is)
+                key.append(("i64", False))
+                run_args.append(int(v))
             elif v is None or _dtype_name(v) is not None:
-                text = _const_text(name, v)
-                key.append(text)
-                spec.append(f"{name}={text}")
+                key.append(_const_text(v))
             else:
-                raise self._error(f"argument '{name}' is a {type(v).__module__}.{type(v).__name__}, which a kernel cannot take",
+                raise self._error(f"argument '{self._params[i][0]}' is a {type(v).__module__}.{type(v).__name__}, "
+                                  "which a kernel cannot take",
                                   "pass a numpy array, a torch tensor, an int, a float, a bool or None")
-        return tuple(key), ", ".join(spec), run_args
+        return tuple(key), run_args
+
+    def _spec_text(self, key):
+        """The signature spec a key stands for (x:*fp16:16, n:i32, BLOCK=64, ...)."""
+        spec = []
+        for (name, is_const, _), k in zip(self._params, key):
+            if k is None:
+                continue
+            if isinstance(k, tuple):
+                if k[-1] == "*":
+                    spec.append(f"{name}:*{k[0]}:16" if k[1] else f"{name}:*{k[0]}")
+                else:
+                    spec.append(f"{name}:{k[0]}")
+            elif k in ("i1", "fp32") and not is_const:
+                spec.append(f"{name}:{k}")
+            else:
+                spec.append(f"{name}={k}")
+        return ", ".join(spec)
 
     def _array_error(self, name, a):
         kind, what = a
@@ -318,31 +356,33 @@ class JITFunction:
         return CompiledKernel(k, spec, key, False)
 
     def _get(self, args, kwargs):
-        opts = {}
-        for o in _TRITON_OPTIONS + _TAWA_OPTIONS:
-            if o in kwargs:
-                opts[o] = kwargs.pop(o)
-        if opts.get("num_ctas", 1) != 1:
+        opts = None
+        for o in kwargs:
+            if o in _OPTIONS:
+                opts = {o: kwargs.pop(o) for o in [o for o in kwargs if o in _OPTIONS]}
+                break
+        if opts is None:
+            opts = _NO_OPTIONS
+        elif opts.get("num_ctas", 1) != 1:
             raise self._error("num_ctas other than 1 (thread-block clusters) is not supported")
         bound = self._bind(args, kwargs)
-        key, spec, run_args = self._specialize(bound)
-        launch_spec = spec
-        for o in ("num_warps", "num_stages"):
-            if o in opts:
-                launch_spec += f", {o}={int(opts[o])}"
-        ckey = (key, opts.get("num_warps"), opts.get("num_stages"), opts.get("depth", 0), opts.get("mma_depth", 1),
-                opts.get("consumers", 0), opts.get("persistent", 0), opts.get("ping_pong", True))
+        key, run_args = self._specialize(bound)
+        ckey = (key, tuple(sorted(opts.items()))) if opts else key
         ck = self._cache.get(ckey)
         if ck is None:
             with self._lock:
                 ck = self._cache.get(ckey)
                 if ck is None:
-                    ck = self._compile(key, launch_spec, opts)
+                    spec = self._spec_text(key)
+                    for o in ("num_warps", "num_stages"):
+                        if o in opts:
+                            spec += f", {o}={int(opts[o])}"
+                    ck = self._compile(key, spec, opts)
                     self._cache[ckey] = ck
         return ck, bound, run_args, opts
 
     def _run(self, grid, args, kwargs):
-        ck, bound, run_args, opts = self._get(args, dict(kwargs))
+        ck, bound, run_args, opts = self._get(args, kwargs)  # kwargs: a fresh dict of this call
         if callable(grid):
             meta = {p[0]: v for p, v in zip(self._params, bound) if v is not _MISSING}
             meta.update(opts)
@@ -369,10 +409,8 @@ class JITFunction:
         return self._get(args, dict(kwargs))[0]
 
     def specialization_key(self, *args, **kwargs):
-        """The cache key of a launch with these arguments (for tests and for measuring the overhead)."""
-        kwargs = dict(kwargs)
-        for o in _TRITON_OPTIONS + _TAWA_OPTIONS:
-            kwargs.pop(o, None)
+        """The specialization key of a launch with these arguments (one entry per parameter)."""
+        kwargs = {k: v for k, v in kwargs.items() if k not in _OPTIONS}
         return self._specialize(self._bind(args, kwargs))[0]
 
     def __call__(self, *args, **kwargs):

@@ -19,7 +19,7 @@ def test_keys_follow_tritons_rules():
     x = np.ones(64, np.float32)
     base = np.ones(80, np.float32)
     key = k.specialization_key(x, x, x, 64, BLOCK=32)
-    assert key == (("fp32", True), ("fp32", True), ("fp32", True), ("i32", True), "32")
+    assert key == (("fp32", True, "*"), ("fp32", True, "*"), ("fp32", True, "*"), ("i32", True), "32")
     # 17 is not divisible by 16; 1 is a constant; 2**40 needs 64 bits.
     assert k.specialization_key(x, x, x, 17, BLOCK=32)[3] == ("i32", False)
     assert k.specialization_key(x, x, x, 1, BLOCK=32)[3] == "1"
@@ -27,8 +27,8 @@ def test_keys_follow_tritons_rules():
     # A view one element past a 16-byte boundary is not aligned.
     off = base[1:65] if base.__array_interface__["data"][0] % 16 == 0 else base[0:64]
     assert off.__array_interface__["data"][0] % 16 != 0
-    assert k.specialization_key(off, x, x, 64, BLOCK=32)[0] == ("fp32", False)
-    assert k.specialization_key(x.astype(np.float16), x, x, 64, BLOCK=32)[0] == ("fp16", True)
+    assert k.specialization_key(off, x, x, 64, BLOCK=32)[0] == ("fp32", False, "*")
+    assert k.specialization_key(x.astype(np.float16), x, x, 64, BLOCK=32)[0] == ("fp16", True, "*")
 
 
 def test_do_not_specialize():

@@ -1,0 +1,94 @@
+"""CPU-side cost of a launch from Python: binding the arguments, the specialization key and the
+cache lookup, for tawa's launcher (JITFunction.warmup: everything a launch does before running the
+kernel) and, side by side, Triton 3.6's (its binder, compute_cache_key and the cache dictionary,
+the steps JITFunction.run takes before the driver launch; no GPU is needed for them).
+
+    ~/.cache/tawa/triton-3.6.0/bin/python bench/python/launch_overhead.py
+
+Prints one row per kernel: medians over 15 batches of 2000 calls, in microseconds per call.
+"""
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import tawa
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python", "tests"))
+import kernels  # noqa: E402
+
+
+def per_call_us(fn, calls=2000, batches=15):
+    for _ in range(200):
+        fn()
+    times = []
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - t0) / calls * 1e6)
+    return statistics.median(times)
+
+
+class HostTensor:
+    """What Triton's specialization reads from a tensor: data_ptr() and dtype."""
+
+    def __init__(self, a, dtype):
+        self._p = a.__array_interface__["data"][0]
+        self.dtype = dtype
+
+    def data_ptr(self):
+        return self._p
+
+
+def triton_launch_prefix(jitfn, args, kwargs):
+    """Triton's steps before the driver launch, as a closure (None when Triton is absent)."""
+    try:
+        import triton
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import make_backend
+        from triton.runtime.jit import compute_cache_key, create_function_from_signature
+    except ImportError:
+        return None
+    backend = make_backend(GPUTarget("cuda", 90, 32))
+    tj = triton.jit(jitfn.fn)
+    binder = create_function_from_signature(tj.signature, tj.params, backend)
+    kernel_key_cache, kernel_cache = {}, {}
+    _, spec, opts = binder(*args, **kwargs)
+    kernel_cache[compute_cache_key(kernel_key_cache, spec, opts)] = object()
+
+    def step():
+        _, specialization, options = binder(*args, **kwargs)
+        return kernel_cache[compute_cache_key(kernel_key_cache, specialization, options)]
+
+    return step
+
+
+def main():
+    import triton.language as tl
+
+    x = np.random.rand(4096).astype(np.float32)
+    a = np.random.rand(128, 128).astype(np.float16)
+    cases = [
+        ("add (4 args + 1 constexpr)", kernels.add, (x, x, x, 4096), {"BLOCK": 1024},
+         (HostTensor(x, tl.float32),) * 3 + (4096,), {"BLOCK": 1024}),
+        ("matmul (12 args + 3 constexprs)", kernels.matmul, (a, a, a, 128, 128, 128, 128, 1, 128, 1, 128, 1),
+         {"BM": 64, "BN": 64, "BK": 32}, (HostTensor(a, tl.float16),) * 3 + (128, 128, 128, 128, 1, 128, 1, 128, 1),
+         {"BM": 64, "BN": 64, "BK": 32}),
+    ]
+    print(f"{'kernel':34} {'tawa us/launch':>15} {'triton us/launch':>17} {'tawa/triton':>12}")
+    for name, k, args, kw, targs, tkw in cases:
+        k.warmup(*args, **kw)
+        ours = per_call_us(lambda: k.warmup(*args, **kw))
+        step = triton_launch_prefix(k, targs, tkw)
+        theirs = per_call_us(step) if step else float("nan")
+        print(f"{name:34} {ours:15.2f} {theirs:17.2f} {ours / theirs:12.2f}")
+    out = np.empty_like(x)
+    run = per_call_us(lambda: kernels.add[(4,)](x, x, out, 4096, BLOCK=1024), calls=200, batches=7)
+    print(f"whole launch of add on the executor (4 programs of 1024): {run:.1f} us")
+
+
+if __name__ == "__main__":
+    main()
