@@ -63,6 +63,9 @@ struct Options {
   int consumers = 0;  // consumer warp groups (1 or 2)
   int persistent = 0; // persistent programs
   bool pingPong = true;
+  // Breaks the lowering on purpose, to see check() catch it (tawa check --inject): skip-release,
+  // wrong-phase, depth-off-by-one, missing-expect-tx or early-release; "" for none.
+  std::string inject;
 };
 
 struct Param {
@@ -79,6 +82,12 @@ struct RunOptions {
 struct RunStats {
   double seconds = 0;         // the launch itself
   double compileSeconds = 0;  // the emulator's host compile (0 on a cache hit or for the executor)
+};
+
+struct CheckReport {
+  int seeds = 0;
+  int64_t programs = 0;  // programs per run (the grid's size)
+  std::string summary;   // one line: what ran and what agreed
 };
 
 class Kernel {
@@ -108,6 +117,15 @@ class Kernel {
   // Launches over `grid` on caller-owned host arrays (read and written in place). Throws Error for a
   // wrong argument list and for any fault the backend detects.
   RunStats run(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt = {}) const;
+
+  // Checks the pipeline on these inputs without touching the caller's arrays: the warp-specialized
+  // kernel (exec: the lowered IR on the executor, every warp group a thread; emu: the emitted CUDA
+  // kernel on the emulator) runs under `seeds` scheduler seeds (interleavings of its warp groups and
+  // TMA completions, or of its threads), each compared with the kernel as written on the executor:
+  // bit for bit on exec; on emu the first schedule within the dtype's tolerance (the GPU sums in
+  // another order) and every later one bit for bit with the first. A deadlock, race, out-of-bounds
+  // access or difference is an Error naming the seed.
+  CheckReport check(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, int seeds = 8) const;
 
   struct Impl;
 

@@ -35,10 +35,18 @@ tawa::Backend backendOf(const std::string& name) {
   throw tawa::Error(tawa::Diagnostic{"", 0, 0, "unknown backend '" + name + "'", "exec (the CPU executor) or emu (the CUDA kernel on the CPU emulator)"});
 }
 
-tawa::Options options(int depth, int mmaDepth, int consumers, int persistent, bool pingPong) {
+tawa::Options options(int depth, int mmaDepth, int consumers, int persistent, bool pingPong, const std::string& inject) {
   tawa::Options o;
   o.depth = depth, o.mmaDepth = mmaDepth, o.consumers = consumers, o.persistent = persistent, o.pingPong = pingPong;
+  o.inject = inject;
   return o;
+}
+
+std::vector<tawa::Arg> toArgs(nb::list args) {
+  std::vector<tawa::Arg> a;
+  a.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) a.push_back(toArg(args[i], i));
+  return a;
 }
 
 }  // namespace
@@ -61,20 +69,21 @@ NB_MODULE(_tawa, m) {
       .def_static(
           "load",
           [](const std::string& path, const std::string& name, const std::string& spec, int depth, int mmaDepth, int consumers,
-             int persistent, bool pingPong) {
+             int persistent, bool pingPong, const std::string& inject) {
             nb::gil_scoped_release unlocked;
-            return tawa::Kernel::load(path, name, spec, options(depth, mmaDepth, consumers, persistent, pingPong));
+            return tawa::Kernel::load(path, name, spec, options(depth, mmaDepth, consumers, persistent, pingPong, inject));
           },
           nb::arg("path"), nb::arg("name"), nb::arg("spec"), nb::arg("depth") = 0, nb::arg("mma_depth") = 1, nb::arg("consumers") = 0,
-          nb::arg("persistent") = 0, nb::arg("ping_pong") = true)
+          nb::arg("persistent") = 0, nb::arg("ping_pong") = true, nb::arg("inject") = "")
       .def_static(
           "from_ir",
-          [](const std::string& text, const std::string& spec, int depth, int mmaDepth, int consumers, int persistent, bool pingPong) {
+          [](const std::string& text, const std::string& spec, int depth, int mmaDepth, int consumers, int persistent, bool pingPong,
+             const std::string& inject) {
             nb::gil_scoped_release unlocked;
-            return tawa::Kernel::fromIR(text, spec, options(depth, mmaDepth, consumers, persistent, pingPong));
+            return tawa::Kernel::fromIR(text, spec, options(depth, mmaDepth, consumers, persistent, pingPong, inject));
           },
           nb::arg("text"), nb::arg("spec"), nb::arg("depth") = 0, nb::arg("mma_depth") = 1, nb::arg("consumers") = 0,
-          nb::arg("persistent") = 0, nb::arg("ping_pong") = true)
+          nb::arg("persistent") = 0, nb::arg("ping_pong") = true, nb::arg("inject") = "")
       .def_prop_ro("name", &tawa::Kernel::name)
       .def_prop_ro("simt", &tawa::Kernel::simt)
       .def_prop_ro("params",
@@ -112,9 +121,7 @@ NB_MODULE(_tawa, m) {
       .def(
           "run",
           [](const tawa::Kernel& k, const std::string& backend, nb::list args, std::array<int64_t, 3> grid, int threads, uint64_t seed) {
-            std::vector<tawa::Arg> a;
-            a.reserve(args.size());
-            for (size_t i = 0; i < args.size(); ++i) a.push_back(toArg(args[i], i));
+            const std::vector<tawa::Arg> a = toArgs(args);
             const tawa::Backend b = backendOf(backend);
             tawa::RunOptions ro;
             ro.threads = threads, ro.seed = seed;
@@ -125,7 +132,16 @@ NB_MODULE(_tawa, m) {
             }
             return std::make_tuple(st.seconds, st.compileSeconds);
           },
-          nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("threads") = 0, nb::arg("seed") = 0);
+          nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("threads") = 0, nb::arg("seed") = 0)
+      .def(
+          "check",
+          [](const tawa::Kernel& k, const std::string& backend, nb::list args, std::array<int64_t, 3> grid, int seeds) {
+            const std::vector<tawa::Arg> a = toArgs(args);
+            const tawa::Backend b = backendOf(backend);
+            nb::gil_scoped_release unlocked;
+            return k.check(b, a, grid, seeds).summary;
+          },
+          nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("seeds") = 8);
 
   m.def("signature", [](const std::string& path, const std::string& kernel) {
     std::vector<std::tuple<std::string, bool, bool>> out;

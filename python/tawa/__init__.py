@@ -39,9 +39,15 @@ def cdiv(a, b):
     return -(-a // b)
 
 
+def check(kernel, grid, *args, seeds=8, **kwargs):
+    """``kernel.check(grid, *args, ...)``: the pipeline checked for deadlocks and races on these
+    arguments (see JITFunction.check)."""
+    return kernel.check(grid, *args, seeds=seeds, **kwargs)
+
+
 def kernels(path):
     """The names of the @triton.jit / @tawa.jit functions in a Python file."""
     return _tawa.kernels(path)
 
 
-__all__ = ["ArgumentError", "CompiledKernel", "JITFunction", "TawaError", "cdiv", "jit", "kernels", "load", "wrap"]
+__all__ = ["ArgumentError", "CompiledKernel", "JITFunction", "TawaError", "cdiv", "check", "jit", "kernels", "load", "wrap"]

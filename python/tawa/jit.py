@@ -33,9 +33,10 @@ _LONG_DTYPE = {
 }
 # Launch options Triton takes that tawa reads; the tawa-only ones pick the backend and the passes.
 _TRITON_OPTIONS = ("num_warps", "num_stages", "num_ctas")
-_TAWA_OPTIONS = ("backend", "seed", "threads", "depth", "mma_depth", "consumers", "persistent", "ping_pong")
+_TAWA_OPTIONS = ("backend", "seed", "threads", "depth", "mma_depth", "consumers", "persistent", "ping_pong", "inject")
 _BACKENDS = ("exec", "emu")
 _OPTIONS = frozenset(_TRITON_OPTIONS + _TAWA_OPTIONS)
+_RUN_OPTIONS = frozenset(("backend", "seed", "threads"))  # how a launch runs, not what it compiles
 _NO_OPTIONS = {}
 
 
@@ -328,11 +329,12 @@ class JITFunction:
         from . import __version__
 
         wsopts = (opts.get("depth", 0), opts.get("mma_depth", 1), opts.get("consumers", 0), opts.get("persistent", 0),
-                  opts.get("ping_pong", True))
+                  opts.get("ping_pong", True), opts.get("inject", ""))
         h = hashlib.sha256(json.dumps([__version__, os.path.abspath(self.path), self.__name__, spec, wsopts,
                                        _sha256_file(self.path)]).encode()).hexdigest()
         entry = os.path.join(_cache_dir(), h + ".json")
-        kw = dict(depth=wsopts[0], mma_depth=wsopts[1], consumers=wsopts[2], persistent=wsopts[3], ping_pong=wsopts[4])
+        kw = dict(depth=wsopts[0], mma_depth=wsopts[1], consumers=wsopts[2], persistent=wsopts[3], ping_pong=wsopts[4],
+                  inject=wsopts[5])
         try:
             with open(entry) as f:
                 saved = json.load(f)
@@ -367,7 +369,7 @@ class JITFunction:
             raise self._error("num_ctas other than 1 (thread-block clusters) is not supported")
         bound = self._bind(args, kwargs)
         key, run_args = self._specialize(bound)
-        ckey = (key, tuple(sorted(opts.items()))) if opts else key
+        ckey = (key, tuple(sorted((o, v) for o, v in opts.items() if o not in _RUN_OPTIONS))) if opts else key
         ck = self._cache.get(ckey)
         if ck is None:
             with self._lock:
@@ -381,21 +383,34 @@ class JITFunction:
                     self._cache[ckey] = ck
         return ck, bound, run_args, opts
 
-    def _run(self, grid, args, kwargs):
-        ck, bound, run_args, opts = self._get(args, kwargs)  # kwargs: a fresh dict of this call
+    def _grid(self, grid, bound, opts):
         if callable(grid):
             meta = {p[0]: v for p, v in zip(self._params, bound) if v is not _MISSING}
             meta.update(opts)
             grid = grid(meta)
-        if isinstance(grid, int):
-            grid = (grid,)
-        g = tuple(grid)
+        g = (grid,) if isinstance(grid, int) else tuple(grid)
         if not 1 <= len(g) <= 3 or not all(isinstance(x, int) for x in g):
             raise self._error(f"grid must be 1 to 3 integers, got {grid!r}")
+        return g + (1,) * (3 - len(g))
+
+    def _run(self, grid, args, kwargs):
+        ck, bound, run_args, opts = self._get(args, kwargs)  # kwargs: a fresh dict of this call
+        g = self._grid(grid, bound, opts)
         backend = opts.get("backend") or self.backend or "exec"
-        seconds, _ = ck._k.run(backend, run_args, g + (1,) * (3 - len(g)), opts.get("threads", 0), opts.get("seed", 0))
+        seconds, _ = ck._k.run(backend, run_args, g, opts.get("threads", 0), opts.get("seed", 0))
         ck.last_run_seconds = seconds
         return ck
+
+    def check(self, grid, *args, seeds=8, **kwargs):
+        """Checks the warp-specialized pipeline on these arguments, which stay untouched: it runs under
+        ``seeds`` interleavings of its warp groups (``backend="exec"``, the default: the lowered IR on
+        the executor) or of its threads (``backend="emu"``: the emitted CUDA kernel) and is compared
+        with the kernel as written. Returns a one-line summary; a deadlock, race, out-of-bounds access
+        or difference raises TawaError naming the seed and the source line."""
+        ck, bound, run_args, opts = self._get(args, kwargs)
+        g = self._grid(grid, bound, opts)
+        backend = opts.get("backend") or self.backend or "exec"
+        return ck._k.check(backend, run_args, g, seeds)
 
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self._run(grid, args, kwargs)

@@ -36,3 +36,25 @@ def test_a_simt_kernel_has_no_warp_specialized_stage():
     assert k.simt
     with pytest.raises(tawa.TawaError, match="could not warp-specialize"):
         k.ir("ws")
+
+
+def test_check_proves_the_pipeline_on_these_inputs(rng):
+    M, N, K = 64 * int(rng.integers(1, 3)), 64, 32 * int(rng.integers(2, 5))
+    a, b = rng.uniform(-1, 1, (M, K)).astype(np.float16), rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.full((M, N), 5, np.float16)
+    args = (a, b, c, M, N, K, K, 1, N, 1, N, 1)
+    grid = (M // 64, N // 64)
+    for backend in ("exec", "emu"):
+        summary = tawa.check(kernels.matmul, grid, *args, BM=64, BN=64, BK=32, seeds=4, backend=backend)
+        assert "agree" in summary and "@matmul" in summary
+    assert (c == 5).all()  # check never writes the caller's arrays
+
+
+def test_check_catches_a_broken_lowering(rng):
+    a = rng.uniform(-1, 1, (64, 128)).astype(np.float16)
+    b = rng.uniform(-1, 1, (128, 64)).astype(np.float16)
+    c = np.zeros((64, 64), np.float16)
+    with pytest.raises(tawa.TawaError, match="seed") as e:
+        kernels.matmul.check((1, 1), a, b, c, 64, 64, 128, 128, 1, 64, 1, 64, 1, BM=64, BN=64, BK=32, seeds=8,
+                             inject="skip-release")
+    assert e.value.file == kernels.__file__

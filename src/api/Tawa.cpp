@@ -16,6 +16,7 @@
 
 #include "backends/cuda/Compiler.h"
 #include "backends/cuda/Emitter.h"
+#include "backends/cuda/Runner.h"
 #include "backends/cuda/Target.h"
 #include "backends/emu/Emulator.h"
 #include "backends/exec/Executor.h"
@@ -60,6 +61,7 @@ transforms::PassOptions passOptions(const Options& o, std::ostream* explain) {
   p.mmaDepth = o.mmaDepth;
   p.consumers = o.consumers;
   p.persistent = o.persistent;
+  p.fault = o.inject;
   p.explain = explain;
   return p;
 }
@@ -232,48 +234,63 @@ std::string Kernel::explanation() const {
   return s;
 }
 
+namespace {
+
+// The executor's view of the caller's arguments: a buffer holding a copy of each array (written back
+// by the caller when the launch succeeded), the scalars converted to the parameters' types.
+struct Bound {
+  std::vector<exec::Buffer> buffers;
+  std::vector<exec::Arg> args;
+  std::vector<const Array*> arrays;  // per buffer, the caller's array it copies
+};
+
+Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array<int64_t, 3>& grid) {
+  const Location at = f.loc;
+  if (args.size() != f.numArgs())
+    throw UserError(at, "'@" + f.name + "' takes " + std::to_string(f.numArgs()) + " argument(s), got " + std::to_string(args.size()));
+  for (int d = 0; d < 3; ++d)
+    if (grid[d] < 1) throw UserError(apiLoc("grid"), "grid dimension " + std::to_string(d) + " is " + std::to_string(grid[d]) + ", not positive");
+  Bound b;
+  for (size_t k = 0; k < args.size(); ++k) {
+    const ir::Value* p = f.arg(k);
+    const ir::Type& t = p->type();
+    const std::string who = "argument " + std::to_string(k) + " ('" + p->nameHint + "')";
+    if (t.isPtr()) {
+      const Array* a = std::get_if<Array>(&args[k]);
+      if (!a) throw UserError(at, who + " is a pointer to " + std::string(ir::scalarName(t.scalar)) + ": pass an array");
+      auto dt = driver::parseDtypeName(a->dtype);
+      if (!dt) throw UserError(at, who + ": unknown dtype '" + a->dtype + "'");
+      if (*dt != t.scalar)
+        throw UserError(at, who + " is " + a->dtype + " but the kernel was specialized for " + std::string(ir::scalarName(t.scalar)));
+      if (a->elements < 1 || !a->data) throw UserError(at, who + " is empty or null");
+      exec::Buffer buf(p->nameHint, t.scalar, {a->elements});
+      std::memcpy(buf.data.data(), a->data, buf.data.size());
+      b.args.push_back(exec::Arg::buf(static_cast<int>(b.buffers.size())));
+      b.buffers.push_back(std::move(buf));
+      b.arrays.push_back(a);
+    } else if (t.isScalar()) {
+      if (std::holds_alternative<Array>(args[k])) throw UserError(at, who + " is a scalar (" + t.str() + "), not an array");
+      if (t.elemIsFloat()) {
+        if (auto* d = std::get_if<double>(&args[k])) b.args.push_back(exec::Arg::real(*d));
+        else b.args.push_back(exec::Arg::real(static_cast<double>(std::get<int64_t>(args[k]))));
+      } else {
+        auto* i = std::get_if<int64_t>(&args[k]);
+        if (!i) throw UserError(at, who + " is " + t.str() + " and needs an integer");
+        b.args.push_back(exec::Arg::integer(*i));
+      }
+    } else {
+      throw UserError(at, who + " has type " + t.str() + ", which a launch cannot pass");
+    }
+  }
+  return b;
+}
+
+}  // namespace
+
 RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt) const {
   return guarded([&] {
     const ir::Func& f = *impl_->tile.kernel;
-    const Location at = f.loc;
-    if (args.size() != f.numArgs())
-      throw UserError(at, "'@" + f.name + "' takes " + std::to_string(f.numArgs()) + " argument(s), got " + std::to_string(args.size()));
-    for (int d = 0; d < 3; ++d)
-      if (grid[d] < 1) throw UserError(apiLoc("grid"), "grid dimension " + std::to_string(d) + " is " + std::to_string(grid[d]) + ", not positive");
-    std::vector<exec::Buffer> buffers;
-    std::vector<exec::Arg> xargs;
-    std::vector<const Array*> arrays;  // per buffer, the caller's array it copies
-    for (size_t k = 0; k < args.size(); ++k) {
-      const ir::Value* p = f.arg(k);
-      const ir::Type& t = p->type();
-      const std::string who = "argument " + std::to_string(k) + " ('" + p->nameHint + "')";
-      if (t.isPtr()) {
-        const Array* a = std::get_if<Array>(&args[k]);
-        if (!a) throw UserError(at, who + " is a pointer to " + std::string(ir::scalarName(t.scalar)) + ": pass an array");
-        auto dt = driver::parseDtypeName(a->dtype);
-        if (!dt) throw UserError(at, who + ": unknown dtype '" + a->dtype + "'");
-        if (*dt != t.scalar)
-          throw UserError(at, who + " is " + a->dtype + " but the kernel was specialized for " + std::string(ir::scalarName(t.scalar)));
-        if (a->elements < 1 || !a->data) throw UserError(at, who + " is empty or null");
-        exec::Buffer b(p->nameHint, t.scalar, {a->elements});
-        std::memcpy(b.data.data(), a->data, b.data.size());
-        xargs.push_back(exec::Arg::buf(static_cast<int>(buffers.size())));
-        buffers.push_back(std::move(b));
-        arrays.push_back(a);
-      } else if (t.isScalar()) {
-        if (std::holds_alternative<Array>(args[k])) throw UserError(at, who + " is a scalar (" + t.str() + "), not an array");
-        if (t.elemIsFloat()) {
-          if (auto* d = std::get_if<double>(&args[k])) xargs.push_back(exec::Arg::real(*d));
-          else xargs.push_back(exec::Arg::real(static_cast<double>(std::get<int64_t>(args[k]))));
-        } else {
-          auto* i = std::get_if<int64_t>(&args[k]);
-          if (!i) throw UserError(at, who + " is " + t.str() + " and needs an integer");
-          xargs.push_back(exec::Arg::integer(*i));
-        }
-      } else {
-        throw UserError(at, who + " has type " + t.str() + ", which a launch cannot pass");
-      }
-    }
+    Bound b = bindArgs(f, args, grid);
     RunStats st;
     if (backend == Backend::Exec) {
       exec::LaunchOptions lo;
@@ -281,18 +298,75 @@ RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<i
       lo.threads = opt.threads;
       lo.seed = opt.seed;
       auto t0 = std::chrono::steady_clock::now();
-      exec::launch(*impl_->tile.module, f, xargs, buffers, lo);
+      exec::launch(*impl_->tile.module, f, b.args, b.buffers, lo);
       st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } else {
-      const cuda::EmitResult& er = impl_->emit();
       emu::Options eo;
       eo.seed = opt.seed;
-      auto ls = emu::launch(er, xargs, buffers, grid, eo);
+      auto ls = emu::launch(impl_->emit(), b.args, b.buffers, grid, eo);
       st.seconds = ls.seconds;
       st.compileSeconds = ls.compileSeconds;
     }
-    for (size_t b = 0; b < buffers.size(); ++b) std::memcpy(arrays[b]->data, buffers[b].data.data(), buffers[b].data.size());
+    for (size_t i = 0; i < b.buffers.size(); ++i) std::memcpy(b.arrays[i]->data, b.buffers[i].data.data(), b.buffers[i].data.size());
     return st;
+  });
+}
+
+CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, int seeds) const {
+  return guarded([&] {
+    if (seeds < 1) throw UserError(apiLoc("seeds"), "seeds must be at least 1, got " + std::to_string(seeds));
+    const ir::Func& f = *impl_->tile.kernel;
+    const Bound b = bindArgs(f, args, grid);
+    CheckReport rep;
+    rep.seeds = seeds;
+    rep.programs = grid[0] * grid[1] * grid[2];
+    if (backend == Backend::Exec) {
+      driver::Bound input;
+      input.buffers = b.buffers, input.args = b.args, input.grid = grid;
+      auto nv = reparse(impl_->stageText("nv"), impl_->name);
+      auto r = driver::checkSpecialized(impl_->tile, nv, input, seeds);
+      rep.summary = "@" + impl_->name + ": the warp-specialized kernel (P = " + std::to_string(r.mmaDepth) + ") agrees bit for bit " +
+                    "with the kernel as written under " + std::to_string(seeds) + " interleaving(s) of its warp groups on the executor; " +
+                    "no deadlock, slot race or out-of-bounds access";
+      return rep;
+    }
+    // The emulator: schedule 1 against the executor's run of the kernel as written (within the
+    // dtype's tolerance), every later schedule bit for bit against schedule 1.
+    std::vector<exec::Buffer> want = b.buffers;
+    exec::LaunchOptions lo;
+    lo.grid = grid;
+    exec::launch(*impl_->tile.module, f, b.args, want, lo);
+    const cuda::EmitResult& er = impl_->emit();
+    std::vector<exec::Buffer> first;
+    for (int s = 1; s <= seeds; ++s) {
+      std::vector<exec::Buffer> got = b.buffers;
+      emu::Options eo;
+      eo.seed = static_cast<uint64_t>(s);
+      try {
+        emu::launch(er, b.args, got, grid, eo);
+      } catch (const UserError& e) {
+        throw UserError(e.loc, "schedule " + std::to_string(s) + ": " + e.what(), e.hint);
+      }
+      if (s == 1) {
+        for (size_t i = 0; i < got.size(); ++i) {
+          auto c = cuda::compareBuffers(got[i], want[i]);
+          if (!c.ok)
+            throw UserError(f.loc, "schedule 1: buffer '" + got[i].name + "' of the emulated CUDA kernel differs from the kernel as " +
+                                       "written in " + std::to_string(c.mismatches) + " of " + std::to_string(c.elements) +
+                                       " element(s), first at element " + std::to_string(c.firstBad) + " (" + std::to_string(c.got) +
+                                       " instead of " + std::to_string(c.want) + "; tolerance " + std::to_string(c.rtol) + " relative)");
+        }
+        first = std::move(got);
+        continue;
+      }
+      if (auto d = emu::firstDifference(got, first))
+        throw UserError(f.loc, "schedule " + std::to_string(s) + " gives different results from schedule 1: " + *d,
+                        "the kernel's result depends on the order its threads run in: a race");
+    }
+    rep.summary = "@" + impl_->name + ": " + std::to_string(seeds) + " schedule(s) of the emitted CUDA kernel agree bit for bit, " +
+                  "the first with the kernel as written on the executor; no deadlock, race, missing fence, out-of-bounds access or " +
+                  "mbarrier misuse";
+    return rep;
   });
 }
 

@@ -50,12 +50,15 @@ CheckReport check(const std::string& path, const std::string& kernel, const Spec
   canon.add("canonicalize");
   canon.run(*ref.module);
   auto input = driver::bind(*ref.kernel, spec, grid, dataSeed);
+  return checkSpecialized(ref, specialize(path, kernel, spec, opt, "nv"), input, seeds);
+}
+
+CheckReport checkSpecialized(const LoadedKernel& ref, const LoadedKernel& ws, const Bound& input, int seeds) {
   auto expected = input;
   exec::LaunchOptions lo;
   lo.grid = input.grid;
   exec::launch(*ref.module, *ref.kernel, expected.args, expected.buffers, lo);
 
-  auto ws = specialize(path, kernel, spec, opt, "nv");
   CheckReport rep;
   rep.kernel = ws.kernel->name;
   rep.seeds = seeds;

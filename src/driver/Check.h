@@ -34,5 +34,8 @@ LoadedKernel specialize(LoadedKernel lk, const transforms::PassOptions& opt, con
 
 CheckReport check(const std::string& path, const std::string& kernel, const Spec& spec, const std::string& grid,
                   const transforms::PassOptions& opt, int seeds, uint64_t dataSeed);
+// check() on given inputs: `ref` the kernel as written (canonicalized), `ws` its specialization
+// (stage "nv"), `input` the launch's arguments, initial buffers and grid (left unchanged).
+CheckReport checkSpecialized(const LoadedKernel& ref, const LoadedKernel& ws, const Bound& input, int seeds);
 
 }  // namespace tawa::driver

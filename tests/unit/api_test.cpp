@@ -156,3 +156,37 @@ TEST(Api, TawaSpellingsOfTritonsModules) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Api, CheckRunsThePipelineUnderManySeedsAndCatchesABrokenLowering) {
+  const std::string spec = "a_ptr:*fp16, b_ptr:*fp16, c_ptr:*fp16, M:i32, N:i32, K:i32, stride_am:i32, stride_ak:i32, "
+                           "stride_bk:i32, stride_bn:i32, stride_cm:i32, stride_cn:i32, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=1";
+  const int M = 64, N = 64, K = 128;
+  std::vector<uint16_t> a(M * K), b(K * N), c(M * N, 0x3C00);
+  auto af = randomFloats(a.size()), bf = randomFloats(b.size());
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint16_t>(tawa::ir::encodeFloat(tawa::ir::Scalar::F16, af[i]));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint16_t>(tawa::ir::encodeFloat(tawa::ir::Scalar::F16, bf[i]));
+  const std::vector<tawa::Arg> args = {tawa::Array{a.data(), "fp16", M * K}, tawa::Array{b.data(), "fp16", K * N},
+                                       tawa::Array{c.data(), "fp16", M * N}, int64_t{M}, int64_t{N}, int64_t{K}, int64_t{K},
+                                       int64_t{1}, int64_t{N}, int64_t{1}, int64_t{N}, int64_t{1}};
+  auto k = tawa::Kernel::load(kSrc + "/examples/matmul.py", "matmul_kernel", spec);
+  for (auto backend : {tawa::Backend::Exec, tawa::Backend::Emu}) {
+    auto rep = k.check(backend, args, {1, 1, 1}, 3);
+    EXPECT_EQ(rep.seeds, 3);
+    EXPECT_NE(rep.summary.find("agree"), std::string::npos) << rep.summary;
+  }
+  for (uint16_t v : c) ASSERT_EQ(v, 0x3C00) << "check must not write the caller's arrays";
+  tawa::Options broken;
+  broken.inject = "skip-release";
+  auto bad = tawa::Kernel::load(kSrc + "/examples/matmul.py", "matmul_kernel", spec, broken);
+  try {
+    bad.check(tawa::Backend::Exec, args, {1, 1, 1}, 8);
+    FAIL() << "the broken lowering passed the check";
+  } catch (const tawa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("seed"), std::string::npos) << e.what();
+    EXPECT_NE(e.diagnostic().file.find("matmul.py"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
