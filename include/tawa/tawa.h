@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -36,7 +37,8 @@ struct Diagnostic {
 
 class Error : public std::runtime_error {
  public:
-  explicit Error(Diagnostic d);
+  // `text` is the whole message ("file:line:col: error: message\n  hint: ..."); empty: made from d.
+  explicit Error(Diagnostic d, std::string text = {});
   const Diagnostic& diagnostic() const { return diag_; }
 
  private:
@@ -56,13 +58,20 @@ using Arg = std::variant<Array, int64_t, double>;
 
 enum class Backend { Exec, Emu };
 
-// The warp-specialization knobs (0 = let the passes choose).
+// The warp-specialization knobs (0 = let the passes choose) and how the CUDA kernel is emitted.
 struct Options {
   int depth = 0;      // aref ring depth D
   int mmaDepth = 1;   // MMA depth P
   int consumers = 0;  // consumer warp groups (1 or 2)
   int persistent = 0; // persistent programs
-  bool pingPong = true;
+  int groupM = 0;     // persistent tile order: groups of this many rows of tiles (0: row-major)
+  int producerRegs = 40, consumerRegs = 232;  // setmaxnreg budgets
+  bool pingPong = true;     // two consumers take turns issuing their MMAs
+  bool profile = false;     // instrument the CUDA kernel (tawa's scopes recorded with clock64)
+  int profileCapacity = 256;  // with profile: events per warp group
+  // Where the front end and the passes say what they decide, as they decide it; null: kept for
+  // explanation() instead.
+  std::ostream* explain = nullptr;
   // Breaks the lowering on purpose, to see check() catch it (tawa check --inject): skip-release,
   // wrong-phase, depth-off-by-one, missing-expect-tx or early-release; "" for none.
   std::string inject;
@@ -112,6 +121,7 @@ class Kernel {
   std::string ptx() const;        // compiled by NVRTC or nvcc
   std::string cubin() const;      // assembled by ptxas (bytes)
   std::string resources() const;  // registers, stack, spills, shared memory, threads per kernel
+  std::string compileReport() const;  // how the PTX and cubin were made: the time taken, or the cache
   std::string explanation() const;  // what the front end and the passes decided, and why
 
   // Launches over `grid` on caller-owned host arrays (read and written in place). Throws Error for a

@@ -51,7 +51,7 @@ auto guarded(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const UserError& e) {
-    throw Error(diagnosticOf(e));
+    throw Error(diagnosticOf(e), e.format());
   }
 }
 
@@ -61,8 +61,11 @@ transforms::PassOptions passOptions(const Options& o, std::ostream* explain) {
   p.mmaDepth = o.mmaDepth;
   p.consumers = o.consumers;
   p.persistent = o.persistent;
+  p.groupM = o.groupM;
+  p.producerRegs = o.producerRegs;
+  p.consumerRegs = o.consumerRegs;
   p.fault = o.inject;
-  p.explain = explain;
+  p.explain = o.explain ? o.explain : explain;
   return p;
 }
 
@@ -80,16 +83,18 @@ driver::LoadedKernel reparse(const std::string& text, const std::string& name) {
 
 }  // namespace
 
-Error::Error(Diagnostic d)
-    : std::runtime_error((d.file.empty() ? std::string() : d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.col) + ": ") +
-                         "error: " + d.message + (d.hint.empty() ? "" : "\n  hint: " + d.hint)),
+Error::Error(Diagnostic d, std::string text)
+    : std::runtime_error(!text.empty() ? text
+                                       : (d.file.empty() ? std::string() : d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.col) + ": ") +
+                                             "error: " + d.message + (d.hint.empty() ? "" : "\n  hint: " + d.hint)),
       diag_(std::move(d)) {}
 
 struct Kernel::Impl {
   driver::Spec spec;
   Options opt;
   std::string name;
-  std::string tileText;  // the canonicalized tile IR, printed with locations: each later stage starts from a copy
+  std::string tileText;  // the canonicalized tile IR, printed with locations
+  std::string path;      // the source (empty for a kernel made from IR text)
   driver::LoadedKernel tile;
   bool simt = false;
   std::string explain;   // the front end's decisions; the passes' are appended when they run
@@ -100,12 +105,28 @@ struct Kernel::Impl {
   mutable std::optional<cuda::CompiledModule> compiled;
   mutable std::string passExplain;
 
+  // A fresh, untransformed copy of the kernel for a later stage: loaded from the source again (the
+  // front end's names kept exactly, so the emitted code is the CLI's), or parsed from the IR text.
+  driver::LoadedKernel fresh() const {
+    if (path.empty()) return reparse(tileText, name);
+    std::ostream* const before = frontend::explainStream();
+    frontend::setExplain(nullptr);  // said once, at load
+    try {
+      auto lk = driver::loadKernel(path, name, spec);
+      frontend::setExplain(before);
+      return lk;
+    } catch (...) {
+      frontend::setExplain(before);
+      throw;
+    }
+  }
+
   std::string stageText(const std::string& stage) const {
     std::lock_guard<std::mutex> lock(mu);
     auto& slot = stage == "ws" ? wsText : nvText;
     if (!slot) {
       std::ostringstream why;
-      auto lk = driver::specialize(reparse(tileText, name), passOptions(opt, &why), stage);
+      auto lk = driver::specialize(fresh(), passOptions(opt, &why), stage);
       slot = ir::print(*lk.module);
       if (passExplain.empty()) passExplain = why.str();
     }
@@ -116,9 +137,11 @@ struct Kernel::Impl {
     std::lock_guard<std::mutex> lock(mu);
     if (!emitted) {
       std::ostringstream why;
-      auto lk = reparse(tileText, name);
+      auto lk = fresh();
       cuda::EmitOptions eo;
       eo.pingPong = opt.pingPong;
+      eo.profile = opt.profile;
+      eo.profileCapacity = opt.profileCapacity;
       emitted = cuda::emitForTarget(lk, passOptions(opt, &why), eo);
       if (passExplain.empty()) passExplain = why.str();
     }
@@ -139,19 +162,21 @@ Kernel Kernel::load(const std::string& path, const std::string& name, const std:
     impl->spec = driver::parseSignature(spec);
     impl->opt = opt;
     std::ostringstream why;
-    frontend::setExplain(&why);
+    std::ostream* const before = frontend::explainStream();
+    frontend::setExplain(opt.explain ? opt.explain : &why);
     try {
       impl->tile = driver::loadKernel(path, name, impl->spec);
     } catch (...) {
-      frontend::setExplain(nullptr);
+      frontend::setExplain(before);
       throw;
     }
-    frontend::setExplain(nullptr);
+    frontend::setExplain(before);
     impl->explain = why.str();
     transforms::PassManager pm;
     pm.add("canonicalize");
     pm.run(*impl->tile.module);
     impl->name = impl->tile.kernel->name;
+    impl->path = path;
     impl->simt = driver::simtOnly(*impl->tile.kernel);
     impl->tileText = ir::print(*impl->tile.module);
     return Kernel(impl);
@@ -223,6 +248,16 @@ std::string Kernel::resources() const {
       out += line;
     }
     return out;
+  });
+}
+
+std::string Kernel::compileReport() const {
+  return guarded([&] {
+    const auto& cm = impl_->compile();
+    auto secs = [](double s) { return std::to_string(s).substr(0, 5); };
+    return cm.cacheHit ? "compiled: cached in " + cm.dir + "\n"
+                       : "compiled in " + secs(cm.nvccSeconds + cm.ptxasSeconds) + " s (" + cm.frontend + " " + secs(cm.nvccSeconds) +
+                             " s, ptxas " + secs(cm.ptxasSeconds) + " s) into " + cm.dir + "\n";
   });
 }
 

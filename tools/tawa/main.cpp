@@ -24,6 +24,7 @@
 #include "ir/Printer.h"
 #include "transforms/LowerAref.h"
 #include "transforms/PassManager.h"
+#include "tawa/tawa.h"
 
 using namespace tawa;
 
@@ -113,6 +114,17 @@ void addCudaFlags(CLI::App* c, WsFlags& w, bool trace) {
 }
 
 Location flagLoc(const std::string& f) { return Location::at(std::make_shared<const std::string>(f), 0, 0); }
+
+// Writes a compiled artifact to `out`, or to stdout for "" / "-".
+void writeOut(const std::string& out, const std::string& text, bool binary) {
+  if (out.empty() || out == "-") {
+    std::cout << text;
+    return;
+  }
+  std::ofstream f(out, binary ? std::ios::binary : std::ios::out);
+  f << text;
+  if (!f) throw UserError(flagLoc(out), "cannot write file");
+}
 
 void addWsFlags(CLI::App* c, WsFlags& w) {
   c->add_option("--depth,-D", w.opt.depth, "aref depth D: slots per ring, 1 to 8, or auto (the spec's num_stages within the shared memory, else 2)")
@@ -236,16 +248,19 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
 int cmdCompile(const Common& o, WsFlags& w, const std::string& emit, const std::string& out, const std::string& target,
                bool resourceUsage) {
   if (!target.empty()) {
-    driver::Spec spec = driver::parseSpec(o.spec);
-    if (w.explain) w.opt.explain = &std::cerr;
     cuda::checkTargetOptions(target, emit, out);
-    cuda::EmitOptions eo;
-    eo.profile = w.profile;
-    eo.profileCapacity = w.profileCapacity;
-    eo.pingPong = !w.noPingPong;
-    driver::LoadedKernel lk;
-    cuda::EmitResult er = cuda::emitForTarget(o.file, o.kernel, spec, w.opt, eo, lk);
-    return cuda::compileForTarget(er, target, emit, out, resourceUsage);
+    tawa::Options ko;
+    ko.depth = w.opt.depth, ko.mmaDepth = w.opt.mmaDepth, ko.consumers = w.opt.consumers, ko.persistent = w.opt.persistent;
+    ko.groupM = w.opt.groupM, ko.producerRegs = w.opt.producerRegs, ko.consumerRegs = w.opt.consumerRegs;
+    ko.pingPong = !w.noPingPong, ko.profile = w.profile, ko.profileCapacity = w.profileCapacity;
+    if (w.explain) ko.explain = &std::cerr;
+    const tawa::Kernel k = tawa::Kernel::load(o.file, o.kernel, o.spec, ko);
+    if (emit == "cuda") writeOut(out, k.cuda(), false);
+    if (emit == "ptx") writeOut(out, k.ptx(), false);
+    if (emit == "cubin") writeOut(out, k.cubin(), true);
+    // The report goes to stdout, or to stderr when the artifact itself went there.
+    if (resourceUsage) (out.empty() || out == "-" ? std::cerr : std::cout) << k.resources() << k.compileReport();
+    return 0;
   }
   if (w.profile) throw UserError(flagLoc("--profile"), "--profile instruments CUDA code", "add --target sm_90a");
   if (w.noPingPong) throw UserError(flagLoc("--no-ping-pong"), "--no-ping-pong changes CUDA code", "add --target sm_90a");
@@ -442,6 +457,9 @@ Examples:
     if (run->parsed()) return cmdRun(runCommon, grid, loads, save, seed, backend, threads, runWs, reps, warmup, checkMode);
   } catch (const UserError& e) {
     std::cerr << e.format() << "\n";
+    return 1;
+  } catch (const tawa::Error& e) {
+    std::cerr << e.what() << "\n";
     return 1;
   } catch (const InternalError& e) {
     std::cerr << e.what() << "\n";

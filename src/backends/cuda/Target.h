@@ -26,12 +26,5 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
 
 // The errors of a bad --target, --emit or -o, before anything is emitted.
 void checkTargetOptions(const std::string& target, const std::string& emit, const std::string& out);
-// Writes `er` as the stage `emit` asks for, after checkTargetOptions has passed. emit: "cuda" (the
-// .cu text), "ptx" or "cubin"; out: a file, or "" / "-" for stdout (not for a cubin).
-// resourceUsage: also compile and print registers, shared memory, spills and stack per kernel (to
-// stdout, or to stderr when the artifact itself goes to stdout). Returns the exit status; user
-// errors (unsupported IR, missing toolkit) are thrown as UserError.
-int compileForTarget(const EmitResult& er, const std::string& target, const std::string& emit, const std::string& out,
-                     bool resourceUsage);
 
 }  // namespace tawa::cuda
