@@ -99,6 +99,12 @@ struct CheckReport {
   std::string summary;   // one line: what ran and what agreed
 };
 
+struct ProfileReport {
+  std::string summary;  // per warp-group role: busy, waiting, issuing; the roofline position; advice
+  std::string json;     // the same summary and advice as JSON
+  std::string trace;    // the Chrome trace (open in https://ui.perfetto.dev)
+};
+
 class Kernel {
  public:
   // Loads kernel `name` from `path` (.py or .tir; "" picks the file's only kernel) specialized by
@@ -136,6 +142,12 @@ class Kernel {
   // another order) and every later one bit for bit with the first. A deadlock, race, out-of-bounds
   // access or difference is an Error naming the seed.
   CheckReport check(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, int seeds = 8) const;
+
+  // Runs the warp-specialized kernel once, profiled per warp group, on the caller's arrays (written as
+  // run() writes them): exec times each warp group's ops with tawa's cost model of an H200-class SM;
+  // emu runs the CUDA kernel emitted with its own clock64 records on the emulator (the same model
+  // advances its clock). Every figure is modelled, and says so.
+  ProfileReport profile(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt = {}) const;
 
   struct Impl;
 

@@ -141,7 +141,22 @@ NB_MODULE(_tawa, m) {
             nb::gil_scoped_release unlocked;
             return k.check(b, a, grid, seeds).summary;
           },
-          nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("seeds") = 8);
+          nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("seeds") = 8)
+      .def(
+          "profile",
+          [](const tawa::Kernel& k, const std::string& backend, nb::list args, std::array<int64_t, 3> grid, int threads, uint64_t seed) {
+            const std::vector<tawa::Arg> a = toArgs(args);
+            const tawa::Backend b = backendOf(backend);
+            tawa::RunOptions ro;
+            ro.threads = threads, ro.seed = seed;
+            tawa::ProfileReport r;
+            {
+              nb::gil_scoped_release unlocked;
+              r = k.profile(b, a, grid, ro);
+            }
+            return std::make_tuple(r.summary, r.json, r.trace);
+          },
+          nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("threads") = 0, nb::arg("seed") = 0);
 
   m.def("signature", [](const std::string& path, const std::string& kernel) {
     std::vector<std::tuple<std::string, bool, bool>> out;

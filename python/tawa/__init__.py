@@ -24,6 +24,7 @@ import os as _os
 from . import _tawa
 from .errors import TawaError
 from .jit import ArgumentError, CompiledKernel, JITFunction, jit, load, wrap
+from .profiler import profile
 
 __version__ = _tawa.version()
 
@@ -50,4 +51,4 @@ def kernels(path):
     return _tawa.kernels(path)
 
 
-__all__ = ["ArgumentError", "CompiledKernel", "JITFunction", "TawaError", "cdiv", "check", "jit", "kernels", "load", "wrap"]
+__all__ = ["ArgumentError", "CompiledKernel", "JITFunction", "TawaError", "cdiv", "check", "jit", "kernels", "load", "profile", "wrap"]

@@ -18,6 +18,7 @@ import re
 import threading
 
 from . import _tawa
+from . import profiler as _profiler
 from .errors import TawaError
 
 _NUMPY_DTYPES = {
@@ -397,6 +398,15 @@ class JITFunction:
         ck, bound, run_args, opts = self._get(args, kwargs)  # kwargs: a fresh dict of this call
         g = self._grid(grid, bound, opts)
         backend = opts.get("backend") or self.backend or "exec"
+        prof = _profiler.session()
+        if prof is not None:
+            if ck.simt:
+                ck._k.run(backend, run_args, g, opts.get("threads", 0), opts.get("seed", 0))
+                prof._record_unprofiled(ck.name, g, "not profiled: no tile.dot and no tensor descriptor, so no warp groups "
+                                                    "(the CUDA backend emits it as a SIMT kernel)")
+            else:
+                prof._record(ck.name, g, *ck._k.profile(backend, run_args, g, opts.get("threads", 0), opts.get("seed", 0)))
+            return ck
         seconds, _ = ck._k.run(backend, run_args, g, opts.get("threads", 0), opts.get("seed", 0))
         ck.last_run_seconds = seconds
         return ck

@@ -58,3 +58,25 @@ def test_check_catches_a_broken_lowering(rng):
         kernels.matmul.check((1, 1), a, b, c, 64, 64, 128, 128, 1, 64, 1, 64, 1, BM=64, BN=64, BK=32, seeds=8,
                              inject="skip-release")
     assert e.value.file == kernels.__file__
+
+
+@pytest.mark.parametrize("backend", ["exec", "emu"])
+def test_profile_block_records_each_launch_and_still_computes(rng, tmp_path, backend):
+    M, N, K = 128, 64, 256
+    a, b = rng.uniform(-1, 1, (M, K)).astype(np.float16), rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    x = rng.uniform(-1, 1, 300).astype(np.float32)
+    out = np.zeros_like(x)
+    with tawa.profile(trace_dir=str(tmp_path)) as prof:
+        kernels.matmul[(M // 64, N // 64)](a, b, c, M, N, K, K, 1, N, 1, N, 1, BM=64, BN=64, BK=64, backend=backend)
+        kernels.add[(3,)](x, x, out, 300, BLOCK=128, backend=backend)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.astype(np.float64), ref, rtol=2e-3, atol=2e-3 * np.sqrt(K))
+    np.testing.assert_array_equal(out, x + x)
+    assert [l.kernel for l in prof.launches] == ["matmul", "add"]
+    first, second = prof.launches
+    assert first.profiled and "modelled" in first.summary.lower() and "consumer" in first.summary.lower()
+    assert first.report and '"traceEvents"' in first.trace
+    assert not second.profiled and "SIMT" in second.summary
+    assert (tmp_path / "matmul.0.trace.json").exists()
+    assert tawa.profiler.session() is None  # the block ended

@@ -27,6 +27,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "profile/ProfileCommand.h"
 #include "transforms/PassManager.h"
 
 #ifndef TAWA_VERSION
@@ -401,6 +402,41 @@ CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::ar
     rep.summary = "@" + impl_->name + ": " + std::to_string(seeds) + " schedule(s) of the emitted CUDA kernel agree bit for bit, " +
                   "the first with the kernel as written on the executor; no deadlock, race, missing fence, out-of-bounds access or " +
                   "mbarrier misuse";
+    return rep;
+  });
+}
+
+ProfileReport Kernel::profile(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt) const {
+  return guarded([&] {
+    const ir::Func& f = *impl_->tile.kernel;
+    Bound b = bindArgs(f, args, grid);
+    // The spec with the launch's scalar values, for the FLOPs of a kernel with a dot (M, N, K).
+    driver::Spec spec = impl_->spec;
+    for (size_t k = 0; k < args.size(); ++k)
+      for (auto& e : spec.entries)
+        if (e.kind == driver::SpecEntry::Kind::Scalar && e.name == f.arg(k)->nameHint) {
+          if (auto* i = std::get_if<int64_t>(&args[k])) e.value = *i;
+          if (auto* d = std::get_if<double>(&args[k])) e.value = *d;
+        }
+    auto ws = driver::specialize(impl_->fresh(), passOptions(impl_->opt, nullptr), "nv");
+    driver::Bound input;
+    input.buffers = std::move(b.buffers), input.args = b.args, input.grid = grid;
+    profile::ProfileOptions po;
+    po.backend = backend == Backend::Exec ? "exec" : "emu";
+    po.ws = passOptions(impl_->opt, nullptr);
+    po.seed = opt.seed ? opt.seed : 1;
+    po.threads = opt.threads;
+    po.profileCapacity = impl_->opt.profileCapacity;
+    auto res = profile::profileBound(ws, spec, input, po);
+    ProfileReport rep;
+    std::ostringstream text, trace;
+    profile::printSummary(text, res.summary, res.advice);
+    profile::writeTrace(trace, res, po.backend);
+    rep.summary = text.str();
+    rep.json = profile::toJson(res.summary, res.advice).dump(2);
+    rep.trace = trace.str();
+    for (size_t i = 0; i < input.buffers.size(); ++i)
+      std::memcpy(b.arrays[i]->data, input.buffers[i].data.data(), input.buffers[i].data.size());
     return rep;
   });
 }

@@ -53,34 +53,9 @@ Examples:
 
 namespace {
 
-// --backend emu / cuda: the kernel's own --profile records, decoded into the recorder.
-ProfileResult profileEmitted(const std::string& path, const std::string& kernel, const driver::Spec& spec, const std::string& grid,
-                             const ProfileOptions& opt) {
-  const bool gpu = opt.backend == "cuda";
-  if (gpu) cuda::Driver::get();  // without a driver or a GPU: the runner's error, before any work
-  auto ws = driver::specialize(path, kernel, spec, opt.ws, "nv");
-  cuda::EmitOptions eo;
-  eo.profile = true;
-  eo.profileCapacity = opt.profileCapacity;
-  cuda::EmitResult er = cuda::emitCudaKernel(*ws.module, *ws.kernel, eo);
-  auto input = driver::bind(*ws.kernel, spec, grid, opt.dataSeed);
-  std::vector<BlockTrace> traces;
-  double executedFlops = 0;  // emulator: the work of the wgmma it ran (when the spec does not say M, N, K)
-  if (gpu) {  // the runner: compile, launch once checked against the executor, decode (clock64 measured)
-    cuda::GpuRunOptions g;
-    g.file = path, g.kernel = kernel, g.grid = grid, g.seed = opt.dataSeed, g.ws = opt.ws, g.threads = opt.threads;
-    g.reps = 1, g.warmup = 0;
-    g.profile = true, g.profileCapacity = opt.profileCapacity, g.profileTraces = &traces;
-    g.spec = opt.specText;
-    std::ostringstream log;
-    cuda::runOnGpu(g, log);
-  } else {
-    emu::Options o;
-    o.model = opt.model;
-    emu::LaunchStats st = emu::launch(er, input.args, input.buffers, input.grid, o);
-    executedFlops = st.mmaFlops;
-    traces = cuda::decodeProfile(er.profile, st.profile.data(), st.profile.size(), cuda::launchGrid(er, input.grid), opt.model.clockGHz);
-  }
+// The summary of the kernel's own --profile records, decoded into a recorder (`traces`).
+ProfileResult fromEmittedRecords(std::vector<BlockTrace> traces, const driver::LoadedKernel& ws, const driver::Spec& spec,
+                                 const driver::Bound& input, double executedFlops, bool gpu, const ProfileOptions& opt) {
   double flops = cuda::dotFlops(*ws.module, spec).value_or(executedFlops), bytes = 0;
   for (const auto& b : input.buffers) bytes += static_cast<double>(b.data.size());  // each buffer moved once
   ProfileResult res;
@@ -100,15 +75,41 @@ ProfileResult profileEmitted(const std::string& path, const std::string& kernel,
   return res;
 }
 
-}  // namespace
-
-ProfileResult profileKernel(const std::string& path, const std::string& kernel, const driver::Spec& spec,
-                            const std::string& grid, const ProfileOptions& opt) {
-  if (opt.backend == "emu" || opt.backend == "cuda") return profileEmitted(path, kernel, spec, grid, opt);
-  if (opt.backend != "exec")
-    throw UserError(where("--backend"), "unknown backend '" + opt.backend + "'", "backends: exec, emu, cuda");
+// --backend cuda: the runner compiles, launches once checked against the executor, and decodes the
+// kernel's records (clock64 measured).
+ProfileResult profileOnGpu(const std::string& path, const std::string& kernel, const driver::Spec& spec, const std::string& grid,
+                           const ProfileOptions& opt) {
+  cuda::Driver::get();  // without a driver or a GPU: the runner's error, before any work
   auto ws = driver::specialize(path, kernel, spec, opt.ws, "nv");
   auto input = driver::bind(*ws.kernel, spec, grid, opt.dataSeed);
+  std::vector<BlockTrace> traces;
+  cuda::GpuRunOptions g;
+  g.file = path, g.kernel = kernel, g.grid = grid, g.seed = opt.dataSeed, g.ws = opt.ws, g.threads = opt.threads;
+  g.reps = 1, g.warmup = 0;
+  g.profile = true, g.profileCapacity = opt.profileCapacity, g.profileTraces = &traces;
+  g.spec = opt.specText;
+  std::ostringstream log;
+  cuda::runOnGpu(g, log);
+  return fromEmittedRecords(std::move(traces), ws, spec, input, 0, true, opt);
+}
+
+}  // namespace
+
+ProfileResult profileBound(const driver::LoadedKernel& ws, const driver::Spec& spec, driver::Bound& input, const ProfileOptions& opt) {
+  if (opt.backend == "emu") {  // the kernel's own --profile records on the emulator (modelled clock)
+    cuda::EmitOptions eo;
+    eo.profile = true;
+    eo.profileCapacity = opt.profileCapacity;
+    cuda::EmitResult er = cuda::emitCudaKernel(*ws.module, *ws.kernel, eo);
+    emu::Options o;
+    o.model = opt.model;
+    emu::LaunchStats st = emu::launch(er, input.args, input.buffers, input.grid, o);
+    auto traces = cuda::decodeProfile(er.profile, st.profile.data(), st.profile.size(), cuda::launchGrid(er, input.grid), opt.model.clockGHz);
+    // the work of the wgmma it ran serves when the spec does not say M, N and K
+    return fromEmittedRecords(std::move(traces), ws, spec, input, st.mmaFlops, false, opt);
+  }
+  if (opt.backend != "exec")
+    throw UserError(where("--backend"), "unknown backend '" + opt.backend + "'", "backends: exec, emu, cuda");
   ProfileResult res;
   res.recorder = std::make_unique<Recorder>(opt.model, opt.eventsPerBlock);
   exec::LaunchOptions lo;
@@ -121,6 +122,30 @@ ProfileResult profileKernel(const std::string& path, const std::string& kernel, 
   res.summary = summarize(*res.recorder, ws.kernel->name, tunerParams(opt, *ws.kernel));
   res.advice = advise(res.summary);
   return res;
+}
+
+ProfileResult profileKernel(const std::string& path, const std::string& kernel, const driver::Spec& spec,
+                            const std::string& grid, const ProfileOptions& opt) {
+  if (opt.backend == "cuda") return profileOnGpu(path, kernel, spec, grid, opt);
+  if (opt.backend != "exec" && opt.backend != "emu")
+    throw UserError(where("--backend"), "unknown backend '" + opt.backend + "'", "backends: exec, emu, cuda");
+  auto ws = driver::specialize(path, kernel, spec, opt.ws, "nv");
+  auto input = driver::bind(*ws.kernel, spec, grid, opt.dataSeed);
+  return profileBound(ws, spec, input, opt);
+}
+
+void writeTrace(std::ostream& os, const ProfileResult& res, const std::string& backend) {
+  TraceMeta meta;
+  meta.kernel = res.summary.kernel;
+  meta.device = res.summary.device;
+  meta.cyclesPerUs = res.recorder->model().cyclesPerUs();
+  if (backend == "emu")
+    meta.note = "modelled: the kernel's own --profile records, timed by the CPU emulator's clock (tawa's cost model), not by a GPU";
+  if (backend == "cuda") {
+    meta.modelled = false;
+    meta.note = "measured on GPU 0: clock64 within a block, %globaltimer between blocks; cycles shown at 1.98 GHz";
+  }
+  writeChromeTrace(os, res.recorder->traces(), meta);
 }
 
 void addProfileCommand(CLI::App& app, std::function<int()>& action) {
@@ -180,17 +205,7 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
         {
           std::ofstream os(out);
           if (!os) throw UserError(where(out), "cannot write the trace file");
-          TraceMeta meta;
-          meta.kernel = res.summary.kernel;
-          meta.device = res.summary.device;
-          meta.cyclesPerUs = res.recorder->model().cyclesPerUs();
-          if (f->opt.backend == "emu")
-            meta.note = "modelled: the kernel's own --profile records, timed by the CPU emulator's clock (tawa's cost model), not by a GPU";
-          if (f->opt.backend == "cuda") {
-            meta.modelled = false;
-            meta.note = "measured on GPU 0: clock64 within a block, %globaltimer between blocks; cycles shown at 1.98 GHz";
-          }
-          writeChromeTrace(os, res.recorder->traces(), meta);
+          writeTrace(os, res, f->opt.backend);
         }
         if (f->json) {
           auto j = toJson(res.summary, res.advice);

@@ -20,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "driver/Launch.h"
 #include "driver/Spec.h"
 #include "profile/Recorder.h"
 #include "profile/Summary.h"
@@ -48,6 +49,14 @@ struct ProfileResult {
 // Specializes, runs with the recorder and summarizes. UserError for bad kernels, specs or grids.
 ProfileResult profileKernel(const std::string& path, const std::string& kernel, const driver::Spec& spec,
                             const std::string& grid, const ProfileOptions& opt);
+
+// profileKernel's exec and emu backends on given inputs: `ws` the kernel specialized to stage "nv",
+// `input` its arguments and buffers (written as the launch writes them), `spec` for the FLOPs of a
+// kernel with a dot (its integer entries M, N, K).
+ProfileResult profileBound(const driver::LoadedKernel& ws, const driver::Spec& spec, driver::Bound& input, const ProfileOptions& opt);
+
+// The Chrome trace of a profile (with the note that says how `backend` timed it).
+void writeTrace(std::ostream& os, const ProfileResult& res, const std::string& backend);
 
 void addProfileCommand(CLI::App& app, std::function<int()>& action);
 

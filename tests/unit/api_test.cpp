@@ -190,3 +190,33 @@ TEST(Api, CheckRunsThePipelineUnderManySeedsAndCatchesABrokenLowering) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Api, ProfileRunsTheKernelAndSummarizesEachRole) {
+  const int n = 64 * 4;
+  std::vector<uint16_t> a(n * 64), b(64 * 64), c(n * 64, 0);
+  auto af = randomFloats(a.size()), bf = randomFloats(b.size());
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint16_t>(tawa::ir::encodeFloat(tawa::ir::Scalar::F16, af[i]));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint16_t>(tawa::ir::encodeFloat(tawa::ir::Scalar::F16, bf[i]));
+  auto k = tawa::Kernel::load(kSrc + "/examples/matmul.py", "matmul_kernel",
+                              "a_ptr:*fp16, b_ptr:*fp16, c_ptr:*fp16, M:i32, N:i32, K:i32, stride_am:i32, stride_ak:i32, "
+                              "stride_bk:i32, stride_bn:i32, stride_cm:i32, stride_cn:i32, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=1");
+  auto rep = k.profile(tawa::Backend::Exec,
+                       {tawa::Array{a.data(), "fp16", n * 64}, tawa::Array{b.data(), "fp16", 64 * 64}, tawa::Array{c.data(), "fp16", n * 64},
+                        int64_t{n}, int64_t{64}, int64_t{64}, int64_t{64}, int64_t{1}, int64_t{64}, int64_t{1}, int64_t{64}, int64_t{1}},
+                       {4, 1, 1});
+  EXPECT_NE(rep.summary.find("modelled"), std::string::npos) << rep.summary;
+  EXPECT_NE(rep.summary.find("producer"), std::string::npos) << rep.summary;
+  EXPECT_NE(rep.json.find("\"advice\""), std::string::npos) << rep.json;
+  EXPECT_NE(rep.trace.find("traceEvents"), std::string::npos);
+  // The profiled launch computed C like any other.
+  for (int i = 0; i < n; i += 37)
+    for (int j = 0; j < 64; j += 13) {
+      double ref = 0;
+      for (int p = 0; p < 64; ++p) ref += half(a[i * 64 + p]) * half(b[p * 64 + j]);
+      ASSERT_NEAR(half(c[i * 64 + j]), ref, 2e-2) << i << "," << j;
+    }
+}
+
+}  // namespace
