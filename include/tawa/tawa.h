@@ -20,8 +20,10 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -154,6 +156,29 @@ class Kernel {
  private:
   explicit Kernel(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<Impl> impl_;
+};
+
+// The tuner's SQLite record (the file `tawa tune --record` reads and writes), for launchers that tune
+// a kernel's configurations themselves (tawa.autotune): a restarted process finds what was measured.
+// Measurements go to `device` (created when new) when one is named: results that are not this
+// host's, such as figures of tawa's cost model, are never ranked with the host's own.
+class TuneRecord {
+ public:
+  explicit TuneRecord(const std::string& path, const std::string& device = "");
+  ~TuneRecord();
+  TuneRecord(TuneRecord&&) noexcept;
+  // The program `name` (created when new), tuned over the configurations `space` describes.
+  int64_t program(const std::string& name, const std::string& kind, const std::string& space);
+  // The first measurement of `config`: seconds, or +inf when it failed; nothing when never measured.
+  std::optional<double> lookup(int64_t program, const std::string& config);
+  // A measurement (failed when `detail` is not empty); one transaction.
+  void add(int64_t program, const std::string& config, double seconds, const std::string& origin, const std::string& detail = "");
+  // The fastest configurations (mean seconds), failed ones left out.
+  std::vector<std::pair<std::string, double>> best(int64_t program, size_t top);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // The @triton.jit (or @tawa.jit) functions of a Python file, with their parameters as written: what a

@@ -4,6 +4,8 @@
 // hint; the GIL is released while a kernel compiles or runs.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/array.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -157,6 +159,14 @@ NB_MODULE(_tawa, m) {
             return std::make_tuple(r.summary, r.json, r.trace);
           },
           nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("threads") = 0, nb::arg("seed") = 0);
+
+  nb::class_<tawa::TuneRecord>(m, "TuneRecord")
+      .def(nb::init<const std::string&, const std::string&>(), nb::arg("path"), nb::arg("device") = "")
+      .def("program", &tawa::TuneRecord::program, nb::arg("name"), nb::arg("kind"), nb::arg("space"))
+      .def("lookup", &tawa::TuneRecord::lookup, nb::arg("program"), nb::arg("config"))
+      .def("add", &tawa::TuneRecord::add, nb::arg("program"), nb::arg("config"), nb::arg("seconds"), nb::arg("origin"),
+           nb::arg("detail") = "")
+      .def("best", &tawa::TuneRecord::best, nb::arg("program"), nb::arg("top") = 1);
 
   m.def("signature", [](const std::string& path, const std::string& kernel) {
     std::vector<std::tuple<std::string, bool, bool>> out;

@@ -25,6 +25,7 @@ from . import _tawa
 from .errors import TawaError
 from .jit import ArgumentError, CompiledKernel, JITFunction, jit, load, wrap
 from .profiler import profile
+from .autotune import Autotuner, Config, autotune
 
 __version__ = _tawa.version()
 
@@ -51,4 +52,4 @@ def kernels(path):
     return _tawa.kernels(path)
 
 
-__all__ = ["ArgumentError", "CompiledKernel", "JITFunction", "TawaError", "cdiv", "check", "jit", "kernels", "load", "profile", "wrap"]
+__all__ = ["ArgumentError", "Autotuner", "Config", "autotune", "CompiledKernel", "JITFunction", "TawaError", "cdiv", "check", "jit", "kernels", "load", "profile", "wrap"]

@@ -479,9 +479,15 @@ def load(path, name=None, backend=None, do_not_specialize=()):
 
 
 def wrap(kernel, backend=None):
-    """A tawa kernel from an existing ``triton.jit`` function, also one wrapped by ``triton.autotune``
-    or ``triton.heuristics`` (their decorators are read from the source: the first config's values
-    serve for constexprs the launch leaves out). Its ``do_not_specialize`` lists carry over."""
+    """A tawa kernel from an existing ``triton.jit`` function. One wrapped by ``triton.autotune``
+    becomes a tawa.autotune launcher over the same configurations and key; under
+    ``triton.heuristics`` the front end reads the decorator from the source. Its
+    ``do_not_specialize`` lists carry over."""
+    if type(kernel).__name__ == "Autotuner" and hasattr(kernel, "configs") and hasattr(kernel, "keys"):
+        # triton.autotune: tuned the same way, with tawa's record (see tawa.autotune)
+        from .autotune import Autotuner
+
+        return Autotuner(wrap(kernel.fn, backend), kernel.configs, kernel.keys)
     k, jf = kernel, None
     while not hasattr(k, "__code__") and hasattr(k, "fn"):
         if jf is None and hasattr(k, "do_not_specialize"):

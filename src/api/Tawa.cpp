@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -28,6 +29,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "profile/ProfileCommand.h"
+#include "tune/Record.h"
 #include "transforms/PassManager.h"
 
 #ifndef TAWA_VERSION
@@ -439,6 +441,48 @@ ProfileReport Kernel::profile(Backend backend, const std::vector<Arg>& args, std
       std::memcpy(b.arrays[i]->data, input.buffers[i].data.data(), input.buffers[i].data.size());
     return rep;
   });
+}
+
+struct TuneRecord::Impl {
+  std::unique_ptr<tune::Record> record;
+};
+
+TuneRecord::TuneRecord(const std::string& path, const std::string& device) : impl_(std::make_unique<Impl>()) {
+  guarded([&] {
+    impl_->record = std::make_unique<tune::Record>(path);
+    if (!device.empty()) impl_->record->selectDevice(device);
+    return 0;
+  });
+}
+TuneRecord::~TuneRecord() = default;
+TuneRecord::TuneRecord(TuneRecord&&) noexcept = default;
+
+int64_t TuneRecord::program(const std::string& name, const std::string& kind, const std::string& space) {
+  return guarded([&] { return impl_->record->program(name, kind, "", space); });
+}
+
+std::optional<double> TuneRecord::lookup(int64_t program, const std::string& config) {
+  return guarded([&]() -> std::optional<double> {
+    auto m = impl_->record->lookup(program, config);
+    if (!m) return std::nullopt;
+    return m->ok() ? m->seconds : std::numeric_limits<double>::infinity();
+  });
+}
+
+void TuneRecord::add(int64_t program, const std::string& config, double seconds, const std::string& origin, const std::string& detail) {
+  guarded([&] {
+    tune::Measurement m;
+    m.seconds = seconds;
+    m.repetitions = {seconds};
+    m.origin = origin;
+    if (!detail.empty()) m.status = "failed", m.detail = detail;
+    impl_->record->add(program, config, m);
+    return 0;
+  });
+}
+
+std::vector<std::pair<std::string, double>> TuneRecord::best(int64_t program, size_t top) {
+  return guarded([&] { return impl_->record->best(program, top); });
 }
 
 std::vector<SourceParam> signature(const std::string& path, const std::string& kernel) {

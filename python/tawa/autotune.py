@@ -1,0 +1,168 @@
+"""``@tawa.autotune(configs=[...], key=[...])``: Triton's autotuning interface, on tawa's tuner record.
+
+For each new value of the ``key`` arguments the launcher measures every configuration once, keeps
+the fastest, and launches with it. Measurements go into the SQLite record that ``tawa tune`` keeps
+(``record=``, default ``$TAWA_CACHE_DIR/autotune.db`` or ``~/.cache/tawa/autotune.db``), so a restarted
+process reuses what was tuned instead of tuning again.
+
+What is measured: on the CPU backends (exec, emu) a kernel's GPU time cannot be timed, so each
+configuration is ranked by the modelled time of its profiled launch (tawa's cost model of an
+H200-class SM, as ``tawa.profile`` reports it), recorded under the device "tawa cost model (H200,
+modelled)" so that modelled figures are never ranked with measured ones. Trial launches run on
+copies of the array arguments: the caller's arrays see only the final launch.
+"""
+
+import json
+import os
+import threading
+
+from . import _tawa
+from .errors import TawaError
+from .jit import JITFunction, _array, wrap
+from .profiler import profile
+
+MODEL_DEVICE = "tawa cost model (H200, modelled)"
+
+
+class Config:
+    """One configuration: constexpr values (``kwargs``) and launch options, as ``triton.Config``."""
+
+    def __init__(self, kwargs, num_warps=None, num_stages=None):
+        self.kwargs = dict(kwargs)
+        self.num_warps = num_warps
+        self.num_stages = num_stages
+
+    def all_kwargs(self):
+        out = dict(self.kwargs)
+        if self.num_warps is not None:
+            out["num_warps"] = self.num_warps
+        if self.num_stages is not None:
+            out["num_stages"] = self.num_stages
+        return out
+
+    def __repr__(self):
+        return f"Config({self.all_kwargs()})"
+
+
+def _config_of(c):
+    """A tawa Config from a tawa.Config or a triton.Config (its kwargs, num_warps, num_stages)."""
+    if isinstance(c, Config):
+        return c
+    if hasattr(c, "kwargs"):
+        return Config(c.kwargs, getattr(c, "num_warps", None), getattr(c, "num_stages", None))
+    raise TypeError(f"a configuration must be a tawa.Config or a triton.Config, got {type(c).__name__}")
+
+
+def _default_record():
+    d = os.environ.get("TAWA_CACHE_DIR")
+    if not d:
+        d = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tawa")
+    os.makedirs(d, exist_ok=True)
+    return os.path.join(d, "autotune.db")
+
+
+def _key_value(v):
+    a = _array(v)
+    if a is not None and not isinstance(a[0], str):
+        return f"{a[1]}{list(getattr(v, 'shape', ()))}"
+    return repr(v)
+
+
+def _copy(v):
+    if type(v).__name__ == "ndarray":
+        return v.copy()
+    if hasattr(v, "clone") and hasattr(v, "data_ptr"):
+        return v.clone()
+    return v
+
+
+class Autotuner:
+    """A kernel launched with the fastest of its configurations for each value of its key."""
+
+    def __init__(self, fn, configs, key, record=None):
+        self.fn = fn if isinstance(fn, JITFunction) else wrap(fn)
+        self.configs = [_config_of(c) for c in configs]
+        if not self.configs:
+            raise ValueError("tawa.autotune needs at least one configuration")
+        self.key = list(key)
+        self.record_path = record
+        self.best = {}  # key values -> Config
+        self.measured = 0  # configurations measured by this process
+        self._lock = threading.Lock()
+        self.__name__ = self.fn.__name__
+
+    def _record(self):
+        return _tawa.TuneRecord(self.record_path or _default_record(), MODEL_DEVICE)
+
+    def _tune(self, grid, args, kwargs, keyvals, backend):
+        name = f"{self.fn.path}:{self.fn.__name__}[{', '.join(f'{k}={v}' for k, v in zip(self.key, keyvals))}]"
+        space = json.dumps([c.all_kwargs() for c in self.configs], sort_keys=True)
+        rec = self._record()
+        prog = rec.program(name, "tawa.autotune", space)
+        times = []
+        for c in self.configs:
+            text = json.dumps(c.all_kwargs(), sort_keys=True)
+            t = rec.lookup(prog, text)
+            if t is None:
+                t = self._measure(grid, args, kwargs, c, backend)
+                rec.add(prog, text, t, "tawa.autotune", "" if t != float("inf") else "the trial launch failed")
+                self.measured += 1
+            times.append(t)
+        best = min(range(len(times)), key=lambda i: times[i])
+        if times[best] == float("inf"):
+            raise TawaError(f"{self.fn.path}:{self.fn.def_line}:1: error: every configuration of '{self.fn.__name__}' failed",
+                            self.fn.path, self.fn.def_line, 1, f"every configuration of '{self.fn.__name__}' failed")
+        return self.configs[best]
+
+    def _measure(self, grid, args, kwargs, config, backend):
+        trial_args = [_copy(a) for a in args]
+        trial_kwargs = {k: _copy(v) for k, v in kwargs.items()}
+        trial_kwargs.update(config.all_kwargs())
+        with profile() as prof:
+            self.fn[grid](*trial_args, backend=backend, **trial_kwargs)
+        launch = prof.launches[0]
+        if not launch.profiled:
+            raise TawaError(f"{self.fn.path}:{self.fn.def_line}:1: error: tawa.autotune ranks configurations on the CPU by "
+                            "the cost model's modelled time, which needs a warp-specialized kernel; "
+                            f"'{self.fn.__name__}' has no tile.dot and no tensor descriptor",
+                            self.fn.path, self.fn.def_line, 1, "the kernel has no warp-specialized form to model",
+                            "launch it with fixed constexprs instead")
+        return launch.report["kernel_us"] * 1e-6
+
+    def _run(self, grid, args, kwargs):
+        params = self.fn._signature()
+        index = {p[0]: i for i, p in enumerate(params)}
+        backend = kwargs.get("backend") or self.fn.backend or "exec"
+        keyvals = []
+        for k in self.key:
+            if k in kwargs:
+                keyvals.append(_key_value(kwargs[k]))
+            elif k in index and index[k] < len(args):
+                keyvals.append(_key_value(args[index[k]]))
+            else:
+                raise TypeError(f"tawa.autotune key '{k}' is not an argument of this launch of '{self.fn.__name__}'")
+        keyvals = tuple(keyvals)
+        config = self.best.get(keyvals)
+        if config is None:
+            with self._lock:
+                config = self.best.get(keyvals)
+                if config is None:
+                    config = self._tune(grid, args, {k: v for k, v in kwargs.items() if k != "backend"}, keyvals, backend)
+                    self.best[keyvals] = config
+        return self.fn[grid](*args, **kwargs, **config.all_kwargs())
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self._run(grid, args, kwargs)
+
+    def __repr__(self):
+        return f"<tawa.Autotuner {self.__name__}: {len(self.configs)} configurations, key {self.key}>"
+
+
+def autotune(configs, key, record=None):
+    """Decorates a ``@tawa.jit`` kernel (or a ``triton.jit`` one) to launch with the fastest of
+    ``configs`` for each value of the ``key`` arguments (see the module's description)."""
+
+    def deco(fn):
+        return Autotuner(fn, configs, key, record)
+
+    return deco
