@@ -42,12 +42,14 @@ def test_wrap_carries_do_not_specialize_and_reads_autotune_configs(tmp_path, rng
         "    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
         "    tl.store(out + i, -tl.load(x + i, mask=i < n), mask=i < n)\n")
     mod = _import(str(p), "tuned")
-    k = tawa.wrap(mod.neg)
+    assert isinstance(tawa.wrap(mod.neg), tawa.Autotuner)
+    k = tawa.wrap(mod.neg.fn)  # the triton.jit function under the autotuner
+    assert isinstance(k, tawa.JITFunction)
     n = int(rng.integers(100, 1000))
     x = rng.uniform(-1, 1, n).astype(np.float32)
     out = np.zeros_like(x)
     assert k.specialization_key(x, out, 32)[2] == ("i32", False)
-    k[(tawa.cdiv(n, 128),)](x, out, n)  # BLOCK from the first config
+    k[(tawa.cdiv(n, 128),)](x, out, n)  # BLOCK from the first config, which the front end reads from the source
     np.testing.assert_array_equal(out, -x)
 
 
