@@ -66,3 +66,14 @@ def test_load_reads_a_file_whose_imports_this_process_lacks(rng):
 def test_wrap_refuses_what_is_no_kernel():
     with pytest.raises(TypeError):
         tawa.wrap(42)
+
+
+def test_the_first_python_example_runs():
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, os.path.join(EXAMPLES, "python", "first.py")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    err = float(p.stdout.split("max |error| ")[1].split()[0])
+    assert err < 0.05, p.stdout
+    assert "agrees bit for bit" in p.stdout and "modelled" in p.stdout and "wg.region" in p.stdout and "sm_90a" in p.stdout
