@@ -356,13 +356,13 @@ CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::ar
     const ir::Func& f = *impl_->tile.kernel;
     const Bound b = bindArgs(f, args, grid);
     CheckReport rep;
-    rep.seeds = seeds;
     rep.programs = grid[0] * grid[1] * grid[2];
     if (backend == Backend::Exec) {
       driver::Bound input;
       input.buffers = b.buffers, input.args = b.args, input.grid = grid;
       auto nv = reparse(impl_->stageText("nv"), impl_->name);
       auto r = driver::checkSpecialized(impl_->tile, nv, input, seeds);
+      rep.seeds = r.seeds;  // what ran
       rep.summary = "@" + impl_->name + ": the warp-specialized kernel (P = " + std::to_string(r.mmaDepth) + ") agrees bit for bit " +
                     "with the kernel as written under " + std::to_string(seeds) + " interleaving(s) of its warp groups on the executor; " +
                     "no deadlock, slot race or out-of-bounds access";
@@ -395,11 +395,13 @@ CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::ar
                                        " instead of " + std::to_string(c.want) + "; tolerance " + std::to_string(c.rtol) + " relative)");
         }
         first = std::move(got);
+        rep.seeds = 1;
         continue;
       }
       if (auto d = emu::firstDifference(got, first))
         throw UserError(f.loc, "schedule " + std::to_string(s) + " gives different results from schedule 1: " + *d,
                         "the kernel's result depends on the order its threads run in: a race");
+      rep.seeds = s;
     }
     rep.summary = "@" + impl_->name + ": " + std::to_string(seeds) + " schedule(s) of the emitted CUDA kernel agree bit for bit, " +
                   "the first with the kernel as written on the executor; no deadlock, race, missing fence, out-of-bounds access or " +
