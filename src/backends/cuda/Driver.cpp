@@ -1,5 +1,7 @@
 #include "backends/cuda/Driver.h"
 
+#include <algorithm>
+
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -65,18 +67,22 @@ TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& 
   int64_t cols = valueOf(s.cols, intArgs, p, "column count");
   int64_t rowStride = valueOf(s.rowStride, intArgs, p, "row stride");
   int64_t colStride = valueOf(s.colStride, intArgs, p, "column stride");
+  // Located at the kernel source the descriptor comes from (the user's load or make_desc).
   auto bad = [&](const std::string& why, const std::string& fix = {}) -> UserError {
-    return UserError(where(), "tensor map " + p + ": " + why, fix);
+    return UserError(s.loc.known() ? s.loc : where(), "tensor map " + p + ": " + why, fix);
   };
   if (rows <= 0 || cols <= 0)
     throw bad("the tensor is " + std::to_string(rows) + "x" + std::to_string(cols) + "; both extents must be positive");
   if (colStride != 1)
-    throw bad("the inner (column) stride is " + std::to_string(colStride) + "; TMA needs contiguous rows (stride 1)");
+    throw bad("the inner (column) stride is " + std::to_string(colStride) + "; TMA needs contiguous rows (stride 1)",
+              "pass an array contiguous along the dimension this access walks fastest (a copy: numpy.ascontiguousarray, "
+              "tensor.contiguous())");
   if (rowStride < cols)
     throw bad("the row stride " + std::to_string(rowStride) + " is smaller than the row length " + std::to_string(cols));
   if ((rowStride * elemBytes) % 16 != 0)
     throw bad("the row stride is " + std::to_string(rowStride * elemBytes) + " bytes; TMA needs a multiple of 16",
-              "pad the rows so that each starts 16-byte aligned");
+              "pad the rows so that each starts 16-byte aligned (a row stride that is a multiple of " +
+                  std::to_string(16 / std::max<int64_t>(1, elemBytes)) + " elements)");
   if (base % 16 != 0) throw bad("the base address is not 16-byte aligned");
   if (s.boxRows <= 0 || s.boxCols <= 0 || s.boxRows > 256 || s.boxCols > 256)
     throw bad("the box is " + std::to_string(s.boxRows) + "x" + std::to_string(s.boxCols) + "; each side must be 1..256");

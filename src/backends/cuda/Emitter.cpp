@@ -698,6 +698,7 @@ class Emitter {
     const Value* base = op.operand(0);
     TensorMapSpec s;
     s.param = nameFor(op.result());
+    s.loc = op.loc();
     s.elem = d.scalar;
     s.rowStride = hostValue(op, op.operand(3));
     s.colStride = hostValue(op, op.operand(4));

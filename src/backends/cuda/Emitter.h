@@ -97,6 +97,7 @@ struct TensorMapSpec {
   std::vector<SliceDim> slices; // dimensions 2, 3, ... of the map (at most 3; the emitter makes one)
   int64_t boxRows = 0, boxCols = 0;  // the box one TMA copy moves (boxCols is the inner dimension)
   int swizzleBytes = 0;         // 0 (none), 32, 64 or 128: CU_TENSOR_MAP_SWIZZLE_*
+  Location loc;                 // the source the descriptor comes from (a make_desc, or the load block-access made one for)
   int rank() const { return 2 + static_cast<int>(slices.size()); }
 };
 
