@@ -77,3 +77,24 @@ def test_the_first_python_example_runs():
     err = float(p.stdout.split("max |error| ")[1].split()[0])
     assert err < 0.05, p.stdout
     assert "agrees bit for bit" in p.stdout and "modelled" in p.stdout and "wg.region" in p.stdout and "sm_90a" in p.stdout
+
+
+@pytest.mark.parametrize("backend", ["exec", "emu"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_attention_from_python(rng, backend, causal):
+    # examples/attention.py (FlashAttention's structure, device-side tensor descriptors) on numpy
+    # arrays; the reference is softmax(Q K^T * scale) V in float64.
+    k = tawa.load(os.path.join(EXAMPLES, "attention.py"), "attn_fwd")
+    Z, H, N_CTX, D = 1, 2, 128, 64
+    q, kk, v = (rng.uniform(-1, 1, (Z * H * N_CTX, D)).astype(np.float16) for _ in range(3))
+    out = np.zeros_like(q)
+    scale = float(rng.uniform(0.05, 0.2))
+    k[(N_CTX // 64, Z * H)](q, kk, v, out, scale, Z, H, N_CTX=N_CTX, HEAD_DIM=D, BLOCK_M=64, BLOCK_N=64, CAUSAL=causal,
+                            backend=backend)
+    qh, kh, vh = (x.astype(np.float64).reshape(Z * H, N_CTX, D) for x in (q, kk, v))
+    s = qh @ kh.transpose(0, 2, 1) * scale
+    if causal:
+        s = np.where(np.tril(np.ones((N_CTX, N_CTX), bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    ref = (p / p.sum(axis=-1, keepdims=True)) @ vh
+    np.testing.assert_allclose(out.astype(np.float64).reshape(Z * H, N_CTX, D), ref, rtol=1e-2, atol=1e-2)
