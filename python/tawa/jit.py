@@ -107,6 +107,28 @@ def _array(x):
     return (addr, dtype, extent, not addr & 15)
 
 
+class TensorDescriptor:
+    """A host tensor descriptor, as Triton's ``triton.tools.tensor_descriptor.TensorDescriptor``:
+    ``base`` (an array), its ``shape`` and ``strides`` (in elements) and the ``block_shape`` a load
+    or store moves. Triton's own class is accepted as well (with torch tensors)."""
+
+    def __init__(self, base, shape, strides, block_shape, padding="zero"):
+        self.base, self.shape, self.strides, self.block_shape, self.padding = base, list(shape), list(strides), list(block_shape), padding
+
+    @staticmethod
+    def from_tensor(base, block_shape):
+        strides = [s // base.itemsize for s in base.strides] if hasattr(base, "itemsize") else list(base.stride())
+        return TensorDescriptor(base, list(base.shape), strides, block_shape)
+
+    def __repr__(self):
+        return f"TensorDescriptor(shape={self.shape}, strides={self.strides}, block_shape={self.block_shape})"
+
+
+def _descriptor(v):
+    """True for a host tensor descriptor (tawa's or Triton's)."""
+    return type(v).__name__ == "TensorDescriptor" and all(hasattr(v, a) for a in ("base", "shape", "strides", "block_shape"))
+
+
 def _dtype_name(v):
     """Triton's short name of a dtype object (tawa.language or triton.language), else None."""
     if type(v).__name__ == "dtype" and isinstance(getattr(v, "name", None), str):
@@ -278,6 +300,11 @@ class JITFunction:
                     raise self._array_error(self._params[i][0], a)
                 key.append((a[1], a[3] and not no_align[i], "*"))
                 run_args.append(a[:3])
+            elif _descriptor(v):
+                a = self._descriptor_arg(self._params[i][0], v)
+                # tawa makes the descriptor at the kernel's entry from these constants: its shape is part of the key
+                key.append((a[1], tuple(v.block_shape), tuple(v.shape), "desc"))
+                run_args.append(a[:3])
             elif t is bool:
                 key.append("i1")
                 run_args.append(int(v))
@@ -295,6 +322,34 @@ class JITFunction:
                                   "pass a numpy array, a torch tensor, an int, a float, a bool or None")
         return tuple(key), run_args
 
+    def _descriptor_arg(self, name, d):
+        """The base array of a host descriptor, after the checks tawa's row-major descriptors need."""
+        a = _array(d.base)
+        if a is None:
+            raise self._error(f"descriptor '{name}': its base is a {type(d.base).__name__}, not an array")
+        if isinstance(a[0], str):
+            raise self._array_error(name, a)
+        shape, strides, block = [int(x) for x in d.shape], [int(x) for x in d.strides], [int(x) for x in d.block_shape]
+        if not (len(shape) == len(strides) == len(block)) or not shape:
+            raise self._error(f"descriptor '{name}': shape {shape}, strides {strides} and block {block} differ in rank")
+        if getattr(d, "padding", "zero") != "zero":
+            raise self._error(f"descriptor '{name}': padding '{d.padding}' is not supported; out-of-bounds reads give zeros")
+        row_major = [1] * len(shape)
+        for j in range(len(shape) - 2, -1, -1):
+            row_major[j] = row_major[j + 1] * shape[j + 1]
+        if strides != row_major:
+            raise self._error(f"descriptor '{name}': strides {strides} are not the row-major strides {row_major} of shape {shape}",
+                              "tawa's host descriptors are row-major over their shape: pass a contiguous array, or make "
+                              "the descriptor in the kernel (tl.make_tensor_descriptor) with the strides as arguments")
+        size = 1
+        for n in shape:
+            size *= n
+        if a[2] < size:
+            raise self._error(f"descriptor '{name}': shape {shape} needs {size} elements, its base holds {a[2]}")
+        if any(not 1 <= b <= 256 for b in block):
+            raise self._error(f"descriptor '{name}': block {block} must be 1 to 256 in each dimension")
+        return a
+
     def _spec_text(self, key):
         """The signature spec a key stands for (x:*fp16:16, n:i32, BLOCK=64, ...)."""
         spec = []
@@ -302,7 +357,9 @@ class JITFunction:
             if k is None:
                 continue
             if isinstance(k, tuple):
-                if k[-1] == "*":
+                if k[-1] == "desc":
+                    spec.append(f"{name}:tensordesc<{k[0]}[{', '.join(map(str, k[1]))}]>[{', '.join(map(str, k[2]))}]")
+                elif k[-1] == "*":
                     spec.append(f"{name}:*{k[0]}:16" if k[1] else f"{name}:*{k[0]}")
                 else:
                     spec.append(f"{name}:{k[0]}")

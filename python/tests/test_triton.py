@@ -98,3 +98,37 @@ def test_fused_attention_from_python(rng, backend, causal):
     p = np.exp(s - s.max(axis=-1, keepdims=True))
     ref = (p / p.sum(axis=-1, keepdims=True)) @ vh
     np.testing.assert_allclose(out.astype(np.float64).reshape(Z * H, N_CTX, D), ref, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("backend", ["exec", "emu"])
+def test_host_tensor_descriptors(rng, backend):
+    # A GEMM taking Triton's host TensorDescriptor arguments, B stored [N, K] and read transposed (as
+    # the persistent-matmul tutorial does).
+    k = tawa.load(os.path.join(os.path.dirname(__file__), "..", "..", "tests", "lit", "frontend", "Inputs", "host_desc.py"),
+                  "gemm_bt")
+    M, N, K = 64 * int(rng.integers(1, 4)), 64 * int(rng.integers(1, 3)), 64 * int(rng.integers(1, 4))
+    a, bt = rng.uniform(-1, 1, (M, K)).astype(np.float16), rng.uniform(-1, 1, (N, K)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    D = tawa.TensorDescriptor
+    k[(M // 64 * (N // 64),)](D.from_tensor(a, [64, 64]), D.from_tensor(bt, [64, 64]), D.from_tensor(c, [64, 64]), M, N, K,
+                             BM=64, BN=64, BK=64, backend=backend)
+    ref = a.astype(np.float64) @ bt.astype(np.float64).T
+    np.testing.assert_allclose(c.astype(np.float64), ref, rtol=2e-3, atol=2e-3 * np.sqrt(K))
+
+
+def test_host_descriptor_mistakes():
+    k = tawa.load(os.path.join(os.path.dirname(__file__), "..", "..", "tests", "lit", "frontend", "Inputs", "host_desc.py"),
+                  "copy_rows")
+    x = np.ones((128, 64), np.float32)
+    y = np.zeros((128, 32), np.float32)
+    view = x[:, :32]  # row stride 64, shape [128, 32]: not row-major over its shape
+    with pytest.raises(tawa.ArgumentError, match="not the row-major strides"):
+        k[(2,)](tawa.TensorDescriptor(view, [128, 32], [64, 1], [64, 32]), tawa.TensorDescriptor.from_tensor(y, [64, 32]), BM=64)
+    with pytest.raises(tawa.ArgumentError, match="needs 8192 elements"):
+        k[(2,)](tawa.TensorDescriptor(y, [256, 32], [32, 1], [64, 32]), tawa.TensorDescriptor.from_tensor(y, [64, 32]), BM=64)
+    with pytest.raises(tawa.ArgumentError, match="padding"):
+        k[(2,)](tawa.TensorDescriptor(y, [128, 32], [32, 1], [64, 32], padding="nan"), tawa.TensorDescriptor.from_tensor(y, [64, 32]),
+                BM=64)
+    src = np.arange(128 * 32, dtype=np.float32).reshape(128, 32)
+    k[(2,)](tawa.TensorDescriptor.from_tensor(src, [64, 32]), tawa.TensorDescriptor.from_tensor(y, [64, 32]), BM=64)
+    np.testing.assert_array_equal(y, src)
