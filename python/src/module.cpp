@@ -51,6 +51,16 @@ std::vector<tawa::Arg> toArgs(nb::list args) {
   return a;
 }
 
+// A launch's arguments, backend and options, converted while the GIL is held.
+struct Launch {
+  std::vector<tawa::Arg> args;
+  tawa::Backend backend;
+  tawa::RunOptions opt;
+  Launch(const std::string& backendName, nb::list a, int threads, uint64_t seed) : args(toArgs(a)), backend(backendOf(backendName)) {
+    opt.threads = threads, opt.seed = seed;
+  }
+};
+
 }  // namespace
 
 NB_MODULE(_tawa, m) {
@@ -123,40 +133,27 @@ NB_MODULE(_tawa, m) {
       .def(
           "run",
           [](const tawa::Kernel& k, const std::string& backend, nb::list args, std::array<int64_t, 3> grid, int threads, uint64_t seed) {
-            const std::vector<tawa::Arg> a = toArgs(args);
-            const tawa::Backend b = backendOf(backend);
-            tawa::RunOptions ro;
-            ro.threads = threads, ro.seed = seed;
-            tawa::RunStats st;
-            {
-              nb::gil_scoped_release unlocked;
-              st = k.run(b, a, grid, ro);
-            }
+            const Launch l(backend, args, threads, seed);
+            nb::gil_scoped_release unlocked;
+            const tawa::RunStats st = k.run(l.backend, l.args, grid, l.opt);
             return std::make_tuple(st.seconds, st.compileSeconds);
           },
           nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("threads") = 0, nb::arg("seed") = 0)
       .def(
           "check",
           [](const tawa::Kernel& k, const std::string& backend, nb::list args, std::array<int64_t, 3> grid, int seeds) {
-            const std::vector<tawa::Arg> a = toArgs(args);
-            const tawa::Backend b = backendOf(backend);
+            const Launch l(backend, args, 0, 0);
             nb::gil_scoped_release unlocked;
-            return k.check(b, a, grid, seeds).summary;
+            return k.check(l.backend, l.args, grid, seeds).summary;
           },
           nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("seeds") = 8)
       .def(
           "profile",
           [](const tawa::Kernel& k, const std::string& backend, nb::list args, std::array<int64_t, 3> grid, int threads, uint64_t seed) {
-            const std::vector<tawa::Arg> a = toArgs(args);
-            const tawa::Backend b = backendOf(backend);
-            tawa::RunOptions ro;
-            ro.threads = threads, ro.seed = seed;
-            tawa::ProfileReport r;
-            {
-              nb::gil_scoped_release unlocked;
-              r = k.profile(b, a, grid, ro);
-            }
-            return std::make_tuple(r.summary, r.json, r.trace);
+            const Launch l(backend, args, threads, seed);
+            nb::gil_scoped_release unlocked;
+            tawa::ProfileReport r = k.profile(l.backend, l.args, grid, l.opt);
+            return std::make_tuple(std::move(r.summary), std::move(r.json), std::move(r.trace));
           },
           nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("threads") = 0, nb::arg("seed") = 0);
 

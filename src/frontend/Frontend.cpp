@@ -78,15 +78,8 @@ std::vector<std::string> listKernels(const std::string& path) {
 
 std::vector<ParamInfo> signature(const std::string& path, const std::string& kernel) {
   auto file = scanSource(path, readFile(path));
-  const FunctionDef* f = parseFunction(*file, kernel);
-  if (!f) {
-    std::string known;
-    for (auto& j : file->jit) known += (known.empty() ? "" : ", ") + j.name;
-    throw UserError(Location::at(file->path, 1, 1), "no @triton.jit function named '" + kernel + "' in this file",
-                    known.empty() ? "the file has no @triton.jit functions" : "the jit functions here are: " + known);
-  }
   std::vector<ParamInfo> out;
-  for (const auto& p : f->params) out.push_back({p.name, p.isConstexpr, p.defaultValue != nullptr});
+  for (const auto& p : requireFunction(*file, kernel).params) out.push_back({p.name, p.isConstexpr, p.defaultValue != nullptr});
   return out;
 }
 

@@ -216,13 +216,7 @@ class Lowerer {
   Lowerer(SourceFile& file, const driver::Spec& spec) : file_(&file), root_(file), spec_(spec), b_(nullptr) {}
 
   std::unique_ptr<ir::Module> run(const std::string& kernel) {
-    const FunctionDef* fn = parseFunction(*file_, kernel);
-    if (!fn) {
-      std::string known;
-      for (auto& j : file_->jit) known += (known.empty() ? "" : ", ") + j.name;
-      throw UserError(Location::at(file_->path, 1, 1), "no @triton.jit function named '" + kernel + "' in this file",
-                      known.empty() ? "the file has no @triton.jit functions" : "the jit functions here are: " + known);
-    }
+    const FunctionDef* fn = &requireFunction(*file_, kernel);
     m_ = std::make_unique<ir::Module>();
     func_ = m_->addFunc(kernel, loc(fn->pos));
     b_ = ir::Builder(&func_->body, loc(fn->pos));

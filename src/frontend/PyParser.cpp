@@ -1025,6 +1025,14 @@ const FunctionDef* parseFunction(SourceFile& file, const std::string& name) {
   return nullptr;
 }
 
+const FunctionDef& requireFunction(SourceFile& file, const std::string& name) {
+  if (const FunctionDef* f = parseFunction(file, name)) return *f;
+  std::string known;
+  for (auto& j : file.jit) known += (known.empty() ? "" : ", ") + j.name;
+  throw UserError(Location::at(file.path, 1, 1), "no @triton.jit function named '" + name + "' in this file",
+                  known.empty() ? "the file has no @triton.jit functions" : "the jit functions here are: " + known);
+}
+
 ExprP parseGlobalValue(const SourceFile& file, size_t at) {
   const auto& t = file.tokens;
   size_t i = at + 1;

@@ -65,6 +65,8 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
 
 // Parses (once) the jit function `name`; null if the file has no such jit function.
 const FunctionDef* parseFunction(SourceFile& file, const std::string& name);
+// The same, or a UserError at the file naming the jit functions it has.
+const FunctionDef& requireFunction(SourceFile& file, const std::string& name);
 
 // Parses the expression of a module-level constexpr assignment starting at token `at`; null when it
 // is not of a form the subset reads.
