@@ -301,12 +301,67 @@ def fla_matmul_relu(i, c):  # one batch, no input, no alpha/beta: relu(a @ b), r
     return {"c": f16(np.maximum(i["a"] @ i["b"], 0.0))}
 
 
+def rms_norm_backward(i, c):  # casting_mode 0 (llama), fp32: each program sums dW over its rows
+    x, w, dy, rstd = i["X_ptr"], i["W_ptr"] + c["offset"], i["dY_ptr"], i["RSTD_ptr"]
+    m = dy * w
+    n = x.shape[1]
+    dx = rstd[:, None] * m - (rstd**3 / n * (m * x).sum(1))[:, None] * x
+    per = c["rows_per_program"]
+    dw = (dy * x * rstd[:, None]).reshape(-1, per, n).sum(1)
+    return {"dX_ptr": dx, "dW_ptr": dw}
+
+
+def rotate_half(x, cos, sin):  # x [..., hd]; cos, sin broadcast over [..., hd / 2]
+    h = x.shape[-1] // 2
+    x1, x2 = x[..., :h], x[..., h:]
+    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1)
+
+
+def liger_rope(i, c):  # forward, cos_bs 1: row s of cos/sin (its first hd / 2 entries) rotates position s
+    q, k = i["q_ptr"], i["k_ptr"]  # [bs, sl, heads, hd]
+    h = c["hd"] // 2
+    cos = i["cos"][0, :, :h][None, :, None, :]
+    sin = i["sin"][0, :, :h][None, :, None, :]
+    return {"q_ptr": rotate_half(q, cos, sin), "k_ptr": rotate_half(k, cos, sin)}
+
+
+def unsloth_rope(i, c):  # Q [batch, seq, heads, hd] rotated in place by row (position) s of cos/sin
+    q = i["Q"]
+    h = c["head_dim"] // 2
+    cos = i["cos"][:, :h][None, :, None, :]
+    sin = i["sin"][:, :h][None, :, None, :]
+    return {"Q": rotate_half(q, cos, sin)}
+
+
+def fla_rotary(i, c):  # not interleaved, R = D / 2, no offsets: y = x rotated by position t
+    x = i["x"]  # [B, T, H, D]
+    cos = i["cos"][None, :, None, :]
+    sin = i["sin"][None, :, None, :]
+    return {"y": rotate_half(x, cos, sin)}
+
+
+def qwen2vl_mrope(i, c):  # column j < hd / 2 takes its cos/sin from section t, h or w by mrope_section
+    q, k = i["q_ptr"], i["k_ptr"]  # [bs, sl, heads, hd]
+    h = c["hd"] // 2
+    t_end, h_end = c["mrope_section_t"], c["mrope_section_t"] + c["mrope_section_h"]
+    section = np.array([0 if j < t_end else 1 if j < h_end else 2 for j in range(h)])
+    cols = np.arange(h)
+    cos = i["cos"][section, :, :, cols].transpose(1, 2, 0)[:, :, None, :]  # [bs, sl, 1, h]
+    sin = i["sin"][section, :, :, cols].transpose(1, 2, 0)[:, :, None, :]
+    return {"q_ptr": rotate_half(q, cos, sin), "k_ptr": rotate_half(k, cos, sin)}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
     "_swiglu_forward_kernel": swiglu_forward,
     "_swiglu_backward_kernel": swiglu_backward,
     "_rms_norm_forward_kernel": rms_norm_forward,
+    "_rms_norm_backward_kernel": rms_norm_backward,
+    "_triton_rope": liger_rope,
+    "_triton_qwen2vl_mrope": qwen2vl_mrope,
+    "_rope_embedding": unsloth_rope,
+    "rotary_embedding_kernel": fla_rotary,
     "_layer_norm_forward_kernel": layer_norm_forward,
     "liger_cross_entropy_kernel": cross_entropy,
     "element_mul_kernel": element_mul,
