@@ -351,6 +351,39 @@ def qwen2vl_mrope(i, c):  # column j < hd / 2 takes its cos/sin from section t, 
     return {"q_ptr": rotate_half(q, cos, sin), "k_ptr": rotate_half(k, cos, sin)}
 
 
+def group_norm_backward(i, c):  # the given Mean/RSTD per (batch, group); DW and DB accumulate atomically
+    x, up, w = i["X_ptr"], i["UPSTREAM_ptr"], i["W_ptr"]  # x [batch, channels, hidden]
+    cpg = c["channels_per_group"]
+    b, ch, hid = x.shape
+    g = ch // cpg
+    mean = np.repeat(i["Mean_ptr"], cpg, axis=1)[:, :, None]  # per channel
+    rstd = np.repeat(i["RSTD_ptr"], cpg, axis=1)[:, :, None]
+    xhat = (x - mean) * rstd
+    wdy = w[None, :, None] * up
+    n = hid * cpg
+    c1 = (xhat * wdy).reshape(b, g, -1).sum(-1) / n
+    c2 = wdy.reshape(b, g, -1).sum(-1) / n
+    c1, c2 = np.repeat(c1, cpg, axis=1)[:, :, None], np.repeat(c2, cpg, axis=1)[:, :, None]
+    dx = (wdy - (xhat * c1 + c2)) * rstd
+    return {"DX_ptr": dx, "DW_ptr": i["DW_ptr"] + (up * xhat).sum((0, 2)), "DB_ptr": i["DB_ptr"] + up.sum((0, 2))}
+
+
+def sparsemax_forward(i, c):  # the threshold from the sorted row given (the caller sorts x descending)
+    z, x = i["sorted_x_ptr"], i["x_ptr"]
+    r = np.arange(1, z.shape[1] + 1)
+    support = z > (np.cumsum(z, 1) - 1) / r
+    k = np.maximum(support.sum(1), 1)
+    tau = ((z * support).sum(1) - 1) / k
+    return {"o_ptr": np.maximum(x - tau[:, None], 0)}
+
+
+def sparsemax_backward(i, c):  # on the support (o > 0): go minus its mean over the support; 0 elsewhere
+    o, go = i["o_ptr"], i["go_ptr"]
+    supp = o > 0
+    mean = (go * supp).sum(1) / np.maximum(supp.sum(1), 1e-6)
+    return {"gi_ptr": np.where(supp, go - mean[:, None], 0.0)}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -359,6 +392,8 @@ REFERENCES = {
     "_rms_norm_forward_kernel": rms_norm_forward,
     "_rms_norm_backward_kernel": rms_norm_backward,
     "_triton_rope": liger_rope,
+    "_sparsemax_forward_kernel": sparsemax_forward,
+    "_sparsemax_backward_kernel": sparsemax_backward,
     "_triton_qwen2vl_mrope": qwen2vl_mrope,
     "_rope_embedding": unsloth_rope,
     "rotary_embedding_kernel": fla_rotary,
@@ -391,6 +426,7 @@ REFERENCES = {
     "l2norm_fwd_kernel": fla_l2norm,
     "swiglu_fwdbwd_kernel": fla_swiglu_fwdbwd,
     "_group_norm_forward_kernel": group_norm_forward,
+    "_group_norm_backward_kernel": group_norm_backward,
     "_DWf_DW_dfg_kernel": unsloth_swiglu_backward,
     "_exact_backward_kernel": unsloth_exact_gelu_backward,
     "_tv_distance_kernel": tv_distance,
