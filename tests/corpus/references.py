@@ -384,6 +384,45 @@ def sparsemax_backward(i, c):  # on the support (o > 0): go minus its mean over 
     return {"gi_ptr": np.where(supp, go - mean[:, None], 0.0)}
 
 
+def grpo_loss_forward(i, c):  # tokens whose COMPLETION_MASK is 0 are skipped: their outputs keep what they held
+    t, L = c["TEMPERATURE"], c["L"]
+    logits = i["LOGITS"][:, :L, :] / t
+    mx = logits.max(2)
+    lse = np.log(np.exp(logits - mx[:, :, None]).sum(2)) + mx
+    logp = np.take_along_axis(logits, i["INPUT_IDS"][:, :, None], 2)[:, :, 0] - lse
+    coef1 = np.exp(logp - i["OLD_LOGP"])
+    coef2 = np.clip(coef1, 1 - c["EPS_LOW"], 1 + c["EPS_HIGH"])
+    adv = i["ADVANTAGES"][:, None]
+    l1, l2 = coef1 * adv, coef2 * adv
+    d = i["REF_LOGP"] - logp
+    kl = np.exp(d) - d - 1
+    loss = -np.minimum(l1, l2) + c["BETA"] * kl
+    keep = i["COMPLETION_MASK"] != 0
+    return {"LOSS": np.where(keep, loss, i["LOSS"]), "LSE": np.where(keep, lse, i["LSE"]), "KL": np.where(keep, kl, i["KL"]),
+            "IS_CLIPPED": np.where(keep, (l1 < l2).astype(np.float64), i["IS_CLIPPED"])}
+
+
+def grpo_loss_backward(i, c):  # d loss / d logits with the LSE given; masked tokens get zeros; row L untouched
+    t, L = c["TEMPERATURE"], c["L"]
+    logits = i["LOGITS"][:, :L, :] / t
+    lse = i["LSE"]
+    ids = i["INPUT_IDS"]
+    logp = np.take_along_axis(logits, ids[:, :, None], 2)[:, :, 0] - lse
+    coef1 = np.exp(logp - i["OLD_LOGP"])
+    coef2 = np.clip(coef1, 1 - c["EPS_LOW"], 1 + c["EPS_HIGH"])
+    adv = i["ADVANTAGES"][:, None]
+    l1, l2 = coef1 * adv, coef2 * adv
+    dlogp = -l1 * (l2 >= l1) + c["BETA"] * (1 - np.exp(i["REF_LOGP"] - logp))
+    dlogp = dlogp * i["DLOSS"] / t
+    probs = np.exp(logits - lse[:, :, None])
+    onehot = np.arange(logits.shape[2])[None, None, :] == ids[:, :, None]
+    d = np.where(onehot, 1 - probs, -probs) * dlogp[:, :, None]
+    d = np.where((i["COMPLETION_MASK"] != 0)[:, :, None], d, 0.0)
+    out = i["DLOGITS"].copy()
+    out[:, :L, :] = d
+    return {"DLOGITS": out}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -421,6 +460,8 @@ REFERENCES = {
     "logcumsumexp_fwd_kernel": fla_logcumsumexp,
     "token_shift_fwd_kernel_short": fla_token_shift,
     "_selective_log_softmax_kernel": selective_log_softmax,
+    "_grpo_loss_fwd_kernel": grpo_loss_forward,
+    "_grpo_loss_bwd_kernel": grpo_loss_backward,
     "mean_pooling_fwd_kernel": fla_mean_pooling,
     "chunk_local_cumsum_scalar_kernel": fla_chunk_cumsum,
     "l2norm_fwd_kernel": fla_l2norm,
