@@ -423,6 +423,34 @@ def grpo_loss_backward(i, c):  # d loss / d logits with the LSE given; masked to
     return {"DLOGITS": out}
 
 
+def fla_chunk_cumsum_vector(i, c):  # per chunk of BT steps along T, a prefix sum of each [H, S] vector, times the scale
+    s, bt = i["s"], c["BT"]  # [B, T, H, S]
+    o = np.concatenate([np.cumsum(s[:, k:k + bt], 1) for k in range(0, s.shape[1], bt)], 1)
+    return {"o": o * c["scale"]}
+
+
+def fla_layer_norm(i, c):  # G = 1, no residual: y = (x - mean) * rstd * w + b, with mean and rstd stored
+    x, w, b = i["x"], i["w"], i["b"]
+    mean = x.mean(1)
+    rstd = 1 / np.sqrt(((x - mean[:, None]) ** 2).mean(1) + c["eps"])
+    return {"y": (x - mean[:, None]) * rstd[:, None] * w + b, "mean": mean, "rstd": rstd}
+
+
+def fla_cross_entropy_split(i, c):  # SPLIT, smoothing: per block of BLOCK_SIZE classes, its own lse and loss share
+    x = i["logits_ptr"] * c["logit_scale"]  # [rows, classes]
+    labels, bs, ls, total = i["labels_ptr"], c["BLOCK_SIZE"], c["label_smoothing"], c["total_classes"]
+    nb = (x.shape[1] + bs - 1) // bs
+    lse, loss = np.zeros((nb, x.shape[0])), np.zeros((nb, x.shape[0]))
+    for k in range(nb):
+        blk = x[:, k * bs:(k + 1) * bs]
+        m = blk.max(1)
+        lse[k] = np.log(np.exp(blk - m[:, None]).sum(1)) + m
+        inside = (labels >= k * bs) & (labels < min(x.shape[1], (k + 1) * bs))
+        picked = x[np.arange(x.shape[0]), labels]
+        loss[k] = np.where(inside, -ls * blk.sum(1) / total - (1 - ls) * picked, -ls * blk.sum(1) / total)
+    return {"lse_ptr": lse, "loss_ptr": loss}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -448,6 +476,7 @@ REFERENCES = {
     "logsumexp_fwd_kernel": fla_logsumexp,
     "l2norm_fwd_kernel1": fla_l2norm,
     "layer_norm_fwd_kernel1": fla_layer_norm_residual,
+    "fla/modules/layernorm.py:layer_norm_fwd_kernel": fla_layer_norm,
     "prepare_position_ids_kernel": fla_position_ids,
     "_fg_kernel": unsloth_fg,
     "_exact_forward_kernel": unsloth_exact_gelu,
@@ -464,6 +493,7 @@ REFERENCES = {
     "_grpo_loss_bwd_kernel": grpo_loss_backward,
     "mean_pooling_fwd_kernel": fla_mean_pooling,
     "chunk_local_cumsum_scalar_kernel": fla_chunk_cumsum,
+    "chunk_local_cumsum_vector_kernel": fla_chunk_cumsum_vector,
     "l2norm_fwd_kernel": fla_l2norm,
     "swiglu_fwdbwd_kernel": fla_swiglu_fwdbwd,
     "_group_norm_forward_kernel": group_norm_forward,
@@ -476,6 +506,7 @@ REFERENCES = {
     "layernorm_backward": unsloth_layernorm_backward,
     "l2norm_bwd_kernel": fla_l2norm_backward,
     "_jsd_kernel": jsd,
+    "cross_entropy_fwd_kernel": fla_cross_entropy_split,
     "kl_div_kernel": fla_kl_div,
     "_cross_entropy_forward": unsloth_cross_entropy_forward,
     "_dyt_fwd_kernel": dyt_forward,
