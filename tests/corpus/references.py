@@ -451,6 +451,24 @@ def fla_cross_entropy_split(i, c):  # SPLIT, smoothing: per block of BLOCK_SIZE 
     return {"lse_ptr": lse, "loss_ptr": loss}
 
 
+def fla_causal_conv1d(i, c):  # depthwise causal conv (zeros before t = 0), + bias, swish, + residual
+    x, w, b = i["x"], i["weight"], i["bias"]  # x [B, T, D], w [D, W]
+    W = c["W"]
+    pad = np.concatenate([np.zeros((x.shape[0], W - 1, x.shape[2])), x], 1)
+    y = sum(pad[:, j:j + x.shape[1], :] * w[:, j] for j in range(W)) + b
+    return {"y": silu(y) + i["residual"]}
+
+
+def fla_solve_tril(i, c):  # per 16 x 16 diagonal block of A (strictly lower triangular): (I + A)^-1
+    a = i["A"]  # [B, T, H, 16]
+    out = np.zeros_like(a)
+    for b in range(a.shape[0]):
+        for h in range(a.shape[2]):
+            for t in range(0, a.shape[1], 16):
+                out[b, t:t + 16, h, :] = np.linalg.inv(np.eye(16) + a[b, t:t + 16, h, :])
+    return {"Ai": out}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -510,5 +528,7 @@ REFERENCES = {
     "kl_div_kernel": fla_kl_div,
     "_cross_entropy_forward": unsloth_cross_entropy_forward,
     "_dyt_fwd_kernel": dyt_forward,
+    "causal_conv1d_fwd_kernel": fla_causal_conv1d,
+    "solve_tril_16x16_kernel": fla_solve_tril,
     "fla/ops/utils/matmul.py:matmul_kernel": fla_matmul_relu,  # (liger has a matmul_kernel too)
 }

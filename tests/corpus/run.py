@@ -83,6 +83,8 @@ def make_inputs(case, rng, d):
         else:
             lo, hi = r or (-64, 65)
             a = rng.integers(int(lo), int(hi), shape).astype(t)
+        if name in case.adjust:
+            a = case.adjust[name](a).astype(t)
         np.save(os.path.join(d, name + ".npy"), a)
         arrays[name] = a
     return arrays, values
