@@ -469,6 +469,42 @@ def fla_solve_tril(i, c):  # per 16 x 16 diagonal block of A (strictly lower tri
     return {"Ai": out}
 
 
+def unsloth_cross_entropy_backward(i, c):  # in place: dloss * (softmax with the lse given - onehot) * scale
+    x = i["logits_ptr"] * c["LOGIT_SCALE"]
+    y = np.exp(x - i["logsumexp_ptr"][:, None])
+    labels = i["labels_ptr"]
+    y[np.arange(x.shape[0]), labels] -= 1
+    return {"logits_ptr": i["dloss_ptr"][:, None] * y * c["LOGIT_SCALE"]}
+
+
+def fla_grpo_forward(i, c):  # token (b, l) reads logits row l of batch b and the id after it (start_idx 1)
+    L, M, start = c["L"], c["M"], c["start_idx"]
+    logits = i["logits_ptr"][:, :L, :]  # [B, L + 1, N]: the last row of each batch unread
+    mx = logits.max(2)
+    lse = (np.log(np.exp(logits - mx[:, :, None]).sum(2)) + mx).reshape(-1)
+    ids = i["input_ids_ptr"][:, start:start + L]
+    logp = np.take_along_axis(logits, ids[:, :, None], 2)[:, :, 0].reshape(-1) - lse
+    d = i["ref_logp_ptr"] - logp
+    kl = np.exp(d) - d - 1
+    adv = np.repeat(i["advantages_ptr"], L)
+    keep = i["completion_mask_ptr"] != 0
+    loss = np.concatenate([np.where(keep, kl * c["beta"] - adv, 0.0), np.where(keep, kl, 0.0)])
+    assert loss.shape[0] == 2 * M
+    return {"loss_ptr": loss, "lse_ptr": np.where(keep, lse, i["lse_ptr"])}
+
+
+def fla_linear_cross_entropy(i, c):  # loss and (in place) d loss / d logits with the lse given; smoothing, mean
+    sc, ls, total = c["logit_scale"], c["label_smoothing"], c["total"]
+    x = i["logits"] * sc
+    lse, y = i["lse"], i["target"]
+    v = x.shape[1]
+    rows = np.arange(x.shape[0])
+    loss = ((lse - x[rows, y]) * (1 - ls) + (-ls / v * x).sum(1) + ls * lse) / total
+    grad = (np.exp(x - lse[:, None]) - ls / v) * sc / total
+    grad[rows, y] += (ls - 1) / total * sc
+    return {"logits": grad, "loss": loss}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -509,6 +545,8 @@ REFERENCES = {
     "_selective_log_softmax_kernel": selective_log_softmax,
     "_grpo_loss_fwd_kernel": grpo_loss_forward,
     "_grpo_loss_bwd_kernel": grpo_loss_backward,
+    "grpo_fwd_kernel": fla_grpo_forward,
+    "fla/modules/fused_linear_cross_entropy.py:cross_entropy_kernel": fla_linear_cross_entropy,
     "mean_pooling_fwd_kernel": fla_mean_pooling,
     "chunk_local_cumsum_scalar_kernel": fla_chunk_cumsum,
     "chunk_local_cumsum_vector_kernel": fla_chunk_cumsum_vector,
@@ -527,6 +565,7 @@ REFERENCES = {
     "cross_entropy_fwd_kernel": fla_cross_entropy_split,
     "kl_div_kernel": fla_kl_div,
     "_cross_entropy_forward": unsloth_cross_entropy_forward,
+    "_cross_entropy_backward": unsloth_cross_entropy_backward,
     "_dyt_fwd_kernel": dyt_forward,
     "causal_conv1d_fwd_kernel": fla_causal_conv1d,
     "solve_tril_16x16_kernel": fla_solve_tril,
