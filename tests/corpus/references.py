@@ -505,6 +505,17 @@ def fla_linear_cross_entropy(i, c):  # loss and (in place) d loss / d logits wit
     return {"logits": grad, "loss": loss}
 
 
+def fla_fused_recurrent(i, c):  # gated linear attention: h_t = exp(g_t) h_{t-1} + k_t v_t^T, o_t = (scale q_t)^T h_t
+    q, k, v, g = i["q"], i["k"], i["v"], i["g"]  # q, k, v [B, T, H, K|V]; g [B, T, H]
+    B, T, H = g.shape
+    h = i["h0"].reshape(B, H, q.shape[3], v.shape[3]).copy()
+    o = np.zeros((1,) + v.shape)
+    for t in range(T):
+        h = h * np.exp(g[:, t, :])[:, :, None, None] + k[:, t, :, :, None] * v[:, t, :, None, :]
+        o[0, :, t] = np.einsum("bhk,bhkv->bhv", q[:, t] * c["scale"], h)
+    return {"o": o, "ht": h.reshape(B * H, q.shape[3], v.shape[3])}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -546,6 +557,7 @@ REFERENCES = {
     "_grpo_loss_fwd_kernel": grpo_loss_forward,
     "_grpo_loss_bwd_kernel": grpo_loss_backward,
     "grpo_fwd_kernel": fla_grpo_forward,
+    "fused_recurrent_fwd_kernel": fla_fused_recurrent,
     "fla/modules/fused_linear_cross_entropy.py:cross_entropy_kernel": fla_linear_cross_entropy,
     "mean_pooling_fwd_kernel": fla_mean_pooling,
     "chunk_local_cumsum_scalar_kernel": fla_chunk_cumsum,
