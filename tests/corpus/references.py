@@ -516,6 +516,28 @@ def fla_fused_recurrent(i, c):  # gated linear attention: h_t = exp(g_t) h_{t-1}
     return {"o": o, "ht": h.reshape(B * H, q.shape[3], v.shape[3])}
 
 
+def wrap_i32(x):
+    return (np.asarray(x, dtype=np.int64) + 2**31) % 2**32 - 2**31
+
+
+def gemlite_pack_over_cols(i, c):  # each run of elements_per_sample values of a row packed into one int32, nibble j at 4j
+    w, e, nb = i["W_q_ptr"], c["elements_per_sample"], c["W_nbits"]
+    packed = sum(w[:, j::e] << (nb * j) for j in range(e))
+    return {"W_q_out_ptr": wrap_i32(packed)}
+
+
+def gemlite_pack_over_rows(i, c):  # the same down the columns: rows e*r .. e*r + e - 1 into row r
+    w, e, nb = i["W_q_ptr"], c["elements_per_sample"], c["W_nbits"]
+    packed = sum(w[j::e, :] << (nb * j) for j in range(e))
+    return {"W_q_out_ptr": wrap_i32(packed)}
+
+
+def gemlite_unpack_over_cols(i, c):  # column j of a row is nibble j % e of packed column j // e
+    p, e, nb = i["W_q_packed_ptr"], c["elements_per_sample"], c["W_nbits"]
+    cols = np.arange(c["num_output_cols"])
+    return {"W_q_unpacked_ptr": (p[:, cols // e] >> ((cols % e) * nb)) & ((1 << nb) - 1)}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -580,6 +602,9 @@ REFERENCES = {
     "_cross_entropy_backward": unsloth_cross_entropy_backward,
     "_dyt_fwd_kernel": dyt_forward,
     "causal_conv1d_fwd_kernel": fla_causal_conv1d,
+    "pack_weights_over_cols_kernel": gemlite_pack_over_cols,
+    "pack_weights_over_rows_kernel": gemlite_pack_over_rows,
+    "unpack_over_cols_kernel": gemlite_unpack_over_cols,
     "solve_tril_16x16_kernel": fla_solve_tril,
     "fla/ops/utils/matmul.py:matmul_kernel": fla_matmul_relu,  # (liger has a matmul_kernel too)
 }
