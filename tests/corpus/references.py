@@ -538,6 +538,16 @@ def gemlite_unpack_over_cols(i, c):  # column j of a row is nibble j % e of pack
     return {"W_q_unpacked_ptr": (p[:, cols // e] >> ((cols % e) * nb)) & ((1 << nb) - 1)}
 
 
+def gemlite_scale_per_token(i, c):  # int8 quantization per row: scale = max|x| / 127, y = round(x / scale)
+    # fp32_scale: the kernel divides in float32, so the reference does too (a quotient near .5 rounds
+    # by its float32 value); rounding is half away from zero (libdevice.round).
+    x = i["x_ptr"].astype(np.float32)
+    scale = np.abs(x).max(1, keepdims=True) / np.float32(c["max_val"])
+    a = np.abs(x / scale).astype(np.float64)  # the float32 quotient, exactly
+    r = np.floor(a) + (a - np.floor(a) >= 0.5)
+    return {"scale_ptr": scale.astype(np.float64), "y_ptr": np.sign(x) * r}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -605,6 +615,7 @@ REFERENCES = {
     "pack_weights_over_cols_kernel": gemlite_pack_over_cols,
     "pack_weights_over_rows_kernel": gemlite_pack_over_rows,
     "unpack_over_cols_kernel": gemlite_unpack_over_cols,
+    "scale_activations_per_token_kernel": gemlite_scale_per_token,
     "solve_tril_16x16_kernel": fla_solve_tril,
     "fla/ops/utils/matmul.py:matmul_kernel": fla_matmul_relu,  # (liger has a matmul_kernel too)
 }
