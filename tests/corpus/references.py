@@ -548,6 +548,22 @@ def gemlite_scale_per_token(i, c):  # int8 quantization per row: scale = max|x| 
     return {"scale_ptr": scale.astype(np.float64), "y_ptr": np.sign(x) * r}
 
 
+def gemlite_weights(i, c):  # W[k, n] = (nibble k % 8 of packed row k // 8 - zeros[g, n]) * scales[g, n], g = k // group_size, in fp16
+    b, e, nb = i["b_ptr"], c["elements_per_sample"], c["W_nbits"]
+    k = np.arange(c["K"])
+    q = (b[k // e, :] >> ((k % e) * nb)[:, None]) & c["unpack_mask"]
+    g = k // c["group_size"]
+    return f16(f16(q - i["zeros_ptr"][g, :]) * i["scales_ptr"][g, :])
+
+
+def gemlite_gemm(i, c):  # C = A @ W (channel_scale_mode 0), one store per tile
+    return {"c_ptr": i["a_ptr"] @ gemlite_weights(i, c)}
+
+
+def gemlite_accumulating(i, c):  # split-K GEMM and the GEMVs: partial products atomically added into C
+    return {"c_ptr": i["c_ptr"] + i["a_ptr"] @ gemlite_weights(i, c)}
+
+
 REFERENCES = {
     "_geglu_tanh_forward_kernel": geglu_tanh_forward,
     "_geglu_tanh_backward_kernel": geglu_tanh_backward,
@@ -616,6 +632,10 @@ REFERENCES = {
     "pack_weights_over_rows_kernel": gemlite_pack_over_rows,
     "unpack_over_cols_kernel": gemlite_unpack_over_cols,
     "scale_activations_per_token_kernel": gemlite_scale_per_token,
+    "gemm_A16fWnO16f_int32packing_kernel": gemlite_gemm,
+    "gemm_splitK_A16fWnO16f_int32packing_kernel": gemlite_accumulating,
+    "gemv_A16fWnO16f_int32packing_kernel": gemlite_accumulating,
+    "gemv_revsplitK_A16fWnO16f_int32packing_kernel": gemlite_accumulating,
     "solve_tril_16x16_kernel": fla_solve_tril,
     "fla/ops/utils/matmul.py:matmul_kernel": fla_matmul_relu,  # (liger has a matmul_kernel too)
 }
