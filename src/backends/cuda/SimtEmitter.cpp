@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -30,7 +31,6 @@ class SimtEmitter {
     EmitResult er;
     er.kernelName = opt_.kernelName.empty() ? f_.name : opt_.kernelName;
     er.threads = kThreads;
-    er.smemBytes = 1024 + 16;  // alignment slack + the cross-warp reduction scratch (4 floats)
     if (opt_.profile)
       throw UserError(f_.loc, "--profile records the roles of a warp-specialized kernel; '@" + f_.name +
                                   "' has no warp-specialized form (it is emitted as a SIMT kernel)",
@@ -61,11 +61,16 @@ class SimtEmitter {
     line("using namespace tawa;");
     line("const int tid = thread_idx();");
     line("float* red = reinterpret_cast<float*>(dynamic_smem_1024());  // cross-warp reduction scratch");
+    line("unsigned char* stage = reinterpret_cast<unsigned char*>(dynamic_smem_1024()) + 16;  // tiles that change layout");
     line("(void)red;");
+    line("(void)stage;");
     emitBlock(f_.body);
     --indent_;
     out_ << "}\n";
     er.source = out_.str();
+    // Alignment slack, the cross-warp reduction scratch (4 words), and the largest tile staged in
+    // shared memory to change its layout (broadcast, permute, reductions and scans along an axis).
+    er.smemBytes = 1024 + 16 + (stageBytes_ + 15) / 16 * 16;
     return er;
   }
 
@@ -101,19 +106,29 @@ class SimtEmitter {
 
   // ---- tiles
 
-  // Entries per thread of a tile value (1 for scalars).
-  int64_t entries(const Type& t, const Op& op) {
+  // Entries per thread of a tile value (1 for scalars). A tile of any rank is laid out by its
+  // row-major element index e: element e lives in thread e % 128, entry e / 128.
+  int64_t entries(const Type& t, const Op&) {
     if (!t.isTile()) return 1;
-    if (t.shape.size() != 1)
-      throw UserError(op.loc(), "the SIMT path handles 1-D tiles; this " + std::string(op.name()) + " makes a " +
-                                    std::to_string(t.shape.size()) + "-D tile",
-                      "kernels with 2-D tiles need a tile.dot to be warp-specialized, or a 1-D formulation");
-    return (t.shape[0] + kThreads - 1) / kThreads;
+    return (t.numel() + kThreads - 1) / kThreads;
   }
   // Whether entry k of this thread is an element of an N-element tile (always, when N % 128 == 0).
   static std::string inTile(const Type& t) {
-    if (!t.isTile() || t.shape[0] % kThreads == 0) return "";
-    return "tid + " + std::to_string(kThreads) + " * k < " + std::to_string(t.shape[0]);
+    if (!t.isTile() || t.numel() % kThreads == 0) return "";
+    return "tid + " + std::to_string(kThreads) + " * k < " + std::to_string(t.numel());
+  }
+  // Row-major strides of a shape.
+  static std::vector<int64_t> stridesOf(const std::vector<int64_t>& shape) {
+    std::vector<int64_t> st(shape.size(), 1);
+    for (size_t d = shape.size(); d-- > 1;) st[d - 1] = st[d] * shape[d];
+    return st;
+  }
+  // The C expression of element e's index along dimension d of `shape`, e = tid + 128 * k.
+  static std::string indexAlong(const std::vector<int64_t>& shape, size_t d) {
+    const auto st = stridesOf(shape);
+    std::string e = "(tid + " + std::to_string(kThreads) + " * k)";
+    if (st[d] != 1) e = "(" + e + " / " + std::to_string(st[d]) + ")";
+    return d == 0 ? e : "(" + e + " % " + std::to_string(shape[d]) + ")";
   }
   // `body` for each entry k of a tile of type t, under `cond` when not empty.
   void perEntry(const Type& t, const Op& op, const std::string& cond, const std::string& body) {
@@ -297,6 +312,10 @@ class SimtEmitter {
         return;
       }
       case OpKind::Splat: define(op, nameFor(op.operand(0))); return;
+      case OpKind::ExpandDims:
+      case OpKind::Reshape: define(op, ref(op.operand(0))); return;  // row-major order is unchanged: so is the layout
+      case OpKind::Broadcast:
+      case OpKind::Permute: relayout(op); return;
       case OpKind::Add:
       case OpKind::Sub:
       case OpKind::Mul:
@@ -426,6 +445,98 @@ class SimtEmitter {
     if (after) line(fence);
   }
 
+  // ---- tiles that change layout: through shared memory
+
+  // Writes every element of tile v to the staging area (row-major, its C element type) and waits
+  // for the block; returns the staged array's name. The caller reads it and calls unstage().
+  std::string stageTile(const Value* v, const Op& op) {
+    const Type& t = v->type();
+    const std::string c = elemC(t, op.loc());
+    const int64_t bytes = t.numel() * (t.elemIsPtr ? 8 : std::max<int64_t>(1, ir::byteWidth(t.scalar)));
+    constexpr int64_t kMaxStage = 200 * 1024;
+    if (bytes > kMaxStage)
+      throw UserError(op.loc(), std::string(op.name()) + " moves a " + t.str() + " tile (" + std::to_string(bytes) +
+                                    " bytes) between threads through shared memory, which holds at most " + std::to_string(kMaxStage),
+                      "use smaller blocks");
+    stageBytes_ = std::max(stageBytes_, bytes);
+    const std::string st = nameFor(v) + "_st" + std::to_string(counter_++);
+    line(c + "* " + st + " = reinterpret_cast<" + c + "*>(stage);");
+    perEntry(t, op, inTile(t), st + "[tid + " + std::to_string(kThreads) + " * k] = " + nameFor(v) + "[k];");
+    line("syncthreads();  // the tile is in shared memory");
+    return st;
+  }
+  void unstage() { line("syncthreads();  // the staging area is free again"); }
+
+  // tile.broadcast (size-1 dimensions read with stride 0) and tile.permute (result dimension d reads
+  // source dimension order[d]): each element read from the staged source at its index.
+  void relayout(const Op& op) {
+    const Value* a = op.operand(0);
+    const Type &at = a->type(), &rt = op.result()->type();
+    if (!at.isTile()) return define(op, nameFor(a));
+    const auto as = stridesOf(at.shape);
+    std::vector<int64_t> src(rt.shape.size(), 0);
+    if (op.kind() == OpKind::Broadcast) {
+      for (size_t d = 0; d < rt.shape.size(); ++d) src[d] = at.shape[d] == 1 ? 0 : as[d];
+    } else {
+      const auto& order = op.arrayAttr("order");
+      for (size_t d = 0; d < rt.shape.size(); ++d) src[d] = as[static_cast<size_t>(order[d])];
+    }
+    std::string index;
+    for (size_t d = 0; d < rt.shape.size(); ++d)
+      if (src[d] != 0) index += (index.empty() ? "" : " + ") + indexAlong(rt.shape, d) + " * " + std::to_string(src[d]);
+    if (index.empty()) index = "0";
+    const std::string st = stageTile(a, op);
+    const std::string g = inTile(rt);
+    define(op, g.empty() ? st + "[" + index + "]" : "((" + g + ") ? " + st + "[" + index + "] : " + st + "[0])");
+    unstage();
+  }
+
+  // A reduction or scan along `axis` of a tile of rank >= 2 (or a scan of any rank when `scan`):
+  // each result element combines the staged source elements along the axis, in order (reversed from
+  // the end for a reverse scan), so every schedule of the threads gives the same bits.
+  void alongAxis(const Op& op, bool scan) {
+    const Value* a = op.operand(0);
+    const Type &at = a->type(), &rt = op.result()->type();
+    const auto axis = static_cast<size_t>(op.intAttr("axis"));
+    if (axis >= at.shape.size()) throw UserError(op.loc(), "axis " + std::to_string(axis) + " is outside the tile " + at.str());
+    const Combiner c = combiner(op, at.scalar, op.strAttr("kind"), scan ? "scans" : "reduces");
+    const auto as = stridesOf(at.shape);
+    const int64_t n = at.shape[axis];
+    // The staged index of the result element's line along the axis, without the axis term.
+    std::string base;
+    if (scan) {
+      for (size_t d = 0; d < at.shape.size(); ++d)
+        if (d != axis) base += (base.empty() ? "" : " + ") + indexAlong(at.shape, d) + " * " + std::to_string(as[d]);
+    } else {
+      for (size_t d = 0, rd = 0; d < at.shape.size(); ++d) {
+        if (d == axis) continue;
+        base += (base.empty() ? "" : " + ") + indexAlong(rt.shape, rd++) + " * " + std::to_string(as[d]);
+      }
+    }
+    if (base.empty()) base = "0";
+    const std::string st = stageTile(a, op), n_ = nameFor(op.result()), stride = std::to_string(as[axis]);
+    const std::string g = inTile(rt);
+    line(declare(op.result(), op) + ";");
+    line("TAWA_UNROLL for (int k = 0; k < " + std::to_string(entries(rt, op)) + "; ++k) {");
+    ++indent_;
+    if (!g.empty()) line("if (!(" + g + ")) continue;");
+    line("const int base = " + base + ";");
+    line(c.type + " acc = " + c.id + ";");
+    if (!scan) {
+      line("for (int j = 0; j < " + std::to_string(n) + "; ++j) acc = " + c("acc", st + "[base + j * " + stride + "]") + ";");
+    } else {
+      const std::string pos = indexAlong(at.shape, axis);
+      if (op.intAttr("reverse") != 0)
+        line("for (int j = " + std::to_string(n - 1) + "; j >= " + pos + "; --j) acc = " + c("acc", st + "[base + j * " + stride + "]") + ";");
+      else
+        line("for (int j = 0; j <= " + pos + "; ++j) acc = " + c("acc", st + "[base + j * " + stride + "]") + ";");
+    }
+    line(n_ + "[k] = acc;");
+    --indent_;
+    line("}");
+    unstage();
+  }
+
   // The identity and the combining expression (of %a and %b) of a reduction or scan kind on f32 or
   // i32 elements; the C type and the scratch (`red`, four 4-byte words) as that type.
   struct Combiner {
@@ -464,6 +575,7 @@ class SimtEmitter {
   void reduce(const Op& op) {
     const Value* a = op.operand(0);
     const Value* r = op.result();
+    if (a->type().isTile() && a->type().shape.size() >= 2) return alongAxis(op, false);
     if (!a->type().isTile() || a->type().shape.size() != 1 || r->type().isTile())
       throw UserError(op.loc(), "the SIMT path reduces a 1-D tile to a scalar");
     const Combiner c = combiner(op, a->type().scalar, op.strAttr("kind"), "reduces");
@@ -489,7 +601,7 @@ class SimtEmitter {
   void scan(const Op& op) {
     const Value* a = op.operand(0);
     const Value* r = op.result();
-    if (a->type().shape.size() != 1) throw UserError(op.loc(), "the SIMT path scans 1-D tiles");
+    if (a->type().shape.size() != 1) return alongAxis(op, true);
     const bool rev = op.intAttr("reverse") != 0;
     const Combiner c = combiner(op, a->type().scalar, op.strAttr("kind"), "scans");
     const std::string n = nameFor(r), g = inTile(a->type()), w = c.scratch, e = std::to_string(entries(a->type(), op));
@@ -576,6 +688,7 @@ class SimtEmitter {
   std::map<const Value*, std::string> names_;
   std::set<std::string> taken_;
   int counter_ = 0;
+  int64_t stageBytes_ = 0;  // the largest tile staged in shared memory
   LineDirectives lines_;
 };
 
