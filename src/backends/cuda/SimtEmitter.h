@@ -2,17 +2,26 @@
 // warp-specialized form (row-wise and element-wise kernels: softmax, layer-norm, vector add), written
 // only against primitives.cuh like the warp-specialized emitter, so the CPU emulator runs the same text.
 //   requires: verified, canonicalized tile IR without tile.dot and without tensor descriptors; tiles
-//     are 1-D (pointers, integers, floats, i1); ops: program_id, num_programs, constant, arange,
-//     splat, element-wise arithmetic, comparisons, select, casts, math (exp, exp2, log, log2, sqrt,
-//     rsqrt, abs, neg), addptr, masked load and store of pointer tiles and of scalars, tile.reduce
-//     (sum, max, min) of an f32 tile to a scalar, tile.for with carried values, tile.if, tile.return.
+//     of any rank (pointers, integers, floats, i1); ops: program_id, num_programs, constant, arange,
+//     splat, expand_dims, reshape, broadcast, permute, element-wise arithmetic, comparisons, select,
+//     casts, math, addptr, masked load and store of pointer tiles and of scalars, atomics, barriers,
+//     tile.reduce and tile.scan of f32/i32 tiles along any axis, tile.for with carried values,
+//     tile.if, tile.return.
 //   guarantees: one `extern "C" __global__ __launch_bounds__(128, 1)` kernel, one block of 128
 //     threads (one warp group) per program of the grid, whose parameters are the IR function's
 //     arguments in order (pointers as raw device pointers, scalars by value). A tile of N elements is
 //     spread over the threads cyclically: thread t holds elements t, t + 128, ... as a register array
 //     of ceil(N / 128) entries indexed by unrolled constants (lanes past N, when N < 128, hold
-//     nothing and never load, store or reduce). A reduction combines each thread's entries, the warp
-//     through shuffles, and the four warps through 16 bytes of the dynamic shared-memory buffer.
+//     nothing and never load, store or reduce). A tile of higher rank is spread the same way by its
+//     row-major element index, so expand_dims and reshape move nothing. A reduction of a 1-D tile
+//     combines each thread's entries, the warp through shuffles, and the four warps through 16 bytes
+//     of the dynamic shared-memory buffer. Broadcast, permute, and reductions and scans along an axis
+//     of a tile of rank >= 2 (and scans of 1-D tiles beyond one chunk's shuffles) read the source
+//     from shared memory: every thread writes its entries to the staging area after those 16 bytes,
+//     the block waits, each result element is read (or combined along the axis, in order, so every
+//     schedule gives the same bits) at its index, and the block waits again before the area is
+//     reused; the dynamic shared memory grows by the largest staged tile (at most 200 KiB: a larger
+//     one is a located error).
 //     A scalar store is made by thread 0 only. tile.for's num_stages is ignored (no software
 //     pipelining on this path). `#line` directives go back to the kernel source. Anything else is
 //     a UserError located at the op.
