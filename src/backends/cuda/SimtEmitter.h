@@ -19,8 +19,9 @@
 //     of a tile of rank >= 2 read the source from shared memory (1-D scans use shuffles): every
 //     thread writes its entries to the staging area after those 16 bytes, the block waits, each
 //     result element is read (or combined along the axis, in order, so every schedule gives the
-//     same bits) at its index, and the block waits again before the area is reused; the dynamic shared memory grows by the largest staged tile (at most 200 KiB: a larger
-//     one is a located error).
+//     same bits) at its index, and the block waits again before the area is reused; the dynamic
+//     shared memory grows by the largest staged tile (at most 200 KiB: a larger one is a located
+//     error).
 //     A scalar store is made by thread 0 only. tile.for's num_stages is ignored (no software
 //     pipelining on this path). `#line` directives go back to the kernel source. Anything else is
 //     a UserError located at the op.
