@@ -108,20 +108,27 @@ struct Kernel::Impl {
   mutable std::optional<cuda::CompiledModule> compiled;
   mutable std::string passExplain;
 
-  // A fresh, untransformed copy of the kernel for a later stage: loaded from the source again (the
-  // front end's names kept exactly, so the emitted code is the CLI's), or parsed from the IR text.
+  // A fresh copy of the kernel as loaded (canonicalized) for a later stage: loaded from the source
+  // again, so that the front end's names are kept exactly and the emitted code is the CLI's; parsed
+  // from the IR text instead when there is no source or it no longer gives the same IR (the file
+  // was edited since): every stage comes from the kernel that load() saw.
   driver::LoadedKernel fresh() const {
     if (path.empty()) return reparse(tileText, name);
     std::ostream* const before = frontend::explainStream();
     frontend::setExplain(nullptr);  // said once, at load
+    driver::LoadedKernel lk;
     try {
-      auto lk = driver::loadKernel(path, name, spec);
+      lk = driver::loadKernel(path, name, spec);
+    } catch (const UserError&) {
       frontend::setExplain(before);
-      return lk;
-    } catch (...) {
-      frontend::setExplain(before);
-      throw;
+      return reparse(tileText, name);
     }
+    frontend::setExplain(before);
+    transforms::PassManager pm;
+    pm.add("canonicalize");
+    pm.run(*lk.module);
+    if (ir::print(*lk.module) != tileText) return reparse(tileText, name);
+    return lk;
   }
 
   std::string stageText(const std::string& stage) const {

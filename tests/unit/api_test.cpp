@@ -220,3 +220,24 @@ TEST(Api, ProfileRunsTheKernelAndSummarizesEachRole) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Api, LaterStagesComeFromTheKernelAsLoadedEvenAfterTheFileChanges) {
+  const auto dir = tawa::test::tempDir();
+  const std::string path = (dir / "edited.py").string();
+  auto write = [&](const char* factor) {
+    std::ofstream(path) << "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x, y, B: tl.constexpr):\n"
+                           "    i = tl.program_id(0) * B + tl.arange(0, B)\n    tl.store(y + i, tl.load(x + i) * "
+                        << factor << ")\n";
+  };
+  write("2.0");
+  auto k = tawa::Kernel::load(path, "k", "x:*fp32, y:*fp32, B=64");
+  write("3.0");  // edited after the load: the emulator must still run the kernel that was loaded
+  auto x = randomFloats(64);
+  std::vector<float> y(64);
+  k.run(tawa::Backend::Emu, {tawa::Array{x.data(), "fp32", 64}, tawa::Array{y.data(), "fp32", 64}}, {1, 1, 1});
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(y[i], x[i] * 2.0f) << i;
+}
+
+}  // namespace
