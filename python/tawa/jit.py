@@ -282,6 +282,9 @@ class JITFunction:
                 key.append(text)
                 continue
             t = type(v)
+            if t is not int and t is not float and t is not bool and isinstance(v, (_np.integer, _np.floating, _np.bool_)):
+                v = v.item()  # a numpy scalar: the Python number it holds, as Triton reads it
+                t = type(v)
             if t is int:
                 if v == 1 and not no_spec[i]:
                     key.append("1")
@@ -446,9 +449,10 @@ class JITFunction:
             meta = {p[0]: v for p, v in zip(self._params, bound) if v is not _MISSING}
             meta.update(opts)
             grid = grid(meta)
-        g = (grid,) if isinstance(grid, int) else tuple(grid)
-        if not 1 <= len(g) <= 3 or not all(isinstance(x, int) for x in g):
+        g = (grid,) if isinstance(grid, (int, _np.integer)) else tuple(grid)
+        if not 1 <= len(g) <= 3 or not all(isinstance(x, (int, _np.integer)) and not isinstance(x, bool) for x in g):
             raise self._error(f"grid must be 1 to 3 integers, got {grid!r}")
+        g = tuple(int(x) for x in g)
         return g + (1,) * (3 - len(g))
 
     def _run(self, grid, args, kwargs):

@@ -92,3 +92,12 @@ def test_none_and_constexpr_values_select_the_code(rng, bias):
     out = np.zeros(n, np.int32)
     kernels.pick[(tawa.cdiv(n, 64),)](x, out, n, bias, BLOCK=64)
     np.testing.assert_array_equal(out, x + (bias or 0))
+
+
+def test_numpy_scalars_are_the_numbers_they_hold(rng):
+    n = int(rng.integers(100, 900))
+    x = nonzero_uniform(rng, n, np.float32)
+    out = np.zeros_like(x)
+    kernels.scale[(np.int64(tawa.cdiv(n, 128)),)](x, out, np.int32(n), np.float32(2.5), BLOCK=128)
+    np.testing.assert_allclose(out, (x.astype(np.float64) * 2.5).astype(np.float32), rtol=1e-6)
+    assert kernels.scale.specialization_key(x, out, np.int64(n), np.float64(1.0), BLOCK=128)[2:4] == (("i32", False), "fp32")
