@@ -409,9 +409,13 @@ class SimtEmitter {
     const Value* ptr = op.operand(0);
     const Value* r = op.result();
     const Scalar s = r->type().scalar;
-    if (ir::byteWidth(s) != 4 && ir::byteWidth(s) != 8)
-      throw UserError(op.loc(), "the SIMT path has atomics on 4- and 8-byte elements; this one is " + std::string(ir::scalarName(s)),
-                      "atomics on f16, bf16 and 8- or 16-bit integers are not emitted yet");
+    const int width = ir::byteWidth(s);
+    if (width != 2 && width != 4 && width != 8)
+      throw UserError(op.loc(), "the SIMT path has atomics on 2-, 4- and 8-byte elements; this one is " + std::string(ir::scalarName(s)),
+                      "atomics on 8-bit integers and i1 are not emitted yet");
+    if (width == 2 && kind == "cas")
+      throw UserError(op.loc(), "the SIMT path has no compare-and-swap of " + std::string(ir::scalarName(s)) + " elements",
+                      "atomic_cas takes 4- and 8-byte elements here");
     const std::string& sem = op.strAttr("sem");
     const std::string scope = std::to_string(op.strAttr("scope") == "cta" ? 0 : op.strAttr("scope") == "sys" ? 2 : 1);
     std::string call;
@@ -441,7 +445,7 @@ class SimtEmitter {
     if (before) line(fence + "  // sem " + sem);
     line(declare(r, op) + ";");
     const std::string cond = guarded(ptr->type(), kind != "cas" && op.numOperands() > 2 ? ref(op.operand(2)) : "");
-    perEntry(r->type(), op, "", n + "[k] = " + (cond.empty() ? call : "(" + cond + ") ? " + call + " : " + t + "(0)") + ";");
+    perEntry(r->type(), op, "", n + "[k] = " + (cond.empty() ? call : "(" + cond + ") ? " + call + " : " + t + "{}") + ";");
     if (after) line(fence);
   }
 

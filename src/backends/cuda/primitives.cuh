@@ -534,8 +534,8 @@ TAWA_MATH_BINARY(TAWA_MATH2)
 #undef TAWA_MATH2
 }  // namespace tawa
 
-// ---- atomics (tile.atomic): one read-modify-write of a 4- or 8-byte global element, returning the
-// old value. Scope 0 is the block (cta), 1 the GPU, 2 the system. The RMW itself is relaxed; the
+// ---- atomics (tile.atomic): one read-modify-write of a 2-, 4- or 8-byte global element, returning
+// the old value (2-byte ones, f16, bf16 and i16, have no compare-and-swap of their own). Scope 0 is the block (cta), 1 the GPU, 2 the system. The RMW itself is relaxed; the
 // emitted code orders it with fences for Triton's sem (release: fence before, acquire: after, acq_rel:
 // both), the fence pattern of the PTX memory model. Floats: add rounds once; max and min propagate
 // NaN as tl.maximum does. The combining rule is shared by the device and the emulator.
@@ -566,6 +566,20 @@ TAWA_ATOMIC_FN T atomic_combine(T old, T v) {
   } else {
     return old ^ v;
   }
+}
+
+// 2-byte elements: floats combine in f32 and round once (the sum of two f16 is exact in f32).
+template <AtomicOp Op>
+TAWA_ATOMIC_FN f16 atomic_combine16(f16 old, f16 v) {
+  return to_f16(atomic_combine<Op>(to_f32(old), to_f32(v)));
+}
+template <AtomicOp Op>
+TAWA_ATOMIC_FN bf16 atomic_combine16(bf16 old, bf16 v) {
+  return to_bf16(atomic_combine<Op>(to_f32(old), to_f32(v)));
+}
+template <AtomicOp Op>
+TAWA_ATOMIC_FN int16_t atomic_combine16(int16_t old, int16_t v) {
+  return atomic_combine<Op>(old, v);
 }
 
 #if defined(__CUDACC__)
@@ -611,19 +625,47 @@ TAWA_DEVICE T atomic_cas(T* p, T cmp, T v) {
   using W = atomic_word_t<T>;
   return atomic_from_word<T>(atomic_cas_word<Scope>(reinterpret_cast<W*>(p), atomic_to_word(cmp), atomic_to_word(v)));
 }
+// A 2-byte element's bits, and back.
+TAWA_DEVICE unsigned short bits16(f16 x) { return __half_as_ushort(x); }
+TAWA_DEVICE unsigned short bits16(bf16 x) { return __bfloat16_as_ushort(x); }
+TAWA_DEVICE unsigned short bits16(int16_t x) { return static_cast<unsigned short>(x); }
+TAWA_DEVICE f16 from_bits16(unsigned short b, f16) { return __ushort_as_half(b); }
+TAWA_DEVICE bf16 from_bits16(unsigned short b, bf16) { return __ushort_as_bfloat16(b); }
+TAWA_DEVICE int16_t from_bits16(unsigned short b, int16_t) { return static_cast<int16_t>(b); }
+// A 2-byte element: a compare-and-swap loop on the aligned 32-bit word that holds it, the word's
+// other half written back as it was.
+template <AtomicOp Op, int Scope, class T>
+TAWA_DEVICE T atomic16(T* p, T v) {
+  const unsigned long long a = reinterpret_cast<unsigned long long>(p);
+  unsigned int* w = reinterpret_cast<unsigned int*>(a & ~3ull);
+  const unsigned int shift = (a & 2u) ? 16u : 0u;
+  unsigned int old = *reinterpret_cast<volatile unsigned int*>(w);
+  while (true) {
+    const T o = from_bits16(static_cast<unsigned short>(old >> shift), T{});
+    const unsigned int n = bits16(atomic_combine16<Op>(o, v));
+    const unsigned int want = (old & ~(0xffffu << shift)) | (n << shift);
+    const unsigned int seen = atomic_cas_word<Scope>(w, old, want);
+    if (seen == old) return o;
+    old = seen;
+  }
+}
 template <AtomicOp Op, int Scope, class T>
 TAWA_DEVICE T atomic(T* p, T v) {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomics take 4- or 8-byte elements");
-  if constexpr (Op == AtomicOp::Add && Scope == 1 && (sizeof(T) == 4 || static_cast<T>(0.5) != static_cast<T>(0)))
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomics take 2-, 4- or 8-byte elements");
+  if constexpr (sizeof(T) == 2) {
+    return atomic16<Op, Scope>(p, v);
+  } else if constexpr (Op == AtomicOp::Add && Scope == 1 && (sizeof(T) == 4 || static_cast<T>(0.5) != static_cast<T>(0))) {
     return atomicAdd(p, v);  // red/atom.add: int32, f32, f64
-  using W = atomic_word_t<T>;
-  W* w = reinterpret_cast<W*>(p);
-  W old = *reinterpret_cast<volatile W*>(w);
-  while (true) {
-    const W want = atomic_to_word(atomic_combine<Op>(atomic_from_word<T>(old), v));
-    const W seen = atomic_cas_word<Scope>(w, old, want);
-    if (seen == old) return atomic_from_word<T>(old);
-    old = seen;
+  } else {
+    using W = atomic_word_t<T>;
+    W* w = reinterpret_cast<W*>(p);
+    W old = *reinterpret_cast<volatile W*>(w);
+    while (true) {
+      const W want = atomic_to_word(atomic_combine<Op>(atomic_from_word<T>(old), v));
+      const W seen = atomic_cas_word<Scope>(w, old, want);
+      if (seen == old) return atomic_from_word<T>(old);
+      old = seen;
+    }
   }
 }
 #else
@@ -640,9 +682,10 @@ inline T atomic_cas(T* p, T cmp, T v) {
 }
 template <AtomicOp Op, int Scope, class T>
 inline T atomic(T* p, T v) {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomics take 4- or 8-byte elements");
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomics take 2-, 4- or 8-byte elements");
   T old = *p;
-  *p = atomic_combine<Op>(old, v);
+  if constexpr (sizeof(T) == 2) *p = atomic_combine16<Op>(old, v);
+  else *p = atomic_combine<Op>(old, v);
   return old;
 }
 #endif
