@@ -3,7 +3,8 @@
 # inputs and checks the result against an independent reference (scripts/check_reference.py, plain
 # Python loops in double precision); then warp-specializes a real Triton kernel, checks the pipeline
 # over 16 interleavings on the CPU, shows a deliberately broken lowering being caught, compiles it
-# for sm_90a, runs fused attention's CUDA C++ on the CPU emulator, and profiles the GEMM.
+# for sm_90a, runs fused attention's CUDA C++ on the CPU emulator, profiles the GEMM, and does the
+# same from Python (examples/python/first.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh
@@ -22,8 +23,10 @@ python3 scripts/check_reference.py matmul "$out"
 SPEC='a_ptr:*fp16[M,K], b_ptr:*fp16[K,N], c_ptr:*fp16[M,N], M:i32=200, N:i32=136, K:i32=160, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32'
 echo
 echo "== tawa compile: the Triton kernel examples/matmul_desc.py, warp-specialized (aref depth 3, MMA depth 1)"
+# (the whole output is kept in a file and its start shown: `| head` would end tawa with SIGPIPE)
 build/tawa compile examples/matmul_desc.py --kernel matmul_desc_kernel --spec "$SPEC" --emit nv --depth 3 --mma-depth 1 \
-  --explain -o "$out/matmul_desc.nv.tir" 2>&1 | head -8
+  --explain -o "$out/matmul_desc.nv.tir" 2> "$out/explain.txt"
+head -8 "$out/explain.txt"
 echo "   (the producer/consumer program lowered to mbarriers, TMA and wgmma: $out/matmul_desc.nv.tir)"
 echo
 echo "== tawa check: that pipeline on the CPU over 16 interleavings, against the kernel as written"
@@ -50,4 +53,12 @@ build/tawa run examples/attention.py --kernel attn_fwd --backend emu --consumers
 echo
 echo "== tawa profile: per-warp-group timeline of that pipeline, modelled on the CPU (H200-class cost model)"
 build/tawa profile examples/matmul_desc.py --kernel matmul_desc_kernel --spec "$SPEC" --grid 'cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)' \
-  --depth 3 --mma-depth 1 -o "$out/matmul_desc.trace.json" | head -16
+  --depth 3 --mma-depth 1 -o "$out/matmul_desc.trace.json" > "$out/profile.txt"
+head -16 "$out/profile.txt"
+
+echo
+echo "== from Python: the tawa package (pip install . into the test environment), examples/python/first.py"
+./scripts/python-package.sh
+"${TAWA_TRITON_VENV:-$HOME/.cache/tawa/triton-3.6.0}/bin/python" examples/python/first.py > "$out/python_first.txt"
+head -12 "$out/python_first.txt"
+echo "   (the rest: $out/python_first.txt)"
