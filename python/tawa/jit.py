@@ -174,6 +174,12 @@ class CompiledKernel:
         return self._k.ir(stage)
 
     @property
+    def asm(self):
+        """Triton's `compiled.asm[...]`: "tile", "ws", "nv" (IR), "cuda", "ptx", "cubin", each made on
+        first use."""
+        return _Stages(self)
+
+    @property
     def cuda(self):
         return self._k.cuda()
 
@@ -199,6 +205,34 @@ class CompiledKernel:
 
     def __repr__(self):
         return f"<tawa.CompiledKernel {self.name} [{self.spec}]>"
+
+
+class _Stages:
+    """A read-only mapping from stage name to artifact, made on first use."""
+
+    _NAMES = ("tile", "ws", "nv", "cuda", "ptx", "cubin")
+
+    def __init__(self, ck):
+        self._ck = ck
+
+    def __getitem__(self, name):
+        if name in ("tile", "ws", "nv"):
+            return self._ck.ir(name)
+        if name in ("cuda", "ptx", "cubin"):
+            return getattr(self._ck, name)
+        raise KeyError(f"{name!r}: the stages are {', '.join(self._NAMES)}")
+
+    def __contains__(self, name):
+        return name in self._NAMES
+
+    def keys(self):
+        return list(self._NAMES)
+
+    def __iter__(self):
+        return iter(self._NAMES)
+
+    def __len__(self):
+        return len(self._NAMES)
 
 
 class JITFunction:

@@ -80,3 +80,12 @@ def test_profile_block_records_each_launch_and_still_computes(rng, tmp_path, bac
     assert not second.profiled and "SIMT" in second.summary
     assert (tmp_path / "matmul.0.trace.json").exists()
     assert tawa.profiler.session() is None  # the block ended
+
+
+def test_asm_is_tritons_mapping_of_stages():
+    x = np.ones(64, np.float32)
+    k = kernels.add.warmup(x, x, x, 64, BLOCK=64)
+    assert "tile.store" in k.asm["tile"] and "__global__" in k.asm["cuda"]
+    assert list(k.asm) == ["tile", "ws", "nv", "cuda", "ptx", "cubin"] and "ptx" in k.asm
+    with pytest.raises(KeyError, match="the stages are"):
+        k.asm["ttgir"]
