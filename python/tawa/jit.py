@@ -63,6 +63,7 @@ def _sha256_file(path):
 
 import numpy as _np
 
+_NP_SCALARS = (_np.integer, _np.floating, _np.bool_)
 _NUMPY_BY_DTYPE = {}
 for _name, _short in _NUMPY_DTYPES.items():
     try:
@@ -316,7 +317,7 @@ class JITFunction:
                 key.append(text)
                 continue
             t = type(v)
-            if t is not int and t is not float and t is not bool and isinstance(v, (_np.integer, _np.floating, _np.bool_)):
+            if t is not int and t is not float and t is not bool and t is not _np.ndarray and isinstance(v, _NP_SCALARS):
                 v = v.item()  # a numpy scalar: the Python number it holds, as Triton reads it
                 t = type(v)
             if t is int:
