@@ -1732,6 +1732,11 @@ class Lowerer {
     if (n == "cumsum" || n == "cumprod") return scan(n, a);
     if (n == "associative_scan") return scan(n, a);
     if (n == "reduce") return reduceFn(a);
+    if (n == "histogram") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"input", "num_bins", "mask"}, 2, &w);
+      return histogram(*v[0], w[0], *v[1], w[1], v[2] ? &*v[2] : nullptr, v[2] ? w[2] : a.at, qual);
+    }
     if (n == "argmax" || n == "argmin") {
       std::vector<Pos> w;
       auto v = bind(a, qual, {"input", "axis", "tie_break_left", "keep_dims"}, 2, &w);
@@ -2353,6 +2358,37 @@ class Lowerer {
     ir::Value* r = b_.op1(OpKind::Reduce, {cand}, it.withShape(s), {{"kind", std::string(left ? "min" : "max")}, {"axis", ax}});
     if (keepDims) r = withAxisBack(r, ax, kept);
     return Val::ir(r);
+  }
+
+  // tl.histogram(input, num_bins, mask=None): the count of input elements equal to each of 0 .. num_bins - 1
+  // (others are counted nowhere), as i32. Built from a comparison of the input against the bins (an
+  // N x num_bins tile) summed along the input's axis.
+  Val histogram(const Val& in, Pos inAt, const Val& binsV, Pos binsAt, const Val* mask, Pos maskAt, const std::string& qual) {
+    if (!in.isIR() || !in.v->type().isTile() || in.v->type().rank() != 1 || !in.v->type().elemIsInt() ||
+        in.v->type().scalar == Scalar::I1)
+      fail(inAt, qual + " counts the values of a 1-D tensor of integers, got " + describe(in));
+    const int64_t bins = constInt(binsV, binsAt, qual + "'s num_bins");
+    if (bins < 1 || bins > 4096) fail(binsAt, qual + "'s num_bins must be 1 to 4096, got " + std::to_string(bins));
+    ir::Value* x = cast(in.v, Scalar::I32, inAt);
+    const int64_t n = x->type().shape[0];
+    at(inAt);
+    const std::vector<int64_t> shape{n, bins};
+    ir::Value* col = broadcastTo(b_.op1(OpKind::ExpandDims, {x}, x->type().withShape({n, 1}), {{"axis", int64_t{1}}}), shape, inAt);
+    ir::Value* bin = broadcastTo(indexAlong(bins, 1, 2), shape, inAt);
+    const Type boolT = Type::tileOf(shape, Type::scalarOf(Scalar::I1));
+    ir::Value* hit = b_.op1(OpKind::Cmp, {col, bin}, boolT, {{"pred", std::string("eq")}});
+    if (mask && mask->k != Val::K::None) {
+      if (!mask->isIR() || !mask->v->type().isTile() || mask->v->type().shape != std::vector<int64_t>{n} ||
+          mask->v->type().scalar != Scalar::I1)
+        fail(maskAt, qual + "'s mask must be a tensor of booleans shaped like the input (" + std::to_string(n) + "), got " +
+                         describe(*mask));
+      ir::Value* m = broadcastTo(b_.op1(OpKind::ExpandDims, {mask->v}, mask->v->type().withShape({n, 1}), {{"axis", int64_t{1}}}),
+                                 shape, maskAt);
+      hit = b_.op1(OpKind::And, {hit, m}, boolT);
+    }
+    ir::Value* ones = cast(hit, Scalar::I32, inAt);
+    return Val::ir(b_.op1(OpKind::Reduce, {ones}, Type::tileOf({bins}, Type::scalarOf(Scalar::I32)),
+                          {{"kind", std::string("sum")}, {"axis", int64_t{0}}}));
   }
 
   // The kind of a combine function (tl.reduce, tl.associative_scan): inlined on two fresh scalars in a
