@@ -8,6 +8,7 @@
 #include <fstream>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -1608,7 +1609,7 @@ class Lowerer {
       }
       if (n == "to" || n == "cast") return castCall(*self, a);
       static const std::set<std::string> asMethod = {"sum", "max", "min", "cumsum", "cumprod", "argmax", "argmin", "reduce",
-                                                     "associative_scan", "reshape", "view", "trans", "permute", "split",
+                                                     "associative_scan", "reshape", "view", "trans", "permute", "split", "flip", "histogram",
                                                      "expand_dims", "broadcast_to", "exp", "exp2", "log", "log2",
                                                      "sqrt", "rsqrt", "abs", "sigmoid", "sin", "cos"};
       if (!asMethod.count(n)) fail(a.at, "tensor method '" + n + "': not supported yet");
@@ -1732,6 +1733,11 @@ class Lowerer {
     if (n == "cumsum" || n == "cumprod") return scan(n, a);
     if (n == "associative_scan") return scan(n, a);
     if (n == "reduce") return reduceFn(a);
+    if (n == "flip") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"x", "dim"}, 1, &w);
+      return flip(*v[0], w[0], v[1] ? &*v[1] : nullptr, v[1] ? w[1] : a.at, qual);
+    }
     if (n == "histogram") {
       std::vector<Pos> w;
       auto v = bind(a, qual, {"input", "num_bins", "mask"}, 2, &w);
@@ -2358,6 +2364,44 @@ class Lowerer {
     ir::Value* r = b_.op1(OpKind::Reduce, {cand}, it.withShape(s), {{"kind", std::string(left ? "min" : "max")}, {"axis", ax}});
     if (keepDims) r = withAxisBack(r, ax, kept);
     return Val::ir(r);
+  }
+
+  // tl.flip(x, dim=None): x reversed along dim (the last when None; its length a power of two, as
+  // Triton requires). Element i of the result is the maximum over j of select(i + j == n - 1, x[j],
+  // lowest): the one element chosen, exactly (-0.0, infinities and NaN included), from ops every
+  // backend has.
+  Val flip(const Val& in, Pos inAt, const Val* dimV, Pos dimAt, const std::string& qual) {
+    if (!in.isIR() || !in.v->type().isTile() || in.v->type().isPtrLike())
+      fail(inAt, qual + " flips a tensor of numbers, got " + describe(in));
+    ir::Value* x = in.v;
+    const bool isBool = x->type().scalar == Scalar::I1;
+    if (isBool) x = cast(x, Scalar::I32, inAt);
+    const Type& t = x->type();
+    const int64_t rank = t.rank();
+    int64_t d = rank - 1;
+    if (dimV && dimV->k != Val::K::None) d = constInt(*dimV, dimAt, qual + "'s dim");
+    if (d < 0) d += rank;
+    if (d < 0 || d >= rank) fail(dimAt, qual + "'s dim is out of range for a tensor of shape " + shapeStr(t.shape));
+    const int64_t n = t.shape[static_cast<size_t>(d)];
+    if (n & (n - 1)) fail(inAt, qual + " flips a dimension whose length is a power of two, got " + std::to_string(n));
+    at(inAt);
+    std::vector<int64_t> wide = t.shape;  // [..., i, j, ...]: the original dimension moves to d + 1
+    wide.insert(wide.begin() + d, n);
+    auto one = t.shape;
+    one.insert(one.begin() + d, 1);
+    ir::Value* xb = broadcastTo(b_.op1(OpKind::ExpandDims, {x}, t.withShape(one), {{"axis", d}}), wide, inAt);
+    ir::Value* i = broadcastTo(indexAlong(n, static_cast<size_t>(d), static_cast<size_t>(rank + 1)), wide, inAt);
+    ir::Value* j = broadcastTo(indexAlong(n, static_cast<size_t>(d + 1), static_cast<size_t>(rank + 1)), wide, inAt);
+    const Type it = Type::tileOf(wide, Type::scalarOf(Scalar::I32));
+    ir::Value* sum = b_.op1(OpKind::Add, {i, j}, it);
+    ir::Value* pick = b_.op1(OpKind::Cmp, {sum, b_.constInt(n - 1, it)}, Type::tileOf(wide, Type::scalarOf(Scalar::I1)),
+                             {{"pred", std::string("eq")}});
+    const Type wt = t.withShape(wide);
+    ir::Value* lowest = ir::isFloat(t.scalar) ? b_.constFloat(-std::numeric_limits<double>::infinity(), wt)
+                                               : b_.constInt(-(int64_t{1} << (ir::bitWidth(t.scalar) - 1)), wt);
+    ir::Value* sel = b_.op1(OpKind::Select, {pick, xb, lowest}, wt);
+    ir::Value* r = b_.op1(OpKind::Reduce, {sel}, t, {{"kind", std::string("max")}, {"axis", d + 1}});
+    return Val::ir(isBool ? cast(r, Scalar::I1, inAt) : r);
   }
 
   // tl.histogram(input, num_bins, mask=None): the count of input elements equal to each of 0 .. num_bins - 1
