@@ -1609,7 +1609,7 @@ class Lowerer {
       }
       if (n == "to" || n == "cast") return castCall(*self, a);
       static const std::set<std::string> asMethod = {"sum", "max", "min", "cumsum", "cumprod", "argmax", "argmin", "reduce",
-                                                     "associative_scan", "reshape", "view", "trans", "permute", "split", "flip", "histogram",
+                                                     "associative_scan", "reshape", "view", "trans", "permute", "split", "flip", "histogram", "sort",
                                                      "expand_dims", "broadcast_to", "exp", "exp2", "log", "log2",
                                                      "sqrt", "rsqrt", "abs", "sigmoid", "sin", "cos"};
       if (!asMethod.count(n)) fail(a.at, "tensor method '" + n + "': not supported yet");
@@ -1733,6 +1733,11 @@ class Lowerer {
     if (n == "cumsum" || n == "cumprod") return scan(n, a);
     if (n == "associative_scan") return scan(n, a);
     if (n == "reduce") return reduceFn(a);
+    if (n == "sort") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"x", "dim", "descending"}, 1, &w);
+      return sort(*v[0], w[0], v[1] ? &*v[1] : nullptr, v[1] ? w[1] : a.at, v[2] && truthy(*v[2], w[2]), qual);
+    }
     if (n == "flip") {
       std::vector<Pos> w;
       auto v = bind(a, qual, {"x", "dim"}, 1, &w);
@@ -2377,19 +2382,12 @@ class Lowerer {
     const bool isBool = x->type().scalar == Scalar::I1;
     if (isBool) x = cast(x, Scalar::I32, inAt);
     const Type& t = x->type();
-    const int64_t rank = t.rank();
-    int64_t d = rank - 1;
-    if (dimV && dimV->k != Val::K::None) d = constInt(*dimV, dimAt, qual + "'s dim");
-    if (d < 0) d += rank;
-    if (d < 0 || d >= rank) fail(dimAt, qual + "'s dim is out of range for a tensor of shape " + shapeStr(t.shape));
+    const int64_t rank = t.rank(), d = dimArg(t, dimV, dimAt, qual);
     const int64_t n = t.shape[static_cast<size_t>(d)];
     if (n & (n - 1)) fail(inAt, qual + " flips a dimension whose length is a power of two, got " + std::to_string(n));
     at(inAt);
-    std::vector<int64_t> wide = t.shape;  // [..., i, j, ...]: the original dimension moves to d + 1
-    wide.insert(wide.begin() + d, n);
-    auto one = t.shape;
-    one.insert(one.begin() + d, 1);
-    ir::Value* xb = broadcastTo(b_.op1(OpKind::ExpandDims, {x}, t.withShape(one), {{"axis", d}}), wide, inAt);
+    ir::Value* xb = spread(x, d, n, inAt);  // [..., i, j, ...]: the original dimension moves to d + 1
+    const auto wide = xb->type().shape;
     ir::Value* i = broadcastTo(indexAlong(n, static_cast<size_t>(d), static_cast<size_t>(rank + 1)), wide, inAt);
     ir::Value* j = broadcastTo(indexAlong(n, static_cast<size_t>(d + 1), static_cast<size_t>(rank + 1)), wide, inAt);
     const Type it = Type::tileOf(wide, Type::scalarOf(Scalar::I32));
@@ -2397,9 +2395,68 @@ class Lowerer {
     ir::Value* pick = b_.op1(OpKind::Cmp, {sum, b_.constInt(n - 1, it)}, Type::tileOf(wide, Type::scalarOf(Scalar::I1)),
                              {{"pred", std::string("eq")}});
     const Type wt = t.withShape(wide);
-    ir::Value* lowest = ir::isFloat(t.scalar) ? b_.constFloat(-std::numeric_limits<double>::infinity(), wt)
-                                               : b_.constInt(-(int64_t{1} << (ir::bitWidth(t.scalar) - 1)), wt);
-    ir::Value* sel = b_.op1(OpKind::Select, {pick, xb, lowest}, wt);
+    ir::Value* sel = b_.op1(OpKind::Select, {pick, xb, lowestOf(wt)}, wt);
+    ir::Value* r = b_.op1(OpKind::Reduce, {sel}, t, {{"kind", std::string("max")}, {"axis", d + 1}});
+    return Val::ir(isBool ? cast(r, Scalar::I1, inAt) : r);
+  }
+
+  // The dimension a tl.flip / tl.sort works along: dim (None: the last), negative from the end.
+  int64_t dimArg(const Type& t, const Val* dimV, Pos dimAt, const std::string& qual) {
+    const int64_t rank = t.rank();
+    int64_t d = rank - 1;
+    if (dimV && dimV->k != Val::K::None) d = constInt(*dimV, dimAt, qual + "'s dim");
+    if (d < 0) d += rank;
+    if (d < 0 || d >= rank) fail(dimAt, qual + "'s dim is out of range for a tensor of shape " + shapeStr(t.shape));
+    return d;
+  }
+  // x with a new axis of n inserted at `at` and broadcast along it.
+  ir::Value* spread(ir::Value* x, int64_t at, int64_t n, Pos p) {
+    auto one = x->type().shape, wide = x->type().shape;
+    one.insert(one.begin() + at, 1);
+    wide.insert(wide.begin() + at, n);
+    return broadcastTo(b_.op1(OpKind::ExpandDims, {x}, x->type().withShape(one), {{"axis", at}}), wide, p);
+  }
+  // The lowest value of t's element type (-inf for floats), as a tile of t's shape.
+  ir::Value* lowestOf(const Type& t) {
+    return ir::isFloat(t.scalar) ? b_.constFloat(-std::numeric_limits<double>::infinity(), t)
+                                 : b_.constInt(-(int64_t{1} << (ir::bitWidth(t.scalar) - 1)), t);
+  }
+
+  // tl.sort(x, dim=None, descending=False): each element's rank along dim is the count of elements
+  // before it in the order (smaller, or larger when descending; equal ones by position), and element i
+  // of the result is the one of rank i, chosen by a max over a select as in flip (exact). O(n^2) in
+  // the length of dim; NaN elements are not ordered.
+  Val sort(const Val& in, Pos inAt, const Val* dimV, Pos dimAt, bool descending, const std::string& qual) {
+    if (!in.isIR() || !in.v->type().isTile() || in.v->type().isPtrLike())
+      fail(inAt, qual + " sorts a tensor of numbers, got " + describe(in));
+    ir::Value* x = in.v;
+    const bool isBool = x->type().scalar == Scalar::I1;
+    if (isBool) x = cast(x, Scalar::I32, inAt);
+    const Type& t = x->type();
+    const int64_t d = dimArg(t, dimV, dimAt, qual), rank = t.rank(), n = t.shape[static_cast<size_t>(d)];
+    if (n > 1024) fail(inAt, qual + " sorts along dimensions of at most 1024 elements, got " + std::to_string(n),
+                       "tawa's sort compares every pair of elements");
+    at(inAt);
+    // Wide dims (..., j at d, k at d + 1, ...): element j's comparisons with every k.
+    ir::Value* xj = spread(x, d + 1, n, inAt);
+    ir::Value* xk = spread(x, d, n, inAt);
+    const auto wide = xj->type().shape;
+    const Type bt = Type::tileOf(wide, Type::scalarOf(Scalar::I1));
+    ir::Value* jj = broadcastTo(indexAlong(n, static_cast<size_t>(d), static_cast<size_t>(rank + 1)), wide, inAt);
+    ir::Value* kk = broadcastTo(indexAlong(n, static_cast<size_t>(d + 1), static_cast<size_t>(rank + 1)), wide, inAt);
+    ir::Value* first = b_.op1(OpKind::Cmp, {xk, xj}, bt, {{"pred", std::string(descending ? "gt" : "lt")}});
+    ir::Value* tie = b_.op1(OpKind::And, {b_.op1(OpKind::Cmp, {xk, xj}, bt, {{"pred", std::string("eq")}}),
+                                          b_.op1(OpKind::Cmp, {kk, jj}, bt, {{"pred", std::string("lt")}})},
+                            bt);
+    ir::Value* before = cast(b_.op1(OpKind::Or, {first, tie}, bt), Scalar::I32, inAt);
+    ir::Value* rankOf = b_.op1(OpKind::Reduce, {before}, t.withElement(Type::scalarOf(Scalar::I32)),
+                               {{"kind", std::string("sum")}, {"axis", d + 1}});
+    // Wide dims (..., i at d, j at d + 1, ...): result i takes the element j of rank i.
+    ir::Value* rj = spread(rankOf, d, n, inAt);
+    ir::Value* ii = broadcastTo(indexAlong(n, static_cast<size_t>(d), static_cast<size_t>(rank + 1)), wide, inAt);
+    ir::Value* pick = b_.op1(OpKind::Cmp, {rj, ii}, bt, {{"pred", std::string("eq")}});
+    const Type wt = t.withShape(wide);
+    ir::Value* sel = b_.op1(OpKind::Select, {pick, spread(x, d, n, inAt), lowestOf(wt)}, wt);
     ir::Value* r = b_.op1(OpKind::Reduce, {sel}, t, {{"kind", std::string("max")}, {"axis", d + 1}});
     return Val::ir(isBool ? cast(r, Scalar::I1, inAt) : r);
   }
