@@ -54,6 +54,7 @@ struct Array {
   void* data = nullptr;
   std::string dtype;
   int64_t elements = 0;
+  std::vector<int64_t> shape;  // optional: the shape errors and traces name it by (its product is elements)
 };
 // One argument of a launch, for each parameter of the specialized kernel (Kernel::params()) in order.
 using Arg = std::variant<Array, int64_t, double>;
@@ -101,6 +102,26 @@ struct CheckReport {
   std::string summary;   // one line: what ran and what agreed
 };
 
+// A buffer Kernel::inputs made (dtype in the IR's spelling: f16, i32, ...), its elements in their
+// storage format.
+struct HostBuffer {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+};
+// A launch's inputs as `tawa run` makes them: the buffers, the arguments (arrays pointing into the
+// buffers: move an Inputs, never copy it) and the grid.
+struct Inputs {
+  std::vector<HostBuffer> buffers;
+  std::vector<Arg> args;
+  std::array<int64_t, 3> grid{1, 1, 1};
+  Inputs() = default;
+  Inputs(Inputs&&) = default;
+  Inputs& operator=(Inputs&&) = default;
+  Inputs(const Inputs&) = delete;
+  Inputs& operator=(const Inputs&) = delete;
+};
+
 struct ProfileReport {
   std::string summary;  // per warp-group role: busy, waiting, issuing; the roofline position; advice
   std::string json;     // the same summary and advice as JSON
@@ -131,6 +152,12 @@ class Kernel {
   std::string resources() const;  // registers, stack, spills, shared memory, threads per kernel
   std::string compileReport() const;  // how the PTX and cubin were made: the time taken, or the cache
   std::string explanation() const;  // what the front end and the passes decided, and why
+
+  // Fresh inputs from the spec the kernel was loaded with, which must give every buffer's shape and
+  // every scalar's value: buffers of seeded random values (floats in [-1, 1], integers in [-64, 64],
+  // never zero; `in LO..HI` ranges honoured), or read from .npy files (`loads`: NAME=FILE.npy), and
+  // `grid` (an expression over the spec's names, as `tawa run --grid`) evaluated.
+  Inputs inputs(const std::string& grid, uint64_t seed, const std::vector<std::string>& loads = {}) const;
 
   // Launches over `grid` on caller-owned host arrays (read and written in place). Throws Error for a
   // wrong argument list and for any fault the backend detects.

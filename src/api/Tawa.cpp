@@ -308,7 +308,11 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
       if (*dt != t.scalar)
         throw UserError(at, who + " is " + a->dtype + " but the kernel was specialized for " + std::string(ir::scalarName(t.scalar)));
       if (a->elements < 1 || !a->data) throw UserError(at, who + " is empty or null");
-      exec::Buffer buf(p->nameHint, t.scalar, {a->elements});
+      int64_t product = 1;
+      for (int64_t d : a->shape) product *= d;
+      if (!a->shape.empty() && product != a->elements)
+        throw UserError(at, who + " has shape of " + std::to_string(product) + " elements but " + std::to_string(a->elements) + " elements");
+      exec::Buffer buf(p->nameHint, t.scalar, a->shape.empty() ? std::vector<int64_t>{a->elements} : a->shape);
       std::memcpy(buf.data.data(), a->data, buf.data.size());
       b.args.push_back(exec::Arg::buf(static_cast<int>(b.buffers.size())));
       b.buffers.push_back(std::move(buf));
@@ -331,6 +335,40 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
 }
 
 }  // namespace
+
+Inputs Kernel::inputs(const std::string& grid, uint64_t seed, const std::vector<std::string>& loads) const {
+  return guarded([&] {
+    const driver::Spec& spec = impl_->spec;
+    for (const auto& e : spec.entries) {
+      if (e.kind == driver::SpecEntry::Kind::Buffer && e.dims.empty())
+        throw UserError(e.loc, "buffer '" + e.name + "' has no shape; making inputs needs one",
+                        "give its dims in brackets, e.g. " + e.name + ":*" + std::string(ir::scalarName(e.dtype)) + "[N]");
+      if (e.kind == driver::SpecEntry::Kind::Scalar && !e.hasValue)
+        throw UserError(e.loc, "scalar '" + e.name + "' has no value; making inputs needs one",
+                        "give one, e.g. " + e.name + ":" + std::string(ir::scalarName(e.dtype)) + "=512");
+    }
+    auto bound = driver::bind(*impl_->tile.kernel, spec, grid, seed, driver::loadedNames(loads));
+    driver::loadAll(bound, loads);
+    Inputs in;
+    in.grid = bound.grid;
+    in.buffers.reserve(bound.buffers.size());
+    for (auto& b : bound.buffers)
+      in.buffers.push_back({b.name, std::string(ir::scalarName(b.dtype)), b.shape, std::move(b.data)});
+    for (const auto& a : bound.args) {
+      if (a.kind == exec::Arg::Kind::Buffer) {
+        HostBuffer& h = in.buffers[static_cast<size_t>(a.buffer)];
+        in.args.push_back(Array{h.data.data(), h.dtype, static_cast<int64_t>(h.data.size() / static_cast<size_t>(ir::byteWidth(
+                                                                                           bound.buffers[static_cast<size_t>(a.buffer)].dtype))),
+                                h.shape});
+      } else if (a.kind == exec::Arg::Kind::Int) {
+        in.args.push_back(a.i);
+      } else {
+        in.args.push_back(a.f);
+      }
+    }
+    return in;
+  });
+}
 
 RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt) const {
   return guarded([&] {

@@ -437,7 +437,10 @@ class SpecParser {
            "buffers are pointers: write " + e.name + ":*" + dtypeText_ + "[...]");
     if (pos_ < t_.size() && t_[pos_] == ':')
       fail(pos_, "divisibility hints apply to buffers only, not to scalar '" + e.name + "'");
-    if (signature_ && (pos_ >= t_.size() || t_[pos_] != '=')) return;
+    if (signature_ && (pos_ >= t_.size() || t_[pos_] != '=')) {
+      e.hasValue = false;
+      return;
+    }
     if (pos_ >= t_.size() || t_[pos_] != '=')
       fail(pos_, "scalar '" + e.name + "' has no value",
            "give one, e.g. " + e.name + ":" + dtypeText_ + "=" + (ir::isFloat(e.dtype) ? "1.0" : "512"));

@@ -56,6 +56,7 @@ struct SpecEntry {
   std::vector<std::variant<int64_t, std::string>> block;   // descriptor: its block shape
   std::optional<FillRange> fill;                           // Buffer: `in LO..HI`
   ConstValue value = int64_t{0};                           // Scalar and Constexpr
+  bool hasValue = true;                                    // false: a scalar of a signature (parseSignature) given no value
 };
 
 struct Spec {

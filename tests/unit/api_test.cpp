@@ -241,3 +241,36 @@ TEST(Api, LaterStagesComeFromTheKernelAsLoadedEvenAfterTheFileChanges) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Api, InputsAreTawaRunsSeededBuffersAndRunOnThem) {
+  const std::string spec = "x_ptr:*fp32[1000], y_ptr:*fp32[1000], out_ptr:*fp32[1000], n_elements:i32=1000, BLOCK_SIZE=256";
+  auto k = tawa::Kernel::load(kSrc + "/examples/vector_add.py", "add_kernel", spec);
+  const uint64_t seed = rng()();
+  tawa::Inputs a = k.inputs("cdiv(n_elements, BLOCK_SIZE)", seed), b = k.inputs("cdiv(n_elements, BLOCK_SIZE)", seed);
+  ASSERT_EQ(a.buffers.size(), 3u);
+  EXPECT_EQ(a.grid, (std::array<int64_t, 3>{4, 1, 1}));
+  EXPECT_EQ(a.buffers[0].data, b.buffers[0].data) << "the same seed gives the same values";
+  const auto* x = reinterpret_cast<const float*>(a.buffers[0].data.data());
+  const auto* y = reinterpret_cast<const float*>(a.buffers[1].data.data());
+  for (int i = 0; i < 1000; ++i) ASSERT_NE(x[i], 0.f);
+  k.run(tawa::Backend::Exec, a.args, a.grid);
+  const auto* out = reinterpret_cast<const float*>(a.buffers[2].data.data());
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(out[i], x[i] + y[i]);
+  // A signature without shapes or values cannot make inputs: located at the entry.
+  auto sig = tawa::Kernel::load(kSrc + "/examples/vector_add.py", "add_kernel",
+                                "x_ptr:*fp32, y_ptr:*fp32[8], out_ptr:*fp32[8], n_elements:i32, BLOCK_SIZE=8");
+  try {
+    (void)sig.inputs("1", 1);
+    FAIL() << "no error";
+  } catch (const tawa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("buffer 'x_ptr' has no shape"), std::string::npos) << e.what();
+    EXPECT_EQ(e.diagnostic().col, 1);
+  }
+  auto noValue = tawa::Kernel::load(kSrc + "/examples/vector_add.py", "add_kernel",
+                                    "x_ptr:*fp32[8], y_ptr:*fp32[8], out_ptr:*fp32[8], n_elements:i32, BLOCK_SIZE=8");
+  EXPECT_THROW((void)noValue.inputs("1", 1), tawa::Error);
+}
+
+}  // namespace

@@ -219,28 +219,30 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
   if (w.noPingPong)
     throw UserError(flagLoc("--no-ping-pong"), "--no-ping-pong changes the CUDA kernel, which the executor does not run",
                     "use --backend emu or cuda");
-  driver::Spec spec = driver::parseSpec(o.spec);
-  auto lk = driver::loadKernel(o.file, o.kernel, spec);
-  transforms::PassManager pm;
-  pm.add("canonicalize");
-  pm.run(*lk.module);
-  auto bound = driver::bind(*lk.kernel, spec, grid, seed, driver::loadedNames(loads));
-  driver::loadAll(bound, loads);
-  exec::LaunchOptions lo;
-  lo.grid = bound.grid;
-  lo.threads = threads;
-  lo.seed = seed;
-  auto t0 = std::chrono::steady_clock::now();
-  exec::launch(*lk.module, *lk.kernel, bound.args, bound.buffers, lo);
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  driver::parseSpec(o.spec);  // the spec's own errors, as a launch needs it (shapes and values given)
+  tawa::Options ko;
+  if (w.explain) ko.explain = &std::cerr;
+  const tawa::Kernel k = tawa::Kernel::load(o.file, o.kernel, o.spec, ko);
+  tawa::Inputs in = k.inputs(grid, seed, loads);
+  tawa::RunOptions ro;
+  ro.threads = threads;
+  ro.seed = seed;
+  const double ms = k.run(tawa::Backend::Exec, in.args, in.grid, ro).seconds * 1e3;
+  const auto& g = in.grid;
   unsigned cores = threads > 0 ? static_cast<unsigned>(threads) : std::max(1u, std::thread::hardware_concurrency());
-  std::cout << "ran @" << lk.kernel->name << " on the CPU executor (" << (noGpu.empty() ? std::string("--backend exec") : "no GPU: " + noGpu) << "), grid (" << lo.grid[0] << ", "
-            << lo.grid[1] << ", " << lo.grid[2] << ") = " << lo.grid[0] * lo.grid[1] * lo.grid[2] << " programs on " << cores
+  std::cout << "ran @" << k.name() << " on the CPU executor (" << (noGpu.empty() ? std::string("--backend exec") : "no GPU: " + noGpu) << "), grid (" << g[0] << ", "
+            << g[1] << ", " << g[2] << ") = " << g[0] * g[1] * g[2] << " programs on " << cores
             << " thread(s), seed " << seed << ", " << ms << " ms\n";
-  for (auto& b : bound.buffers) std::cout << describe(b) << "\n";
+  driver::Bound out;  // the buffers as the executor's, to describe and save them
+  for (auto& h : in.buffers) {
+    exec::Buffer b(h.name, *driver::parseDtypeName(h.dtype), h.shape);
+    b.data = std::move(h.data);
+    out.buffers.push_back(std::move(b));
+  }
+  for (auto& b : out.buffers) std::cout << describe(b) << "\n";
   if (!save.empty()) {
-    driver::saveAll(bound, save);
-    std::cout << "saved " << bound.buffers.size() << " buffer(s) to " << save << "/\n";
+    driver::saveAll(out, save);
+    std::cout << "saved " << out.buffers.size() << " buffer(s) to " << save << "/\n";
   }
   return 0;
 }
