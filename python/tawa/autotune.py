@@ -18,7 +18,7 @@ import threading
 
 from . import _tawa
 from .errors import TawaError
-from .jit import JITFunction, _array, wrap
+from .jit import JITFunction, _array, cache_root, wrap
 from .profiler import profile
 
 MODEL_DEVICE = "tawa cost model (H200, modelled)"
@@ -54,9 +54,7 @@ def _config_of(c):
 
 
 def _default_record():
-    d = os.environ.get("TAWA_CACHE_DIR")
-    if not d:
-        d = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tawa")
+    d = cache_root()
     os.makedirs(d, exist_ok=True)
     return os.path.join(d, "autotune.db")
 

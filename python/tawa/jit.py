@@ -45,12 +45,16 @@ class ArgumentError(TawaError, TypeError):
     """A launch whose arguments do not fit the kernel (located at the kernel's definition)."""
 
 
-def _cache_dir():
+def cache_root():
+    """tawa's cache folder: $TAWA_CACHE_DIR, else $XDG_CACHE_HOME/tawa or ~/.cache/tawa."""
     d = os.environ.get("TAWA_CACHE_DIR")
     if d:
-        return os.path.join(d, "python")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "tawa", "python")
+        return d
+    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tawa")
+
+
+def _cache_dir():
+    return os.path.join(cache_root(), "python")
 
 
 def _sha256_file(path):

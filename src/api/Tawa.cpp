@@ -108,6 +108,16 @@ struct Kernel::Impl {
   mutable std::optional<cuda::CompiledModule> compiled;
   mutable std::string passExplain;
 
+  // After `tile` was loaded: canonicalizes it and records what the later stages start from.
+  void loaded() {
+    transforms::PassManager pm;
+    pm.add("canonicalize");
+    pm.run(*tile.module);
+    name = tile.kernel->name;
+    simt = driver::simtOnly(*tile.kernel);
+    tileText = ir::print(*tile.module);
+  }
+
   // A fresh copy of the kernel as loaded (canonicalized) for a later stage: loaded from the source
   // again, so that the front end's names are kept exactly and the emitted code is the CLI's; parsed
   // from the IR text instead when there is no source or it no longer gives the same IR (the file
@@ -182,13 +192,8 @@ Kernel Kernel::load(const std::string& path, const std::string& name, const std:
     }
     frontend::setExplain(before);
     impl->explain = why.str();
-    transforms::PassManager pm;
-    pm.add("canonicalize");
-    pm.run(*impl->tile.module);
-    impl->name = impl->tile.kernel->name;
     impl->path = path;
-    impl->simt = driver::simtOnly(*impl->tile.kernel);
-    impl->tileText = ir::print(*impl->tile.module);
+    impl->loaded();
     return Kernel(impl);
   });
 }
@@ -199,12 +204,7 @@ Kernel Kernel::fromIR(const std::string& irText, const std::string& spec, const 
     impl->spec = driver::parseSignature(spec);
     impl->opt = opt;
     impl->tile = reparse(irText, "");
-    transforms::PassManager pm;
-    pm.add("canonicalize");
-    pm.run(*impl->tile.module);
-    impl->name = impl->tile.kernel->name;
-    impl->simt = driver::simtOnly(*impl->tile.kernel);
-    impl->tileText = ir::print(*impl->tile.module);
+    impl->loaded();
     return Kernel(impl);
   });
 }
@@ -288,6 +288,11 @@ struct Bound {
   std::vector<exec::Arg> args;
   std::vector<const Array*> arrays;  // per buffer, the caller's array it copies
 };
+
+// Writes each buffer back into the caller's array it copies (after a launch that succeeded).
+void writeBack(const Bound& b, const std::vector<exec::Buffer>& buffers) {
+  for (size_t i = 0; i < buffers.size(); ++i) std::memcpy(b.arrays[i]->data, buffers[i].data.data(), buffers[i].data.size());
+}
 
 Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array<int64_t, 3>& grid) {
   const Location at = f.loc;
@@ -390,7 +395,7 @@ RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<i
       st.seconds = ls.seconds;
       st.compileSeconds = ls.compileSeconds;
     }
-    for (size_t i = 0; i < b.buffers.size(); ++i) std::memcpy(b.arrays[i]->data, b.buffers[i].data.data(), b.buffers[i].data.size());
+    writeBack(b, b.buffers);
     return st;
   });
 }
@@ -419,35 +424,11 @@ CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::ar
     exec::LaunchOptions lo;
     lo.grid = grid;
     exec::launch(*impl_->tile.module, f, b.args, want, lo);
-    const cuda::EmitResult& er = impl_->emit();
-    std::vector<exec::Buffer> first;
-    for (int s = 1; s <= seeds; ++s) {
-      std::vector<exec::Buffer> got = b.buffers;
-      emu::Options eo;
-      eo.seed = static_cast<uint64_t>(s);
-      try {
-        emu::launch(er, b.args, got, grid, eo);
-      } catch (const UserError& e) {
-        throw UserError(e.loc, "schedule " + std::to_string(s) + ": " + e.what(), e.hint);
-      }
-      if (s == 1) {
-        for (size_t i = 0; i < got.size(); ++i) {
-          auto c = cuda::compareBuffers(got[i], want[i]);
-          if (!c.ok)
-            throw UserError(f.loc, "schedule 1: buffer '" + got[i].name + "' of the emulated CUDA kernel differs from the kernel as " +
-                                       "written in " + std::to_string(c.mismatches) + " of " + std::to_string(c.elements) +
-                                       " element(s), first at element " + std::to_string(c.firstBad) + " (" + std::to_string(c.got) +
-                                       " instead of " + std::to_string(c.want) + "; tolerance " + std::to_string(c.rtol) + " relative)");
-        }
-        first = std::move(got);
-        rep.seeds = 1;
-        continue;
-      }
-      if (auto d = emu::firstDifference(got, first))
-        throw UserError(f.loc, "schedule " + std::to_string(s) + " gives different results from schedule 1: " + *d,
-                        "the kernel's result depends on the order its threads run in: a race");
-      rep.seeds = s;
-    }
+    std::ostringstream lines;  // the comparison's per-buffer lines: the summary says it in one
+    emu::runSchedules(impl_->emit(), b.args, b.buffers, grid, seeds, f.loc, true, [&](const std::vector<exec::Buffer>& got) {
+      cuda::checkBuffers(got, want, "emulated CUDA kernel (schedule 1)", f.loc, "", lines);
+    });
+    rep.seeds = seeds;
     rep.summary = "@" + impl_->name + ": " + std::to_string(seeds) + " schedule(s) of the emitted CUDA kernel agree bit for bit, " +
                   "the first with the kernel as written on the executor; no deadlock, race, missing fence, out-of-bounds access or " +
                   "mbarrier misuse";
@@ -484,8 +465,7 @@ ProfileReport Kernel::profile(Backend backend, const std::vector<Arg>& args, std
     rep.summary = text.str();
     rep.json = profile::toJson(res.summary, res.advice).dump(2);
     rep.trace = trace.str();
-    for (size_t i = 0; i < input.buffers.size(); ++i)
-      std::memcpy(b.arrays[i]->data, input.buffers[i].data.data(), input.buffers[i].data.size());
+    writeBack(b, input.buffers);
     return rep;
   });
 }

@@ -2376,11 +2376,8 @@ class Lowerer {
   // lowest): the one element chosen, exactly (-0.0, infinities and NaN included), from ops every
   // backend has.
   Val flip(const Val& in, Pos inAt, const Val* dimV, Pos dimAt, const std::string& qual) {
-    if (!in.isIR() || !in.v->type().isTile() || in.v->type().isPtrLike())
-      fail(inAt, qual + " flips a tensor of numbers, got " + describe(in));
-    ir::Value* x = in.v;
-    const bool isBool = x->type().scalar == Scalar::I1;
-    if (isBool) x = cast(x, Scalar::I32, inAt);
+    bool isBool = false;
+    ir::Value* x = numbers(in, inAt, qual + " flips", isBool);
     const Type& t = x->type();
     const int64_t rank = t.rank(), d = dimArg(t, dimV, dimAt, qual);
     const int64_t n = t.shape[static_cast<size_t>(d)];
@@ -2409,6 +2406,13 @@ class Lowerer {
     if (d < 0 || d >= rank) fail(dimAt, qual + "'s dim is out of range for a tensor of shape " + shapeStr(t.shape));
     return d;
   }
+  // The tensor of numbers a flip or sort reorders (`what`: "tl.flip flips"), booleans as i32 (`isBool`
+  // says so, for the cast back).
+  ir::Value* numbers(const Val& in, Pos inAt, const std::string& what, bool& isBool) {
+    if (!in.isIR() || !in.v->type().isTile() || in.v->type().isPtrLike()) fail(inAt, what + " a tensor of numbers, got " + describe(in));
+    isBool = in.v->type().scalar == Scalar::I1;
+    return isBool ? cast(in.v, Scalar::I32, inAt) : in.v;
+  }
   // x with a new axis of n inserted at `at` and broadcast along it.
   ir::Value* spread(ir::Value* x, int64_t at, int64_t n, Pos p) {
     auto one = x->type().shape, wide = x->type().shape;
@@ -2427,11 +2431,8 @@ class Lowerer {
   // of the result is the one of rank i, chosen by a max over a select as in flip (exact). O(n^2) in
   // the length of dim; NaN elements are not ordered.
   Val sort(const Val& in, Pos inAt, const Val* dimV, Pos dimAt, bool descending, const std::string& qual) {
-    if (!in.isIR() || !in.v->type().isTile() || in.v->type().isPtrLike())
-      fail(inAt, qual + " sorts a tensor of numbers, got " + describe(in));
-    ir::Value* x = in.v;
-    const bool isBool = x->type().scalar == Scalar::I1;
-    if (isBool) x = cast(x, Scalar::I32, inAt);
+    bool isBool = false;
+    ir::Value* x = numbers(in, inAt, qual + " sorts", isBool);
     const Type& t = x->type();
     const int64_t d = dimArg(t, dimV, dimAt, qual), rank = t.rank(), n = t.shape[static_cast<size_t>(d)];
     if (n > 1024) fail(inAt, qual + " sorts along dimensions of at most 1024 elements, got " + std::to_string(n),
@@ -2474,7 +2475,7 @@ class Lowerer {
     const int64_t n = x->type().shape[0];
     at(inAt);
     const std::vector<int64_t> shape{n, bins};
-    ir::Value* col = broadcastTo(b_.op1(OpKind::ExpandDims, {x}, x->type().withShape({n, 1}), {{"axis", int64_t{1}}}), shape, inAt);
+    ir::Value* col = spread(x, 1, bins, inAt);
     ir::Value* bin = broadcastTo(indexAlong(bins, 1, 2), shape, inAt);
     const Type boolT = Type::tileOf(shape, Type::scalarOf(Scalar::I1));
     ir::Value* hit = b_.op1(OpKind::Cmp, {col, bin}, boolT, {{"pred", std::string("eq")}});
@@ -2483,9 +2484,7 @@ class Lowerer {
           mask->v->type().scalar != Scalar::I1)
         fail(maskAt, qual + "'s mask must be a tensor of booleans shaped like the input (" + std::to_string(n) + "), got " +
                          describe(*mask));
-      ir::Value* m = broadcastTo(b_.op1(OpKind::ExpandDims, {mask->v}, mask->v->type().withShape({n, 1}), {{"axis", int64_t{1}}}),
-                                 shape, maskAt);
-      hit = b_.op1(OpKind::And, {hit, m}, boolT);
+      hit = b_.op1(OpKind::And, {hit, spread(mask->v, 1, bins, maskAt)}, boolT);
     }
     ir::Value* ones = cast(hit, Scalar::I32, inAt);
     return Val::ir(b_.op1(OpKind::Reduce, {ones}, Type::tileOf({bins}, Type::scalarOf(Scalar::I32)),

@@ -159,6 +159,12 @@ double checkAgainstExecutor(const std::string& file, const std::string& kernel, 
   auto r0 = std::chrono::steady_clock::now();
   exec::launch(*ref.module, *ref.kernel, args, want, lo);
   double refS = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+  checkBuffers(got, want, who, at, hint, out);
+  return refS;
+}
+
+void checkBuffers(const std::vector<exec::Buffer>& got, const std::vector<exec::Buffer>& want, const std::string& who,
+                  const Location& at, const std::string& hint, std::ostream& out) {
   for (size_t i = 0; i < want.size(); ++i) {
     Comparison c = compareBuffers(got[i], want[i]);
     std::string stats = std::string(ir::scalarName(want[i].dtype)) + ", max |err| " + num("%.3g", c.maxAbsErr) + ", ||err||/||ref|| " +
@@ -171,7 +177,6 @@ double checkAgainstExecutor(const std::string& file, const std::string& kernel, 
                       hint);
     out << "  check " << want[i].name << ": matches the CPU executor (" << stats << ")\n";
   }
-  return refS;
 }
 
 void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, const std::array<int64_t, 3>& logicalGrid,

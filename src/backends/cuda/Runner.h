@@ -74,6 +74,11 @@ double checkAgainstExecutor(const std::string& file, const std::string& kernel, 
                             int threads, uint64_t seed, const std::string& who, const Location& at, const std::string& hint,
                             std::ostream& out);
 
+// checkAgainstExecutor's comparison, for a reference already run: each buffer of `got` against
+// `want`, a line per buffer to `out`, the first out of tolerance a UserError at `at`.
+void checkBuffers(const std::vector<exec::Buffer>& got, const std::vector<exec::Buffer>& want, const std::string& who,
+                  const Location& at, const std::string& hint, std::ostream& out);
+
 // FLOPs of one launch for kernels that hold a tile.dot (any level): 2*M*N*K from the spec's
 // integer entries named M, N and K (any case). nullopt when the kernel has no dot or a name lacks.
 std::optional<double> dotFlops(const ir::Module& m, const driver::Spec& spec);

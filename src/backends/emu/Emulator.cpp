@@ -470,6 +470,33 @@ int runOnEmu(const cuda::GpuRunOptions& o, std::ostream& out) {
   return 0;
 }
 
+void runSchedules(const cuda::EmitResult& er, const std::vector<exec::Arg>& args, const std::vector<exec::Buffer>& initial,
+                  std::array<int64_t, 3> grid, int seeds, const Location& at, bool nameSchedule,
+                  const std::function<void(const std::vector<exec::Buffer>&)>& checkFirst) {
+  std::vector<exec::Buffer> first;
+  for (int s = 1; s <= seeds; ++s) {
+    std::vector<exec::Buffer> got = initial;
+    Options eo;
+    eo.seed = static_cast<uint64_t>(s);
+    try {
+      launch(er, args, got, grid, eo);  // a deadlock, race or bad access throws, located
+    } catch (const UserError& e) {
+      if (!nameSchedule) throw;
+      throw UserError(e.loc, "schedule " + std::to_string(s) + ": " + e.what(), e.hint);
+    }
+    if (s == 1) {
+      checkFirst(got);
+      first = std::move(got);
+      continue;
+    }
+    // Every schedule must give the very bits of the first: a difference is a race the emulator's
+    // detectors did not name (or a schedule-dependent reduction order).
+    if (auto d = firstDifference(got, first))
+      throw UserError(at, "schedule " + std::to_string(s) + " gives different results from schedule 1: " + *d,
+                      "the kernel's result depends on the order its threads run in: a race");
+  }
+}
+
 std::optional<std::string> firstDifference(const std::vector<exec::Buffer>& got, const std::vector<exec::Buffer>& want) {
   for (size_t b = 0; b < got.size() && b < want.size(); ++b) {
     if (got[b].data == want[b].data) continue;
@@ -503,24 +530,10 @@ int checkOnEmu(const cuda::GpuRunOptions& o, int seeds, std::ostream& out) {
         << (er.pingPong ? ", the consumers taking turns (ping-pong)" : "") << (o.ws.fault.empty() ? "" : ", injected fault " + o.ws.fault)
         << (o.emitFault.empty() ? "" : ", injected emitter fault " + o.emitFault) << ")";
   out << ", run under " << seeds << " thread schedule(s); inputs from seed " << o.seed << std::endl;
-  std::vector<exec::Buffer> first;
-  for (int s = 1; s <= seeds; ++s) {
-    std::vector<exec::Buffer> got = bound.buffers;
-    Options eo;
-    eo.seed = static_cast<uint64_t>(s);
-    launch(er, bound.args, got, bound.grid, eo);  // a deadlock, race or bad access throws, located
-    if (s == 1) {
-      cuda::checkAgainstExecutor(o.file, o.kernel, spec, bound.args, bound.buffers, bound.grid, got, nv.kernel->numArgs(), o.threads,
-                                 o.seed, "emulated CUDA kernel (schedule 1)", where(o.file), "", out);
-      first = std::move(got);
-      continue;
-    }
-    // Every schedule must give the very bits of the first: a difference is a race the emulator's
-    // detectors did not name (or a schedule-dependent reduction order).
-    if (auto d = firstDifference(got, first))
-      throw UserError(where(o.file), "schedule " + std::to_string(s) + " gives different results from schedule 1: " + *d,
-                      "the kernel's result depends on the order its threads run in: a race");
-  }
+  runSchedules(er, bound.args, bound.buffers, bound.grid, seeds, where(o.file), false, [&](const std::vector<exec::Buffer>& got) {
+    cuda::checkAgainstExecutor(o.file, o.kernel, spec, bound.args, bound.buffers, bound.grid, got, nv.kernel->numArgs(), o.threads,
+                               o.seed, "emulated CUDA kernel (schedule 1)", where(o.file), "", out);
+  });
   out << "ok: @" << nv.kernel->name << ": " << seeds << " schedule(s) of the emitted CUDA kernel agree bit for bit, the first "
       << "with the CPU executor; no deadlock, race, missing fence, out-of-bounds access or mbarrier misuse\n";
   return 0;

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -72,6 +73,14 @@ int runOnEmu(const cuda::GpuRunOptions& opt, std::ostream& out);
 // same inputs. Schedule 1 is checked against the CPU executor, every other schedule against schedule
 // 1 bit for bit. A fault the emulator detects, or a difference, is a UserError.
 int checkOnEmu(const cuda::GpuRunOptions& opt, int seeds, std::ostream& out);
+
+// The core of checkOnEmu (and of the library API's check on the emulator): runs the emitted kernel
+// under schedules 1..seeds on fresh copies of `initial`; `checkFirst` judges schedule 1's buffers,
+// and every later schedule must give their very bits (a UserError at `at` otherwise: a race). With
+// `nameSchedule` a fault the emulator reports is prefixed with the schedule it happened under.
+void runSchedules(const cuda::EmitResult& er, const std::vector<exec::Arg>& args, const std::vector<exec::Buffer>& initial,
+                  std::array<int64_t, 3> grid, int seeds, const Location& at, bool nameSchedule,
+                  const std::function<void(const std::vector<exec::Buffer>&)>& checkFirst);
 
 // Where two runs' buffers first differ, bit for bit: "NAME[i] is X, not Y" (the values decoded), or
 // nullopt when every buffer is identical.
