@@ -458,14 +458,9 @@ class JITFunction:
         return CompiledKernel(k, spec, key, False)
 
     def _get(self, args, kwargs):
-        opts = None
-        for o in kwargs:
-            if o in _OPTIONS:
-                opts = {o: kwargs.pop(o) for o in [o for o in kwargs if o in _OPTIONS]}
-                break
-        if opts is None:
-            opts = _NO_OPTIONS
-        elif opts.get("num_ctas", 1) != 1:
+        names = [o for o in kwargs if o in _OPTIONS]
+        opts = {o: kwargs.pop(o) for o in names} if names else _NO_OPTIONS
+        if opts.get("num_ctas", 1) != 1:
             raise self._error("num_ctas other than 1 (thread-block clusters) is not supported")
         bound = self._bind(args, kwargs)
         key, run_args = self._specialize(bound)
