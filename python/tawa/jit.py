@@ -25,12 +25,14 @@ _NUMPY_DTYPES = {
     "float16": "fp16", "float32": "fp32", "float64": "fp64", "bfloat16": "bf16",
     "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
     "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "bool": "i1",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
 }
 _TORCH_DTYPES = {"torch." + k: v for k, v in _NUMPY_DTYPES.items()}
 # The spec's spelling of a dtype constant (tl.float16 ...), from Triton's short names.
 _LONG_DTYPE = {
     "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "fp8e4nv": "float8e4nv",
     "fp8e5": "float8e5", "i1": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
 }
 # Launch options Triton takes that tawa reads; the tawa-only ones pick the backend and the passes.
 _TRITON_OPTIONS = ("num_warps", "num_stages", "num_ctas")
@@ -329,6 +331,9 @@ class JITFunction:
                     key.append("1")
                 elif -2147483648 <= v <= 2147483647:
                     key.append(("i32", not v & 15 and not no_spec[i]))
+                    run_args.append(v)
+                elif 2**31 <= v < 2**32:  # as Triton types it
+                    key.append(("u32", not v & 15 and not no_spec[i]))
                     run_args.append(v)
                 elif -(2**63) <= v < 2**63:
                     key.append(("i64", not v & 15 and not no_spec[i]))

@@ -58,3 +58,12 @@ def pick(x, out, n, BIAS: tl.constexpr, BLOCK: tl.constexpr):
 def out_of_bounds(x, y):
     i = tl.arange(0, 64)
     tl.store(y + i, tl.load(x + i))
+
+
+@tawa.jit
+def mix32(x, out, n, salt, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    h = (tl.load(x + i, mask=m) ^ salt) * 0x85EBCA6B
+    h = h ^ (h >> 13)
+    tl.store(out + i, h % 1000003, mask=m)

@@ -101,3 +101,18 @@ def test_numpy_scalars_are_the_numbers_they_hold(rng):
     kernels.scale[(np.int64(tawa.cdiv(n, 128)),)](x, out, np.int32(n), np.float32(2.5), BLOCK=128)
     np.testing.assert_allclose(out, (x.astype(np.float64) * 2.5).astype(np.float32), rtol=1e-6)
     assert kernels.scale.specialization_key(x, out, np.int64(n), np.float64(1.0), BLOCK=128)[2:4] == (("i32", False), "fp32")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_uint32_hash(rng, backend):
+    # numpy uint32 arrays and a salt >= 2**31 (a tl.uint32 scalar, as Triton types it): the multiply
+    # wraps, >> is logical and % unsigned, as numpy's uint32 arithmetic
+    n = int(rng.integers(100, 3000))
+    x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    salt = int(rng.integers(2**31, 2**32))
+    out = np.zeros(n, np.uint32)
+    k = kernels.mix32[(tawa.cdiv(n, 256),)](x, out, n, salt, BLOCK=256, backend=backend)
+    h = ((x.astype(np.uint64) ^ salt) * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    np.testing.assert_array_equal(out, (h % 1000003).astype(np.uint32))
+    assert "%salt: u32" in k.asm["tile"] and "ptr<u32>" in k.asm["tile"]

@@ -28,8 +28,8 @@ uint64_t splitmix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Floats uniform in [-1, 1] and integers in [-64, 64], never zero (an element a kernel fails to write
-// keeps a value the reference overwrote); i1 buffers 0 or 1. A spec's `in LO..HI` draws from [LO, HI)
+// Floats uniform in [-1, 1], signed integers in [-64, 64] and unsigned ones in [1, 128], never zero
+// (an element a kernel fails to write keeps a value the reference overwrote); i1 buffers 0 or 1. A spec's `in LO..HI` draws from [LO, HI)
 // instead, zero included when it lies there. Chunk c of the buffer named N draws from its own
 // generator, seeded from (seed, N, c).
 void fillRandom(exec::Buffer& buf, uint64_t seed, const std::optional<FillRange>& range) {
@@ -38,7 +38,7 @@ void fillRandom(exec::Buffer& buf, uint64_t seed, const std::optional<FillRange>
   for (unsigned char ch : buf.name) nameHash = (nameHash ^ ch) * 1099511628211ull;
   const uint64_t base = splitmix(seed ^ splitmix(nameHash));
   const int64_t n = buf.numel(), chunks = (n + kChunk - 1) / kChunk;
-  const bool isFloat = ir::isFloat(buf.dtype), isBool = buf.dtype == ir::Scalar::I1;
+  const bool isFloat = ir::isFloat(buf.dtype), isBool = buf.dtype == ir::Scalar::I1, isUnsigned = ir::isUnsigned(buf.dtype);
   tbb::parallel_for(int64_t{0}, chunks, [&](int64_t c) {
     std::mt19937_64 rng(splitmix(base + static_cast<uint64_t>(c)));
     std::uniform_real_distribution<double> real(-1.0, 1.0);
@@ -65,7 +65,7 @@ void fillRandom(exec::Buffer& buf, uint64_t seed, const std::optional<FillRange>
         int64_t v;
         do v = integer(rng);
         while (v == 0);
-        buf.setInt(i, v);
+        buf.setInt(i, isUnsigned && v < 0 ? v + 129 : v);  // unsigned: -64..-1 become 65..128
       }
     }
   });

@@ -19,7 +19,7 @@ constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
 
 // The descrs tawa reads and writes, in canonical spelling.
-constexpr std::string_view kKnownDescrs[] = {"<f2", "<f4", "<f8", "|b1", "|i1", "<i2", "<i4", "<i8", "<u2", "|u1"};
+constexpr std::string_view kKnownDescrs[] = {"<f2", "<f4", "<f8", "|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8"};
 
 // Canonical spelling of a supported descr: '=' means native order, which NumPy only writes on
 // little-endian hosts for us to meet it, and a one-byte type has no byte order at all.
@@ -204,7 +204,7 @@ NpyArray readNpy(const std::string& path) {
       fail("npy file is big-endian ('" + h.descr + "'); only little-endian data is supported",
            "convert it with a.astype(a.dtype.newbyteorder('<'))");
     fail("unsupported npy descr '" + h.descr +
-         "' (expected <f2, <f4, <f8, |b1, |i1, <i2, <i4, <i8, <u2 for bf16 or |u1 for fp8)");
+         "' (expected <f2, <f4, <f8, |b1, |i1, <i2, <i4, <i8, |u1, <u2, <u4 or <u8; bf16 is read from <u2 and fp8 from |u1)");
   }
   // Fortran order only changes the layout when two or more dims exceed 1.
   int spread = 0;
@@ -278,6 +278,10 @@ std::string npyDescr(ir::Scalar s) {
     case ir::Scalar::BF16: return "<u2";
     case ir::Scalar::F8E4M3:
     case ir::Scalar::F8E5M2: return "|u1";
+    case ir::Scalar::U8: return "|u1";
+    case ir::Scalar::U16: return "<u2";
+    case ir::Scalar::U32: return "<u4";
+    case ir::Scalar::U64: return "<u8";
   }
   return "?";
 }

@@ -33,10 +33,14 @@ constexpr DtypeSpelling kDtypes[] = {
     {"int8", Scalar::I8},         {"i16", Scalar::I16},
     {"int16", Scalar::I16},       {"i32", Scalar::I32},
     {"int32", Scalar::I32},       {"i64", Scalar::I64},
-    {"int64", Scalar::I64},
+    {"int64", Scalar::I64},       {"u8", Scalar::U8},
+    {"uint8", Scalar::U8},        {"u16", Scalar::U16},
+    {"uint16", Scalar::U16},      {"u32", Scalar::U32},
+    {"uint32", Scalar::U32},      {"u64", Scalar::U64},
+    {"uint64", Scalar::U64},
 };
 
-constexpr std::string_view kDtypeList = "fp16, bf16, fp32, fp64, fp8e4nv, fp8e5, i1, i8, i16, i32, i64";
+constexpr std::string_view kDtypeList = "fp16, bf16, fp32, fp64, fp8e4nv, fp8e5, i1, i8, i16, i32, i64, u8, u16, u32, u64";
 
 // Keywords cannot be names in the Python signature the spec mirrors.
 constexpr std::string_view kKeywords[] = {"False",  "None",   "True",    "and",      "as",       "assert", "async",
@@ -273,7 +277,8 @@ class SpecParser {
     if (!ir::isFloat(e.dtype) && e.dtype != Scalar::I1) {
       int bits = ir::bitWidth(e.dtype);
       double lim = std::ldexp(1.0, bits - 1);
-      if (r.lo < -lim || r.hi > lim + 1)
+      const bool uns = ir::isUnsigned(e.dtype);
+      if (uns ? (r.lo < 0 || r.hi > 2 * lim + 1) : (r.lo < -lim || r.hi > lim + 1))
         fail(at, "the range of buffer '" + e.name + "' does not fit in " + dtypeText_);
     }
     e.fill = r;
@@ -355,8 +360,9 @@ class SpecParser {
 
   static void checkFits(const std::string& name, Scalar dt, std::string_view ty, int64_t i, size_t at) {
     int bits = ir::bitWidth(dt);
-    int64_t lo = bits == 1 ? 0 : bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
-    int64_t hi = bits == 1 ? 1 : bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
+    const bool uns = ir::isUnsigned(dt);
+    int64_t lo = bits == 1 || uns ? 0 : bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
+    int64_t hi = bits == 1 ? 1 : bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - (uns ? 0 : 1))) - 1;
     if (i < lo || i > hi)
       fail(at, "value " + std::to_string(i) + " of scalar '" + name + "' does not fit in " + std::string(ty) + " (range " +
                    std::to_string(lo) + ".." + std::to_string(hi) + ")");

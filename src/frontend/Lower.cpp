@@ -138,7 +138,8 @@ std::optional<Scalar> dtypeByName(const std::string& n) {
       {"float16", Scalar::F16},    {"bfloat16", Scalar::BF16},  {"float32", Scalar::F32}, {"float64", Scalar::F64},
       {"float8e4nv", Scalar::F8E4M3}, {"float8e5", Scalar::F8E5M2}, {"int1", Scalar::I1},   {"int8", Scalar::I8},
       {"int16", Scalar::I16},      {"int32", Scalar::I32},      {"int64", Scalar::I64},   {"float8_e4m3fn", Scalar::F8E4M3},
-      {"float8_e5m2", Scalar::F8E5M2}};
+      {"float8_e5m2", Scalar::F8E5M2}, {"uint8", Scalar::U8}, {"uint16", Scalar::U16}, {"uint32", Scalar::U32},
+      {"uint64", Scalar::U64}};
   for (auto& [name, s] : table)
     if (n == name) return s;
   return std::nullopt;
@@ -157,6 +158,10 @@ std::string tritonDtypeName(Scalar s) {
     case Scalar::BF16: return "bfloat16";
     case Scalar::F32: return "float32";
     case Scalar::F64: return "float64";
+    case Scalar::U8: return "uint8";
+    case Scalar::U16: return "uint16";
+    case Scalar::U32: return "uint32";
+    case Scalar::U64: return "uint64";
   }
   return "?";
 }
@@ -449,7 +454,8 @@ class Lowerer {
   Scalar defaultScalar(const Val& c) {
     if (c.k == Val::K::Bool) return Scalar::I1;
     if (c.k == Val::K::Float) return Scalar::F32;
-    return (c.i >= INT32_MIN && c.i <= INT32_MAX) ? Scalar::I32 : Scalar::I64;
+    if (c.i >= INT32_MIN && c.i <= INT32_MAX) return Scalar::I32;
+    return c.i > INT32_MAX && c.i <= static_cast<int64_t>(UINT32_MAX) ? Scalar::U32 : Scalar::I64;  // as Triton types an int
   }
 
   ir::Value* constant(const Val& c, Scalar s, const std::vector<int64_t>& shape, Pos p) {
@@ -548,7 +554,29 @@ class Lowerer {
     }
     if (fa) return a;
     if (fb) return b;
-    return ir::bitWidth(a) >= ir::bitWidth(b) ? a : b;
+    // Integers: the wider; at equal widths, or when the unsigned one is wider, the unsigned one
+    // (Triton's integer_promote_impl).
+    const bool ua = ir::isUnsigned(a), ub = ir::isUnsigned(b);
+    const int wa = ir::bitWidth(a), wb = ir::bitWidth(b);
+    if (ua == ub) return wa >= wb ? a : b;
+    if (ua) return wa >= wb ? a : b;
+    return wb >= wa ? b : a;
+  }
+
+  // Triton's checks of a binary operation whose result element is e: an unsigned result takes no
+  // negative Python scalar (it would wrap), and /, // and % need operands of one signedness.
+  void checkSignedness(const std::string& op, const Val& a, const Val& b, Scalar e, Pos p) {
+    if (!ir::isUnsigned(e)) return;
+    for (const Val* v : {&a, &b})
+      if ((v->k == Val::K::Int && v->i < 0) || (v->k == Val::K::Float && v->f < 0 && ir::isInt(e)))
+        fail(p, "operator '" + op + "' between a " + tritonDtypeName(e) + " tensor and the negative scalar " +
+                    (v->k == Val::K::Int ? std::to_string(v->i) : std::string("value")) + " (it would wrap around)",
+             "cast one of them explicitly, e.g. x.to(tl.int64)");
+    if ((op == "/" || op == "//" || op == "%") && a.isIR() && b.isIR() && a.v->type().elemIsInt() && b.v->type().elemIsInt() &&
+        ir::isUnsigned(a.v->type().scalar) != ir::isUnsigned(b.v->type().scalar))
+      fail(p, "operator '" + op + "' between " + tritonDtypeName(a.v->type().scalar) + " and " + tritonDtypeName(b.v->type().scalar) +
+                  ": the operands differ in signedness",
+           "cast one of them so both are signed or both unsigned");
   }
 
   // The element of `tensorElem op constant` where the constant is a weak Python scalar.
@@ -705,6 +733,7 @@ class Lowerer {
     if (op == "**") fail(p, "'**' on tensors: not supported yet", "multiply explicitly, or use tl.exp2(y * tl.log2(x))");
     if (op == "@") fail(p, "'@' on tensors: not supported yet", "use tl.dot(a, b)");
     Scalar e = joinElem(a, b);
+    checkSignedness(op, a, b, e, p);
     bool isBitwise = op == "&" || op == "|" || op == "^" || op == "<<" || op == ">>";
     if (isBitwise && ir::isFloat(e))
       fail(p, "operator '" + op + "' needs integer operands, got " + tritonDtypeName(e));
@@ -740,6 +769,7 @@ class Lowerer {
     if ((a.isIR() && a.v->type().isPtrLike()) || (b.isIR() && b.v->type().isPtrLike()))
       fail(p, "maximum/minimum of pointers is not allowed");
     Scalar e = joinElem(a, b);
+    checkSignedness(k == OpKind::Max ? "maximum" : "minimum", a, b, e, p);
     auto shape = broadcastShapes(shapeOfVal(a), shapeOfVal(b), p);
     ir::Value* x = coerce(a, e, shape, p);
     ir::Value* y = coerce(b, e, shape, p);
@@ -800,6 +830,7 @@ class Lowerer {
       y = broadcastTo(b.v, shape, p);
     } else {
       Scalar e = joinElem(a, b);
+      checkSignedness(op, a, b, e, p);
       x = coerce(a, e, shape, p);
       y = coerce(b, e, shape, p);
     }
@@ -929,8 +960,7 @@ class Lowerer {
     std::string leaf = path.substr(dot + 1);
     if (parent.rfind("triton", 0) == 0) {
       if (auto s = dtypeByName(leaf)) return Val::dtype(*s);
-      if (leaf == "uint8" || leaf == "uint16" || leaf == "uint32" || leaf == "uint64" || leaf == "float8e4b15" ||
-          leaf == "float8e4b8" || leaf == "float8e5b16")
+      if (leaf == "float8e4b15" || leaf == "float8e4b8" || leaf == "float8e5b16")
         fail(p, "dtype tl." + leaf + ": not supported yet");
       if (leaf == "constexpr" || leaf == "tensor" || leaf == "tensor_descriptor" || leaf == "dtype" ||
           leaf == "pointer_type" || leaf == "tuple" || leaf == "block_type")
@@ -1725,6 +1755,24 @@ class Lowerer {
       auto v = bind(a, qual, {"x", "y", "z"}, 3);
       return binary("+", binary("*", *v[0], *v[1], p), *v[2], p);
     }
+    if (n == "umulhi") {  // the high 32 bits of the unsigned 64-bit product, in the operands' type
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"x", "y"}, 2, &w);
+      requireOperand(*v[0], w[0], qual);
+      requireOperand(*v[1], w[1], qual);
+      Scalar e = joinElem(*v[0], *v[1]);
+      if (e != Scalar::I32 && e != Scalar::U32)
+        fail(p, qual + " takes 32-bit integers, got " + tritonDtypeName(e),
+             ir::isInt(e) && ir::bitWidth(e) == 64 ? "64-bit operands are not supported yet" : "cast the operands to tl.uint32");
+      auto shape = broadcastShapes(shapeOfVal(*v[0]), shapeOfVal(*v[1]), p);
+      auto wide = [&](const Val& x, Pos at) { return cast(cast(coerce(x, e, shape, at), Scalar::U32, at), Scalar::U64, at); };
+      ir::Value* x = wide(*v[0], w[0]);
+      ir::Value* y = wide(*v[1], w[1]);
+      at(p);
+      ir::Value* prod = b_.op1(OpKind::Mul, {x, y}, x->type());
+      ir::Value* hi = b_.op1(OpKind::Shr, {prod, b_.constInt(32, x->type())}, x->type());
+      return Val::ir(cast(hi, e, p));
+    }
     if (n == "fdiv" || n == "div_rn") {
       auto v = bind(a, qual, {"x", "y", "ieee_rounding"}, 2);
       return binary("/", *v[0], *v[1], p);
@@ -1846,7 +1894,8 @@ class Lowerer {
         }
       } else {
         const bool uniform = n == "rand" || n == "rand4x";
-        for (size_t i = 0; i < (four ? 4u : 1u); ++i) out.push_back(Val::ir(uniform ? uintToUniform(c[i], p) : c[i]));
+        // randint's words are tl.uint32, as Triton's (its `%`, `>>` and comparisons are unsigned).
+        for (size_t i = 0; i < (four ? 4u : 1u); ++i) out.push_back(Val::ir(uniform ? uintToUniform(c[i], p) : cast(c[i], Scalar::U32, p)));
       }
       return four ? Val::tuple(out) : out[0];
     }
@@ -2011,8 +2060,11 @@ class Lowerer {
     if (n == "is_ptr") return Val::boolean(ptr);
     if (ptr) return Val::boolean(false);
     if (n == "is_floating") return Val::boolean(ir::isFloat(s));
-    if (n == "is_int" || n == "is_int_signed") return Val::boolean(ir::isInt(s));
-    if (n == "is_int_unsigned") return Val::boolean(false);
+    if (n == "is_int") return Val::boolean(ir::isInt(s));
+    if (n == "is_int_signed") return Val::boolean(ir::isInt(s) && !ir::isUnsigned(s));
+    if (n == "is_int_unsigned") return Val::boolean(ir::isUnsigned(s));
+    for (Scalar t : {Scalar::I8, Scalar::I16, Scalar::I32, Scalar::I64, Scalar::U8, Scalar::U16, Scalar::U32, Scalar::U64})
+      if (n == "is_" + tritonDtypeName(t)) return Val::boolean(s == t);
     if (n == "is_fp16") return Val::boolean(s == Scalar::F16);
     if (n == "is_bf16") return Val::boolean(s == Scalar::BF16);
     if (n == "is_fp32") return Val::boolean(s == Scalar::F32);
@@ -2023,14 +2075,31 @@ class Lowerer {
   }
 
   Val castCall(const Val& x, const Args& a) {
-    auto v = bind(a, ".to", {"dtype", "fp_downcast_rounding", "bitcast"}, 1);
-    if (v[2] && truthy(*v[2], a.at)) fail(a.at, "bitcast: not supported yet");
+    std::vector<Pos> w;
+    auto v = bind(a, ".to", {"dtype", "fp_downcast_rounding", "bitcast"}, 1, &w);
+    const bool bitcast = v[2] && truthy(*v[2], w[2]);
     // Round-to-nearest-even is what a plain cast does; only the other modes are unsupported.
     if (v[1] && v[1]->k != Val::K::None && !(v[1]->k == Val::K::Str && v[1]->s == "rtne"))
       fail(a.at, "fp_downcast_rounding other than \"rtne\": not supported yet");
     const Val& d = *v[0];
     if (d.k != Val::K::Dtype) fail(a.at, "the target of .to() must be a dtype such as tl.float16, got " + describe(d));
     if (d.dtPtr) fail(a.at, "casting to a pointer type: not supported yet");
+    if (bitcast) {  // the bits, read as d (a Python number is first the tensor Triton makes of it)
+      ir::Value* in = x.isIR() ? x.v : nullptr;
+      if (!in) {
+        if (!x.isNum()) fail(a.at, ".to() of " + describe(x));
+        in = constant(x, defaultScalar(x), {}, a.at);
+      }
+      const Type& t = in->type();
+      if (!t.isData()) fail(a.at, "a bitcast of " + t.str() + ": not supported yet");
+      if (t.scalar == d.dt) return Val::ir(in);
+      if (ir::bitWidth(t.scalar) != ir::bitWidth(d.dt))
+        fail(a.at, "bitcast from " + tritonDtypeName(t.scalar) + " (" + std::to_string(ir::bitWidth(t.scalar)) + " bits) to " +
+                       tritonDtypeName(d.dt) + " (" + std::to_string(ir::bitWidth(d.dt)) + " bits): the widths differ",
+             "a bitcast keeps the width; convert the value with .to(" + tritonDtypeName(d.dt) + ") instead");
+      at(a.at);
+      return Val::ir(b_.op1(OpKind::Bitcast, {in}, t.withElement(Type::scalarOf(d.dt))));
+    }
     if (!x.isIR()) {
       if (!x.isNum()) fail(a.at, ".to() of " + describe(x));
       return Val::ir(constant(x, d.dt, {}, a.at));
@@ -2298,7 +2367,7 @@ class Lowerer {
         if (v[3]->k != Val::K::Dtype) fail(w[3], "tl.sum's dtype must be a dtype");
         e = v[3]->dt;
       } else if (ir::isInt(e) && ir::bitWidth(e) < 32) {
-        e = Scalar::I32;
+        e = ir::isUnsigned(e) ? Scalar::U32 : Scalar::I32;  // Triton's _pick_sum_dtype
       }
     }
     x = cast(x, e, p);
@@ -2580,7 +2649,7 @@ class Lowerer {
         if (v[3]->k != Val::K::Dtype) fail(w[3], qual + "'s dtype must be a dtype");
         e = v[3]->dt;
       } else if (ir::isInt(e) && ir::bitWidth(e) < 32 && n == "cumsum") {
-        e = Scalar::I32;
+        e = ir::isUnsigned(e) ? Scalar::U32 : Scalar::I32;
       }
     }
     if (e == Scalar::I1) e = Scalar::I32;
@@ -2807,17 +2876,24 @@ class Lowerer {
     if (tx.shape[1] != ty.shape[0])
       fail(p, "tl.dot of mismatched shapes " + shapeStr(tx.shape) + " and " + shapeStr(ty.shape) + ": the inner dimensions differ",
            "the first operand is [M, K] and the second [K, N]; transpose with tl.trans if needed");
-    if (ir::isInt(tx.scalar) || ir::isInt(ty.scalar)) fail(p, "integer tl.dot (" + tx.str() + "): not supported yet");
+    const bool ints = ir::isInt(tx.scalar) || ir::isInt(ty.scalar);
+    if (ints && (tx.scalar != Scalar::I8 || ty.scalar != Scalar::I8))
+      fail(p, "integer tl.dot takes int8 operands, got " + tritonDtypeName(tx.scalar) + " and " + tritonDtypeName(ty.scalar),
+           "convert the operands with .to(tl.int8)");
     if (tx.scalar != ty.scalar)
       fail(p, "tl.dot operands must have the same dtype, got " + tritonDtypeName(tx.scalar) + " and " + tritonDtypeName(ty.scalar),
            "convert one operand with .to(...)");
     if (tx.shape[0] < 16 || tx.shape[1] < 16 || ty.shape[1] < 16)
       fail(p, "tl.dot needs every dimension >= 16, got " + shapeStr(tx.shape) + " x " + shapeStr(ty.shape),
            "use block sizes of at least 16");
-    Scalar out = Scalar::F32;
+    Scalar out = ints ? Scalar::I32 : Scalar::F32;
     if (v[6] && v[6]->k != Val::K::None) {
-      if (v[6]->k != Val::K::Dtype || v[6]->dtPtr || !ir::isFloat(v[6]->dt)) fail(w[6], "tl.dot's out_dtype must be a float dtype");
-      out = v[6]->dt;
+      if (ints) {
+        if (v[6]->k != Val::K::Dtype || v[6]->dtPtr || v[6]->dt != Scalar::I32) fail(w[6], "an integer tl.dot's out_dtype must be tl.int32");
+      } else {
+        if (v[6]->k != Val::K::Dtype || v[6]->dtPtr || !ir::isFloat(v[6]->dt)) fail(w[6], "tl.dot's out_dtype must be a float dtype");
+        out = v[6]->dt;
+      }
     }
     Type rt = Type::tileOf({tx.shape[0], ty.shape[1]}, Type::scalarOf(out));
     std::vector<ir::Value*> ops = {x, y};
@@ -2828,7 +2904,8 @@ class Lowerer {
       const Type& at_ = acc.v->type();
       if (at_.shape != rt.shape)
         fail(w[2], "tl.dot's accumulator has shape " + shapeStr(at_.shape) + " but the product is " + shapeStr(rt.shape));
-      if (!ir::isFloat(at_.scalar)) fail(w[2], "tl.dot's accumulator must be a float tensor, got " + at_.str());
+      if (ints ? at_.scalar != Scalar::I32 : !ir::isFloat(at_.scalar))
+        fail(w[2], std::string("tl.dot's accumulator must be ") + (ints ? "an int32" : "a float") + " tensor, got " + at_.str());
       rt = at_;
       ops.push_back(acc.v);
     }

@@ -42,7 +42,10 @@ int64_t evalIntBinary(OpKind k, Scalar s, int64_t a, int64_t b) {
     case OpKind::FloorDiv:
     case OpKind::Rem:
       TAWA_ASSERT(b != 0, "caller rejects a zero divisor");
-      if (b == -1) {  // avoid INT64_MIN / -1; the result wraps as on the GPU
+      if (isUnsigned(s)) {  // the operands are zero-extended (u64: bit patterns): divide as unsigned
+        const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+        r = static_cast<int64_t>(k == OpKind::Rem ? ua % ub : ua / ub);
+      } else if (b == -1) {  // avoid INT64_MIN / -1; the result wraps as on the GPU
         r = k == OpKind::Rem ? 0 : wrapSub(0, a);
       } else if (k == OpKind::Rem) {
         r = a % b;  // sign of the dividend, like C
@@ -51,14 +54,17 @@ int64_t evalIntBinary(OpKind k, Scalar s, int64_t a, int64_t b) {
         if (k == OpKind::FloorDiv && a % b != 0 && ((a < 0) != (b < 0))) --r;
       }
       break;
-    case OpKind::Max: r = std::max(a, b); break;
-    case OpKind::Min: r = std::min(a, b); break;
+    case OpKind::Max: r = lessThan(s, a, b) ? b : a; break;
+    case OpKind::Min: r = lessThan(s, b, a) ? b : a; break;
     case OpKind::And: r = a & b; break;
     case OpKind::Or: r = a | b; break;
     case OpKind::Xor: r = a ^ b; break;
     // Shift amounts of the width or more saturate, as PTX's shl/shr clamp them.
     case OpKind::Shl: r = (b < 0 || b >= bits) ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) << b); break;
-    case OpKind::Shr: r = (b < 0 || b >= bits) ? (a < 0 ? -1 : 0) : a >> b; break;
+    case OpKind::Shr:  // arithmetic for signed types, logical for unsigned ones (zero-extended here)
+      if (isUnsigned(s)) r = (b < 0 || b >= bits) ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) >> b);
+      else r = (b < 0 || b >= bits) ? (a < 0 ? -1 : 0) : a >> b;
+      break;
     default: TAWA_ASSERT(false, "verified integer binary op");
   }
   return wrapInt(s, r);
@@ -87,7 +93,7 @@ double evalMath(const MathFn& f, Scalar s, double a, double b) { return roundFlo
 int64_t evalIntUnary(OpKind k, Scalar s, int64_t a) {
   switch (k) {
     case OpKind::Neg: return wrapInt(s, wrapSub(0, a));
-    case OpKind::Abs: return wrapInt(s, a < 0 ? wrapSub(0, a) : a);
+    case OpKind::Abs: return wrapInt(s, a < 0 && !isUnsigned(s) ? wrapSub(0, a) : a);
     case OpKind::Not: return wrapInt(s, ~a);
     default: TAWA_ASSERT(false, "verified integer unary op");
   }
@@ -104,7 +110,10 @@ static bool cmpImpl(const std::string& p, T a, T b) {
   return a >= b;
 }
 bool evalCmp(const std::string& pred, double a, double b) { return cmpImpl(pred, a, b); }
-bool evalCmp(const std::string& pred, int64_t a, int64_t b) { return cmpImpl(pred, a, b); }
+bool evalCmp(const std::string& pred, Scalar s, int64_t a, int64_t b) {
+  return isUnsigned(s) ? cmpImpl(pred, static_cast<uint64_t>(a), static_cast<uint64_t>(b)) : cmpImpl(pred, a, b);
+}
+bool lessThan(Scalar s, int64_t a, int64_t b) { return isUnsigned(s) ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b; }
 
 Elem evalCast(Scalar from, Scalar to, Elem v) {
   bool sf = isFloat(from), df = isFloat(to);
@@ -112,8 +121,18 @@ Elem evalCast(Scalar from, Scalar to, Elem v) {
   if (to == Scalar::I1) r.i = sf ? v.f != 0 : v.i != 0;
   else if (sf && df) r.f = roundFloat(to, v.f);
   else if (sf) r.i = floatToInt(to, v.f);
-  else if (df) r.f = roundFloat(to, static_cast<double>(v.i));
+  else if (df) r.f = roundFloat(to, from == Scalar::U64 ? static_cast<double>(static_cast<uint64_t>(v.i)) : static_cast<double>(v.i));
   else r.i = wrapInt(to, v.i);
+  return r;
+}
+
+Elem evalBitcast(Scalar from, Scalar to, Elem v) {
+  const int bits = bitWidth(from);
+  uint64_t b = isFloat(from) ? encodeFloat(from, v.f) : static_cast<uint64_t>(v.i);
+  if (bits < 64) b &= (uint64_t{1} << bits) - 1;
+  Elem r;
+  if (isFloat(to)) r.f = decodeFloat(to, b);
+  else r.i = wrapInt(to, static_cast<int64_t>(b));
   return r;
 }
 

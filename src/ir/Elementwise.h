@@ -12,7 +12,8 @@
 namespace tawa::ir {
 
 // Binary ops: Add, Sub, Mul, Div, FloorDiv, Rem, Max, Min (floats and ints), And, Or, Xor, Shl,
-// Shr (ints). For integer Div/FloorDiv/Rem the caller rejects a zero divisor first.
+// Shr (ints). Unsigned element types divide, take max/min and shift right (logically) as unsigned.
+// For integer Div/FloorDiv/Rem the caller rejects a zero divisor first.
 double evalFloatBinary(OpKind k, Scalar s, double a, double b);
 int64_t evalIntBinary(OpKind k, Scalar s, int64_t a, int64_t b);
 // Unary ops: Neg, Abs (floats and ints), Not (ints), Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos (floats).
@@ -22,7 +23,10 @@ double evalMath(const MathFn& f, Scalar s, double a, double b);
 int64_t evalIntUnary(OpKind k, Scalar s, int64_t a);
 // tile.cmp with pred "eq" | "ne" | "lt" | "le" | "gt" | "ge" (NaN compares false except "ne").
 bool evalCmp(const std::string& pred, double a, double b);
-bool evalCmp(const std::string& pred, int64_t a, int64_t b);
+// Integers compare as element type s holds them: unsigned types as unsigned.
+bool evalCmp(const std::string& pred, Scalar s, int64_t a, int64_t b);
+// a < b for integers of element type s (the order of max, min and comparisons).
+bool lessThan(Scalar s, int64_t a, int64_t b);
 
 // tile.cast of one element: `from`/`to` are the element types, the value is in f (floats) or i.
 struct Elem {
@@ -30,5 +34,7 @@ struct Elem {
   int64_t i = 0;
 };
 Elem evalCast(Scalar from, Scalar to, Elem v);
+// tile.bitcast of one element: its bits in format `from` read in format `to` (same width).
+Elem evalBitcast(Scalar from, Scalar to, Elem v);
 
 }  // namespace tawa::ir

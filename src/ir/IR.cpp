@@ -59,14 +59,21 @@ struct ScalarInfo {
   int bits;
   bool isFloat;
 };
-constexpr std::array<ScalarInfo, 11> kScalars = {{
+constexpr std::array<ScalarInfo, 15> kScalars = {{
     {Scalar::I1, "i1", 1, false},        {Scalar::I8, "i8", 8, false},
     {Scalar::I16, "i16", 16, false},     {Scalar::I32, "i32", 32, false},
     {Scalar::I64, "i64", 64, false},     {Scalar::F8E4M3, "f8e4m3", 8, true},
     {Scalar::F8E5M2, "f8e5m2", 8, true}, {Scalar::F16, "f16", 16, true},
     {Scalar::BF16, "bf16", 16, true},    {Scalar::F32, "f32", 32, true},
-    {Scalar::F64, "f64", 64, true},
+    {Scalar::F64, "f64", 64, true},      {Scalar::U8, "u8", 8, false},
+    {Scalar::U16, "u16", 16, false},     {Scalar::U32, "u32", 32, false},
+    {Scalar::U64, "u64", 64, false},
 }};
+static_assert([] {
+  for (size_t k = 0; k < kScalars.size(); ++k)
+    if (static_cast<size_t>(kScalars[k].s) != k) return false;
+  return true;
+}(), "kScalars is indexed by Scalar");
 const ScalarInfo& info(Scalar s) { return kScalars[static_cast<size_t>(s)]; }
 }  // namespace
 
@@ -78,6 +85,7 @@ std::optional<Scalar> parseScalar(std::string_view name) {
 }
 bool isFloat(Scalar s) { return info(s).isFloat; }
 bool isInt(Scalar s) { return !info(s).isFloat; }
+bool isUnsigned(Scalar s) { return s == Scalar::U8 || s == Scalar::U16 || s == Scalar::U32 || s == Scalar::U64; }
 int bitWidth(Scalar s) { return info(s).bits; }
 
 Type Type::tileOf(std::vector<int64_t> shape, const Type& elem) {

@@ -68,6 +68,9 @@ int64_t wrapInt(Scalar s, int64_t x) {
     case Scalar::I8: return static_cast<int8_t>(x);
     case Scalar::I16: return static_cast<int16_t>(x);
     case Scalar::I32: return static_cast<int32_t>(static_cast<uint32_t>(x));
+    case Scalar::U8: return static_cast<uint8_t>(x);
+    case Scalar::U16: return static_cast<uint16_t>(x);
+    case Scalar::U32: return static_cast<uint32_t>(x);
     default: return x;
   }
 }
@@ -76,8 +79,13 @@ int64_t floatToInt(Scalar s, double x) {
   if (std::isnan(x)) return 0;
   if (s == Scalar::I1) return x != 0;
   int bits = bitWidth(s);
-  double hi = std::ldexp(1.0, bits - 1) - 1, lo = -std::ldexp(1.0, bits - 1);
   double t = std::trunc(x);
+  if (isUnsigned(s)) {
+    if (t <= 0) return 0;
+    if (t >= std::ldexp(1.0, bits)) return bits == 64 ? -1 : static_cast<int64_t>(std::ldexp(1.0, bits) - 1);
+    return static_cast<int64_t>(static_cast<uint64_t>(t));
+  }
+  double hi = std::ldexp(1.0, bits - 1) - 1, lo = -std::ldexp(1.0, bits - 1);
   if (t >= hi) return bits == 64 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(hi);
   if (t <= lo) return static_cast<int64_t>(lo);
   return static_cast<int64_t>(t);
@@ -223,6 +231,9 @@ int64_t loadInt(Scalar s, const uint8_t* p) {
     case Scalar::I8: return static_cast<int8_t>(*p);
     case Scalar::I16: { int16_t v; std::memcpy(&v, p, 2); return v; }
     case Scalar::I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case Scalar::U8: return *p;
+    case Scalar::U16: { uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case Scalar::U32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
     default: { int64_t v; std::memcpy(&v, p, 8); return v; }
   }
 }

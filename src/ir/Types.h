@@ -12,12 +12,15 @@
 
 namespace tawa::ir {
 
-enum class Scalar : uint8_t { I1, I8, I16, I32, I64, F8E4M3, F8E5M2, F16, BF16, F32, F64 };
+// Integers are i* (signed) and u* (unsigned, Triton's tl.uint*): one bit pattern, and the element
+// type says how division, remainder, right shift, comparison, max/min and conversion read it.
+enum class Scalar : uint8_t { I1, I8, I16, I32, I64, F8E4M3, F8E5M2, F16, BF16, F32, F64, U8, U16, U32, U64 };
 
 std::string_view scalarName(Scalar s);
 std::optional<Scalar> parseScalar(std::string_view name);
 bool isFloat(Scalar s);
-bool isInt(Scalar s);  // i1 included
+bool isInt(Scalar s);  // i1 and the unsigned types included
+bool isUnsigned(Scalar s);  // u8, u16, u32, u64
 int bitWidth(Scalar s);
 inline int byteWidth(Scalar s) { return s == Scalar::I1 ? 1 : bitWidth(s) / 8; }
 

@@ -315,6 +315,17 @@ class Verifier {
         need(shapeOf(a) == shapeOf(r), op, "cannot change the shape");
         return;
       }
+      case OpKind::Bitcast: {
+        numOperands(op, 1, 1);
+        numResults(op, 1);
+        const Type &a = ty(op, 0), &r = op.result()->type();
+        need(a.isData() && r.isData(), op, "reinterprets scalar element types only");
+        need(shapeOf(a) == shapeOf(r), op, "cannot change the shape");
+        need(bitWidth(a.scalar) == bitWidth(r.scalar), op,
+             "keeps the width: " + std::string(scalarName(a.scalar)) + " has " + std::to_string(bitWidth(a.scalar)) + " bits, " +
+                 std::string(scalarName(r.scalar)) + " " + std::to_string(bitWidth(r.scalar)));
+        return;
+      }
       case OpKind::AddPtr: {
         numOperands(op, 2, 2);
         numResults(op, 1);
@@ -407,12 +418,14 @@ class Verifier {
         numResults(op, 1);
         const Type &a = ty(op, 0), &b = ty(op, 1), &r = op.result()->type();
         need(a.isTile() && b.isTile() && a.rank() == 2 && b.rank() == 2, op, "operands must be 2-D tiles");
-        need(a.elemIsFloat() && b.elemIsFloat(), op, "operands must be f16, bf16, fp8 or f32 tiles");
+        const bool ints = a.scalar == Scalar::I8 && b.scalar == Scalar::I8;  // int8 x int8 -> int32
+        need((a.elemIsFloat() && b.elemIsFloat()) || ints, op, "operands must be f16, bf16, fp8, f32 or i8 tiles");
         need(a.scalar == b.scalar, op, "operands must have the same element type, got " + a.str() + " and " + b.str());
         need(a.shape[1] == b.shape[0], op, "inner dimensions differ: " + a.str() + " times " + b.str());
         need(a.shape[0] >= 16 && a.shape[1] >= 16 && b.shape[1] >= 16, op, "needs every dimension >= 16 (the MMA minimum)");
-        need(r.isTile() && r.shape == std::vector<int64_t>{a.shape[0], b.shape[1]} && r.elemIsFloat(), op,
-             "result must be a float tile of shape [" + std::to_string(a.shape[0]) + ", " + std::to_string(b.shape[1]) + "]");
+        need(r.isTile() && r.shape == std::vector<int64_t>{a.shape[0], b.shape[1]} && (ints ? r.scalar == Scalar::I32 : r.elemIsFloat()), op,
+             std::string("result must be ") + (ints ? "an i32" : "a float") + " tile of shape [" + std::to_string(a.shape[0]) + ", " +
+                 std::to_string(b.shape[1]) + "]");
         if (op.numOperands() == 3) need(ty(op, 2) == r, op, "accumulator must have the result type " + r.str());
         return;
       }

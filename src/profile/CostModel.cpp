@@ -37,6 +37,8 @@ double CostModel::opCycles(const ir::Op& op) const {
       return lanes(elems(op.result()->type()), aluPerClk);
     case OpKind::Cast:
       return lanes(elems(op.result()->type()), cvtPerClk);
+    case OpKind::Bitcast:  // a register rename, or a move
+      return lanes(elems(op.result()->type()), aluPerClk);
     case OpKind::Reduce: {
       double n = elems(op.operand(0)->type());
       return lanes(n, aluPerClk) + reduceExtra;

@@ -107,10 +107,12 @@ class Canonicalizer {
       case OpKind::Math:
         return evalMath(verifiedMathFn(*op), in.scalar, F(0), op->numOperands() > 1 ? F(1) : 0.0);
       case OpKind::Cmp:
-        return static_cast<int64_t>(f ? evalCmp(op->strAttr("pred"), F(0), F(1)) : evalCmp(op->strAttr("pred"), I(0), I(1)));
-      case OpKind::Cast: {
+        return static_cast<int64_t>(f ? evalCmp(op->strAttr("pred"), F(0), F(1)) : evalCmp(op->strAttr("pred"), in.scalar, I(0), I(1)));
+      case OpKind::Cast:
+      case OpKind::Bitcast: {
         Scalar to = op->result()->type().scalar;
-        Elem e = evalCast(in.scalar, to, f ? Elem{F(0), 0} : Elem{0, I(0)});
+        const Elem x = f ? Elem{F(0), 0} : Elem{0, I(0)};
+        Elem e = op->kind() == OpKind::Cast ? evalCast(in.scalar, to, x) : evalBitcast(in.scalar, to, x);
         if (isFloat(to)) return e.f;
         return e.i;
       }

@@ -1088,7 +1088,16 @@ class Specializer {
 }  // namespace
 
 void warpSpecialize(Module& m, const PassOptions& opt) {
-  for (auto& f : m.funcs) Specializer(*f, opt).run();
+  for (auto& f : m.funcs) {
+    // Integer MMAs (int8 x int8 -> int32) run on the executor; wgmma's .s8 form is not emitted yet.
+    walk(f->body, [&](const Op* op) {
+      if (op->kind() == OpKind::Dot && isInt(op->operand(0)->type().scalar))
+        throw UserError(op->loc(), "integer tl.dot (" + op->operand(0)->type().str() + " x " + op->operand(1)->type().str() +
+                                       "): the warp-specialized Hopper path does not emit it yet",
+                        "tawa run --backend exec runs it on the CPU");
+    });
+    Specializer(*f, opt).run();
+  }
 }
 
 int consumerGroupsFor(const Func& f, const PassOptions& opt, std::string* why) {

@@ -297,6 +297,12 @@ def dyt_forward(i, c):  # dynamic tanh: tanh(alpha x) * gamma + beta
     return {"Y": np.tanh(i["Alpha"][0] * i["X"]) * i["Gamma"] + i["Beta"]}
 
 
+def liger_int8_int2_matmul(i, c):  # B packs four 2-bit weights per byte (w + 1), slice s in bits 2s..2s+1
+    a, b = i["a_ptr"].astype(np.int64), i["b_ptr"].astype(np.int64)
+    q = a.shape[1] // 4
+    return {"c_ptr": sum(a[:, s * q:(s + 1) * q] @ (((b >> (2 * s)) & 3) - 1) for s in range(4))}
+
+
 def fla_matmul_relu(i, c):  # one batch, no input, no alpha/beta: relu(a @ b), rounded to fp16 once
     return {"c": f16(np.maximum(i["a"] @ i["b"], 0.0))}
 
@@ -638,4 +644,5 @@ REFERENCES = {
     "gemv_revsplitK_A16fWnO16f_int32packing_kernel": gemlite_accumulating,
     "solve_tril_16x16_kernel": fla_solve_tril,
     "fla/ops/utils/matmul.py:matmul_kernel": fla_matmul_relu,  # (liger has a matmul_kernel too)
+    "liger_kernel/ops/experimental/mm_int8int2.py:matmul_kernel": liger_int8_int2_matmul,
 }

@@ -23,7 +23,7 @@ from cases import CASES  # noqa: E402
 from references import REFERENCES  # noqa: E402
 
 NP = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64, "i8": np.int8, "i16": np.int16, "i32": np.int32,
-      "i64": np.int64, "i1": np.bool_}
+      "i64": np.int64, "i1": np.bool_, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}
 TOL = {np.float16: (2e-3, 2e-3), np.float32: (2e-5, 2e-6), np.float64: (1e-9, 1e-12)}
 
 
@@ -80,9 +80,9 @@ def make_inputs(case, rng, d):
             a = rng.uniform(lo, hi, shape).astype(t)
         elif t is np.bool_:
             a = rng.integers(0, 2, shape).astype(t)
-        else:
-            lo, hi = r or (-64, 65)
-            a = rng.integers(int(lo), int(hi), shape).astype(t)
+        else:  # unsigned: the whole range of the type (packed bits use every one)
+            lo, hi = r or ((0, int(np.iinfo(t).max) + 1) if np.issubdtype(t, np.unsignedinteger) else (-64, 65))
+            a = rng.integers(int(lo), int(hi), shape, dtype=np.uint64 if t is np.uint64 else np.int64).astype(t)
         if name in case.adjust:
             a = case.adjust[name](a).astype(t)
         np.save(os.path.join(d, name + ".npy"), a)

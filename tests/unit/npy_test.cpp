@@ -258,8 +258,8 @@ TEST_F(NpyTest, ErrorByteOrderAndDescr) {
                   "npy file is big-endian ('>f4'); only little-endian data is supported");
   expectReadError(craft("c8.npy", padded("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }"), 16),
                   "unsupported npy descr '<c8'");
-  expectReadError(craft("u4.npy", padded("{'descr': '<u4', 'fortran_order': False, 'shape': (2,), }"), 8),
-                  "unsupported npy descr '<u4'");
+  expectReadError(craft("c8.npy", padded("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }"), 16),
+                  "unsupported npy descr '<c8'");
   expectReadError(craft("bec8.npy", padded("{'descr': '>c8', 'fortran_order': False, 'shape': (2,), }"), 16),
                   "unsupported npy descr '>c8'");
   expectReadError(craft("rec.npy", padded("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (2,), }"), 8),

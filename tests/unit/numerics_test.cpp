@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/Elementwise.h"
 #include "ir/Numerics.h"
 
 using namespace tawa::ir;
@@ -183,6 +184,72 @@ TEST(Numerics, IntegersWrapAndConversionsSaturate) {
   EXPECT_EQ(floatToInt(Scalar::I32, -2.9), -2);
   EXPECT_EQ(floatToInt(Scalar::I8, std::nan("")), 0);
   EXPECT_EQ(roundTf32(1 + 0x1p-11), 1 + 0x1p-10);  // tf32 rounds half away from zero
+}
+
+// Unsigned element types against C++'s own unsigned arithmetic, on fresh random bit patterns (the
+// top bit set in half of them): the values the executor carries zero-extended (u64: as its bits).
+template <class U>
+void checkUnsigned(Scalar s, std::mt19937_64& rng) {
+  const int bits = static_cast<int>(8 * sizeof(U));
+  for (int i = 0; i < 20000; ++i) {
+    const U a = static_cast<U>(rng()), b = static_cast<U>(rng() | 1), sh = static_cast<U>(rng() % bits);
+    const auto carry = [](U x) { return static_cast<int64_t>(static_cast<uint64_t>(x)); };
+    const auto got = [&](OpKind k, U x, U y) { return static_cast<U>(evalIntBinary(k, s, carry(x), carry(y))); };
+    ASSERT_EQ(wrapInt(s, static_cast<int64_t>(rng())) >= 0 || bits == 64, true);
+    ASSERT_EQ(got(OpKind::Div, a, b), static_cast<U>(a / b)) << +a << " / " << +b;
+    ASSERT_EQ(got(OpKind::FloorDiv, a, b), static_cast<U>(a / b));
+    ASSERT_EQ(got(OpKind::Rem, a, b), static_cast<U>(a % b));
+    ASSERT_EQ(got(OpKind::Shr, a, sh), static_cast<U>(a >> sh)) << +a << " >> " << +sh;
+    ASSERT_EQ(got(OpKind::Shl, a, sh), static_cast<U>(static_cast<uint64_t>(a) << sh));
+    ASSERT_EQ(got(OpKind::Max, a, b), std::max(a, b));
+    ASSERT_EQ(got(OpKind::Min, a, b), std::min(a, b));
+    ASSERT_EQ(got(OpKind::Mul, a, b), static_cast<U>(static_cast<uint64_t>(a) * b));
+    ASSERT_EQ(evalIntBinary(OpKind::Add, s, carry(a), carry(b)), carry(static_cast<U>(a + b)));  // carried zero-extended
+    ASSERT_EQ(evalCmp("lt", s, carry(a), carry(b)), a < b);
+    ASSERT_EQ(evalCmp("ge", s, carry(a), carry(b)), a >= b);
+    ASSERT_EQ(evalIntUnary(OpKind::Abs, s, carry(a)), carry(a));
+    ASSERT_EQ(evalCast(s, Scalar::F64, Elem{0, carry(a)}).f, static_cast<double>(a));
+    const double f = static_cast<double>(rng() % 1000) / 1000.0 * 0.99 * std::ldexp(1.0, bits) + 0.5;  // in [0.5, 2^bits)
+    ASSERT_EQ(static_cast<U>(floatToInt(s, f)), static_cast<U>(f)) << f;
+  }
+  EXPECT_EQ(floatToInt(s, -5.5), 0);                                   // saturates at 0
+  EXPECT_EQ(static_cast<U>(floatToInt(s, 1e30)), static_cast<U>(~U{0}));  // and at the top
+  EXPECT_EQ(static_cast<U>(wrapInt(s, -1)), static_cast<U>(~U{0}));
+}
+
+TEST(Numerics, UnsignedIntegersFollowCUnsignedArithmetic) {
+  SCOPED_TRACE("seed " + std::to_string(seed()));
+  std::mt19937_64 rng(seed());
+  checkUnsigned<uint8_t>(Scalar::U8, rng);
+  checkUnsigned<uint16_t>(Scalar::U16, rng);
+  checkUnsigned<uint32_t>(Scalar::U32, rng);
+  checkUnsigned<uint64_t>(Scalar::U64, rng);
+  // The signed types keep signed division, arithmetic shifts and signed order.
+  EXPECT_EQ(evalIntBinary(OpKind::Shr, Scalar::I32, -8, 1), -4);
+  EXPECT_EQ(evalIntBinary(OpKind::Div, Scalar::I32, -7, 2), -3);
+  EXPECT_TRUE(evalCmp("lt", Scalar::I32, -1, 0));
+  EXPECT_FALSE(evalCmp("lt", Scalar::U32, 0xffffffff, 0));
+}
+
+TEST(Numerics, BitcastsKeepTheBits) {
+  SCOPED_TRACE("seed " + std::to_string(seed()));
+  std::mt19937_64 rng(seed());
+  for (int i = 0; i < 20000; ++i) {
+    const uint32_t w = static_cast<uint32_t>(rng());
+    float f;
+    std::memcpy(&f, &w, 4);
+    if (std::isnan(f)) continue;  // NaN payloads are not kept through double
+    const Elem asF = evalBitcast(Scalar::U32, Scalar::F32, Elem{0, static_cast<int64_t>(w)});
+    ASSERT_EQ(asF.f, static_cast<double>(f));
+    ASSERT_EQ(evalBitcast(Scalar::F32, Scalar::U32, asF).i, static_cast<int64_t>(w));
+    ASSERT_EQ(evalBitcast(Scalar::F32, Scalar::I32, asF).i, static_cast<int32_t>(w));
+    const uint16_t h = static_cast<uint16_t>(w);
+    const Elem asH = evalBitcast(Scalar::I16, Scalar::F16, Elem{0, static_cast<int16_t>(h)});
+    if (!std::isnan(asH.f)) ASSERT_EQ(evalBitcast(Scalar::F16, Scalar::U16, asH).i, h);
+  }
+  EXPECT_EQ(evalBitcast(Scalar::F32, Scalar::U32, Elem{1.0, 0}).i, 0x3f800000);
+  EXPECT_EQ(evalBitcast(Scalar::I8, Scalar::U8, Elem{0, -1}).i, 255);
+  EXPECT_EQ(evalBitcast(Scalar::U8, Scalar::I8, Elem{0, 200}).i, -56);
 }
 
 }  // namespace

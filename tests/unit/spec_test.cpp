@@ -176,6 +176,14 @@ TEST(SpecParse, DtypeSpellings) {
       {"int64", Scalar::I64},
       {"tl.int64", Scalar::I64},
       {"tl.fp16", Scalar::F16},
+      {"u8", Scalar::U8},
+      {"tl.uint8", Scalar::U8},
+      {"u16", Scalar::U16},
+      {"uint16", Scalar::U16},
+      {"u32", Scalar::U32},
+      {"tl.uint32", Scalar::U32},
+      {"u64", Scalar::U64},
+      {"uint64", Scalar::U64},
   };
   for (const auto& [name, want] : cases) {
     auto got = parseDtypeName(name);
@@ -186,7 +194,7 @@ TEST(SpecParse, DtypeSpellings) {
     EXPECT_EQ(s.entries[0].dtype, want) << name;
     EXPECT_EQ(std::get<DtypeValue>(s.entries[1].value).scalar, want) << name;
   }
-  for (const char* bad : {"fp17", "", "tl.", "float", "u8", "FP16", "tl.tl.float16", "int"})
+  for (const char* bad : {"fp17", "", "tl.", "float", "u7", "uint", "FP16", "tl.tl.float16", "int"})
     EXPECT_FALSE(parseDtypeName(bad).has_value()) << bad;
 }
 
@@ -234,8 +242,8 @@ TEST(SpecParse, RandomWhitespaceAndValues) {
 
 TEST(SpecErrors, UnknownDtype) {
   EXPECT_SPEC_ERROR("a:*fp17[4]", 4,
-                    "unknown dtype 'fp17' (expected fp16, bf16, fp32, fp64, fp8e4nv, fp8e5, i1, i8, i16, i32, i64)");
-  EXPECT_SPEC_ERROR("M:u32=4", 3, "unknown dtype 'u32'");
+                    "unknown dtype 'fp17' (expected fp16, bf16, fp32, fp64, fp8e4nv, fp8e5, i1, i8, i16, i32, i64, u8, u16, u32, u64)");
+  EXPECT_SPEC_ERROR("M:u24=4", 3, "unknown dtype 'u24'");
   EXPECT_SPEC_ERROR("a:*[4]", 4, "expected a dtype after '*'");
 }
 
@@ -279,6 +287,9 @@ TEST(SpecErrors, BadValues) {
   EXPECT_SPEC_ERROR("M:i8=300", 6, "value 300 of scalar 'M' does not fit in i8 (range -128..127)");
   EXPECT_SPEC_ERROR("M:i32=2147483648", 7, "does not fit in i32");
   EXPECT_SPEC_ERROR("M:i1=2", 6, "does not fit in i1");
+  EXPECT_SPEC_ERROR("M:u8=-1", 6, "value -1 of scalar 'M' does not fit in u8 (range 0..255)");
+  EXPECT_SPEC_ERROR("M:u32=4294967296", 7, "does not fit in u32 (range 0..4294967295)");
+  EXPECT_EQ(std::get<int64_t>(parseSpec("M:u32=4294967295").entries[0].value), 4294967295);
   EXPECT_SPEC_ERROR("M:i32=1.5", 7, "scalar 'M' of type i32 takes an integer, not a float");
   EXPECT_SPEC_ERROR("x:fp32=True", 8, "takes a number, not a bool");
   EXPECT_SPEC_ERROR("M:i32:16=4", 6, "divisibility hints apply to buffers only");
@@ -405,6 +416,8 @@ TEST(SpecParse, FillRanges) {
   EXPECT_SPEC_ERROR("y:*i32[8] in 0-3", 15, "expected '..' in the range of buffer 'y'");
   EXPECT_SPEC_ERROR("y:*i32[8] in ..3", 14, "the lower bound of buffer 'y's range is not a number");
   EXPECT_SPEC_ERROR("y:*i8[8] in 0..300", 10, "does not fit in i8");
+  EXPECT_SPEC_ERROR("y:*u8[8] in -1..3", 10, "does not fit in u8");
+  EXPECT_NO_THROW(parseSpec("y:*u8[8] in 0..256"));
   EXPECT_SPEC_ERROR("m:*i1[8] in 0..3", 10, "within 0..2");
 }
 

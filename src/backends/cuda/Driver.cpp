@@ -48,10 +48,14 @@ int tensorMapDataType(ir::Scalar s) {
     case Scalar::F64: return drv::kTmaFloat64;
     case Scalar::F8E4M3:
     case Scalar::F8E5M2:
-    case Scalar::I8: return drv::kTmaUint8;
-    case Scalar::I16: return drv::kTmaUint16;
+    case Scalar::I8:
+    case Scalar::U8: return drv::kTmaUint8;
+    case Scalar::I16:
+    case Scalar::U16: return drv::kTmaUint16;
     case Scalar::I32: return drv::kTmaInt32;
+    case Scalar::U32: return drv::kTmaUint32;
     case Scalar::I64: return drv::kTmaInt64;
+    case Scalar::U64: return drv::kTmaUint64;
     case Scalar::I1: break;
   }
   throw UserError(where(), "TMA cannot move elements of type " + std::string(ir::scalarName(s)));

@@ -245,6 +245,7 @@ class Emitter {
     }
     int64_t i = std::get<int64_t>(a);
     if (t.scalar == Scalar::I1) return i ? "true" : "false";
+    if (isUnsigned(t.scalar)) return "static_cast<" + cScalarType(t.scalar) + ">(" + std::to_string(static_cast<uint64_t>(i)) + "ULL)";
     std::string s = std::to_string(i);
     if (t.scalar == Scalar::I64) s += "LL";
     return i < 0 ? "(" + s + ")" : s;
@@ -1103,6 +1104,11 @@ class Emitter {
         needScalar(op, op.operand(0)->type());
         e = "static_cast<" + cScalarType(t.scalar) + ">(" + ex(op.operand(0)) + ")";
         break;
+      case OpKind::Bitcast:
+        needScalar(op, t);
+        needScalar(op, op.operand(0)->type());
+        e = "tawa::bitcast<" + cScalarType(t.scalar) + ">(" + ex(op.operand(0)) + ")";
+        break;
       default: unsupported(op, "not emitted yet", "the CUDA backend covers the warp-specialized GEMM so far");
     }
     at(op);
@@ -1560,7 +1566,7 @@ class Emitter {
     Scalar in = op.operand(op.kind() == OpKind::Select ? 1 : 0)->type().scalar;
     Scalar out = op.result()->type().scalar;
     bool fl = isFloat(in), i1 = in == Scalar::I1;
-    if (fl && !floatElem(in) && op.kind() != OpKind::Cast && op.kind() != OpKind::Select)
+    if (fl && !floatElem(in) && op.kind() != OpKind::Cast && op.kind() != OpKind::Bitcast && op.kind() != OpKind::Select)
       unsupported(op, "arithmetic on " + std::string(scalarName(in)) + " tiles is not emitted; compute in f32 and cast");
     auto bin = [&](const char* o) { return "(" + a[0] + " " + o + " " + a[1] + ")"; };
     switch (op.kind()) {
@@ -1615,6 +1621,7 @@ class Emitter {
         if (out == Scalar::F32 && !isFloat(in)) return "static_cast<float>(" + a[0] + ")";
         unsupported(op, "casts from " + std::string(scalarName(in)) + " to " + std::string(scalarName(out)) + " are not emitted yet");
       }
+      case OpKind::Bitcast: return "tawa::bitcast<" + cScalarType(out) + ">(" + a[0] + ")";
       default: break;
     }
     unsupported(op, "not emitted for " + std::string(scalarName(in)) + " tiles yet");
@@ -2211,6 +2218,10 @@ std::string cScalarType(Scalar s) {
     case Scalar::I16: return "int16_t";
     case Scalar::I32: return "int32_t";
     case Scalar::I64: return "int64_t";
+    case Scalar::U8: return "uint8_t";
+    case Scalar::U16: return "uint16_t";
+    case Scalar::U32: return "uint32_t";
+    case Scalar::U64: return "uint64_t";
     case Scalar::F16: return "tawa::f16";
     case Scalar::BF16: return "tawa::bf16";
     case Scalar::F32: return "float";

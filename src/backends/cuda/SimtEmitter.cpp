@@ -299,7 +299,9 @@ class SimtEmitter {
         std::string lit;
         if (const auto* d = std::get_if<double>(&v)) lit = ir::isFloat(t.scalar) ? floatLiteral(*d, t.scalar) : std::to_string(static_cast<int64_t>(*d));
         else if (const auto* i = std::get_if<int64_t>(&v))
-          lit = ir::isFloat(t.scalar) ? floatLiteral(static_cast<double>(*i), t.scalar) : std::to_string(*i) + (t.scalar == Scalar::I64 ? "ll" : "");
+          lit = ir::isFloat(t.scalar)      ? floatLiteral(static_cast<double>(*i), t.scalar)
+                : ir::isUnsigned(t.scalar) ? std::to_string(static_cast<uint64_t>(*i)) + "ull"  // u64: the bit pattern
+                                           : std::to_string(*i) + (t.scalar == Scalar::I64 ? "ll" : "");
         else if (const auto* bl = std::get_if<bool>(&v)) lit = *bl ? "true" : "false";
         else throw UserError(op.loc(), "a constant's value must be a number");
         if (t.scalar == Scalar::I1 && lit != "true" && lit != "false") lit = "(" + lit + " != 0)";
@@ -353,6 +355,9 @@ class SimtEmitter {
       case OpKind::Cos: unary(op); return;
       case OpKind::Math: math(op); return;
       case OpKind::Cast: cast(op); return;
+      case OpKind::Bitcast:
+        define(op, "tawa::bitcast<" + cOf(op.result()->type().scalar, op.loc()) + ">(" + ref(op.operand(0)) + ")");
+        return;
       case OpKind::AddPtr: define(op, "(" + ref(op.operand(0)) + " + " + ref(op.operand(1)) + ")"); return;
       case OpKind::Load: load(op); return;
       case OpKind::Store: store(op); return;
@@ -556,11 +561,24 @@ class SimtEmitter {
     }
   };
   Combiner combiner(const Op& op, Scalar s, const std::string& kind, const char* what) {
-    if (s != Scalar::F32 && s != Scalar::I32)
-      throw UserError(op.loc(), std::string("the SIMT path ") + what + " f32 and i32 tiles; this one is " + std::string(ir::scalarName(s)),
+    if (s != Scalar::F32 && s != Scalar::I32 && s != Scalar::U32)
+      throw UserError(op.loc(), std::string("the SIMT path ") + what + " f32, i32 and u32 tiles; this one is " + std::string(ir::scalarName(s)),
                       "cast the tile to f32 first");
     const bool f = s == Scalar::F32;
     Combiner c;
+    if (s == Scalar::U32) {  // unsigned: C's own arithmetic wraps and orders as the executor's
+      c.type = "uint32_t";
+      c.scratch = "reinterpret_cast<uint32_t*>(red)";
+      if (kind == "sum") c.id = "0u", c.comb = "(%a + %b)";
+      else if (kind == "prod") c.id = "1u", c.comb = "(%a * %b)";
+      else if (kind == "max") c.id = "0u", c.comb = "(%a > %b ? %a : %b)";
+      else if (kind == "min") c.id = "0xffffffffu", c.comb = "(%a < %b ? %a : %b)";
+      else if (kind == "and") c.id = "0xffffffffu", c.comb = "(%a & %b)";
+      else if (kind == "or") c.id = "0u", c.comb = "(%a | %b)";
+      else if (kind == "xor") c.id = "0u", c.comb = "(%a ^ %b)";
+      else throw UserError(op.loc(), "unknown reduction '" + kind + "'");
+      return c;
+    }
     c.type = f ? "float" : "int32_t";
     c.scratch = f ? "red" : "reinterpret_cast<int32_t*>(red)";
     if (kind == "sum") c.id = f ? "0.0f" : "0", c.comb = "(%a + %b)";

@@ -369,6 +369,9 @@ TAWA_DEVICE int32_t shfl_up(int32_t v, int delta) { return __shfl_up_sync(0xffff
 // shfl.sync.down: lane l gets lane l + delta's value (its own where l + delta > 31).
 TAWA_DEVICE float shfl_down(float v, int delta) { return __shfl_down_sync(0xffffffffu, v, delta); }
 TAWA_DEVICE int32_t shfl_down(int32_t v, int delta) { return __shfl_down_sync(0xffffffffu, v, delta); }
+TAWA_DEVICE uint32_t shfl_xor(uint32_t v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+TAWA_DEVICE uint32_t shfl_up(uint32_t v, int delta) { return __shfl_up_sync(0xffffffffu, v, delta); }
+TAWA_DEVICE uint32_t shfl_down(uint32_t v, int delta) { return __shfl_down_sync(0xffffffffu, v, delta); }
 // vote.sync over the full warp: the predicates of all 32 lanes (bit l: lane l), all of them, any.
 TAWA_DEVICE uint32_t ballot(bool p) { return __ballot_sync(0xffffffffu, p); }
 TAWA_DEVICE bool vote_all(bool p) { return __all_sync(0xffffffffu, p) != 0; }
@@ -494,6 +497,56 @@ struct bf16 {
 
 #endif
 
+// ---- bit casts (tile.bitcast, Triton's x.to(T, bitcast=True)): an element's bits read as another
+// element type of the same width. On the device through the reinterpreting intrinsics (NVRTC has no
+// memcpy), on the emulator through memcpy.
+namespace tawa {
+#if defined(__CUDACC__)
+template <class A, class B>
+struct same_type {
+  static constexpr bool value = false;
+};
+template <class A>
+struct same_type<A, A> {
+  static constexpr bool value = true;
+};
+template <int Bytes>
+struct bits_word;
+template <>
+struct bits_word<1> { using type = uint8_t; };
+template <>
+struct bits_word<2> { using type = uint16_t; };
+template <>
+struct bits_word<4> { using type = uint32_t; };
+template <>
+struct bits_word<8> { using type = uint64_t; };
+template <class To, class From>
+TAWA_DEVICE To bitcast(From x) {
+  static_assert(sizeof(To) == sizeof(From), "a bit cast keeps the width");
+  using W = typename bits_word<sizeof(From)>::type;
+  W b;
+  if constexpr (same_type<From, f16>::value) b = __half_as_ushort(x);
+  else if constexpr (same_type<From, bf16>::value) b = __bfloat16_as_ushort(x);
+  else if constexpr (same_type<From, float>::value) b = __float_as_uint(x);
+  else if constexpr (same_type<From, double>::value) b = static_cast<W>(__double_as_longlong(x));
+  else b = static_cast<W>(x);
+  if constexpr (same_type<To, f16>::value) return __ushort_as_half(b);
+  else if constexpr (same_type<To, bf16>::value) return __ushort_as_bfloat16(b);
+  else if constexpr (same_type<To, float>::value) return __uint_as_float(b);
+  else if constexpr (same_type<To, double>::value) return __longlong_as_double(static_cast<long long>(b));
+  else return static_cast<To>(b);
+}
+#else
+template <class To, class From>
+inline To bitcast(From x) {
+  static_assert(sizeof(To) == sizeof(From), "a bit cast keeps the width");
+  To r;
+  std::memcpy(&r, &x, sizeof(To));
+  return r;
+}
+#endif
+}  // namespace tawa
+
 // ---- libdevice's functions (tile.math {fn}; the one list of them is src/ir/MathFns.cpp, and a unit
 // test checks that every name there has its primitive here): math_<name> for float and double. On the
 // device they are CUDA's math library (asinf, ...: within a few ulp); on the emulator the host's
@@ -535,7 +588,8 @@ TAWA_MATH_BINARY(TAWA_MATH2)
 }  // namespace tawa
 
 // ---- atomics (tile.atomic): one read-modify-write of a 2-, 4- or 8-byte global element, returning
-// the old value (2-byte ones, f16, bf16 and i16, have no compare-and-swap of their own). Scope 0 is the block (cta), 1 the GPU, 2 the system. The RMW itself is relaxed; the
+// the old value (2-byte ones, f16, bf16, i16 and u16, have no compare-and-swap of their own). Scope 0
+// is the block (cta), 1 the GPU, 2 the system. The RMW itself is relaxed; the
 // emitted code orders it with fences for Triton's sem (release: fence before, acquire: after, acq_rel:
 // both), the fence pattern of the PTX memory model. Floats: add rounds once; max and min propagate
 // NaN as tl.maximum does. The combining rule is shared by the device and the emulator.
@@ -579,6 +633,10 @@ TAWA_ATOMIC_FN bf16 atomic_combine16(bf16 old, bf16 v) {
 }
 template <AtomicOp Op>
 TAWA_ATOMIC_FN int16_t atomic_combine16(int16_t old, int16_t v) {
+  return atomic_combine<Op>(old, v);
+}
+template <AtomicOp Op>
+TAWA_ATOMIC_FN uint16_t atomic_combine16(uint16_t old, uint16_t v) {
   return atomic_combine<Op>(old, v);
 }
 
@@ -632,6 +690,8 @@ TAWA_DEVICE unsigned short bits16(int16_t x) { return static_cast<unsigned short
 TAWA_DEVICE f16 from_bits16(unsigned short b, f16) { return __ushort_as_half(b); }
 TAWA_DEVICE bf16 from_bits16(unsigned short b, bf16) { return __ushort_as_bfloat16(b); }
 TAWA_DEVICE int16_t from_bits16(unsigned short b, int16_t) { return static_cast<int16_t>(b); }
+TAWA_DEVICE unsigned short bits16(uint16_t x) { return x; }
+TAWA_DEVICE uint16_t from_bits16(unsigned short b, uint16_t) { return b; }
 // A 2-byte element: a compare-and-swap loop on the aligned 32-bit word that holds it, the word's
 // other half written back as it was.
 template <AtomicOp Op, int Scope, class T>

@@ -1487,6 +1487,16 @@ inline int32_t shfl_down(int32_t v, int delta, TAWA_EMU_LOC) {
   if (delta < 0 || delta > 31) emu::fail("shfl.sync.down with delta " + std::to_string(delta) + " outside [0, 31]", TAWA_EMU_AT);
   return emu::shuffleInt(v, emu::self().tid % 32 + delta, TAWA_EMU_AT);
 }
+// Unsigned words shuffle as their bits.
+inline uint32_t shfl_xor(uint32_t v, int mask, TAWA_EMU_LOC) {
+  return static_cast<uint32_t>(shfl_xor(static_cast<int32_t>(v), mask, TAWA_EMU_AT));
+}
+inline uint32_t shfl_up(uint32_t v, int delta, TAWA_EMU_LOC) {
+  return static_cast<uint32_t>(shfl_up(static_cast<int32_t>(v), delta, TAWA_EMU_AT));
+}
+inline uint32_t shfl_down(uint32_t v, int delta, TAWA_EMU_LOC) {
+  return static_cast<uint32_t>(shfl_down(static_cast<int32_t>(v), delta, TAWA_EMU_AT));
+}
 inline uint32_t ballot(bool p, TAWA_EMU_LOC) {
   const float* all = emu::warpExchange(p ? 1.0f : 0.0f, TAWA_EMU_AT);
   uint32_t b = 0;

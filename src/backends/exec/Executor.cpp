@@ -251,7 +251,7 @@ class Interp {
     const int64_t old = loadInt(elem, p);
     r.i[k] = old;
     if (kind == "cas" && old != loadIntOf(elem, cmp->i[k])) return;
-    storeInt(elem, p, combineInt(kind, old, v.i[k]));
+    storeInt(elem, p, combineInt(kind, elem, old, v.i[k]));
   }
   // The one combining rule of tile.reduce, tile.scan and tile.atomic (kinds sum or add, prod, max,
   // min, and, or, xor; xchg and cas take the new value), on the values the executor computes in:
@@ -264,12 +264,12 @@ class Interp {
     if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
     return kind == "max" ? std::max(a, b) : std::min(a, b);
   }
-  static int64_t combineInt(const std::string& kind, int64_t a, int64_t b) {
+  static int64_t combineInt(const std::string& kind, Scalar s, int64_t a, int64_t b) {
     const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
     if (kind == "sum" || kind == "add") return static_cast<int64_t>(ua + ub);
     if (kind == "prod") return static_cast<int64_t>(ua * ub);
-    if (kind == "max") return std::max(a, b);
-    if (kind == "min") return std::min(a, b);
+    if (kind == "max") return lessThan(s, a, b) ? b : a;  // unsigned types order as unsigned
+    if (kind == "min") return lessThan(s, b, a) ? b : a;
     if (kind == "and") return a & b;
     if (kind == "or") return a | b;
     if (kind == "xor") return a ^ b;
@@ -351,6 +351,18 @@ class Interp {
     using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     const Type& rt = op.result()->type();
     auto M = static_cast<int64_t>(rt.shape[0]), N = static_cast<int64_t>(rt.shape[1]), K = static_cast<int64_t>(kdim);
+    if (!floatElems(rt)) {  // int8 x int8 -> int32: exact products, the sum wrapping as the MMA's s32 does
+      RV r;
+      r.i.assign(static_cast<size_t>(M * N), 0);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          uint64_t s = acc ? static_cast<uint64_t>(acc->i[static_cast<size_t>(m * N + n)]) : 0;
+          for (int64_t k = 0; k < K; ++k)
+            s += static_cast<uint64_t>(a.i[static_cast<size_t>(m * K + k)] * b.i[static_cast<size_t>(k * N + n)]);
+          r.i[static_cast<size_t>(m * N + n)] = wrapInt(rt.scalar, static_cast<int64_t>(s));
+        }
+      return r;
+    }
     bool tf32 = op.hasAttr("input_precision") && op.strAttr("input_precision") == "tf32";
     Mat A(M, K), B(K, N), C(M, N);
     for (int64_t k = 0; k < M * K; ++k) A.data()[k] = static_cast<float>(tf32 ? roundTf32(a.f[k]) : a.f[k]);
@@ -853,7 +865,8 @@ class Interp {
         if (floatElems(op.operand(0)->type())) {
           for (size_t k = 0; k < a.f.size(); ++k) r.i.push_back(evalCmp(p, a.f[k], b.f[k]));
         } else {
-          for (size_t k = 0; k < a.i.size(); ++k) r.i.push_back(evalCmp(p, a.i[k], b.i[k]));
+          const Scalar s = op.operand(0)->type().scalar;
+          for (size_t k = 0; k < a.i.size(); ++k) r.i.push_back(evalCmp(p, s, a.i[k], b.i[k]));
         }
         set(std::move(r));
         return;
@@ -883,6 +896,19 @@ class Interp {
         bool sf = floatElems(st), df = floatElems(dt);
         for (size_t k = 0; k < static_cast<size_t>(dt.numel()); ++k) {
           Elem e = evalCast(st.scalar, dt.scalar, sf ? Elem{a.f[k], 0} : Elem{0, a.i[k]});
+          if (df) r.f[k] = e.f;
+          else r.i[k] = e.i;
+        }
+        set(std::move(r));
+        return;
+      }
+      case OpKind::Bitcast: {
+        const Type &st = op.operand(0)->type(), &dt = op.result()->type();
+        const RV& a = fr.at(op.operand(0));
+        RV r = sized(dt);
+        bool sf = floatElems(st), df = floatElems(dt);
+        for (size_t k = 0; k < static_cast<size_t>(dt.numel()); ++k) {
+          Elem e = evalBitcast(st.scalar, dt.scalar, sf ? Elem{a.f[k], 0} : Elem{0, a.i[k]});
           if (df) r.f[k] = e.f;
           else r.i[k] = e.i;
         }
@@ -964,7 +990,7 @@ class Interp {
               const int64_t k = rev ? n - 1 - s : s, prev = rev ? k + 1 : k - 1;
               const size_t at_k = static_cast<size_t>((o * n + k) * inner + in), at_p = static_cast<size_t>((o * n + prev) * inner + in);
               if (isF) r.f[at_k] = roundFloat(at.scalar, combineFloat(kind, r.f[at_p], r.f[at_k]));
-              else r.i[at_k] = wrapInt(at.scalar, combineInt(kind, r.i[at_p], r.i[at_k]));
+              else r.i[at_k] = wrapInt(at.scalar, combineInt(kind, at.scalar, r.i[at_p], r.i[at_k]));
             }
         set(std::move(r));
         return;
@@ -988,7 +1014,7 @@ class Interp {
               r.f[dst] = roundFloat(at.scalar, acc);
             } else {
               int64_t acc = a.i[base];
-              for (int64_t k = 1; k < n; ++k) acc = wrapInt(at.scalar, combineInt(kind, acc, a.i[base + static_cast<size_t>(k * inner)]));
+              for (int64_t k = 1; k < n; ++k) acc = wrapInt(at.scalar, combineInt(kind, at.scalar, acc, a.i[base + static_cast<size_t>(k * inner)]));
               r.i[dst] = acc;
             }
           }
