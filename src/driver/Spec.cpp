@@ -139,8 +139,16 @@ class SpecParser {
     std::string buffer;
     int64_t axis;
     size_t pos, bufferPos, axisPos;
+    bool widen = false;  // from strides(...): i32, or i64 for a stride past i32's range
   };
   std::vector<Derived> derived_;
+  struct PendingStride {  // a name in `strides(...)`: an entry added after its buffer's
+    std::string name;
+    size_t pos;
+    std::string buffer;
+    int64_t axis;
+  };
+  std::vector<PendingStride> pendingStrides_;
   std::string dtypeText_;  // the last dtype as the user spelled it, for messages
 
   void skipSpace() {
@@ -215,6 +223,27 @@ class SpecParser {
       fail(pos_, "unexpected " + charAt(t_, pos_) + " after name '" + e.name + "'; expected ':' or '='");
     }
     spec.entries.push_back(std::move(e));
+    for (auto& s : pendingStrides_) {
+      for (const auto& prev : spec.entries)
+        if (prev.name == s.name)
+          fail(s.pos, "duplicate spec entry '" + s.name + "'", "it is first given at column " + std::to_string(prev.loc.col));
+      SpecEntry st;
+      st.name = s.name;
+      st.loc = specLoc(s.pos);
+      st.kind = SpecEntry::Kind::Scalar;
+      st.dtype = Scalar::I32;
+      st.value = int64_t{0};
+      Derived d;
+      d.entry = spec.entries.size();
+      d.stride = true;
+      d.buffer = s.buffer;
+      d.axis = s.axis;
+      d.pos = d.bufferPos = d.axisPos = s.pos;
+      d.widen = true;
+      derived_.push_back(d);
+      spec.entries.push_back(std::move(st));
+    }
+    pendingStrides_.clear();
   }
 
   void buffer(SpecEntry& e, size_t index) {
@@ -239,7 +268,41 @@ class SpecParser {
            "give its dims in brackets, e.g. " + e.name + ":*" + dtypeText_ + "[M, K]");
     dimList(index, e.dims, "buffer '" + e.name + "'", "shape");
     skipSpace();
+    if (t_.compare(pos_, 7, "strides") == 0 && (pos_ + 7 >= t_.size() || !isIdentChar(t_[pos_ + 7]))) stridesOf(e);
+    skipSpace();
     if (t_.compare(pos_, 2, "in") == 0 && (pos_ + 2 >= t_.size() || !isIdentChar(t_[pos_ + 2]))) fillRange(e);
+  }
+
+  // `strides(NAME, ...)` after a buffer's shape: one name per dimension (`_` for a stride the kernel
+  // does not take), each made the scalar entry NAME:i32=stride(buffer, axis) (i64 where it does not
+  // fit), the buffer's row-major strides in elements.
+  void stridesOf(const SpecEntry& e) {
+    const std::string form = "write " + e.name + ":*" + dtypeText_ + "[...] strides(stride_0, stride_1, ...)";
+    pos_ += 7;
+    skipSpace();
+    if (pos_ >= t_.size() || t_[pos_] != '(') fail(pos_, "expected '(' after 'strides' of buffer '" + e.name + "'", form);
+    const size_t open = pos_++;
+    std::vector<std::pair<std::string, size_t>> names;
+    while (true) {
+      skipSpace();
+      const size_t at = pos_;
+      std::string n = name();
+      names.emplace_back(n, at);
+      skipSpace();
+      if (pos_ < t_.size() && t_[pos_] == ',') {
+        ++pos_;
+        continue;
+      }
+      if (pos_ < t_.size() && t_[pos_] == ')') break;
+      fail(pos_, "unexpected " + charAt(t_, pos_) + " in the strides of buffer '" + e.name + "'; names are separated by ','", form);
+    }
+    ++pos_;
+    if (names.size() != e.dims.size())
+      fail(open, "buffer '" + e.name + "' has " + std::to_string(e.dims.size()) + " dimension(s) but strides() names " +
+                     std::to_string(names.size()),
+           "give one name per dimension, '_' for a stride the kernel does not take");
+    for (size_t k = 0; k < names.size(); ++k)
+      if (names[k].first != "_") pendingStrides_.push_back({names[k].first, names[k].second, e.name, static_cast<int64_t>(k)});
   }
 
   // `in LO..HI` after a buffer's shape: its random values are drawn from [LO, HI).
@@ -348,6 +411,7 @@ class SpecParser {
       v = 1;
       for (int64_t k = ax + 1; k < rank; ++k) v *= shape[static_cast<size_t>(k)];
     }
+    if (d.widen && v > std::numeric_limits<int32_t>::max()) e.dtype = Scalar::I64;
     if (e.kind == SpecEntry::Kind::Scalar) {
       if (ir::isFloat(e.dtype)) {
         e.value = static_cast<double>(v);

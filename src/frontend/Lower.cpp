@@ -2319,11 +2319,7 @@ class Lowerer {
     const size_t rank = t.shape.size();
     ir::Value* first = firstOfPair(rank, p);
     at(p);
-    ir::Value* low = ir::isFloat(t.scalar)
-                         ? b_.constFloat(-std::numeric_limits<double>::infinity(), t)
-                         : b_.constInt(ir::bitWidth(t.scalar) >= 64 ? std::numeric_limits<int64_t>::min()
-                                                                    : -(int64_t{1} << (ir::bitWidth(t.scalar) - 1)),
-                                       t);
+    ir::Value* low = lowestOf(t);
     ir::Value* cond = broadcastTo(first, t.shape, p);
     auto s = t.shape;
     s.pop_back();
@@ -2489,10 +2485,13 @@ class Lowerer {
     wide.insert(wide.begin() + at, n);
     return broadcastTo(b_.op1(OpKind::ExpandDims, {x}, x->type().withShape(one), {{"axis", at}}), wide, p);
   }
-  // The lowest value of t's element type (-inf for floats), as a tile of t's shape.
+  // The lowest value of t's element type (-inf for floats, 0 for unsigned integers), as a tile of t's
+  // shape: what a select keeps out of a max.
   ir::Value* lowestOf(const Type& t) {
-    return ir::isFloat(t.scalar) ? b_.constFloat(-std::numeric_limits<double>::infinity(), t)
-                                 : b_.constInt(-(int64_t{1} << (ir::bitWidth(t.scalar) - 1)), t);
+    if (ir::isFloat(t.scalar)) return b_.constFloat(-std::numeric_limits<double>::infinity(), t);
+    if (ir::isUnsigned(t.scalar)) return b_.constInt(0, t);
+    const int bits = ir::bitWidth(t.scalar);
+    return b_.constInt(bits >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1)), t);
   }
 
   // tl.sort(x, dim=None, descending=False): each element's rank along dim is the count of elements
@@ -2561,8 +2560,8 @@ class Lowerer {
   }
 
   // The kind of a combine function (tl.reduce, tl.associative_scan): inlined on two fresh scalars in a
-  // scratch block, its result must be one op of the two: + (sum), * (prod), tl.maximum / tl.minimum
-  // or a select of their comparison (max, min).
+  // scratch block, one op of the two: + (sum), * (prod), tl.maximum / tl.minimum or a select of their
+  // comparison (max, min), bitwise ones; "" for any other function or one over tuples.
   std::string combineKind(const Val& fn, Pos fnAt, Scalar elem, const std::string& qual) {
     if (fn.k != Val::K::Func) fail(fnAt, qual + "'s combine_fn must be a @triton.jit function, got " + describe(fn));
     ir::Block scratch;
@@ -2576,8 +2575,7 @@ class Lowerer {
     args.at = fnAt;
     Val r = inlineFunc(fn, args);
     b_ = saved;
-    const std::string hint = "combine functions of one +, *, &, |, ^, tl.maximum or tl.minimum of their two arguments are supported";
-    if (r.k == Val::K::Tuple) fail(fnAt, qual + " with combine_fn '" + fn.s + "' over tuples of values: not supported yet", hint);
+    if (r.k == Val::K::Tuple) return "";
     const ir::Op* d = r.isIR() ? r.v->definingOp() : nullptr;
     auto pair = [&](const ir::Op* o, size_t i, size_t j) {
       return (o->operand(i) == x && o->operand(j) == y) || (o->operand(i) == y && o->operand(j) == x);
@@ -2603,18 +2601,216 @@ class Lowerer {
         if (pr == "lt" || pr == "le") return firstWins ? "min" : "max";
       }
     }
-    fail(fnAt, qual + "'s combine_fn '" + fn.s + "' is not one +, *, &, |, ^, maximum or minimum of its arguments: not supported yet", hint);
+    return "";  // another function: the general combination (generalReduce, generalScan)
   }
 
   // tl.reduce(input, axis, combine_fn, keep_dims=False)
+  // ---- general reductions and scans: any associative @triton.jit combine function, over one tensor or
+  // a tuple of tensors of one shape (Triton's tl.reduce / tl.associative_scan with tuples), built from
+  // reshapes, permutes, split/join (select and max) and the combine function inlined on whole tiles.
+  // The axis is moved last and the other axes flattened into a batch: tiles [B, n], n a power of two.
+  // Elements combine in order (x0 . x1 . ... ), so the function need not commute.
+  struct Pack {
+    std::vector<ir::Value*> v;  // the members, one shape
+    std::vector<Scalar> orig;   // their element types as given (i1 is carried as i8)
+  };
+
+  // The tensors of a tl.reduce / tl.associative_scan input: one tensor or a tuple of them.
+  Pack packOf(const Val& in, Pos p, const std::string& qual) {
+    std::vector<Val> members = in.k == Val::K::Tuple ? in.elems : std::vector<Val>{in};
+    Pack r;
+    for (const Val& m : members) {
+      if (!m.isIR() || !m.v->type().isTile() || m.v->type().isPtrLike())
+        fail(p, qual + " combines tensors of numbers, got " + describe(m));
+      if (!r.v.empty() && m.v->type().shape != r.v[0]->type().shape)
+        fail(p, qual + "'s tensors must have one shape, got " + shapeStr(r.v[0]->type().shape) + " and " + shapeStr(m.v->type().shape));
+      r.orig.push_back(m.v->type().scalar);
+      r.v.push_back(m.v->type().scalar == Scalar::I1 ? cast(m.v, Scalar::I8, p) : m.v);
+    }
+    for (int64_t d : r.v[0]->type().shape)
+      if (d & (d - 1)) fail(p, qual + " with this combine_fn needs power-of-two dimensions, got " + shapeStr(r.v[0]->type().shape));
+    return r;
+  }
+
+  // combine_fn(a..., b...) on whole tiles, one result per member, in the members' types.
+  std::vector<ir::Value*> combineTiles(const Val& fn, Pos fnAt, const std::vector<ir::Value*>& x, const std::vector<ir::Value*>& y,
+                                       const Pack& like, const std::string& qual) {
+    Args args;
+    args.at = fnAt;
+    for (auto* t : x) args.pos.push_back(Val::ir(t)), args.posAt.push_back(fnAt);
+    for (auto* t : y) args.pos.push_back(Val::ir(t)), args.posAt.push_back(fnAt);
+    Val r = inlineFunc(fn, args);
+    std::vector<Val> out = r.k == Val::K::Tuple ? r.elems : std::vector<Val>{r};
+    if (out.size() != x.size())
+      fail(fnAt, qual + "'s combine_fn '" + fn.s + "' returns " + std::to_string(out.size()) + " value(s) for " + std::to_string(x.size()) +
+                     " input tensor(s)");
+    std::vector<ir::Value*> res;
+    for (size_t k = 0; k < out.size(); ++k) {
+      const Type& t = x[k]->type();
+      if (!out[k].isIR() && !out[k].isNum()) fail(fnAt, qual + "'s combine_fn '" + fn.s + "' returns " + describe(out[k]));
+      ir::Value* v = out[k].isIR() ? out[k].v : constant(out[k], t.scalar, {}, fnAt);
+      const Scalar want = like.orig[k] == Scalar::I1 ? Scalar::I1 : t.scalar;
+      if (v->type().isPtrLike() || (v->type().scalar != want && !(want == Scalar::I1 && v->type().scalar == Scalar::I8)))
+        fail(fnAt, qual + "'s combine_fn '" + fn.s + "' returns " + v->type().str() + " for an input of " + tritonDtypeName(like.orig[k]),
+             "the combine function must return its inputs' types");
+      res.push_back(broadcastTo(cast(v, t.scalar, fnAt), t.shape, fnAt));
+    }
+    return res;
+  }
+
+  // Reshape / permute helpers over tiles.
+  ir::Value* reshapeTo(ir::Value* x, std::vector<int64_t> s, Pos p) {
+    if (x->type().shape == s) return x;
+    at(p);
+    return b_.op1(OpKind::Reshape, {x}, x->type().withShape(std::move(s)));
+  }
+  // [B, n] -> (the even-indexed, the odd-indexed) [B, n/2], or with `halves` (first half, second half).
+  std::pair<ir::Value*, ir::Value*> pairsOf(ir::Value* x, bool halves, Pos p) {
+    const int64_t B = x->type().shape[0], n = x->type().shape[1];
+    ir::Value* y = halves ? permute(Val::ir(reshapeTo(x, {B, 2, n / 2}, p)), {0, 2, 1}, p, "a general reduction").v
+                          : reshapeTo(x, {B, n / 2, 2}, p);
+    Val s = split(Val::ir(y), p);
+    return {s.elems[0].v, s.elems[1].v};
+  }
+  // The element at column `col` of each row of [B, n], broadcast over the row.
+  ir::Value* columnOf(ir::Value* x, int64_t col, Pos p) {
+    const int64_t B = x->type().shape[0], n = x->type().shape[1];
+    at(p);
+    ir::Value* idx = indexAlong(n, 1, 2);
+    ir::Value* hit = b_.op1(OpKind::Cmp, {idx, b_.constInt(col, idx->type())}, idx->type().withElement(Type::scalarOf(Scalar::I1)),
+                            {{"pred", std::string("eq")}});
+    ir::Value* kept = b_.op1(OpKind::Select, {broadcastTo(hit, {B, n}, p), x, lowestOf(x->type())}, x->type());
+    ir::Value* r = b_.op1(OpKind::Reduce, {kept}, x->type().withShape({B}), {{"kind", std::string("max")}, {"axis", int64_t{1}}});
+    return broadcastTo(b_.op1(OpKind::ExpandDims, {r}, r->type().withShape({B, 1}), {{"axis", int64_t{1}}}), {B, n}, p);
+  }
+
+  // Moves `axis` of every member last and flattens the rest: [B, n]; `undo` puts a [B, m] result back.
+  struct Flat {
+    std::vector<int64_t> shape;  // the original shape
+    std::vector<int64_t> perm;   // the permutation that moved the axis last
+    int64_t axis = 0;
+  };
+  Pack flatten(const Pack& in, int64_t axis, Flat& f, Pos p) {
+    f.shape = in.v[0]->type().shape;
+    f.axis = axis;
+    const int64_t rank = static_cast<int64_t>(f.shape.size()), n = f.shape[static_cast<size_t>(axis)];
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis) f.perm.push_back(d);
+    f.perm.push_back(axis);
+    Pack r = in;
+    for (auto*& v : r.v) {
+      if (axis != rank - 1) v = permute(Val::ir(v), f.perm, p, "a general reduction").v;
+      v = reshapeTo(v, {v->type().numel() / n, n}, p);
+    }
+    return r;
+  }
+  ir::Value* unflatten(ir::Value* x, const Flat& f, Scalar orig, Pos p) {  // a scan's [B, n] back
+    std::vector<int64_t> moved;
+    for (int64_t d : f.perm) moved.push_back(f.shape[static_cast<size_t>(d)]);
+    x = reshapeTo(x, moved, p);
+    if (f.axis != static_cast<int64_t>(f.shape.size()) - 1) {
+      std::vector<int64_t> inv(f.perm.size());
+      for (size_t k = 0; k < f.perm.size(); ++k) inv[static_cast<size_t>(f.perm[k])] = static_cast<int64_t>(k);
+      x = permute(Val::ir(x), inv, p, "a general reduction").v;
+    }
+    return cast(x, orig, p);
+  }
+
+  Val generalReduce(const Val& in, Pos inAt, const Val& axisV, Pos axisAt, const Val& fn, Pos fnAt, bool keep, Pos p) {
+    const std::string qual = "tl.reduce";
+    Pack x = packOf(in, inAt, qual);
+    const auto shape = x.v[0]->type().shape;
+    const bool all = axisV.k == Val::K::None;
+    int64_t ax = all ? 0 : constInt(axisV, axisAt, qual + "'s axis");
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    if (ax < 0) ax += rank;
+    if (ax < 0 || ax >= rank) fail(axisAt, qual + "'s axis is out of range for a tensor of shape " + shapeStr(shape));
+    if (all)
+      for (auto*& v : x.v) v = reshapeTo(v, {v->type().numel()}, p);
+    Flat f;
+    Pack cur = flatten(x, all ? 0 : ax, f, p);
+    while (cur.v[0]->type().shape[1] > 1) {  // combine neighbours: [B, n] -> [B, n/2]
+      std::vector<ir::Value*> even, odd;
+      for (auto* v : cur.v) {
+        auto [e, o] = pairsOf(v, false, p);
+        even.push_back(e), odd.push_back(o);
+      }
+      cur.v = combineTiles(fn, fnAt, even, odd, cur, qual);
+      const int64_t B = cur.v[0]->type().shape[0];
+      for (auto*& v : cur.v) v = reshapeTo(v, {B, v->type().numel() / B}, p);
+    }
+    std::vector<Val> out;
+    for (size_t k = 0; k < cur.v.size(); ++k) {
+      auto rest = all ? std::vector<int64_t>{} : shape;
+      if (!all) rest.erase(rest.begin() + ax);
+      ir::Value* r = cur.v[k];
+      if (rest.empty()) {
+        at(p);
+        r = b_.op1(OpKind::Reduce, {reshapeTo(r, {1}, p)}, r->type().withShape({}), {{"kind", std::string("max")}, {"axis", int64_t{0}}});
+      } else {
+        r = reshapeTo(r, rest, p);
+      }
+      if (keep) {
+        at(p);
+        if (all) r = b_.op1(OpKind::Splat, {r}, Type::tileOf(std::vector<int64_t>(shape.size(), 1), r->type()));
+        else {
+          auto kept = rest;
+          kept.insert(kept.begin() + ax, 1);
+          r = withAxisBack(r, ax, kept);
+        }
+      }
+      out.push_back(Val::ir(cast(r, x.orig[k], p)));
+    }
+    return out.size() == 1 ? out[0] : Val::tuple(out);
+  }
+
+  // An inclusive scan of [B, n] tiles: both halves scanned as one batch of 2B rows, then the last of
+  // the first half combined into the second: out_j = out_{j-1} . x_j. Reverse, as Triton's (a forward
+  // scan of the flipped axis): out_j = out_{j+1} . x_j, the first of the second half combined into
+  // the first from the left.
+  std::vector<ir::Value*> scanRows(const Pack& x, const Val& fn, Pos fnAt, bool rev, Pos p, const std::string& qual) {
+    const int64_t B = x.v[0]->type().shape[0], n = x.v[0]->type().shape[1];
+    if (n == 1) return x.v;
+    Pack both = x;
+    for (auto*& v : both.v) v = reshapeTo(v, {2 * B, n / 2}, p);
+    std::vector<ir::Value*> s = scanRows(both, fn, fnAt, rev, p, qual);
+    std::vector<ir::Value*> lo, hi, carry;
+    for (auto* v : s) {
+      auto [l, h] = pairsOf(reshapeTo(v, {B, n}, p), true, p);
+      lo.push_back(l), hi.push_back(h);
+      carry.push_back(columnOf(rev ? h : l, rev ? 0 : n / 2 - 1, p));
+    }
+    if (rev) lo = combineTiles(fn, fnAt, carry, lo, x, qual);
+    else hi = combineTiles(fn, fnAt, carry, hi, x, qual);
+    std::vector<ir::Value*> r;
+    for (size_t k = 0; k < lo.size(); ++k) {
+      ir::Value* j = join(Val::ir(lo[k]), Val::ir(hi[k]), p).v;                     // [B, n/2, 2]
+      j = permute(Val::ir(j), {0, 2, 1}, p, qual).v;                                  // [B, 2, n/2]
+      r.push_back(reshapeTo(j, {B, n}, p));
+    }
+    return r;
+  }
+
+  Val generalScan(const Val& in, Pos inAt, int64_t ax, const Val& fn, Pos fnAt, bool rev, Pos p) {
+    const std::string qual = "tl.associative_scan";
+    Pack x = packOf(in, inAt, qual);
+    Flat f;
+    Pack flat = flatten(x, ax, f, p);
+    std::vector<ir::Value*> r = scanRows(flat, fn, fnAt, rev, p, qual);
+    std::vector<Val> out;
+    for (size_t k = 0; k < r.size(); ++k) out.push_back(Val::ir(unflatten(r[k], f, x.orig[k], p)));
+    return out.size() == 1 ? out[0] : Val::tuple(out);
+  }
+
   Val reduceFn(const Args& a) {
     std::vector<Pos> w;
     auto v = bind(a, "tl.reduce", {"input", "axis", "combine_fn", "keep_dims"}, 3, &w);
-    if (!v[0]->isIR() || !v[0]->v->type().isTile())
-      fail(w[0], "tl.reduce reduces a tensor, got " + describe(*v[0]),
-           v[0]->k == Val::K::Tuple ? "tl.reduce over tuples of tensors is not supported yet" : "");
-    const std::string kind = combineKind(*v[2], w[2], v[0]->v->type().scalar, "tl.reduce");
-    if (kind == "prod") fail(w[2], "tl.reduce with a product combine_fn: not supported yet", "tile.reduce takes sum, max, min and bitwise ones");
+    if (v[0]->k != Val::K::Tuple && (!v[0]->isIR() || !v[0]->v->type().isTile()))
+      fail(w[0], "tl.reduce reduces a tensor or a tuple of tensors, got " + describe(*v[0]));
+    if (v[2]->k != Val::K::Func) fail(w[2], "tl.reduce's combine_fn must be a @triton.jit function, got " + describe(*v[2]));
+    const std::string kind = v[0]->k == Val::K::Tuple ? "" : combineKind(*v[2], w[2], v[0]->v->type().scalar, "tl.reduce");
+    if (kind.empty() || kind == "prod")
+      return generalReduce(*v[0], w[0], v[1] ? *v[1] : Val::none(), w[1], *v[2], w[2], v[3] && truthy(*v[3], w[3]), a.at);
     Args r;
     r.at = a.at;
     r.pos = {*v[0], *v[1]};
@@ -2632,18 +2828,27 @@ class Lowerer {
     const bool general = n == "associative_scan";
     auto v = general ? bind(a, qual, {"input", "axis", "combine_fn", "reverse"}, 3, &w)
                      : bind(a, qual, {"input", "axis", "reverse", "dtype"}, 1, &w);
-    if (!v[0]->isIR() || !v[0]->v->type().isTile() || v[0]->v->type().isPtrLike())
-      fail(w[0], qual + " scans a tensor of numbers, got " + describe(*v[0]),
-           v[0]->k == Val::K::Tuple ? "scans over tuples of tensors are not supported yet" : "");
-    ir::Value* x = v[0]->v;
-    Scalar e = x->type().scalar;
     const size_t revAt = general ? 3 : 2;
+    if (general && v[2]->k != Val::K::Func) fail(w[2], qual + "'s combine_fn must be a @triton.jit function, got " + describe(*v[2]));
+    const bool tuple = general && v[0]->k == Val::K::Tuple;
+    if (!tuple && (!v[0]->isIR() || !v[0]->v->type().isTile() || v[0]->v->type().isPtrLike()))
+      fail(w[0], qual + " scans a tensor of numbers" + (general ? " or a tuple of them" : "") + ", got " + describe(*v[0]));
     std::string kind = n == "cumsum" ? "sum" : "prod";
     if (general) {
-      kind = combineKind(*v[2], w[2], e, qual);
-      if (kind == "and" || kind == "or" || kind == "xor")
-        fail(w[2], qual + " with the bitwise combine_fn '" + v[2]->s + "': not supported yet", "scans take +, *, maximum and minimum");
-    } else {
+      kind = tuple ? "" : combineKind(*v[2], w[2], v[0]->v->type().scalar, qual);
+      if (kind.empty() || kind == "and" || kind == "or" || kind == "xor") {
+        const auto& shape = tuple ? (v[0]->elems.empty() || !v[0]->elems[0].isIR() ? std::vector<int64_t>{} : v[0]->elems[0].v->type().shape)
+                                  : v[0]->v->type().shape;
+        const int64_t rank = static_cast<int64_t>(shape.size());
+        int64_t ax = v[1] && v[1]->k != Val::K::None ? constInt(*v[1], w[1], qual + "'s axis") : 0;
+        if (ax < 0) ax += rank;
+        if (rank > 0 && (ax < 0 || ax >= rank)) fail(w[1], qual + "'s axis is out of range for a tensor of shape " + shapeStr(shape));
+        return generalScan(*v[0], w[0], ax, *v[2], w[2], v[revAt] && truthy(*v[revAt], w[revAt]), a.at);
+      }
+    }
+    ir::Value* x = v[0]->v;
+    Scalar e = x->type().scalar;
+    if (!general) {
       if (e == Scalar::BF16 && n == "cumsum") e = Scalar::F32;
       if (v[3] && v[3]->k != Val::K::None) {
         if (v[3]->k != Val::K::Dtype) fail(w[3], qual + "'s dtype must be a dtype");

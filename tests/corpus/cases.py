@@ -100,7 +100,7 @@ CASES = [
          'grad_output_ptr:*fp32[40,96], grad_weight_ptr:*fp32[50,96], indices_ptr:*i64[40] in 0..50, n_elements:i32=40, embedding_dim=96, BLOCK_SIZE_M=16, BLOCK_SIZE_N=64',
          'cdiv(40,16), cdiv(96,64)'),
     Case('liger-kernel-0.5.10', 'liger_kernel/ops/experimental/mm_int8int2.py', 'matmul_kernel',
-         'a_ptr:*i8[64,256], b_ptr:*u8[64,64], c_ptr:*i32[64,64], M:i32=64, N:i32=64, K=256, stride_am:i32=256, stride_ak:i32=1, stride_bk:i32=64, stride_bn:i32=1, stride_cm:i32=64, stride_cn:i32=1, BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=4',
+         'a_ptr:*i8[64,256] strides(stride_am, stride_ak), b_ptr:*u8[64,64] strides(stride_bk, stride_bn), c_ptr:*i32[64,64] strides(stride_cm, stride_cn), M:i32=64, N:i32=64, K=256, BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=4',
          'cdiv(M,32)*cdiv(N,32)'),
     Case('fla-core-0.3.2', 'fla/modules/activations.py', 'sigmoid_fwd_kernel',
          'x:*fp32[1000], y:*fp32[1000], T:i32=1000, B=512, D=100',

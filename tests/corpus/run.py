@@ -44,12 +44,14 @@ def split_top(text):
 
 def parse_spec(spec):
     """(buffers: name -> (dtype, dims, range or None), values: name -> python value)"""
-    buffers, values = {}, {}
+    buffers, values, strides = {}, {}, {}
     for e in split_top(spec):
-        m = re.fullmatch(r"(\w+)\s*:\s*\*\s*(\w+)\s*\[([^\]]*)\](?:\s+in\s+(\S+)\.\.(\S+))?", e)
+        m = re.fullmatch(r"(\w+)\s*:\s*\*\s*(\w+)\s*\[([^\]]*)\](?:\s+strides\(([^)]*)\))?(?:\s+in\s+(\S+)\.\.(\S+))?", e)
         if m:
-            rng = (float(m.group(4)), float(m.group(5))) if m.group(4) else None
+            rng = (float(m.group(5)), float(m.group(6))) if m.group(5) else None
             buffers[m.group(1)] = (m.group(2), [d.strip() for d in m.group(3).split(",")], rng)
+            if m.group(4):
+                strides[m.group(1)] = [s.strip() for s in m.group(4).split(",")]
             continue
         m = re.fullmatch(r"(\w+)\s*(?::\s*\w+)?\s*=\s*(.+)", e)
         if not m:
@@ -62,6 +64,11 @@ def parse_spec(spec):
             except ValueError:
                 pass
         values[m.group(1)] = {"True": True, "False": False, "None": None}.get(v, v) if isinstance(v, str) else v
+    for b, names in strides.items():  # `strides(s0, s1, ...)`: the buffer's row-major strides
+        dims = [int(x) if x.isdigit() else int(values[x]) for x in buffers[b][1]]
+        for k, s in enumerate(names):
+            if s != "_":
+                values[s] = int(np.prod(dims[k + 1:], dtype=np.int64))
     return buffers, values
 
 

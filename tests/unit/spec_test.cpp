@@ -392,6 +392,41 @@ TEST(SpecErrors, DimAndStride) {
   EXPECT_SPEC_ERROR("n=size(x, 0)", 3, "cannot read");
 }
 
+// `strides(...)` after a buffer's shape binds one scalar per dimension to its row-major stride.
+TEST(SpecParse, StridesShorthand) {
+  std::mt19937 rng(std::random_device{}());
+  for (int trial = 0; trial < 20; ++trial) {
+    const int64_t a = 1 + rng() % 50, b = 1 + rng() % 50, c = 1 + rng() % 50;
+    const std::string text = "x:*fp16[" + std::to_string(a) + ", B, " + std::to_string(c) + "] strides(sx0, _, sx2) in -2..2, B:i32=" +
+                             std::to_string(b) + ", y:*i8[4] strides(sy)";
+    Spec s = parseSpec(text);
+    ASSERT_EQ(s.entries.size(), 6u);  // x, sx0, sx2, B, y, sy: in the order written
+    EXPECT_EQ(s.entries[1].name, "sx0");
+    EXPECT_EQ(s.find("sx0")->kind, SpecEntry::Kind::Scalar);
+    EXPECT_EQ(s.find("sx0")->dtype, Scalar::I32);
+    EXPECT_EQ(std::get<int64_t>(s.find("sx0")->value), b * c);
+    EXPECT_EQ(std::get<int64_t>(s.find("sx2")->value), 1);
+    EXPECT_EQ(s.find("sx2")->loc.col, static_cast<int>(text.find("sx2")) + 1);
+    EXPECT_EQ(s.find("_"), nullptr);
+    ASSERT_TRUE(s.find("x")->fill.has_value());
+    EXPECT_EQ(std::get<int64_t>(parseSpec("y:*i8[4] strides(sy)").find("sy")->value), 1);
+  }
+  // A stride past i32's range is an i64 scalar.
+  Spec big = parseSpec("x:*i8[3, 70000, 70000] strides(s0, s1, s2)");
+  EXPECT_EQ(big.find("s0")->dtype, Scalar::I64);
+  EXPECT_EQ(std::get<int64_t>(big.find("s0")->value), int64_t{70000} * 70000);
+  EXPECT_EQ(big.find("s1")->dtype, Scalar::I32);
+}
+
+TEST(SpecErrors, StridesShorthand) {
+  EXPECT_SPEC_ERROR("x:*f32[4,5] strides(a)", 20, "buffer 'x' has 2 dimension(s) but strides() names 1");
+  EXPECT_SPEC_ERROR("x:*f32[4,5] strides a, b", 21, "expected '(' after 'strides' of buffer 'x'");
+  EXPECT_SPEC_ERROR("x:*f32[4,5] strides(a b)", 23, "unexpected 'b' in the strides of buffer 'x'");
+  EXPECT_SPEC_ERROR("a:i32=3, x:*f32[4,5] strides(a, b)", 30, "duplicate spec entry 'a'");
+  EXPECT_SPEC_ERROR("x:*f32[4,5] strides(a, 1b)", 24, "'1b' is not a valid name");
+  EXPECT_SPEC_ERROR("x:*f32[4,5] strides(x, b)", 21, "duplicate spec entry 'x'");
+}
+
 // None is a constexpr value (Triton specializes a None argument); it has no type.
 TEST(SpecParse, NoneConstexpr) {
   Spec s = parseSpec("bias=None, HAS_BIAS=False");

@@ -42,23 +42,26 @@ SPEC entries (comma separated):
   name:*dtype[dims]   pointer to a fresh buffer; dims are integers or names of scalars in the spec
   name:*dtype[dims] in LO..HI
                       its random values drawn from [LO, HI) (labels, indices: y:*i32[B] in 0..V)
+  name:*dtype[dims] strides(s0, s1, ...)
+                      also the scalars s0:i32=stride(name, 0), s1:i32=stride(name, 1), ...: one name
+                      per dimension, '_' for a stride the kernel does not take
   name:tensordesc<dtype[block]>[dims]
                       host tensor descriptor (Triton's TensorDescriptor) with that block over a
                       fresh row-major buffer, e.g. a_desc:tensordesc<fp16[128,64]>[M,K]
-  name:dtype=value    runtime scalar (i32, i64, fp32, ...)
+  name:dtype=value    runtime scalar (i32, i64, u32, fp32, ...)
   NAME=VALUE          constexpr: integer, float, True/False, 'string', None, or a dtype like tl.float16
   ...=dim(a, i), ...=stride(a, i)
                       a scalar's or constexpr's value from buffer a: its i-th dimension, or its
                       row-major stride in elements (stride_am:i32=stride(a, 0), M:i32=dim(a, 0))
 GRID: 1 to 3 comma-separated integer expressions over the spec's names with cdiv, min, max,
   + - * // % and parentheses. Buffers not loaded are filled with seeded random values: floats in
-  [-1, 1] and integers in [-64, 64], never zero, unless `in LO..HI` says otherwise.
+  [-1, 1], signed integers in [-64, 64] and unsigned ones in [1, 128], never zero, unless
+  `in LO..HI` says otherwise.
 
 Examples:
   tawa run examples/matmul_ptr.tir \
-    --spec 'a:*fp16[M,K], b:*fp16[K,N], c:*fp16[M,N], M:i32=200, N:i32=136, K:i32=100,
-            stride_am:i32=stride(a,0), stride_ak:i32=1, stride_bk:i32=stride(b,0), stride_bn:i32=1,
-            stride_cm:i32=stride(c,0), stride_cn:i32=1' \
+    --spec 'a:*fp16[M,K] strides(stride_am, stride_ak), b:*fp16[K,N] strides(stride_bk, stride_bn),
+            c:*fp16[M,N] strides(stride_cm, stride_cn), M:i32=200, N:i32=136, K:i32=100' \
     --grid 'cdiv(M, 64) * cdiv(N, 64)' --save out/
   tawa run examples/softmax.tir --spec 'out:*fp32[37,100], x:*fp32[37,100], in_stride:i32=100,
     out_stride:i32=100, n_cols:i32=100' --grid 37 --load x=x.npy

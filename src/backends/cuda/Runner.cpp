@@ -200,6 +200,10 @@ void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, c
   else if (p.cType == "int64_t") put(static_cast<int64_t>(a.i));
   else if (p.cType == "int16_t") put(static_cast<int16_t>(a.i));
   else if (p.cType == "int8_t" || p.cType == "bool") put(static_cast<int8_t>(a.i));
+  else if (p.cType == "uint32_t") put(static_cast<uint32_t>(a.i));
+  else if (p.cType == "uint64_t") put(static_cast<uint64_t>(a.i));
+  else if (p.cType == "uint16_t") put(static_cast<uint16_t>(a.i));
+  else if (p.cType == "uint8_t") put(static_cast<uint8_t>(a.i));
   else throw UserError(where(), std::string(who) + " cannot pass parameter '" + p.name + "' of type " + p.cType);
 }
 

@@ -14,7 +14,8 @@ want = {
     "q_ptr": x // y,
     "r_ptr": x % y,
     "s_ptr": (x >> 7) ^ ((x << 3) & M32),
-    "c_ptr": (x > y).astype(np.uint64) + 2 * (x <= 0x80000000).astype(np.uint64),
+    "c_ptr": (x > y).astype(np.uint64) + 2 * (x <= 0x80000000).astype(np.uint64)
+    + 4 * (x > ((np.arange(n) - 500) % 2**32).astype(np.uint64)).astype(np.uint64),
     "m_ptr": np.maximum(x, y) - np.minimum(x, y),
     "h_ptr": (((x * y) >> 32) + x * 0x9E3779B9) & M32,
     "w_ptr": ((b + 200) & 255) * 1000 + b,
@@ -30,4 +31,4 @@ assert (k == np.load(f"{inp}/x_ptr.npy").astype(np.float32)).all(), "u32 -> f32"
 red = np.load(f"{out}/red_ptr.npy").astype(np.uint64)
 for p in range(red.shape[0]):
     assert red[p] == x[p * block:min(n, (p + 1) * block)].max(), (p, red[p])
-print(f"unsigned: {n} elements, {len(want) + 2} outputs match numpy's uint32/uint8 arithmetic")
+print(f"unsigned: {n} elements, {len(want) + 2} outputs match numpy's uint32/uint8 arithmetic")  # noqa
