@@ -889,26 +889,15 @@ class Interp {
       case OpKind::Math:
         set(math(op, fr));
         return;
-      case OpKind::Cast: {
+      case OpKind::Cast:
+      case OpKind::Bitcast: {  // a conversion of the value, or a reading of its bits
         const Type &st = op.operand(0)->type(), &dt = op.result()->type();
         const RV& a = fr.at(op.operand(0));
         RV r = sized(dt);
         bool sf = floatElems(st), df = floatElems(dt);
+        const auto conv = op.kind() == OpKind::Cast ? evalCast : evalBitcast;
         for (size_t k = 0; k < static_cast<size_t>(dt.numel()); ++k) {
-          Elem e = evalCast(st.scalar, dt.scalar, sf ? Elem{a.f[k], 0} : Elem{0, a.i[k]});
-          if (df) r.f[k] = e.f;
-          else r.i[k] = e.i;
-        }
-        set(std::move(r));
-        return;
-      }
-      case OpKind::Bitcast: {
-        const Type &st = op.operand(0)->type(), &dt = op.result()->type();
-        const RV& a = fr.at(op.operand(0));
-        RV r = sized(dt);
-        bool sf = floatElems(st), df = floatElems(dt);
-        for (size_t k = 0; k < static_cast<size_t>(dt.numel()); ++k) {
-          Elem e = evalBitcast(st.scalar, dt.scalar, sf ? Elem{a.f[k], 0} : Elem{0, a.i[k]});
+          Elem e = conv(st.scalar, dt.scalar, sf ? Elem{a.f[k], 0} : Elem{0, a.i[k]});
           if (df) r.f[k] = e.f;
           else r.i[k] = e.i;
         }
