@@ -1441,9 +1441,11 @@ class Lowerer {
           if (a.pos.size() != 1) fail(e.pos, "tl.constexpr(...) takes one argument");
           return a.pos[0];
         }
-        if (callee.s == "pointer_type")
-          fail(e.pos, "tl.pointer_type(...): pointers made from integers (arrays of pointers) are not supported yet",
-               "pass each buffer as its own pointer argument");
+        if (callee.s == "pointer_type") {  // tl.pointer_type(tl.uint8): a pointer dtype, for casts of pointers
+          if (a.pos.size() != 1 || a.pos[0].k != Val::K::Dtype || a.pos[0].dtPtr || a.pos[0].dtBlock)
+            fail(e.pos, "tl.pointer_type(...) takes one element dtype, e.g. tl.pointer_type(tl.uint8)");
+          return Val::dtype(a.pos[0].dt, true);
+        }
         fail(e.pos, "calling the type '" + callee.s + "': not supported yet");
       case Val::K::Dtype: {
         // tl.float32(x): a value converted to the dtype (a scalar constant becomes a typed scalar).
@@ -2083,7 +2085,13 @@ class Lowerer {
       fail(a.at, "fp_downcast_rounding other than \"rtne\": not supported yet");
     const Val& d = *v[0];
     if (d.k != Val::K::Dtype) fail(a.at, "the target of .to() must be a dtype such as tl.float16, got " + describe(d));
-    if (d.dtPtr) fail(a.at, "casting to a pointer type: not supported yet");
+    if (d.dtPtr) {  // a pointer to another element type at the same address (Triton's pointer cast)
+      if (!x.isIR() || !x.v->type().isPtrLike())
+        fail(a.at, "casting " + describe(x) + " to a pointer type: not supported yet (pointers made from integers, arrays of pointers)",
+             "only pointers convert to other pointer types; pass each buffer as its own pointer argument");
+      at(a.at);
+      return Val::ir(b_.op1(OpKind::Bitcast, {x.v}, x.v->type().withElement(Type::ptrTo(d.dt))));
+    }
     if (bitcast) {  // the bits, read as d (a Python number is first the tensor Triton makes of it)
       ir::Value* in = x.isIR() ? x.v : nullptr;
       if (!in) {

@@ -319,9 +319,10 @@ class Verifier {
         numOperands(op, 1, 1);
         numResults(op, 1);
         const Type &a = ty(op, 0), &r = op.result()->type();
-        need(a.isData() && r.isData(), op, "reinterprets scalar element types only");
+        need((a.isData() && r.isData()) || (a.isPtrLike() && r.isPtrLike()), op,
+             "reinterprets scalar elements as scalars, or pointers as pointers");
         need(shapeOf(a) == shapeOf(r), op, "cannot change the shape");
-        need(bitWidth(a.scalar) == bitWidth(r.scalar), op,
+        need(a.isPtrLike() || bitWidth(a.scalar) == bitWidth(r.scalar), op,
              "keeps the width: " + std::string(scalarName(a.scalar)) + " has " + std::to_string(bitWidth(a.scalar)) + " bits, " +
                  std::string(scalarName(r.scalar)) + " " + std::to_string(bitWidth(r.scalar)));
         return;

@@ -97,7 +97,7 @@ const ErrorCase kCases[] = {
      "tl.load() got an unexpected keyword argument 'maks'", "p)\n"},
     {"PointerFromInteger",
      "@triton.jit\ndef k(p, q):\n    a = tl.load(p).to(tl.pointer_type(tl.float16))\n", "p:*i64[4], q:*fp16[4]",
-     "tl.pointer_type(...): pointers made from integers (arrays of pointers) are not supported yet", "tl.pointer_type"},
+     "casting a value of type i64 to a pointer type: not supported yet (pointers made from integers, arrays of pointers)", "tl.load"},
     {"PowerOnTensor", "@triton.jit\ndef k(p):\n    x = tl.arange(0, 16) ** 2\n", "p:*fp32[4]",
      "'**' on tensors: not supported yet", "**"},
     {"TileCondition", "@triton.jit\ndef k(p):\n    if tl.arange(0, 16) > 3:\n        pass\n", "p:*fp32[4]",

@@ -1105,6 +1105,7 @@ class Emitter {
         e = "static_cast<" + cScalarType(t.scalar) + ">(" + ex(op.operand(0)) + ")";
         break;
       case OpKind::Bitcast:
+        if (t.isPtrLike()) unsupported(op, "pointer casts are not emitted in warp-specialized kernels");
         needScalar(op, t);
         needScalar(op, op.operand(0)->type());
         e = "tawa::bitcast<" + cScalarType(t.scalar) + ">(" + ex(op.operand(0)) + ")";

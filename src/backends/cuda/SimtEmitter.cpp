@@ -356,7 +356,8 @@ class SimtEmitter {
       case OpKind::Math: math(op); return;
       case OpKind::Cast: cast(op); return;
       case OpKind::Bitcast:
-        define(op, "tawa::bitcast<" + cOf(op.result()->type().scalar, op.loc()) + ">(" + ref(op.operand(0)) + ")");
+        if (op.result()->type().isPtrLike()) define(op, "reinterpret_cast<" + elemC(op.result()->type(), op.loc()) + ">(" + ref(op.operand(0)) + ")");
+        else define(op, "tawa::bitcast<" + cOf(op.result()->type().scalar, op.loc()) + ">(" + ref(op.operand(0)) + ")");
         return;
       case OpKind::AddPtr: define(op, "(" + ref(op.operand(0)) + " + " + ref(op.operand(1)) + ")"); return;
       case OpKind::Load: load(op); return;

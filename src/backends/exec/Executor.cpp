@@ -893,6 +893,10 @@ class Interp {
       case OpKind::Bitcast: {  // a conversion of the value, or a reading of its bits
         const Type &st = op.operand(0)->type(), &dt = op.result()->type();
         const RV& a = fr.at(op.operand(0));
+        if (st.isPtrLike()) {  // pointers are byte addresses: the same address, another pointee
+          set(RV(a));
+          return;
+        }
         RV r = sized(dt);
         bool sf = floatElems(st), df = floatElems(dt);
         const auto conv = op.kind() == OpKind::Cast ? evalCast : evalBitcast;
