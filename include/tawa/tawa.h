@@ -55,6 +55,10 @@ struct Array {
   std::string dtype;
   int64_t elements = 0;
   std::vector<int64_t> shape;  // optional: the shape errors and traces name it by (its product is elements)
+
+  Array() = default;
+  Array(void* d, std::string dt, int64_t n, std::vector<int64_t> s = {})
+      : data(d), dtype(std::move(dt)), elements(n), shape(std::move(s)) {}
 };
 // One argument of a launch, for each parameter of the specialized kernel (Kernel::params()) in order.
 using Arg = std::variant<Array, int64_t, double>;
