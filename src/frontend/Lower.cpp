@@ -564,14 +564,26 @@ class Lowerer {
   }
 
   // Triton's checks of a binary operation whose result element is e: an unsigned result takes no
-  // negative Python scalar (it would wrap), and /, // and % need operands of one signedness.
+  // negative Python scalar, an integer result no Python int outside its range (both would wrap), and
+  // /, // and % need operands of one signedness.
   void checkSignedness(const std::string& op, const Val& a, const Val& b, Scalar e, Pos p) {
+    if (ir::isInt(e) && e != Scalar::I1 && (a.isIR() || b.isIR()))
+      for (const Val* v : {&a, &b}) {
+        if (v->k != Val::K::Int) continue;
+        const int bits = ir::bitWidth(e);
+        const bool uns = ir::isUnsigned(e);
+        if (uns && v->i < 0)
+          fail(p, "operator '" + op + "' between a " + tritonDtypeName(e) + " tensor and the negative scalar " + std::to_string(v->i) +
+                      " (it would wrap around)",
+               "cast one of them explicitly, e.g. x.to(tl.int64)");
+        const int64_t hi = bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - (uns ? 0 : 1))) - 1;
+        const int64_t lo = uns ? 0 : bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
+        if (v->i < lo || v->i > hi)
+          fail(p, "the scalar " + std::to_string(v->i) + " is out of range for " + tritonDtypeName(e) + " (operator '" + op + "', range " +
+                      std::to_string(lo) + ".." + std::to_string(hi) + ")",
+               "cast the tensor to a wider type first, e.g. x.to(tl.int32)");
+      }
     if (!ir::isUnsigned(e)) return;
-    for (const Val* v : {&a, &b})
-      if ((v->k == Val::K::Int && v->i < 0) || (v->k == Val::K::Float && v->f < 0 && ir::isInt(e)))
-        fail(p, "operator '" + op + "' between a " + tritonDtypeName(e) + " tensor and the negative scalar " +
-                    (v->k == Val::K::Int ? std::to_string(v->i) : std::string("value")) + " (it would wrap around)",
-             "cast one of them explicitly, e.g. x.to(tl.int64)");
     if ((op == "/" || op == "//" || op == "%") && a.isIR() && b.isIR() && a.v->type().elemIsInt() && b.v->type().elemIsInt() &&
         ir::isUnsigned(a.v->type().scalar) != ir::isUnsigned(b.v->type().scalar))
       fail(p, "operator '" + op + "' between " + tritonDtypeName(a.v->type().scalar) + " and " + tritonDtypeName(b.v->type().scalar) +
@@ -1247,6 +1259,7 @@ class Lowerer {
       requireOperand(x, p, "where");
       requireOperand(y, p, "where");
       Scalar e = joinElem(x, y);
+      checkSignedness("where", x, y, e, p);
       xv = coerce(x, e, shape, p);
       yv = coerce(y, e, shape, p);
     }
