@@ -2639,6 +2639,7 @@ class Lowerer {
   // The tensors of a tl.reduce / tl.associative_scan input: one tensor or a tuple of them.
   Pack packOf(const Val& in, Pos p, const std::string& qual) {
     std::vector<Val> members = in.k == Val::K::Tuple ? in.elems : std::vector<Val>{in};
+    if (members.empty()) fail(p, qual + " needs at least one tensor, got an empty tuple");
     Pack r;
     for (const Val& m : members) {
       if (!m.isIR() || !m.v->type().isTile() || m.v->type().isPtrLike())
