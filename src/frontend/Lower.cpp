@@ -1770,6 +1770,71 @@ class Lowerer {
       auto v = bind(a, qual, {"x", "y", "z"}, 3);
       return binary("+", binary("*", *v[0], *v[1], p), *v[2], p);
     }
+    if (n == "add" || n == "sub" || n == "mul") {  // sanitize_overflow is a debug check: integers wrap
+      auto v = bind(a, qual, {"x", "y", "sanitize_overflow"}, 2);
+      return binary(n == "add" ? "+" : n == "sub" ? "-" : "*", *v[0], *v[1], p);
+    }
+    if (n == "xor_sum" || n == "reduce_or") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"input", "axis", "keep_dims"}, n == "xor_sum" ? 1 : 2, &w);
+      if (!v[0]->isIR() || !v[0]->v->type().elemIsInt() || v[0]->v->type().isI1())
+        fail(w[0], qual + " reduces a tensor of integers, got " + describe(*v[0]));
+      Args r;
+      r.at = p;
+      r.pos = {*v[0], v[1] ? *v[1] : Val::none()};
+      r.posAt = {w[0], w[1]};
+      if (v[2]) r.kw.push_back({"keep_dims", *v[2]}), r.kwAt.push_back(w[2]);
+      return reduce(n == "xor_sum" ? "xor" : "or", r);
+    }
+    if (n == "ravel") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"x", "can_reorder"}, 1, &w);
+      if (!v[0]->isIR() || !v[0]->v->type().isTile()) fail(w[0], qual + " flattens a tensor, got " + describe(*v[0]));
+      at(p);
+      return Val::ir(reshapeTo(v[0]->v, {v[0]->v->type().numel()}, p));
+    }
+    if (n == "interleave") {  // join(a, b) with its new last axis folded into the one before
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"a", "b"}, 2, &w);
+      Val j = join(*v[0], *v[1], p);
+      auto s = j.v->type().shape;
+      if (s.size() == 1) return j;
+      s.pop_back();
+      s.back() *= 2;
+      return Val::ir(reshapeTo(j.v, s, p));
+    }
+    if (n == "cat") {  // along the first axis, in order (Triton allows any order: can_reorder=True)
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"input", "other", "can_reorder"}, 2, &w);
+      if (!v[2] || !truthy(*v[2], w[2]))
+        fail(p, "tl.cat needs can_reorder=True (Triton's cat may reorder elements and refuses without it)");
+      for (int k = 0; k < 2; ++k)
+        if (!v[k]->isIR() || !v[k]->v->type().isTile()) fail(w[k], qual + " concatenates tensors, got " + describe(*v[k]));
+      if (v[0]->v->type().shape != v[1]->v->type().shape)
+        fail(p, qual + " of tensors of shapes " + shapeStr(v[0]->v->type().shape) + " and " + shapeStr(v[1]->v->type().shape) +
+                    ": not supported yet (only equal shapes)");
+      Val j = join(*v[0], *v[1], p);  // [d0, ..., 2]
+      const int64_t rank = j.v->type().rank();
+      std::vector<int64_t> order{rank - 1};
+      for (int64_t d = 0; d < rank - 1; ++d) order.push_back(d);
+      ir::Value* t = permute(j, order, p, qual).v;  // [2, d0, ...]
+      auto s = v[0]->v->type().shape;
+      s[0] *= 2;
+      return Val::ir(reshapeTo(t, s, p));
+    }
+    if (n == "softmax") {  // as Triton's standard.softmax: exp(x - max) / sum, along dim (0 when None)
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"x", "dim", "keep_dims", "ieee_rounding"}, 1, &w);
+      Args r;
+      r.at = p;
+      r.pos = {*v[0], v[1] && v[1]->k != Val::K::None ? *v[1] : Val::integer(0)};
+      r.posAt = {w[0], w[1]};
+      if (v[2]) r.kw.push_back({"keep_dims", *v[2]}), r.kwAt.push_back(w[2]);
+      Val z = binary("-", *v[0], reduce("max", r), p);
+      Val num = mathUnary("exp", z, p);
+      r.pos[0] = num;
+      return binary("/", num, reduce("sum", r), p);
+    }
     if (n == "umulhi") {  // the high 32 bits of the unsigned 64-bit product, in the operands' type
       std::vector<Pos> w;
       auto v = bind(a, qual, {"x", "y"}, 2, &w);
