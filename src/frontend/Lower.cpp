@@ -1866,6 +1866,16 @@ class Lowerer {
       auto v = bind(a, qual, {"x", "dim", "descending"}, 1, &w);
       return sort(*v[0], w[0], v[1] ? &*v[1] : nullptr, v[1] ? w[1] : a.at, v[2] && truthy(*v[2], w[2]), qual);
     }
+    if (n == "topk") {  // Triton's: the k largest along the last axis, in descending order
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"x", "k", "dim"}, 2, &w);
+      return topk(*v[0], w[0], constInt(*v[1], w[1], qual + "'s k"), w[1], v[2] ? &*v[2] : nullptr, v[2] ? w[2] : a.at, qual);
+    }
+    if (n == "gather") {
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"src", "index", "axis"}, 3, &w);
+      return gather(*v[0], w[0], *v[1], w[1], constInt(*v[2], w[2], qual + "'s axis"), w[2], qual);
+    }
     if (n == "flip") {
       std::vector<Pos> w;
       auto v = bind(a, qual, {"x", "dim"}, 1, &w);
@@ -2584,6 +2594,69 @@ class Lowerer {
   // before it in the order (smaller, or larger when descending; equal ones by position), and element i
   // of the result is the one of rank i, chosen by a max over a select as in flip (exact). O(n^2) in
   // the length of dim; NaN elements are not ordered.
+  // Element [.., j] of the result is src's element [.., index[.., j], ..] along `axis` (the other
+  // dimensions of src and index equal): a comparison of each index with every position, a select
+  // against the type's lowest value and a max, as flip and sort pick elements (exact; O(n m) per row).
+  Val gather(const Val& srcV, Pos srcAt, const Val& idxV, Pos idxAt, int64_t axis, Pos axisAt, const std::string& qual) {
+    if (!srcV.isIR() || !srcV.v->type().isTile() || srcV.v->type().isPtrLike())
+      fail(srcAt, qual + " gathers from a tensor of numbers, got " + describe(srcV));
+    if (!idxV.isIR() || !idxV.v->type().isTile() || !idxV.v->type().elemIsInt() || idxV.v->type().isI1())
+      fail(idxAt, qual + "'s index must be a tensor of integers, got " + describe(idxV));
+    const Type &st = srcV.v->type(), &it = idxV.v->type();
+    const int64_t rank = st.rank();
+    if (it.rank() != rank) fail(idxAt, qual + "'s index must have the source's rank " + std::to_string(rank) + ", got " + it.str());
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) fail(axisAt, qual + "'s axis is out of range for a tensor of shape " + shapeStr(st.shape));
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && st.shape[static_cast<size_t>(d)] != it.shape[static_cast<size_t>(d)])
+        fail(idxAt, qual + "'s index has shape " + shapeStr(it.shape) + " but the source " + shapeStr(st.shape) +
+                        ": they must agree except along the axis");
+    Pack s{{st.scalar == Scalar::I1 ? cast(srcV.v, Scalar::I8, srcAt) : srcV.v}, {st.scalar}};
+    Pack ix{{idxV.v}, {it.scalar}};
+    Flat fs, fi;
+    ir::Value* src = flatten(s, axis, fs, srcAt).v[0];  // [B, n]
+    ir::Value* idx = flatten(ix, axis, fi, idxAt).v[0];  // [B, m]
+    const int64_t B = src->type().shape[0], n = src->type().shape[1], m = idx->type().shape[1];
+    at(idxAt);
+    auto widen = [&](ir::Value* x, int64_t ax) {
+      auto one = x->type().shape;
+      one.insert(one.begin() + ax, 1);
+      return broadcastTo(b_.op1(OpKind::ExpandDims, {x}, x->type().withShape(one), {{"axis", ax}}), {B, m, n}, idxAt);
+    };
+    ir::Value* s3 = widen(src, 1);
+    ir::Value* i3 = widen(idx, 2);
+    ir::Value* pos = broadcastTo(cast(indexAlong(n, 2, 3), it.scalar, idxAt), {B, m, n}, idxAt);
+    ir::Value* hit = b_.op1(OpKind::Cmp, {i3, pos}, i3->type().withElement(Type::scalarOf(Scalar::I1)), {{"pred", std::string("eq")}});
+    ir::Value* kept = b_.op1(OpKind::Select, {hit, s3, lowestOf(s3->type())}, s3->type());
+    ir::Value* r = b_.op1(OpKind::Reduce, {kept}, s3->type().withShape({B, m}), {{"kind", std::string("max")}, {"axis", int64_t{2}}});
+    return Val::ir(unflatten(r, fi, st.scalar, idxAt));
+  }
+
+  Val topk(const Val& in, Pos inAt, int64_t k, Pos kAt, const Val* dimV, Pos dimAt, const std::string& qual) {
+    if (!in.isIR() || !in.v->type().isTile()) fail(inAt, qual + " needs a tensor, got " + describe(in));
+    const auto shape = in.v->type().shape;
+    const int64_t rank = static_cast<int64_t>(shape.size()), n = shape.back();
+    if (dimV && dimV->k != Val::K::None) {
+      int64_t d = constInt(*dimV, dimAt, qual + "'s dim");
+      if (d != rank - 1 && d != -1) fail(dimAt, qual + " works along the last dimension only (as Triton's)");
+    }
+    if (k < 1 || k > n || (k & (k - 1))) fail(kAt, qual + "'s k must be a power of two from 1 to " + std::to_string(n) + ", got " + std::to_string(k));
+    Val sorted = sort(in, inAt, nullptr, dimAt, true, qual);
+    ir::Value* x = sorted.v;
+    const Scalar orig = x->type().scalar;
+    if (orig == Scalar::I1) x = cast(x, Scalar::I8, inAt);
+    const int64_t B = x->type().numel() / n;
+    x = reshapeTo(x, {B, n / k, k}, inAt);  // the first group of k is the top k
+    at(inAt);
+    ir::Value* first = b_.op1(OpKind::Cmp, {indexAlong(n / k, 1, 3), b_.constInt(0, Type::tileOf({1, n / k, 1}, Type::scalarOf(Scalar::I32)))},
+                              Type::tileOf({1, n / k, 1}, Type::scalarOf(Scalar::I1)), {{"pred", std::string("eq")}});
+    ir::Value* kept = b_.op1(OpKind::Select, {broadcastTo(first, {B, n / k, k}, inAt), x, lowestOf(x->type())}, x->type());
+    ir::Value* r = b_.op1(OpKind::Reduce, {kept}, x->type().withShape({B, k}), {{"kind", std::string("max")}, {"axis", int64_t{1}}});
+    auto out = shape;
+    out.back() = k;
+    return Val::ir(cast(reshapeTo(r, out, inAt), orig, inAt));
+  }
+
   Val sort(const Val& in, Pos inAt, const Val* dimV, Pos dimAt, bool descending, const std::string& qual) {
     bool isBool = false;
     ir::Value* x = numbers(in, inAt, qual + " sorts", isBool);

@@ -1,11 +1,12 @@
 # Functions of triton.language's standard library (tests/lit/frontend/stdlib.test): tl.softmax,
-# tl.xor_sum, tl.reduce_or, tl.ravel, tl.interleave, tl.cat, tl.mul / tl.sub / tl.add.
+# tl.xor_sum, tl.reduce_or, tl.ravel, tl.interleave, tl.cat, tl.mul / tl.sub / tl.add, tl.gather, tl.topk.
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def stdlib(x_ptr, k_ptr, sm_ptr, xs_ptr, ro_ptr, rv_ptr, il_ptr, cat_ptr, ar_ptr, R: tl.constexpr, C: tl.constexpr):
+def stdlib(x_ptr, k_ptr, sm_ptr, xs_ptr, ro_ptr, rv_ptr, il_ptr, cat_ptr, ar_ptr, g_ptr, tk_ptr,
+           R: tl.constexpr, C: tl.constexpr):
     rows = tl.arange(0, R)
     cols = tl.arange(0, C)
     offs = rows[:, None] * C + cols[None, :]
@@ -20,3 +21,5 @@ def stdlib(x_ptr, k_ptr, sm_ptr, xs_ptr, ro_ptr, rv_ptr, il_ptr, cat_ptr, ar_ptr
     tl.store(il_ptr + tl.arange(0, 2 * C), tl.interleave(a, b))
     tl.store(cat_ptr + tl.arange(0, 2 * C), tl.cat(a, b, can_reorder=True))
     tl.store(ar_ptr + offs, tl.add(tl.mul(k, 3), tl.sub(k, 1, sanitize_overflow=False)))
+    tl.store(g_ptr + offs, tl.gather(x, k % C, 1))
+    tl.store(tk_ptr + rows[:, None] * 4 + tl.arange(0, 4)[None, :], tl.topk(x, 4))

@@ -17,4 +17,6 @@ a, b = x[0].astype(np.float32), x[1].astype(np.float32)
 assert (got("il_ptr") == np.stack([a, b], 1).reshape(-1)).all(), "interleave"
 assert (got("cat_ptr") == np.concatenate([a, b])).all(), "cat"
 assert (got("ar_ptr") == k * 3 + (k - 1)).all(), "add/mul/sub"
-print("stdlib: softmax, xor_sum, reduce_or, ravel, interleave, cat, add/mul/sub match numpy")
+assert (got("g_ptr") == np.take_along_axis(x, k % x.shape[1], 1).astype(np.float32)).all(), "gather"
+assert (got("tk_ptr") == -np.sort(-x, 1)[:, :4].astype(np.float32)).all(), "topk"
+print("stdlib: softmax, xor_sum, reduce_or, ravel, interleave, cat, add/mul/sub, gather, topk match numpy")
