@@ -1871,6 +1871,33 @@ class Lowerer {
       auto v = bind(a, qual, {"x", "k", "dim"}, 2, &w);
       return topk(*v[0], w[0], constInt(*v[1], w[1], qual + "'s k"), w[1], v[2] ? &*v[2] : nullptr, v[2] ? w[2] : a.at, qual);
     }
+    if (n == "load_tensor_descriptor" || n == "store_tensor_descriptor") {  // tl.load_tensor_descriptor(desc, offsets[, value])
+      if (a.pos.empty() || !a.pos[0].isIR() || !a.pos[0].v->type().isDesc())
+        fail(a.pos.empty() ? p : a.posAt[0], qual + " needs a tensor descriptor first");
+      Args rest = a;
+      Val desc = rest.pos.front();
+      rest.pos.erase(rest.pos.begin());
+      rest.posAt.erase(rest.posAt.begin());
+      for (auto& kw : rest.kw)
+        if (kw.first == "desc") fail(p, qual + " got the descriptor twice");
+      return n == "load_tensor_descriptor" ? descLoad(desc, rest) : descStore(desc, rest);
+    }
+    if (n == "map_elementwise") {  // the scalar function inlined on whole tiles (its ops are elementwise)
+      if (a.pos.empty() || a.pos[0].k != Val::K::Func) fail(a.pos.empty() ? p : a.posAt[0], qual + " needs a @triton.jit function first");
+      Args rest = a;
+      const Val fn = rest.pos.front();
+      rest.pos.erase(rest.pos.begin());
+      rest.posAt.erase(rest.posAt.begin());
+      for (size_t k = 0; k < rest.kw.size(); ++k)
+        if (rest.kw[k].first != "pack") fail(rest.kwAt[k], qual + "() got an unexpected keyword argument '" + rest.kw[k].first + "'");
+      rest.kw.clear();
+      rest.kwAt.clear();
+      std::vector<int64_t> shape;
+      for (size_t k = 0; k < rest.pos.size(); ++k) shape = broadcastShapes(shape, shapeOfVal(rest.pos[k]), rest.posAt[k]);
+      for (size_t k = 0; k < rest.pos.size(); ++k)
+        if (rest.pos[k].isIR() && !shape.empty()) rest.pos[k] = Val::ir(broadcastTo(rest.pos[k].v, shape, rest.posAt[k]));
+      return inlineFunc(fn, rest);
+    }
     if (n == "gather") {
       std::vector<Pos> w;
       auto v = bind(a, qual, {"src", "index", "axis"}, 3, &w);

@@ -19,4 +19,5 @@ assert (got("cat_ptr") == np.concatenate([a, b])).all(), "cat"
 assert (got("ar_ptr") == k * 3 + (k - 1)).all(), "add/mul/sub"
 assert (got("g_ptr") == np.take_along_axis(x, k % x.shape[1], 1).astype(np.float32)).all(), "gather"
 assert (got("tk_ptr") == -np.sort(-x, 1)[:, :4].astype(np.float32)).all(), "topk"
-print("stdlib: softmax, xor_sum, reduce_or, ravel, interleave, cat, add/mul/sub, gather, topk match numpy")
+assert (got("me_ptr") == np.minimum(x.astype(np.float32) ** 2, 4.0)).all(), "map_elementwise"
+print("stdlib: softmax, xor_sum, reduce_or, ravel, interleave, cat, add/mul/sub, gather, topk, map_elementwise match numpy")
