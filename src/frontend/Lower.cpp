@@ -1857,7 +1857,7 @@ class Lowerer {
       auto v = bind(a, qual, {"x", "y", "ieee_rounding"}, 2);
       return binary("/", *v[0], *v[1], p);
     }
-    if (n == "sum" || n == "max" || n == "min") return reduce(n, a);
+    if (n == "sum" || n == "max" || n == "min") return reduce(n, a, true);
     if (n == "cumsum" || n == "cumprod") return scan(n, a);
     if (n == "associative_scan") return scan(n, a);
     if (n == "reduce") return reduceFn(a);
@@ -2456,7 +2456,9 @@ class Lowerer {
     return Val::tuple(halves);
   }
 
-  Val reduce(const std::string& n, const Args& a) {
+  // tl.sum / tl.max / tl.min (`standard`: as Triton's standard library writes them, max and min of
+  // floats and integers narrower than 32 bits computed in f32 / i32), and the kinds tl.reduce maps to.
+  Val reduce(const std::string& n, const Args& a, bool standard = false) {
     std::string qual = "tl." + n;
     std::vector<Pos> w;
     std::vector<std::string> params = {"input", "axis", "keep_dims"};
@@ -2481,6 +2483,8 @@ class Lowerer {
     }
     bool keep = v[2] && truthy(*v[2], w[2]);
     Scalar e = x->type().scalar;
+    if (standard && (n == "max" || n == "min") && e != Scalar::I1 && ir::bitWidth(e) < 32)
+      e = ir::isFloat(e) ? Scalar::F32 : Scalar::I32;
     if (n == "sum") {
       if (v[3] && v[3]->k != Val::K::None) {
         if (v[3]->k != Val::K::Dtype) fail(w[3], "tl.sum's dtype must be a dtype");
