@@ -15,6 +15,7 @@
 
 #include "frontend/Frontend.h"
 #include "ir/Builder.h"
+#include "ir/Elementwise.h"
 #include "ir/MathFns.h"
 
 namespace tawa::frontend {
@@ -771,7 +772,17 @@ class Lowerer {
     return Val::ir(b_.op1(k, {x, y}, x->type()));
   }
 
-  Val minmax(OpKind k, const Val& a, const Val& b, Pos p) {
+  // A propagate_nan argument: tl.PropagateNan.ALL (true) or NONE (false, also when absent).
+  bool propagateNanArg(const Val* v, Pos at, const std::string& qual) {
+    if (!v || v->k == Val::K::None) return false;
+    if (v->k == Val::K::Int && (v->i == 0 || v->i == 0xFFFF)) return v->i != 0;
+    if (v->k == Val::K::Bool) return v->i != 0;
+    fail(at, qual + "'s propagate_nan must be tl.PropagateNan.ALL or tl.PropagateNan.NONE, got " + describe(*v));
+  }
+
+  // tl.maximum / tl.minimum: floats take IEEE maxNum / minNum (a NaN operand yields the other), as
+  // Triton's default PropagateNan.NONE; `propagateNan` (PropagateNan.ALL): a NaN operand yields NaN.
+  Val minmax(OpKind k, const Val& a, const Val& b, Pos p, bool propagateNan = false) {
     if (!a.isIR() && !b.isIR()) {
       bool less = *constCompare("<", a, b, p);
       return k == OpKind::Max ? (less ? b : a) : (less ? a : b);
@@ -786,7 +797,9 @@ class Lowerer {
     ir::Value* x = coerce(a, e, shape, p);
     ir::Value* y = coerce(b, e, shape, p);
     at(p);
-    return Val::ir(b_.op1(k, {x, y}, x->type()));
+    std::map<std::string, ir::AttrValue> attrs;
+    if (propagateNan && ir::isFloat(e)) attrs["propagate_nan"] = int64_t{1};
+    return Val::ir(b_.op1(k, {x, y}, x->type(), attrs));
   }
 
   Val pointerArith(const std::string& op, const Val& a, const Val& b, bool ptrLeft, Pos p) {
@@ -1362,6 +1375,8 @@ class Lowerer {
       }
       default: break;
     }
+    if (base.k == Val::K::TlFunc && base.s == "PropagateNan" && (name == "ALL" || name == "NONE"))
+      return Val::integer(name == "ALL" ? 0xFFFF : 0);  // Triton's enum values
     if (base.k == Val::K::Undef) fail(p, base.s);
     fail(p, describe(base) + " has no attribute '" + name + "'");
   }
@@ -1711,8 +1726,10 @@ class Lowerer {
       return Val::ir(constant(Val::integer(0), t.scalar, shapeOf(t), p));
     }
     if (n == "clamp") {
-      auto v = bind(a, qual, {"x", "min", "max", "propagate_nan"}, 3);
-      return minmax(OpKind::Min, minmax(OpKind::Max, *v[0], *v[1], p), *v[2], p);
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"x", "min", "max", "propagate_nan"}, 3, &w);
+      const bool prop = propagateNanArg(v[3] ? &*v[3] : nullptr, w[3], qual);
+      return minmax(OpKind::Min, minmax(OpKind::Max, *v[0], *v[1], p, prop), *v[2], p, prop);
     }
     if (n == "cdiv") {
       auto v = bind(a, qual, {"x", "div"}, 2);
@@ -1758,8 +1775,9 @@ class Lowerer {
       return select(*v[0], *v[1], *v[2], p);
     }
     if (n == "maximum" || n == "minimum") {
-      auto v = bind(a, qual, {"x", "y", "propagate_nan"}, 2);
-      return minmax(n == "maximum" ? OpKind::Max : OpKind::Min, *v[0], *v[1], p);
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"x", "y", "propagate_nan"}, 2, &w);
+      return minmax(n == "maximum" ? OpKind::Max : OpKind::Min, *v[0], *v[1], p, propagateNanArg(v[2] ? &*v[2] : nullptr, w[2], qual));
     }
     if (n == "exp" || n == "exp2" || n == "log" || n == "log2" || n == "sqrt" || n == "rsqrt" || n == "abs" ||
         n == "sigmoid" || n == "sqrt_rn" || n == "sin" || n == "cos") {
@@ -2451,7 +2469,7 @@ class Lowerer {
       at(p);
       ir::Value* kept = b_.op1(OpKind::Select, {cond, h == 0 ? x.v : low, h == 0 ? low : x.v}, t);
       halves.push_back(Val::ir(b_.op1(OpKind::Reduce, {kept}, t.withShape(s),
-                                      {{"kind", std::string("max")}, {"axis", static_cast<int64_t>(rank - 1)}})));
+                                      {{"kind", std::string("max")}, {"axis", static_cast<int64_t>(rank - 1)}, {"propagate_nan", int64_t{1}}})));
     }
     return Val::tuple(halves);
   }
@@ -2543,7 +2561,7 @@ class Lowerer {
     kept[static_cast<size_t>(ax)] = 1;
     auto s = xt.shape;
     s.erase(s.begin() + ax);
-    ir::Value* ext = b_.op1(OpKind::Reduce, {x}, xt.withShape(s), {{"kind", std::string(isMax ? "max" : "min")}, {"axis", ax}});
+    ir::Value* ext = b_.op1(OpKind::Reduce, {x}, xt.withShape(s), {{"kind", std::string(isMax ? "max" : "min")}, {"axis", ax}, {"propagate_nan", int64_t{1}}});
     ir::Value* extB = s.empty() ? b_.op1(OpKind::Splat, {ext}, Type::tileOf(xt.shape, ext->type()))
                                 : broadcastTo(withAxisBack(ext, ax, kept), xt.shape, inAt);
     const Type boolT = Type::tileOf(xt.shape, Type::scalarOf(Scalar::I1));
@@ -2585,7 +2603,7 @@ class Lowerer {
                              {{"pred", std::string("eq")}});
     const Type wt = t.withShape(wide);
     ir::Value* sel = b_.op1(OpKind::Select, {pick, xb, lowestOf(wt)}, wt);
-    ir::Value* r = b_.op1(OpKind::Reduce, {sel}, t, {{"kind", std::string("max")}, {"axis", d + 1}});
+    ir::Value* r = b_.op1(OpKind::Reduce, {sel}, t, {{"kind", std::string("max")}, {"axis", d + 1}, {"propagate_nan", int64_t{1}}});
     return Val::ir(isBool ? cast(r, Scalar::I1, inAt) : r);
   }
 
@@ -2659,7 +2677,7 @@ class Lowerer {
     ir::Value* pos = broadcastTo(cast(indexAlong(n, 2, 3), it.scalar, idxAt), {B, m, n}, idxAt);
     ir::Value* hit = b_.op1(OpKind::Cmp, {i3, pos}, i3->type().withElement(Type::scalarOf(Scalar::I1)), {{"pred", std::string("eq")}});
     ir::Value* kept = b_.op1(OpKind::Select, {hit, s3, lowestOf(s3->type())}, s3->type());
-    ir::Value* r = b_.op1(OpKind::Reduce, {kept}, s3->type().withShape({B, m}), {{"kind", std::string("max")}, {"axis", int64_t{2}}});
+    ir::Value* r = b_.op1(OpKind::Reduce, {kept}, s3->type().withShape({B, m}), {{"kind", std::string("max")}, {"axis", int64_t{2}}, {"propagate_nan", int64_t{1}}});
     return Val::ir(unflatten(r, fi, st.scalar, idxAt));
   }
 
@@ -2682,7 +2700,7 @@ class Lowerer {
     ir::Value* first = b_.op1(OpKind::Cmp, {indexAlong(n / k, 1, 3), b_.constInt(0, Type::tileOf({1, n / k, 1}, Type::scalarOf(Scalar::I32)))},
                               Type::tileOf({1, n / k, 1}, Type::scalarOf(Scalar::I1)), {{"pred", std::string("eq")}});
     ir::Value* kept = b_.op1(OpKind::Select, {broadcastTo(first, {B, n / k, k}, inAt), x, lowestOf(x->type())}, x->type());
-    ir::Value* r = b_.op1(OpKind::Reduce, {kept}, x->type().withShape({B, k}), {{"kind", std::string("max")}, {"axis", int64_t{1}}});
+    ir::Value* r = b_.op1(OpKind::Reduce, {kept}, x->type().withShape({B, k}), {{"kind", std::string("max")}, {"axis", int64_t{1}}, {"propagate_nan", int64_t{1}}});
     auto out = shape;
     out.back() = k;
     return Val::ir(cast(reshapeTo(r, out, inAt), orig, inAt));
@@ -2716,7 +2734,7 @@ class Lowerer {
     ir::Value* pick = b_.op1(OpKind::Cmp, {rj, ii}, bt, {{"pred", std::string("eq")}});
     const Type wt = t.withShape(wide);
     ir::Value* sel = b_.op1(OpKind::Select, {pick, spread(x, d, n, inAt), lowestOf(wt)}, wt);
-    ir::Value* r = b_.op1(OpKind::Reduce, {sel}, t, {{"kind", std::string("max")}, {"axis", d + 1}});
+    ir::Value* r = b_.op1(OpKind::Reduce, {sel}, t, {{"kind", std::string("max")}, {"axis", d + 1}, {"propagate_nan", int64_t{1}}});
     return Val::ir(isBool ? cast(r, Scalar::I1, inAt) : r);
   }
 
@@ -2770,7 +2788,7 @@ class Lowerer {
     auto pair = [&](const ir::Op* o, size_t i, size_t j) {
       return (o->operand(i) == x && o->operand(j) == y) || (o->operand(i) == y && o->operand(j) == x);
     };
-    if (d && d->numOperands() == 2 && pair(d, 0, 1)) {
+    if (d && d->numOperands() == 2 && pair(d, 0, 1) && !ir::propagatesNan(*d)) {
       switch (d->kind()) {
         case OpKind::Add: return "sum";
         case OpKind::Mul: return "prod";
@@ -2782,7 +2800,7 @@ class Lowerer {
         default: break;
       }
     }
-    if (d && d->kind() == OpKind::Select) {  // tl.where(a > b, a, b) and its relatives
+    if (d && d->kind() == OpKind::Select && !ir::isFloat(elem)) {  // tl.where(a > b, a, b) and its relatives (floats: NaN rules differ)
       const ir::Op* c = d->operand(0)->definingOp();
       if (c && c->kind() == OpKind::Cmp && pair(c, 0, 1) && pair(d, 1, 2)) {
         const std::string& pr = c->strAttr("pred");
@@ -2871,7 +2889,7 @@ class Lowerer {
     ir::Value* hit = b_.op1(OpKind::Cmp, {idx, b_.constInt(col, idx->type())}, idx->type().withElement(Type::scalarOf(Scalar::I1)),
                             {{"pred", std::string("eq")}});
     ir::Value* kept = b_.op1(OpKind::Select, {broadcastTo(hit, {B, n}, p), x, lowestOf(x->type())}, x->type());
-    ir::Value* r = b_.op1(OpKind::Reduce, {kept}, x->type().withShape({B}), {{"kind", std::string("max")}, {"axis", int64_t{1}}});
+    ir::Value* r = b_.op1(OpKind::Reduce, {kept}, x->type().withShape({B}), {{"kind", std::string("max")}, {"axis", int64_t{1}}, {"propagate_nan", int64_t{1}}});
     return broadcastTo(b_.op1(OpKind::ExpandDims, {r}, r->type().withShape({B, 1}), {{"axis", int64_t{1}}}), {B, n}, p);
   }
 
@@ -2937,7 +2955,7 @@ class Lowerer {
       ir::Value* r = cur.v[k];
       if (rest.empty()) {
         at(p);
-        r = b_.op1(OpKind::Reduce, {reshapeTo(r, {1}, p)}, r->type().withShape({}), {{"kind", std::string("max")}, {"axis", int64_t{0}}});
+        r = b_.op1(OpKind::Reduce, {reshapeTo(r, {1}, p)}, r->type().withShape({}), {{"kind", std::string("max")}, {"axis", int64_t{0}}, {"propagate_nan", int64_t{1}}});
       } else {
         r = reshapeTo(r, rest, p);
       }

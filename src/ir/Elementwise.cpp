@@ -16,7 +16,9 @@ double nanOr(double a, double b, double r) {
 }
 }  // namespace
 
-double evalFloatBinary(OpKind k, Scalar s, double a, double b) {
+bool propagatesNan(const Op& op) { return op.hasAttr("propagate_nan") && op.intAttr("propagate_nan") != 0; }
+
+double evalFloatBinary(OpKind k, Scalar s, double a, double b, bool propagateNan) {
   double r = 0;
   switch (k) {
     case OpKind::Add: r = a + b; break;
@@ -24,8 +26,8 @@ double evalFloatBinary(OpKind k, Scalar s, double a, double b) {
     case OpKind::Mul: r = a * b; break;
     case OpKind::Div: r = a / b; break;
     case OpKind::Rem: r = std::fmod(a, b); break;
-    case OpKind::Max: r = nanOr(a, b, std::max(a, b)); break;  // NaN-propagating, like tl.maximum
-    case OpKind::Min: r = nanOr(a, b, std::min(a, b)); break;
+    case OpKind::Max: r = propagateNan ? nanOr(a, b, std::max(a, b)) : std::fmax(a, b); break;
+    case OpKind::Min: r = propagateNan ? nanOr(a, b, std::min(a, b)) : std::fmin(a, b); break;
     default: TAWA_ASSERT(false, "verified float binary op");
   }
   return roundFloat(s, r);

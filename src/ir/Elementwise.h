@@ -14,7 +14,10 @@ namespace tawa::ir {
 // Binary ops: Add, Sub, Mul, Div, FloorDiv, Rem, Max, Min (floats and ints), And, Or, Xor, Shl,
 // Shr (ints). Unsigned element types divide, take max/min and shift right (logically) as unsigned.
 // For integer Div/FloorDiv/Rem the caller rejects a zero divisor first.
-double evalFloatBinary(OpKind k, Scalar s, double a, double b);
+// Float max and min ignore a NaN operand (IEEE maxNum, tl.maximum's default) unless propagateNan.
+double evalFloatBinary(OpKind k, Scalar s, double a, double b, bool propagateNan = false);
+// The NaN rule of a max/min op: its {propagate_nan = 1}.
+bool propagatesNan(const Op& op);
 int64_t evalIntBinary(OpKind k, Scalar s, int64_t a, int64_t b);
 // Unary ops: Neg, Abs (floats and ints), Not (ints), Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos (floats).
 double evalFloatUnary(OpKind k, Scalar s, double a);

@@ -96,7 +96,7 @@ class Canonicalizer {
       case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Max: case OpKind::Min:
       case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr:
       case OpKind::Div: case OpKind::FloorDiv: case OpKind::Rem:
-        if (f) return evalFloatBinary(op->kind(), in.scalar, F(0), F(1));
+        if (f) return evalFloatBinary(op->kind(), in.scalar, F(0), F(1), propagatesNan(*op));
         if (I(1) == 0 && (op->kind() == OpKind::Div || op->kind() == OpKind::FloorDiv || op->kind() == OpKind::Rem))
           return std::nullopt;  // the executor reports it, at run time, where it happens
         return evalIntBinary(op->kind(), in.scalar, I(0), I(1));

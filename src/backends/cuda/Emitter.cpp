@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "ir/Elementwise.h"
 #include "profile/Events.h"
 
 namespace tawa::cuda {
@@ -1080,7 +1081,8 @@ class Emitter {
       case OpKind::Min: {
         needScalar(op, t);
         std::string a = ex(op.operand(0)), b = ex(op.operand(1));
-        if (t.elemIsFloat()) e = std::string(op.kind() == OpKind::Max ? "tawa::max_nan(" : "tawa::min_nan(") + a + ", " + b + ")";
+        if (t.elemIsFloat())
+          e = std::string(op.kind() == OpKind::Max ? "tawa::max" : "tawa::min") + (propagatesNan(op) ? "_nan(" : "_num(") + a + ", " + b + ")";
         else e = a + (op.kind() == OpKind::Max ? " > " : " < ") + b + " ? " + a + " : " + b;
         break;
       }
@@ -1579,10 +1581,12 @@ class Emitter {
       case OpKind::Rem:
         if (fl) break;
         return bin("%");
-      case OpKind::Max:
-        return fl ? "tawa::max_nan(" + a[0] + ", " + a[1] + ")" : "(" + a[0] + " > " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
+      case OpKind::Max:  // floats: maxNum (tl.maximum's default) or NaN-propagating ({propagate_nan = 1})
+        return fl ? std::string(propagatesNan(op) ? "tawa::max_nan(" : "tawa::max_num(") + a[0] + ", " + a[1] + ")"
+                  : "(" + a[0] + " > " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
       case OpKind::Min:
-        return fl ? "tawa::min_nan(" + a[0] + ", " + a[1] + ")" : "(" + a[0] + " < " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
+        return fl ? std::string(propagatesNan(op) ? "tawa::min_nan(" : "tawa::min_num(") + a[0] + ", " + a[1] + ")"
+                  : "(" + a[0] + " < " + a[1] + " ? " + a[0] + " : " + a[1] + ")";
       case OpKind::And: return bin(i1 ? "&&" : "&");
       case OpKind::Or: return bin(i1 ? "||" : "|");
       case OpKind::Xor: return bin(i1 ? "!=" : "^");
@@ -1748,8 +1752,9 @@ class Emitter {
     std::string kind = op.strAttr("kind");
     auto fold = [&](const std::string& a, const std::string& b) {
       if (kind == "sum") return a + " + " + b;
-      if (kind == "max") return "tawa::max_nan(" + a + ", " + b + ")";
-      if (kind == "min") return "tawa::min_nan(" + a + ", " + b + ")";
+      const std::string rule = propagatesNan(op) ? "_nan(" : "_num(";
+      if (kind == "max") return "tawa::max" + rule + a + ", " + b + ")";
+      if (kind == "min") return "tawa::min" + rule + a + ", " + b + ")";
       unsupported(op, "reduction kind '" + kind + "' is not emitted");
     };
     profTile(op);

@@ -1,5 +1,7 @@
 #include "backends/cuda/SimtEmitter.h"
 
+#include "ir/Elementwise.h"
+
 #include <cctype>
 #include <cmath>
 #include <algorithm>
@@ -210,8 +212,12 @@ class SimtEmitter {
         if (fl) throw UserError(op.loc(), "tile.floordiv takes integers");
         e = "(" + x + " / " + y + " - ((" + x + " % " + y + " != 0) && ((" + x + " < 0) != (" + y + " < 0))))";
         break;
-      case OpKind::Max: e = fl ? "max_nan(" + x + ", " + y + ")" : "(" + x + " > " + y + " ? " + x + " : " + y + ")"; break;
-      case OpKind::Min: e = fl ? "min_nan(" + x + ", " + y + ")" : "(" + x + " < " + y + " ? " + x + " : " + y + ")"; break;
+      case OpKind::Max:  // floats: maxNum (tl.maximum's default) or NaN-propagating ({propagate_nan = 1})
+        e = fl ? std::string(ir::propagatesNan(op) ? "max_nan(" : "max_num(") + x + ", " + y + ")" : "(" + x + " > " + y + " ? " + x + " : " + y + ")";
+        break;
+      case OpKind::Min:
+        e = fl ? std::string(ir::propagatesNan(op) ? "min_nan(" : "min_num(") + x + ", " + y + ")" : "(" + x + " < " + y + " ? " + x + " : " + y + ")";
+        break;
       case OpKind::And: e = "(" + x + " & " + y + ")"; break;
       case OpKind::Or: e = "(" + x + " | " + y + ")"; break;
       case OpKind::Xor: e = "(" + x + " ^ " + y + ")"; break;
@@ -584,8 +590,10 @@ class SimtEmitter {
     c.scratch = f ? "red" : "reinterpret_cast<int32_t*>(red)";
     if (kind == "sum") c.id = f ? "0.0f" : "0", c.comb = "(%a + %b)";
     else if (kind == "prod") c.id = f ? "1.0f" : "1", c.comb = "(%a * %b)";
-    else if (kind == "max") c.id = f ? "(-inf_f32())" : "(-2147483647 - 1)", c.comb = f ? "max_nan(%a, %b)" : "(%a > %b ? %a : %b)";
-    else if (kind == "min") c.id = f ? "inf_f32()" : "2147483647", c.comb = f ? "min_nan(%a, %b)" : "(%a < %b ? %a : %b)";
+    // maxNum/minNum ignore a NaN operand, so NaN is their identity (a row of NaNs stays NaN, as the
+    // executor's); NaN-propagating ones start from -inf / +inf.
+    else if (kind == "max") c.id = f ? (ir::propagatesNan(op) ? "(-inf_f32())" : "nan_f32()") : "(-2147483647 - 1)", c.comb = f ? (ir::propagatesNan(op) ? "max_nan(%a, %b)" : "max_num(%a, %b)") : "(%a > %b ? %a : %b)";
+    else if (kind == "min") c.id = f ? (ir::propagatesNan(op) ? "inf_f32()" : "nan_f32()") : "2147483647", c.comb = f ? (ir::propagatesNan(op) ? "min_nan(%a, %b)" : "min_num(%a, %b)") : "(%a < %b ? %a : %b)";
     else if (!f && kind == "and") c.id = "(-1)", c.comb = "(%a & %b)";
     else if (!f && kind == "or") c.id = "0", c.comb = "(%a | %b)";
     else if (!f && kind == "xor") c.id = "0", c.comb = "(%a ^ %b)";

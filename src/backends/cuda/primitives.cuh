@@ -360,6 +360,14 @@ TAWA_DEVICE float min_nan(float a, float b) {
   return y;
 }
 TAWA_DEVICE float inf_f32() { return __int_as_float(0x7f800000); }
+TAWA_DEVICE float nan_f32() { return __int_as_float(0x7fc00000); }
+// max.f32 / min.f32: a NaN operand yields the other (IEEE maxNum, tl.maximum's default).
+TAWA_DEVICE float max_num(float a, float b) { return fmaxf(a, b); }
+TAWA_DEVICE float min_num(float a, float b) { return fminf(a, b); }
+TAWA_DEVICE double max_num(double a, double b) { return fmax(a, b); }
+TAWA_DEVICE double min_num(double a, double b) { return fmin(a, b); }
+TAWA_DEVICE double max_nan(double a, double b) { return a != a || b != b ? __longlong_as_double(0x7ff8000000000000ll) : fmax(a, b); }
+TAWA_DEVICE double min_nan(double a, double b) { return a != a || b != b ? __longlong_as_double(0x7ff8000000000000ll) : fmin(a, b); }
 // shfl.sync.bfly.b32 over the full warp: the value held by lane (lane ^ mask).
 TAWA_DEVICE float shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
 TAWA_DEVICE int32_t shfl_xor(int32_t v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }

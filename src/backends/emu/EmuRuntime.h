@@ -1413,7 +1413,26 @@ inline float min_nan(float a, float b, TAWA_EMU_LOC) {
   emu::charge(128 / emu::model().aluPerClk);
   return std::isnan(a) || std::isnan(b) ? std::nanf("") : std::min(a, b);
 }
+// max.f32 / min.f32: a NaN operand yields the other (IEEE maxNum).
+inline float max_num(float a, float b, TAWA_EMU_LOC) {
+  emu::checkRead(a, "max", TAWA_EMU_AT);
+  emu::checkRead(b, "max", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().aluPerClk);
+  return std::fmax(a, b);
+}
+inline float min_num(float a, float b, TAWA_EMU_LOC) {
+  emu::checkRead(a, "min", TAWA_EMU_AT);
+  emu::checkRead(b, "min", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().aluPerClk);
+  return std::fmin(a, b);
+}
+inline double max_num(double a, double b) { return std::fmax(a, b); }
+inline double min_num(double a, double b) { return std::fmin(a, b); }
+inline double max_nan(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b); }
+inline double min_nan(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::min(a, b);
+}
 inline float inf_f32() { return HUGE_VALF; }
+inline float nan_f32() { return std::numeric_limits<float>::quiet_NaN(); }
 inline uint32_t pack_pair(f16 lo, f16 hi) { return static_cast<uint32_t>(lo.bits) | (static_cast<uint32_t>(hi.bits) << 16); }
 inline uint32_t pack_pair(bf16 lo, bf16 hi) { return static_cast<uint32_t>(lo.bits) | (static_cast<uint32_t>(hi.bits) << 16); }
 namespace emu {

@@ -245,7 +245,7 @@ class Interp {
         storeFloat(elem, want, cmp->f[k]);
         if (std::memcmp(want, p, static_cast<size_t>(ir::byteWidth(elem))) != 0) return;
       }
-      storeFloat(elem, p, combineFloat(kind, old, v.f[k]));
+      storeFloat(elem, p, combineFloat(kind, old, v.f[k], true));
       return;
     }
     const int64_t old = loadInt(elem, p);
@@ -255,12 +255,14 @@ class Interp {
   }
   // The one combining rule of tile.reduce, tile.scan and tile.atomic (kinds sum or add, prod, max,
   // min, and, or, xor; xchg and cas take the new value), on the values the executor computes in:
-  // floats in double, NaN propagating through max and min as tl.maximum does (the caller rounds to
-  // the element type); integers in 64 bits, wrapping (the caller wraps to the element type).
-  static double combineFloat(const std::string& kind, double a, double b) {
+  // floats in double, max and min ignoring a NaN operand as tl.maximum does by default, or propagating
+  // it (the caller rounds to the element type); integers in 64 bits, wrapping (the caller wraps to the
+  // element type).
+  static double combineFloat(const std::string& kind, double a, double b, bool propagateNan) {
     if (kind == "sum" || kind == "add") return a + b;
     if (kind == "prod") return a * b;
     if (kind == "xchg" || kind == "cas") return b;
+    if (!propagateNan) return kind == "max" ? std::fmax(a, b) : std::fmin(a, b);
     if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
     return kind == "max" ? std::max(a, b) : std::min(a, b);
   }
@@ -414,7 +416,8 @@ class Interp {
     RV r;
     if (floatElems(t)) {
       r.f.resize(a.f.size());
-      for (size_t k = 0; k < a.f.size(); ++k) r.f[k] = evalFloatBinary(op.kind(), t.scalar, a.f[k], b.f[k]);
+      const bool prop = propagatesNan(op);
+      for (size_t k = 0; k < a.f.size(); ++k) r.f[k] = evalFloatBinary(op.kind(), t.scalar, a.f[k], b.f[k], prop);
     } else {
       r.i.resize(a.i.size());
       for (size_t k = 0; k < a.i.size(); ++k) r.i[k] = evalIntBinary(op.kind(), t.scalar, a.i[k], b.i[k]);
@@ -982,7 +985,7 @@ class Interp {
             for (int64_t s = 1; s < n; ++s) {
               const int64_t k = rev ? n - 1 - s : s, prev = rev ? k + 1 : k - 1;
               const size_t at_k = static_cast<size_t>((o * n + k) * inner + in), at_p = static_cast<size_t>((o * n + prev) * inner + in);
-              if (isF) r.f[at_k] = roundFloat(at.scalar, combineFloat(kind, r.f[at_p], r.f[at_k]));
+              if (isF) r.f[at_k] = roundFloat(at.scalar, combineFloat(kind, r.f[at_p], r.f[at_k], propagatesNan(op)));
               else r.i[at_k] = wrapInt(at.scalar, combineInt(kind, at.scalar, r.i[at_p], r.i[at_k]));
             }
         set(std::move(r));
@@ -1003,7 +1006,7 @@ class Interp {
             size_t base = static_cast<size_t>(o * n * inner + in), dst = static_cast<size_t>(o * inner + in);
             if (isF) {
               double acc = a.f[base];
-              for (int64_t k = 1; k < n; ++k) acc = combineFloat(kind, acc, a.f[base + static_cast<size_t>(k * inner)]);
+              for (int64_t k = 1; k < n; ++k) acc = combineFloat(kind, acc, a.f[base + static_cast<size_t>(k * inner)], propagatesNan(op));
               r.f[dst] = roundFloat(at.scalar, acc);
             } else {
               int64_t acc = a.i[base];

@@ -224,14 +224,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {  // this thread's rows 8h + lane/4 of each 16-row warp slice
           float x = qk[mi][2 * h];
-          x = tawa::max_nan(x, qk[mi][2 * h + 1]);
+          x = tawa::max_num(x, qk[mi][2 * h + 1]);
       TAWA_UNROLL
           for (int j = 1; j < 8; ++j) {
-            x = tawa::max_nan(x, qk[mi][4 * j + 2 * h]);
-            x = tawa::max_nan(x, qk[mi][4 * j + 2 * h + 1]);
+            x = tawa::max_num(x, qk[mi][4 * j + 2 * h]);
+            x = tawa::max_num(x, qk[mi][4 * j + 2 * h + 1]);
           }
-          x = tawa::max_nan(x, tawa::shfl_xor(x, 1));
-          x = tawa::max_nan(x, tawa::shfl_xor(x, 2));
+          x = tawa::max_num(x, tawa::shfl_xor(x, 1));
+          x = tawa::max_num(x, tawa::shfl_xor(x, 2));
           v21[mi][h] = x;
         }
       }
@@ -248,7 +248,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          m_new[mi][h] = tawa::max_nan(m_i[mi][h], v22[mi][h]);
+          m_new[mi][h] = tawa::max_num(m_i[mi][h], v22[mi][h]);
         }
       }
 #line 36 "examples/attention.py"
@@ -523,14 +523,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {  // this thread's rows 8h + lane/4 of each 16-row warp slice
           float x = qk_3[mi][2 * h];
-          x = tawa::max_nan(x, qk_3[mi][2 * h + 1]);
+          x = tawa::max_num(x, qk_3[mi][2 * h + 1]);
       TAWA_UNROLL
           for (int j = 1; j < 8; ++j) {
-            x = tawa::max_nan(x, qk_3[mi][4 * j + 2 * h]);
-            x = tawa::max_nan(x, qk_3[mi][4 * j + 2 * h + 1]);
+            x = tawa::max_num(x, qk_3[mi][4 * j + 2 * h]);
+            x = tawa::max_num(x, qk_3[mi][4 * j + 2 * h + 1]);
           }
-          x = tawa::max_nan(x, tawa::shfl_xor(x, 1));
-          x = tawa::max_nan(x, tawa::shfl_xor(x, 2));
+          x = tawa::max_num(x, tawa::shfl_xor(x, 1));
+          x = tawa::max_num(x, tawa::shfl_xor(x, 2));
           v38[mi][h] = x;
         }
       }
@@ -539,7 +539,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          m_new_1[mi][h] = tawa::max_nan(m_i_1[mi][h], v38[mi][h]);
+          m_new_1[mi][h] = tawa::max_num(m_i_1[mi][h], v38[mi][h]);
         }
       }
 #line 33 "examples/attention.py"
