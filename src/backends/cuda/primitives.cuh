@@ -348,7 +348,7 @@ TAWA_DEVICE float div_full(float a, float b) {
   asm("div.full.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
   return y;
 }
-// max.NaN.f32 / min.NaN.f32: NaN-propagating, like tl.maximum and tl.minimum.
+// max.NaN.f32 / min.NaN.f32: NaN-propagating, as tl.maximum(..., propagate_nan=tl.PropagateNan.ALL).
 TAWA_DEVICE float max_nan(float a, float b) {
   float y;
   asm("max.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
@@ -600,7 +600,8 @@ TAWA_MATH_BINARY(TAWA_MATH2)
 // is the block (cta), 1 the GPU, 2 the system. The RMW itself is relaxed; the
 // emitted code orders it with fences for Triton's sem (release: fence before, acquire: after, acq_rel:
 // both), the fence pattern of the PTX memory model. Floats: add rounds once; max and min propagate
-// NaN as tl.maximum does. The combining rule is shared by the device and the emulator.
+// NaN (Triton's float atomic_max has no NaN rule of its own: it works on the bits). The combining
+// rule is shared by the device and the emulator.
 #if defined(__CUDACC__)
 #define TAWA_ATOMIC_FN TAWA_DEVICE
 #else

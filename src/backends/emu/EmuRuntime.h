@@ -1353,7 +1353,8 @@ TAWA_EMU_WGMMA_FP8(256, e5m2, 3)
 #undef TAWA_EMU_WGMMA_FP8
 
 // Register-fragment arithmetic: exact exp2 (the device's ex2.approx is within 2 ulp of it),
-// NaN-propagating max/min, shuffles as a warp rendezvous, 16-bit pairs packed low half first.
+// max/min under both NaN rules (max.f32 ignores a NaN operand, max.NaN.f32 propagates it), shuffles
+// as a warp rendezvous, 16-bit pairs packed low half first.
 namespace emu {
 // One thread's unary instruction on a register: the read is checked, the modelled clock charged at
 // the unit's rate (`perClk` results per clock per SM, 128 threads), and the value computed exactly.
