@@ -1848,10 +1848,10 @@ class Lowerer {
       r.pos = {*v[0], v[1] && v[1]->k != Val::K::None ? *v[1] : Val::integer(0)};
       r.posAt = {w[0], w[1]};
       if (v[2]) r.kw.push_back({"keep_dims", *v[2]}), r.kwAt.push_back(w[2]);
-      Val z = binary("-", *v[0], reduce("max", r), p);
+      Val z = binary("-", *v[0], reduce("max", r, true), p);  // tl.max: f16 computes in f32, so does all that follows
       Val num = mathUnary("exp", z, p);
       r.pos[0] = num;
-      return binary("/", num, reduce("sum", r), p);
+      return binary("/", num, reduce("sum", r, true), p);
     }
     if (n == "umulhi") {  // the high 32 bits of the unsigned 64-bit product, in the operands' type
       std::vector<Pos> w;
