@@ -2459,19 +2459,8 @@ class Lowerer {
     if (t.scalar == Scalar::I1) fail(p, "tl.split of an i1 tensor is not supported yet", "cast it to i8 first");
     const size_t rank = t.shape.size();
     ir::Value* first = firstOfPair(rank, p);
-    at(p);
-    ir::Value* low = lowestOf(t);
-    ir::Value* cond = broadcastTo(first, t.shape, p);
-    auto s = t.shape;
-    s.pop_back();
-    std::vector<Val> halves;
-    for (int h = 0; h < 2; ++h) {
-      at(p);
-      ir::Value* kept = b_.op1(OpKind::Select, {cond, h == 0 ? x.v : low, h == 0 ? low : x.v}, t);
-      halves.push_back(Val::ir(b_.op1(OpKind::Reduce, {kept}, t.withShape(s),
-                                      {{"kind", std::string("max")}, {"axis", static_cast<int64_t>(rank - 1)}, {"propagate_nan", int64_t{1}}})));
-    }
-    return Val::tuple(halves);
+    const auto last = static_cast<int64_t>(rank - 1);
+    return Val::tuple({Val::ir(pickAlong(first, x.v, last, p)), Val::ir(pickAlong(first, x.v, last, p, true))});
   }
 
   // tl.sum / tl.max / tl.min (`standard`: as Triton's standard library writes them, max and min of
@@ -2601,9 +2590,7 @@ class Lowerer {
     ir::Value* sum = b_.op1(OpKind::Add, {i, j}, it);
     ir::Value* pick = b_.op1(OpKind::Cmp, {sum, b_.constInt(n - 1, it)}, Type::tileOf(wide, Type::scalarOf(Scalar::I1)),
                              {{"pred", std::string("eq")}});
-    const Type wt = t.withShape(wide);
-    ir::Value* sel = b_.op1(OpKind::Select, {pick, xb, lowestOf(wt)}, wt);
-    ir::Value* r = b_.op1(OpKind::Reduce, {sel}, t, {{"kind", std::string("max")}, {"axis", d + 1}, {"propagate_nan", int64_t{1}}});
+    ir::Value* r = pickAlong(pick, xb, d + 1, inAt);
     return Val::ir(isBool ? cast(r, Scalar::I1, inAt) : r);
   }
 
@@ -2637,6 +2624,19 @@ class Lowerer {
     if (ir::isUnsigned(t.scalar)) return b_.constInt(0, t);
     const int bits = ir::bitWidth(t.scalar);
     return b_.constInt(bits >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1)), t);
+  }
+  // The one element of each line along `axis` of x where `mask` (broadcast to x) holds — where it does
+  // not, with `whereFalse` — picked by a select against the lowest value and a NaN-keeping max: exact,
+  // -0, infinities and NaN included. How split, flip, sort, gather, topk and the scans' carries pick.
+  ir::Value* pickAlong(ir::Value* mask, ir::Value* x, int64_t axis, Pos p, bool whereFalse = false) {
+    const Type& t = x->type();
+    mask = broadcastTo(mask, t.shape, p);
+    at(p);
+    ir::Value* low = lowestOf(t);
+    ir::Value* kept = b_.op1(OpKind::Select, {mask, whereFalse ? low : x, whereFalse ? x : low}, t);
+    auto s = t.shape;
+    s.erase(s.begin() + axis);
+    return b_.op1(OpKind::Reduce, {kept}, t.withShape(s), {{"kind", std::string("max")}, {"axis", axis}, {"propagate_nan", int64_t{1}}});
   }
 
   // tl.sort(x, dim=None, descending=False): each element's rank along dim is the count of elements
@@ -2676,9 +2676,7 @@ class Lowerer {
     ir::Value* i3 = widen(idx, 2);
     ir::Value* pos = broadcastTo(cast(indexAlong(n, 2, 3), it.scalar, idxAt), {B, m, n}, idxAt);
     ir::Value* hit = b_.op1(OpKind::Cmp, {i3, pos}, i3->type().withElement(Type::scalarOf(Scalar::I1)), {{"pred", std::string("eq")}});
-    ir::Value* kept = b_.op1(OpKind::Select, {hit, s3, lowestOf(s3->type())}, s3->type());
-    ir::Value* r = b_.op1(OpKind::Reduce, {kept}, s3->type().withShape({B, m}), {{"kind", std::string("max")}, {"axis", int64_t{2}}, {"propagate_nan", int64_t{1}}});
-    return Val::ir(unflatten(r, fi, st.scalar, idxAt));
+    return Val::ir(unflatten(pickAlong(hit, s3, 2, idxAt), fi, st.scalar, idxAt));
   }
 
   Val topk(const Val& in, Pos inAt, int64_t k, Pos kAt, const Val* dimV, Pos dimAt, const std::string& qual) {
@@ -2699,8 +2697,7 @@ class Lowerer {
     at(inAt);
     ir::Value* first = b_.op1(OpKind::Cmp, {indexAlong(n / k, 1, 3), b_.constInt(0, Type::tileOf({1, n / k, 1}, Type::scalarOf(Scalar::I32)))},
                               Type::tileOf({1, n / k, 1}, Type::scalarOf(Scalar::I1)), {{"pred", std::string("eq")}});
-    ir::Value* kept = b_.op1(OpKind::Select, {broadcastTo(first, {B, n / k, k}, inAt), x, lowestOf(x->type())}, x->type());
-    ir::Value* r = b_.op1(OpKind::Reduce, {kept}, x->type().withShape({B, k}), {{"kind", std::string("max")}, {"axis", int64_t{1}}, {"propagate_nan", int64_t{1}}});
+    ir::Value* r = pickAlong(first, x, 1, inAt);
     auto out = shape;
     out.back() = k;
     return Val::ir(cast(reshapeTo(r, out, inAt), orig, inAt));
@@ -2732,9 +2729,7 @@ class Lowerer {
     ir::Value* rj = spread(rankOf, d, n, inAt);
     ir::Value* ii = broadcastTo(indexAlong(n, static_cast<size_t>(d), static_cast<size_t>(rank + 1)), wide, inAt);
     ir::Value* pick = b_.op1(OpKind::Cmp, {rj, ii}, bt, {{"pred", std::string("eq")}});
-    const Type wt = t.withShape(wide);
-    ir::Value* sel = b_.op1(OpKind::Select, {pick, spread(x, d, n, inAt), lowestOf(wt)}, wt);
-    ir::Value* r = b_.op1(OpKind::Reduce, {sel}, t, {{"kind", std::string("max")}, {"axis", d + 1}, {"propagate_nan", int64_t{1}}});
+    ir::Value* r = pickAlong(pick, spread(x, d, n, inAt), d + 1, inAt);
     return Val::ir(isBool ? cast(r, Scalar::I1, inAt) : r);
   }
 
@@ -2888,8 +2883,7 @@ class Lowerer {
     ir::Value* idx = indexAlong(n, 1, 2);
     ir::Value* hit = b_.op1(OpKind::Cmp, {idx, b_.constInt(col, idx->type())}, idx->type().withElement(Type::scalarOf(Scalar::I1)),
                             {{"pred", std::string("eq")}});
-    ir::Value* kept = b_.op1(OpKind::Select, {broadcastTo(hit, {B, n}, p), x, lowestOf(x->type())}, x->type());
-    ir::Value* r = b_.op1(OpKind::Reduce, {kept}, x->type().withShape({B}), {{"kind", std::string("max")}, {"axis", int64_t{1}}, {"propagate_nan", int64_t{1}}});
+    ir::Value* r = pickAlong(hit, x, 1, p);
     return broadcastTo(b_.op1(OpKind::ExpandDims, {r}, r->type().withShape({B, 1}), {{"axis", int64_t{1}}}), {B, n}, p);
   }
 
