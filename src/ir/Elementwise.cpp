@@ -18,6 +18,9 @@ double nanOr(double a, double b, double r) {
 
 bool propagatesNan(const Op& op) { return op.hasAttr("propagate_nan") && op.intAttr("propagate_nan") != 0; }
 
+double floatMax(double a, double b, bool propagateNan) { return propagateNan ? nanOr(a, b, std::max(a, b)) : std::fmax(a, b); }
+double floatMin(double a, double b, bool propagateNan) { return propagateNan ? nanOr(a, b, std::min(a, b)) : std::fmin(a, b); }
+
 double evalFloatBinary(OpKind k, Scalar s, double a, double b, bool propagateNan) {
   double r = 0;
   switch (k) {
@@ -26,8 +29,8 @@ double evalFloatBinary(OpKind k, Scalar s, double a, double b, bool propagateNan
     case OpKind::Mul: r = a * b; break;
     case OpKind::Div: r = a / b; break;
     case OpKind::Rem: r = std::fmod(a, b); break;
-    case OpKind::Max: r = propagateNan ? nanOr(a, b, std::max(a, b)) : std::fmax(a, b); break;
-    case OpKind::Min: r = propagateNan ? nanOr(a, b, std::min(a, b)) : std::fmin(a, b); break;
+    case OpKind::Max: r = floatMax(a, b, propagateNan); break;
+    case OpKind::Min: r = floatMin(a, b, propagateNan); break;
     default: TAWA_ASSERT(false, "verified float binary op");
   }
   return roundFloat(s, r);

@@ -18,6 +18,9 @@ namespace tawa::ir {
 double evalFloatBinary(OpKind k, Scalar s, double a, double b, bool propagateNan = false);
 // The NaN rule of a max/min op: its {propagate_nan = 1}.
 bool propagatesNan(const Op& op);
+// Max and min of two floats (unrounded) under that rule: a NaN operand yields the other, or NaN.
+double floatMax(double a, double b, bool propagateNan);
+double floatMin(double a, double b, bool propagateNan);
 int64_t evalIntBinary(OpKind k, Scalar s, int64_t a, int64_t b);
 // Unary ops: Neg, Abs (floats and ints), Not (ints), Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos (floats).
 double evalFloatUnary(OpKind k, Scalar s, double a);

@@ -262,9 +262,7 @@ class Interp {
     if (kind == "sum" || kind == "add") return a + b;
     if (kind == "prod") return a * b;
     if (kind == "xchg" || kind == "cas") return b;
-    if (!propagateNan) return kind == "max" ? std::fmax(a, b) : std::fmin(a, b);
-    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
-    return kind == "max" ? std::max(a, b) : std::min(a, b);
+    return kind == "max" ? floatMax(a, b, propagateNan) : floatMin(a, b, propagateNan);
   }
   static int64_t combineInt(const std::string& kind, Scalar s, int64_t a, int64_t b) {
     const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
