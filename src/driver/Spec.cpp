@@ -186,15 +186,18 @@ class SpecParser {
     return *s;
   }
 
+  // An entry's name, at `at`, must not name an earlier entry.
+  void requireNew(const Spec& spec, const std::string& name, size_t at) {
+    for (const auto& prev : spec.entries)
+      if (prev.name == name) fail(at, "duplicate spec entry '" + name + "'", "it is first given at column " + std::to_string(prev.loc.col));
+  }
+
   void entry(Spec& spec) {
     SpecEntry e;
     size_t start = pos_;
     e.name = name();
     e.loc = specLoc(start);
-    for (const auto& prev : spec.entries)
-      if (prev.name == e.name)
-        fail(start, "duplicate spec entry '" + e.name + "'",
-             "it is first given at column " + std::to_string(prev.loc.col));
+    requireNew(spec, e.name, start);
     skipSpace();
     if (atEntryEnd())
       fail(start, "entry '" + e.name + "' has neither a type nor a value",
@@ -224,9 +227,7 @@ class SpecParser {
     }
     spec.entries.push_back(std::move(e));
     for (auto& s : pendingStrides_) {
-      for (const auto& prev : spec.entries)
-        if (prev.name == s.name)
-          fail(s.pos, "duplicate spec entry '" + s.name + "'", "it is first given at column " + std::to_string(prev.loc.col));
+      requireNew(spec, s.name, s.pos);
       SpecEntry st;
       st.name = s.name;
       st.loc = specLoc(s.pos);
