@@ -571,34 +571,25 @@ class SimtEmitter {
     if (s != Scalar::F32 && s != Scalar::I32 && s != Scalar::U32)
       throw UserError(op.loc(), std::string("the SIMT path ") + what + " f32, i32 and u32 tiles; this one is " + std::string(ir::scalarName(s)),
                       "cast the tile to f32 first");
-    const bool f = s == Scalar::F32;
+    const bool f = s == Scalar::F32, u = s == Scalar::U32, prop = ir::propagatesNan(op);
     Combiner c;
-    if (s == Scalar::U32) {  // unsigned: C's own arithmetic wraps and orders as the executor's
-      c.type = "uint32_t";
-      c.scratch = "reinterpret_cast<uint32_t*>(red)";
-      if (kind == "sum") c.id = "0u", c.comb = "(%a + %b)";
-      else if (kind == "prod") c.id = "1u", c.comb = "(%a * %b)";
-      else if (kind == "max") c.id = "0u", c.comb = "(%a > %b ? %a : %b)";
-      else if (kind == "min") c.id = "0xffffffffu", c.comb = "(%a < %b ? %a : %b)";
-      else if (kind == "and") c.id = "0xffffffffu", c.comb = "(%a & %b)";
-      else if (kind == "or") c.id = "0u", c.comb = "(%a | %b)";
-      else if (kind == "xor") c.id = "0u", c.comb = "(%a ^ %b)";
-      else throw UserError(op.loc(), "unknown reduction '" + kind + "'");
-      return c;
-    }
-    c.type = f ? "float" : "int32_t";
-    c.scratch = f ? "red" : "reinterpret_cast<int32_t*>(red)";
-    if (kind == "sum") c.id = f ? "0.0f" : "0", c.comb = "(%a + %b)";
-    else if (kind == "prod") c.id = f ? "1.0f" : "1", c.comb = "(%a * %b)";
-    // maxNum/minNum ignore a NaN operand, so NaN is their identity (a row of NaNs stays NaN, as the
-    // executor's); NaN-propagating ones start from -inf / +inf.
-    else if (kind == "max") c.id = f ? (ir::propagatesNan(op) ? "(-inf_f32())" : "nan_f32()") : "(-2147483647 - 1)", c.comb = f ? (ir::propagatesNan(op) ? "max_nan(%a, %b)" : "max_num(%a, %b)") : "(%a > %b ? %a : %b)";
-    else if (kind == "min") c.id = f ? (ir::propagatesNan(op) ? "inf_f32()" : "nan_f32()") : "2147483647", c.comb = f ? (ir::propagatesNan(op) ? "min_nan(%a, %b)" : "min_num(%a, %b)") : "(%a < %b ? %a : %b)";
-    else if (!f && kind == "and") c.id = "(-1)", c.comb = "(%a & %b)";
-    else if (!f && kind == "or") c.id = "0", c.comb = "(%a | %b)";
-    else if (!f && kind == "xor") c.id = "0", c.comb = "(%a ^ %b)";
+    c.type = f ? "float" : u ? "uint32_t" : "int32_t";
+    c.scratch = f ? "red" : "reinterpret_cast<" + c.type + "*>(red)";
+    // Identities: maxNum/minNum ignore a NaN operand, so NaN is theirs (a row of NaNs stays NaN, as the
+    // executor's); NaN-propagating ones start from -inf / +inf; integers from their type's extremes.
+    if (kind == "sum") c.id = f ? "0.0f" : u ? "0u" : "0", c.comb = "(%a + %b)";
+    else if (kind == "prod") c.id = f ? "1.0f" : u ? "1u" : "1", c.comb = "(%a * %b)";
+    else if (kind == "max")
+      c.id = f ? (prop ? "(-inf_f32())" : "nan_f32()") : u ? "0u" : "(-2147483647 - 1)",
+      c.comb = f ? (prop ? "max_nan(%a, %b)" : "max_num(%a, %b)") : "(%a > %b ? %a : %b)";
+    else if (kind == "min")
+      c.id = f ? (prop ? "inf_f32()" : "nan_f32()") : u ? "0xffffffffu" : "2147483647",
+      c.comb = f ? (prop ? "min_nan(%a, %b)" : "min_num(%a, %b)") : "(%a < %b ? %a : %b)";
+    else if (!f && kind == "and") c.id = u ? "0xffffffffu" : "(-1)", c.comb = "(%a & %b)";
+    else if (!f && kind == "or") c.id = u ? "0u" : "0", c.comb = "(%a | %b)";
+    else if (!f && kind == "xor") c.id = u ? "0u" : "0", c.comb = "(%a ^ %b)";
     else throw UserError(op.loc(), "unknown reduction '" + kind + "'");
-    if (!f && (kind == "sum" || kind == "prod"))  // i32 wraps, as the executor's: unsigned arithmetic
+    if (s == Scalar::I32 && (kind == "sum" || kind == "prod"))  // i32 wraps, as the executor's: unsigned arithmetic (u32's own wraps)
       c.comb = std::string("static_cast<int32_t>(static_cast<uint32_t>(%a) ") + (kind == "sum" ? "+" : "*") + " static_cast<uint32_t>(%b))";
     return c;
   }
