@@ -245,7 +245,9 @@ TEST(Numerics, BitcastsKeepTheBits) {
     ASSERT_EQ(evalBitcast(Scalar::F32, Scalar::I32, asF).i, static_cast<int32_t>(w));
     const uint16_t h = static_cast<uint16_t>(w);
     const Elem asH = evalBitcast(Scalar::I16, Scalar::F16, Elem{0, static_cast<int16_t>(h)});
-    if (!std::isnan(asH.f)) ASSERT_EQ(evalBitcast(Scalar::F16, Scalar::U16, asH).i, h);
+    if (!std::isnan(asH.f)) {
+      ASSERT_EQ(evalBitcast(Scalar::F16, Scalar::U16, asH).i, h);
+    }
   }
   EXPECT_EQ(evalBitcast(Scalar::F32, Scalar::U32, Elem{1.0, 0}).i, 0x3f800000);
   EXPECT_EQ(evalBitcast(Scalar::I8, Scalar::U8, Elem{0, -1}).i, 255);
