@@ -2,23 +2,43 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <numeric>
 #include <queue>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "tune/Measure.h"
 #include "tune/Stats.h"
 
 namespace tawa::tune {
 
-Sample Evaluator::measure(const Config& c, int nth, bool& cached) {
-  Sample v = f_(c, nth, cached);
-  ++spent_;
+namespace {
+
+Sample normalized(Sample v) {
   if (!(v.seconds >= 0)) v.seconds = std::numeric_limits<double>::infinity();
   if (!(v.spread >= 0) || !std::isfinite(v.spread)) v.spread = 0;
   return v;
+}
+
+// A further measurement of e: its figure becomes the mean of its measurements.
+void addMeasurement(Evaluation& e, const Sample& v) {
+  e.measurements.push_back(v.seconds);
+  e.spread = std::max(e.spread, v.spread);
+  e.failure = v.failure;
+  double sum = 0;
+  for (double m : e.measurements) sum += m;  // +inf when one failed
+  e.seconds = sum / static_cast<double>(e.measurements.size());
+}
+
+}  // namespace
+
+Sample Evaluator::measure(const Config& c, int nth, bool& cached) {
+  Sample v = f_(c, nth, cached);
+  ++spent_;
+  return normalized(v);
 }
 
 std::optional<double> Evaluator::operator()(const Config& c) {
@@ -43,14 +63,32 @@ std::optional<double> Evaluator::remeasure(const Config& c) {
   if (done()) return std::nullopt;
   Evaluation& e = history_[it->second];
   Sample v = measure(c, static_cast<int>(e.measurements.size()), e.cached);
-  e.measurements.push_back(v.seconds);
-  e.spread = std::max(e.spread, v.spread);
-  e.failure = v.failure;
-  double sum = 0;
-  for (double m : e.measurements) sum += m;  // +inf when one failed
-  e.seconds = sum / static_cast<double>(e.measurements.size());
+  addMeasurement(e, v);
   if (progress) progress(e, used(), budget_, *best());
   return e.seconds;
+}
+
+void Evaluator::absorb(const Proposal& p, Sample s, bool cached) {
+  s = normalized(s);
+  --ahead_;
+  ++spent_;
+  auto it = index_.find(p.config);
+  if (it == index_.end()) {
+    Evaluation e;
+    e.config = p.config;
+    e.seconds = s.seconds;
+    e.spread = s.spread;
+    e.failure = s.failure;
+    e.measurements = {s.seconds};
+    e.cached = cached;
+    index_.emplace(p.config, history_.size());
+    history_.push_back(e);
+    it = index_.find(p.config);
+  } else {
+    addMeasurement(history_[it->second], s);
+    history_[it->second].cached = cached;
+  }
+  if (progress) progress(history_[it->second], used(), budget_, *best());
 }
 
 bool Evaluator::seen(const Config& c) const { return index_.count(c) > 0; }
@@ -71,21 +109,62 @@ std::optional<Evaluation> Evaluator::best() const {
                            [](const Evaluation& a, const Evaluation& b) { return a.seconds < b.seconds; });
 }
 
+namespace {
+
+// Announces (Evaluator::hint) the configurations of next[from..] the search has not evaluated, up to
+// its lookahead: what an ask/tell engine may measure ahead of the search.
+void announce(const Evaluator& ev, const std::vector<Config>& next, size_t from = 0) {
+  if (ev.lookahead() <= 0) return;
+  std::vector<Proposal> ps;
+  for (size_t i = from; i < next.size() && static_cast<int>(ps.size()) < ev.lookahead(); ++i)
+    if (!ev.seen(next[i]) && ev.space().legal(next[i])) ps.push_back({next[i], 0});
+  ev.hint(std::move(ps));
+}
+
+}  // namespace
+
 void exhaustiveSearch(Evaluator& ev) {
-  ev.space().forEachLegal([&](const Config& c) { return ev(c).has_value(); });
+  std::vector<Config> all;  // the legal configurations the budget reaches, in the space's order
+  ev.space().forEachLegal([&](const Config& c) {
+    if (!ev.seen(c)) all.push_back(c);
+    return static_cast<int>(all.size()) < ev.limit() - ev.used();
+  });
+  for (size_t i = 0; i < all.size(); ++i) {
+    announce(ev, all, i + 1);
+    if (!ev(all[i])) return;
+  }
 }
 
 void randomSearch(Evaluator& ev, std::mt19937_64& rng) {
   int misses = 0;
-  while (!ev.done() && misses < 1000) {
-    auto c = ev.space().randomLegal(rng);
-    if (!c) return;
-    if (ev.seen(*c)) {
-      ++misses;
-      continue;
+  bool none = false;  // the space has no legal configuration randomLegal finds
+  std::vector<Config> planned;  // drawn, not yet evaluated: the next, then what is announced
+  auto draw = [&] {
+    while (misses < 1000) {
+      auto c = ev.space().randomLegal(rng);
+      if (!c) {
+        none = true;
+        return false;
+      }
+      if (ev.seen(*c) || std::find(planned.begin(), planned.end(), *c) != planned.end()) {
+        ++misses;
+        continue;
+      }
+      planned.push_back(*c);
+      return true;
     }
-    ev(*c);
+    return false;
+  };
+  while (!ev.done()) {
+    while (static_cast<int>(planned.size()) < 1 + std::max(0, ev.lookahead()) && draw()) {
+    }
+    if (planned.empty()) break;
+    announce(ev, planned, 1);
+    Config c = planned.front();
+    planned.erase(planned.begin());
+    ev(c);
   }
+  if (none) return;
   if (!ev.done()) exhaustiveSearch(ev);  // a small space: whatever random sampling missed
 }
 
@@ -101,8 +180,10 @@ bool refine(Evaluator& ev, std::mt19937_64& rng, Config cur) {
     auto ns = ev.space().neighbours(cur);
     std::shuffle(ns.begin(), ns.end(), rng);
     bool moved = false;
-    for (auto& n : ns) {
+    for (size_t j = 0; j < ns.size(); ++j) {
+      const Config& n = ns[j];
       if (!ev.space().legal(n)) continue;
+      announce(ev, ns, j + 1);
       auto v = ev(n);
       if (!v) return true;
       if (*v < curV) {
@@ -251,7 +332,11 @@ class PatternSearch {
         std::vector<size_t> order(s_.dims());
         std::iota(order.begin(), order.end(), 0);
         std::shuffle(order.begin(), order.end(), rng_);
-        for (size_t i : order) {
+        order_ = order;
+        step_ = step;
+        for (size_t k = 0; k < order.size(); ++k) {
+          const size_t i = order[k];
+          pos_ = k;
           auto r = moveParam(cur, curV, i, step);
           if (r == Outcome::Spent) return true;
           if (r == Outcome::Improved) improved = true;
@@ -272,6 +357,7 @@ class PatternSearch {
       if (!l) return Outcome::Same;
       m = *l;
     }
+    announceMoves(cur, m);
     auto v = ev_(m);
     if (!v) return Outcome::Spent;
     if (*v < curV * (1.0 - masifMoveMargin(ev_.spread(cur), ev_.spread(m)))) {
@@ -280,6 +366,31 @@ class PatternSearch {
       return Outcome::Improved;
     }
     return Outcome::Same;
+  }
+
+  // For an ask/tell engine: the moves this climb would try after `m` from `cur` (the first moves of
+  // the parameters at and after the current one in this round's order: categoricals to their other
+  // values, integers one step either way at the current step size).
+  void announceMoves(const Config& cur, const Config& m) {
+    if (ev_.lookahead() <= 0) return;
+    std::vector<Config> next;
+    for (size_t k = pos_; k < order_.size() && static_cast<int>(next.size()) <= ev_.lookahead(); ++k) {
+      const size_t i = order_[k];
+      const Param& p = s_.params[i];
+      if (p.size() < 2) continue;
+      auto add = [&](int v) {
+        if (v < 0 || v >= static_cast<int>(p.size()) || v == cur[i]) return;
+        Config c = cur;
+        c[i] = v;
+        if (c != m) next.push_back(c);
+      };
+      if (p.kind == Param::Kind::Categorical) {
+        for (int v : catOrder_[i]) add(v);
+      } else {
+        for (int dir : {1, -1}) add(stepIndex(i, cur[i], em_.coord(i, cur[i]) + dir * step_, dir));
+      }
+    }
+    announce(ev_, next);
   }
 
   // The value index of integer parameter i nearest to coordinate x; one index further in direction
@@ -337,6 +448,9 @@ class PatternSearch {
   const Space& s_;
   std::mt19937_64& rng_;
   std::vector<std::vector<int>> catOrder_;
+  std::vector<size_t> order_;  // this round's parameter order, and where the climb is in it
+  size_t pos_ = 0;
+  double step_ = 0.25;
 };
 
 }  // namespace
@@ -402,28 +516,35 @@ class TransferSearch {
   }
 
   // The next configuration: the unevaluated candidate of the lowest weighted score, among those one
-  // parameter away from the best so far when `local` (and any are left there).
-  std::optional<Config> next(bool local) {
+  // parameter away from the best so far when `local` (and any are left there); then, up to `n` in
+  // all, the ones that would follow it (for an ask/tell engine to measure ahead).
+  std::vector<Config> next(bool local, size_t n = 1) {
     updateWeights();
     std::optional<Config> inc;
     if (auto b = ev_.best(); b && std::isfinite(b->seconds)) inc = b->config;
     if (inc && !enumerated_)
       for (auto& m : oneAway(*inc)) add(m);
-    for (int pass = local && inc ? 0 : 1; pass < 2; ++pass) {
-      double bestScore = std::numeric_limits<double>::infinity();
-      std::optional<size_t> pick;
-      double wsum = std::accumulate(w_.begin(), w_.end(), 0.0);
+    std::vector<Config> out;
+    std::set<size_t> taken;
+    const double wsum = std::accumulate(w_.begin(), w_.end(), 0.0);
+    for (int pass = local && inc ? 0 : 1; pass < 2 && out.size() < n; ++pass) {
+      // (score, place in order_, candidate): ties go to the earlier place in order_.
+      std::vector<std::tuple<double, size_t, size_t>> ranked;
       for (size_t i : order_) {
-        if (ev_.seen(cands_[i])) continue;
+        if (ev_.seen(cands_[i]) || taken.count(i)) continue;
         if (pass == 0 && !oneParamAway(cands_[i], *inc)) continue;
         double sc = 0;
         for (size_t k = 0; k < ls_.size(); ++k) sc += w_[k] * z_[k][i];
-        sc /= wsum;
-        if (sc < bestScore) bestScore = sc, pick = i;
+        ranked.emplace_back(sc / wsum, ranked.size(), i);
       }
-      if (pick) return cands_[*pick];
+      const size_t want = std::min(ranked.size(), n - out.size());
+      std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(want), ranked.end());
+      for (size_t j = 0; j < want; ++j) {
+        taken.insert(std::get<2>(ranked[j]));
+        out.push_back(cands_[std::get<2>(ranked[j])]);
+      }
     }
-    return std::nullopt;
+    return out;
   }
 
   // A uniformly random unevaluated candidate (exploration), or nullopt when every one is evaluated.
@@ -517,11 +638,16 @@ void confirm(Evaluator& ev, int checks) {
     for (auto& e : ev.history())
       if (std::isfinite(e.seconds)) byFigure.push_back(&e);
     std::stable_sort(byFigure.begin(), byFigure.end(), [](auto* a, auto* b) { return a->seconds < b->seconds; });
-    const Evaluation* pick = nullptr;
-    for (size_t i = 0; i < byFigure.size() && i < static_cast<size_t>(checks) && !pick; ++i)
-      if (byFigure[i]->measurements.size() < 2) pick = byFigure[i];
-    if (!pick) break;
-    Config c = pick->config;
+    std::vector<Proposal> picks;  // the first is measured now; the others are announced
+    for (size_t i = 0; i < byFigure.size() && i < static_cast<size_t>(checks); ++i)
+      if (byFigure[i]->measurements.size() < 2) picks.push_back({byFigure[i]->config, 1});
+    if (picks.empty()) break;
+    Config c = picks.front().config;
+    if (ev.lookahead() > 0) {
+      picks.erase(picks.begin());
+      if (static_cast<int>(picks.size()) > ev.lookahead()) picks.resize(static_cast<size_t>(ev.lookahead()));
+      ev.hint(std::move(picks));
+    }
     ev.remeasure(c);
   }
 }
@@ -542,9 +668,10 @@ MasifPlan transferSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<
     plan.weights = ts.weights();
     return plan;
   }
-  for (auto& c : first) {
-    if (plan.first.size() < 20) plan.first.push_back(c);
-    if (!ev(c)) break;
+  for (size_t i = 0; i < first.size(); ++i) {
+    if (plan.first.size() < 20) plan.first.push_back(first[i]);
+    announce(ev, first, i + 1);
+    if (!ev(first[i])) break;
   }
   const int checks = noisyHistory(ev) ? masifConfirmations(ev.budget()) : 0;
   ev.cap(ev.budget() - checks);
@@ -553,8 +680,17 @@ MasifPlan transferSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<
   int stall = 0;
   for (int step = 1; !ev.done(); ++step) {
     const bool explore = stall >= kTransferStall && step % 2 == 0;
-    auto c = explore ? ts.random() : ts.next(coin(rng));
+    std::optional<Config> c;
+    std::vector<Config> ranked;
+    if (explore) {
+      c = ts.random();
+      if (ev.lookahead() > 0) ranked = ts.next(false, static_cast<size_t>(ev.lookahead()));
+    } else {
+      ranked = ts.next(coin(rng), 1 + static_cast<size_t>(std::max(0, ev.lookahead())));
+      if (!ranked.empty()) c = ranked.front();
+    }
     if (!c) break;  // every legal configuration evaluated
+    announce(ev, ranked, explore ? 0 : 1);
     if (plan.first.size() < 20) plan.first.push_back(*c);
     auto v = ev(*c);
     if (v && *v < best) best = *v, stall = 0;
@@ -572,22 +708,30 @@ void copySearch(Evaluator& ev, const std::vector<Guide>& guides, const std::vect
   const Space& s = ev.space();
   if (landscapes.empty()) {
     const Embedding em(s);
-    for (auto& g : guides) {
-      auto c = em.nearestLegal(g.point);
-      if (c && !ev.seen(*c) && !ev(*c)) return;
+    std::vector<Config> cs;
+    for (auto& g : guides)
+      if (auto c = em.nearestLegal(g.point)) cs.push_back(*c);
+    for (size_t i = 0; i < cs.size(); ++i) {
+      announce(ev, cs, i + 1);
+      if (!ev.seen(cs[i]) && !ev(cs[i])) return;
     }
     return;
   }
   std::vector<std::vector<Config>> byFigure;
   for (auto& l : landscapes) byFigure.push_back(fastestFirst(s, l));
+  std::vector<Config> order;  // rank by rank: every landscape's best, then every second best, ...
   for (size_t rank = 0;; ++rank) {
     bool any = false;
     for (auto& cs : byFigure) {
       if (rank >= cs.size()) continue;
       any = true;
-      if (!ev.seen(cs[rank]) && !ev(cs[rank])) return;
+      order.push_back(cs[rank]);
     }
-    if (!any) return;
+    if (!any) break;
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    announce(ev, order, i + 1);
+    if (!ev.seen(order[i]) && !ev(order[i])) return;
   }
 }
 
@@ -723,6 +867,25 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
     }
     return std::nullopt;
   };
+  // Candidates drawn ahead of their evaluation, so that an ask/tell engine can measure them ahead
+  // (announced); drawn one at a time for a synchronous evaluator, in the same order either way.
+  std::deque<Config> upcoming;
+  auto fill = [&](size_t n) {
+    while (upcoming.size() < n) {
+      auto c = nextCandidate();
+      if (!c) break;
+      upcoming.push_back(*c);
+    }
+  };
+  auto takeCandidate = [&]() -> std::optional<Config> {
+    for (;;) {
+      fill(1);
+      if (upcoming.empty()) return std::nullopt;
+      Config c = upcoming.front();
+      upcoming.pop_front();
+      if (!ev.seen(c)) return c;
+    }
+  };
   if (plan.fallback && fb) plan.first.push_back(*fb);
   if (dryRun) {
     while (!plan.fallback && plan.first.size() < 20) {
@@ -733,14 +896,17 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
     return plan;
   }
 
+  std::vector<Config> drawn;  // random configurations drawn ahead (announced), not yet evaluated
   auto randomNew = [&]() -> std::optional<Config> {
     for (int miss = 0; miss < 1000; ++miss) {
       auto c = s.randomLegal(rng);
       if (!c) return std::nullopt;
-      if (!ev.seen(*c)) return c;
+      if (!ev.seen(*c) && std::find(drawn.begin(), drawn.end(), *c) == drawn.end()) return c;
     }
     return std::nullopt;
   };
+  // How many measurements of a phase that ends at `until` are worth announcing beyond the next.
+  auto ahead = [&](int until) { return static_cast<size_t>(std::clamp(until - ev.used() - 1, 0, std::max(0, ev.lookahead()))); };
   // The first phase (candidates, or random samples without guides) is sized for the first
   // kNestedBudget evaluations whatever the budget, and the refinement after it does not look at the
   // budget: a larger budget runs the smaller one's search first, then goes on. So with the same seed
@@ -749,19 +915,36 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
   constexpr int kNestedBudget = 20;
   const int firstPhase = std::min(ev.budget(), kNestedBudget);
   if (plan.fallback) {
-    if (fb) ev(*fb);
     const int randomUntil = std::max(1, firstPhase / 3);
+    if (fb) {
+      while (drawn.size() < ahead(randomUntil + 1)) {
+        auto c = randomNew();
+        if (!c) break;
+        drawn.push_back(*c);
+      }
+      announce(ev, drawn);
+      ev(*fb);
+    }
     while (ev.used() < randomUntil && !ev.done()) {
-      auto c = randomNew();
-      if (!c) break;
-      ev(*c);
+      while (drawn.size() < 1 + ahead(randomUntil)) {
+        auto c = randomNew();
+        if (!c) break;
+        drawn.push_back(*c);
+      }
+      if (drawn.empty()) break;
+      Config c = drawn.front();
+      drawn.erase(drawn.begin());
+      announce(ev, drawn);
+      ev(c);
     }
   } else {
     const int candidateBudget = std::max(1, static_cast<int>(std::ceil(0.4 * firstPhase)));
     while (!ev.done() && ev.used() < candidateBudget) {
-      auto c = nextCandidate();
+      auto c = takeCandidate();
       if (!c) break;
       if (plan.first.size() < 20) plan.first.push_back(*c);
+      fill(ahead(candidateBudget));
+      announce(ev, std::vector<Config>(upcoming.begin(), upcoming.end()));
       ev(*c);
     }
   }
@@ -775,7 +958,7 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
   int stalls = 0;
   while (!ev.done() && ev.best()) {
     if (refine.run(ev.best()->config)) break;
-    auto c = nextCandidate();
+    auto c = takeCandidate();
     if (!c) c = randomNew();
     if (!c) {
       if (++stalls > 100) break;

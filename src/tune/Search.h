@@ -28,6 +28,14 @@ struct Sample {
   Sample(double s = 0, double sp = 0, std::string why = {}) : seconds(s), spread(sp), failure(std::move(why)) {}  // NOLINT: a plain figure is a Sample
 };
 
+// One measurement a search asks for: a configuration and which of its measurements (0: the first;
+// 1: the first re-measurement of a confirmation).
+struct Proposal {
+  Config config;
+  int nth = 0;
+  auto operator<=>(const Proposal&) const = default;
+};
+
 struct Evaluation {
   Config config;
   double seconds = 0;                 // the figure: the mean of its measurements; +inf when one failed
@@ -52,10 +60,12 @@ class Evaluator {
   // Measures c once more (once, when it is new) and returns its new figure, the mean of its
   // measurements; nullopt once the budget is spent.
   std::optional<double> remeasure(const Config& c);
-  bool done() const { return used() >= std::min(budget_, cap_); }
+  bool done() const { return used() >= limit(); }
   // Holds back the budget beyond `n` measurements (done() turns true there) until the cap is raised.
   void cap(int n) { cap_ = n; }
-  int used() const { return spent_; }
+  int limit() const { return std::min(budget_, cap_); }
+  // Measurements made or under way: the search's own and those run ahead of it (AskTellSearch).
+  int used() const { return spent_ + ahead_; }
   int budget() const { return budget_; }
   bool seen(const Config& c) const;
   // How many times c has been measured (0 when never).
@@ -67,6 +77,25 @@ class Evaluator {
   const Space& space() const { return space_; }
   Progress progress;
 
+  // Ask/tell (AskTellSearch runs a search on its own thread and measures ahead of it): a search
+  // announces the measurements it expects to ask for next, in order, with hint(); a later call
+  // replaces the list. lookahead() is how many are worth announcing: 0 for a synchronous
+  // evaluator, where nothing reads them (and a search computes none).
+  int lookahead() const { return lookahead_; }
+  void hint(std::vector<Proposal> next) const {
+    if (lookahead_ > 0 && onHint_) onHint_(std::move(next));
+  }
+  void announceTo(int lookahead, std::function<void(std::vector<Proposal>)> onHint) {
+    lookahead_ = lookahead;
+    onHint_ = std::move(onHint);
+  }
+  // A measurement started ahead of the search counts against the budget from its start (+1), and
+  // becomes the search's own when it asks for it or absorb() takes it (-1 here, +1 there).
+  void runAhead(int delta) { ahead_ += delta; }
+  // A measurement run ahead that the search never asked for, taken into the history once the
+  // search has ended (so that best() sees it).
+  void absorb(const Proposal& p, Sample s, bool cached);
+
  private:
   Sample measure(const Config& c, int nth, bool& cached);
 
@@ -75,6 +104,9 @@ class Evaluator {
   int budget_;
   int spent_ = 0;
   int cap_ = std::numeric_limits<int>::max();
+  int ahead_ = 0;
+  int lookahead_ = 0;
+  std::function<void(std::vector<Proposal>)> onHint_;
   std::vector<Evaluation> history_;  // one entry per configuration
   std::map<Config, size_t> index_;   // configuration -> its place in history_
 };

@@ -1,0 +1,80 @@
+// Ask/tell over the searches of Search.h: the search proposes measurements in batches and is told
+// their results as they arrive, in any order, so that an engine with several workers (local
+// processes, Ray actors) keeps them all busy.
+//
+// The searches stay written as plain sequential code over an Evaluator. An AskTellSearch runs one on
+// a thread of its own, strictly in turn with the caller (never both at once, so neither locks the
+// Evaluator): ask() lets the search run until it needs a figure that has not been told yet, and
+// returns that measurement (the *demand*) followed by those the search announced it would ask for
+// next (Evaluator::hint), up to k, within the budget. Measurements started ahead of the search count
+// against the budget from the start; when the search later asks for one, it waits for that result
+// instead of starting it again; when it never does, the result joins the history once the search
+// has ended (so that nothing measured is lost, and best() sees it).
+//
+// With k = 1 at every ask (one worker) the search runs exactly as it does synchronously: the demand
+// is the only thing proposed, so the same seed evaluates the same configurations in the same order.
+#pragma once
+
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "tune/Search.h"
+
+namespace tawa::tune {
+
+class AskTellSearch {
+ public:
+  // `run` is the search (e.g. [&](Evaluator& ev) { masifSearch(ev, rng, guides); }); `lookahead` is
+  // how many upcoming measurements it announces (the number of workers is a good value).
+  AskTellSearch(const Space& space, int budget, std::function<void(Evaluator&)> run, int lookahead);
+  // Stops a search still running (its thread unwinds from the measurement it waits for).
+  ~AskTellSearch();
+  AskTellSearch(const AskTellSearch&) = delete;
+  AskTellSearch& operator=(const AskTellSearch&) = delete;
+
+  // Up to k measurements to start now, each proposed once; none while the search waits for a
+  // result already under way and has announced nothing else. Rethrows what the search threw.
+  std::vector<Proposal> ask(size_t k);
+  // The result of a proposal (cached: it came from the record, nothing ran). Any order.
+  void tell(const Proposal& p, const Sample& s, bool cached = false);
+  // Proposed and not told yet.
+  size_t outstanding() const { return dispatched_.size() - told_.size() - consumed_; }
+  // The search has returned and every proposal has been told (and taken into the history).
+  bool finished();
+  // The search's evaluator: its history and best. Read it between calls, never during one.
+  Evaluator& evaluator() { return ev_; }
+
+ private:
+  struct Told {
+    Sample sample;
+    bool cached = false;
+  };
+  struct Cancelled {};
+
+  Sample wait(const Config& c, int nth, bool& cached);  // the search thread's objective
+  void resume(std::unique_lock<std::mutex>& lock);      // runs the search until it blocks or ends
+  void absorbLeftovers();
+
+  Evaluator ev_;
+  std::function<void(Evaluator&)> run_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool searchTurn_ = false;  // the baton: the search thread runs only while this is true
+  bool started_ = false, ended_ = false, cancel_ = false;
+  std::exception_ptr error_;
+  std::optional<Proposal> demand_;       // what the blocked search waits for
+  std::vector<Proposal> hints_;          // what it announced next
+  std::set<Proposal> dispatched_;        // every proposal handed out
+  std::set<Proposal> ahead_;             // handed out and not yet taken by the search (Evaluator::runAhead)
+  std::map<Proposal, Told> told_;        // results not yet taken by the search
+  size_t consumed_ = 0;                  // results taken by the search or absorbed
+  std::thread thread_;
+};
+
+}  // namespace tawa::tune
