@@ -1,12 +1,16 @@
 #include "tune/AskTell.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tawa::tune {
 
 AskTellSearch::AskTellSearch(const Space& space, int budget, std::function<void(Evaluator&)> run, int lookahead)
-    : ev_(space, [this](const Config& c, int nth, bool& cached) { return wait(c, nth, cached); }, budget), run_(std::move(run)) {
-  ev_.announceTo(lookahead, [this](std::vector<Proposal> next) { hints_ = std::move(next); });
+    : ev_(space, [this](const Config& c, int nth, bool& cached) { return wait(c, nth, cached); }, budget),
+      run_(std::move(run)),
+      lookahead_(std::max(0, lookahead)) {
+  // Announcements reach further than the measurements ahead, past those already under way.
+  ev_.announceTo(2 * lookahead_, [this](std::vector<Proposal> next) { hints_ = std::move(next); });
 }
 
 AskTellSearch::~AskTellSearch() {
@@ -23,24 +27,22 @@ AskTellSearch::~AskTellSearch() {
 Sample AskTellSearch::wait(const Config& c, int nth, bool& cached) {
   std::unique_lock lock(m_);
   const Proposal p{c, nth};
-  for (;;) {
-    if (cancel_) throw Cancelled{};
-    if (auto it = told_.find(p); it != told_.end()) {
-      Told t = it->second;
-      told_.erase(it);
-      ++consumed_;
-      if (ahead_.erase(p)) ev_.runAhead(-1);  // the search's own from now on: measure() counts it
-      cached = t.cached;
-      demand_.reset();
-      return t.sample;
-    }
-    // Not told yet: hand the baton back with this as the demand (ask() proposes it unless it is
-    // already under way) and sleep until the caller resumes the search.
-    demand_ = p;
+  // Every measurement the search takes is a turn of the caller's, even one already told: ask()
+  // proposes at each turn, so what it proposes does not depend on when results arrived.
+  demand_ = p;
+  do {
     searchTurn_ = false;
     cv_.notify_all();
     cv_.wait(lock, [&] { return searchTurn_; });
-  }
+    if (cancel_) throw Cancelled{};
+  } while (!told_.count(p));
+  Told t = told_.at(p);
+  told_.erase(p);
+  ++consumed_;
+  if (ahead_.erase(p)) ev_.runAhead(-1);  // the search's own from now on: measure() counts it
+  cached = t.cached;
+  demand_.reset();
+  return t.sample;
 }
 
 void AskTellSearch::resume(std::unique_lock<std::mutex>& lock) {
@@ -78,32 +80,41 @@ void AskTellSearch::resume(std::unique_lock<std::mutex>& lock) {
   }
 }
 
-std::vector<Proposal> AskTellSearch::ask(size_t k) {
+std::vector<Proposal> AskTellSearch::ask() {
   std::unique_lock lock(m_);
-  // The search runs when it has not started, or when what it waits for has been told.
-  if (!ended_ && (!started_ || (demand_ && told_.count(*demand_)))) resume(lock);
   std::vector<Proposal> out;
-  if (ended_) {
-    absorbLeftovers();
-    return out;
-  }
-  if (k == 0) return out;
   // A measurement under way counts against the budget from its start, the demand's as well.
-  if (demand_ && dispatched_.insert(*demand_).second) {
-    ahead_.insert(*demand_);
+  auto start = [&](const Proposal& p) {
+    dispatched_.insert(p);
+    ahead_.insert(p);
     ev_.runAhead(+1);
-    out.push_back(*demand_);
+    out.push_back(p);
+  };
+  // The search runs when it has not started, or when what it waits for has been told; at each
+  // measurement it takes it stops, and the demand and what it announced are proposed then.
+  while (!ended_ && (!started_ || (demand_ && told_.count(*demand_)))) {
+    resume(lock);
+    if (ended_) break;
+    if (demand_ && !dispatched_.count(*demand_)) start(*demand_);
+    // Announced measurements under way and not yet taken, among those announced now: one announced
+    // earlier and no longer announced (the search moved on) does not hold a place.
+    int underWay = 0;
+    for (auto& h : hints_) underWay += ahead_.count(h) && !(demand_ && h == *demand_);
+    for (auto& h : hints_) {
+      if (underWay >= lookahead_ || ev_.used() >= ev_.limit()) break;
+      // Only the measurement the search would make next of a configuration, and only once.
+      if (h.nth != ev_.measurements(h.config) || dispatched_.count(h) || !ev_.space().legal(h.config)) continue;
+      start(h);
+      ++underWay;
+    }
   }
-  for (auto& h : hints_) {
-    if (out.size() >= k || ev_.used() >= ev_.limit()) break;
-    // Only the measurement the search would make next of a configuration, and only once.
-    if (h.nth != ev_.measurements(h.config) || dispatched_.count(h) || !ev_.space().legal(h.config)) continue;
-    dispatched_.insert(h);
-    ahead_.insert(h);
-    ev_.runAhead(+1);
-    out.push_back(h);
-  }
+  if (ended_) absorbLeftovers();
   return out;
+}
+
+std::optional<Proposal> AskTellSearch::waitingFor() {
+  std::lock_guard lock(m_);
+  return ended_ ? std::nullopt : demand_;
 }
 
 void AskTellSearch::tell(const Proposal& p, const Sample& s, bool cached) {

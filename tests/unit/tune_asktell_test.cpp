@@ -69,26 +69,39 @@ std::vector<std::pair<std::string, std::function<SearchFn(uint64_t)>>> methods(c
   };
 }
 
-// Drives an ask/tell search with `workers` workers: each round asks for as many measurements as
-// workers are idle, then tells one result, picked at random among those under way (`rng`), or the
-// oldest when `inOrder`. Returns every proposal in the order it was made.
-std::vector<Proposal> drive(AskTellSearch& at, size_t workers, const Rough& f, std::mt19937_64& rng, bool inOrder = false) {
-  std::vector<Proposal> all, running;
+// An engine of `workers` workers over an ask/tell search: what ask() proposes waits in a queue; an
+// idle worker takes the measurement the search waits for first, else the oldest. `finishNext` picks
+// which running measurement ends next (its index among them). Returns every proposal in order.
+std::vector<Proposal> engine(AskTellSearch& at, size_t workers, const Rough& f, const std::function<size_t(size_t)>& finishNext) {
+  std::vector<Proposal> all, queue, running;
   for (int guard = 0; guard < 100000; ++guard) {
-    auto got = at.ask(workers - running.size());
-    all.insert(all.end(), got.begin(), got.end());
-    running.insert(running.end(), got.begin(), got.end());
+    for (auto got = at.ask(); !got.empty(); got = at.ask()) {
+      all.insert(all.end(), got.begin(), got.end());
+      queue.insert(queue.end(), got.begin(), got.end());
+      break;
+    }
+    while (running.size() < workers && !queue.empty()) {
+      auto w = at.waitingFor();
+      auto it = w ? std::find(queue.begin(), queue.end(), *w) : queue.end();
+      if (it == queue.end()) it = queue.begin();
+      running.push_back(*it);
+      queue.erase(it);
+    }
     if (running.empty()) {
       EXPECT_TRUE(at.finished()) << "nothing under way and nothing proposed, but the search has not finished";
       return all;
     }
-    size_t pick = inOrder ? 0 : std::uniform_int_distribution<size_t>(0, running.size() - 1)(rng);
+    size_t pick = finishNext(running.size());
     Proposal p = running[pick];
     running.erase(running.begin() + static_cast<std::ptrdiff_t>(pick));
     at.tell(p, f(p.config, p.nth));
   }
   ADD_FAILURE() << "the search did not end";
   return all;
+}
+
+std::vector<Proposal> drive(AskTellSearch& at, size_t workers, const Rough& f, std::mt19937_64& rng, bool inOrder = false) {
+  return engine(at, workers, f, [&](size_t n) { return inOrder ? size_t{0} : std::uniform_int_distribution<size_t>(0, n - 1)(rng); });
 }
 
 }  // namespace
@@ -103,7 +116,7 @@ TEST(TuneAskTell, OneWorkerEvaluatesWhatTheSynchronousSearchDoes) {
     SCOPED_TRACE(name);
     Evaluator sync(s, [&](const Config& c, int nth, bool& cached) { cached = false; return f(c, nth); }, 40);
     make(seed)(sync);
-    AskTellSearch at(s, 40, make(seed), 1);
+    AskTellSearch at(s, 40, make(seed), 0);
     auto proposals = drive(at, 1, f, rng, true);
     const Evaluator& ev = at.evaluator();
     ASSERT_EQ(ev.history().size(), sync.history().size());
@@ -127,7 +140,7 @@ TEST(TuneAskTell, SeveralWorkersAnyOrderLoseNothingAndKeepTheBudget) {
       SCOPED_TRACE(name);
       const size_t workers = 2 + round % 3;
       const int budget = 30 + round;
-      AskTellSearch at(s, budget, make(seed), static_cast<int>(workers));
+      AskTellSearch at(s, budget, make(seed), static_cast<int>(workers) - 1);
       auto proposals = drive(at, workers, f, rng);
       const Evaluator& ev = at.evaluator();
       std::set<Proposal> unique(proposals.begin(), proposals.end());
@@ -155,19 +168,47 @@ TEST(TuneAskTell, SeveralWorkersAnyOrderLoseNothingAndKeepTheBudget) {
 }
 
 TEST(TuneAskTell, WorkersMeasureAhead) {
-  // With four workers the first ask of an exhaustive search proposes four measurements at once.
+  // With three measurements ahead the first ask of an exhaustive search proposes four at once.
   Space s = parseSpace(kSpace, "s.json");
-  AskTellSearch at(s, 20, [](Evaluator& ev) { exhaustiveSearch(ev); }, 4);
-  auto first = at.ask(4);
+  AskTellSearch at(s, 20, [](Evaluator& ev) { exhaustiveSearch(ev); }, 3);
+  auto first = at.ask();
   EXPECT_EQ(first.size(), 4u);
   std::set<Proposal> u(first.begin(), first.end());
   EXPECT_EQ(u.size(), 4u);
-  // Told out of order, the search still ends with all of them.
+  ASSERT_TRUE(at.waitingFor());
+  EXPECT_EQ(*at.waitingFor(), first[0]);
+  EXPECT_TRUE(at.ask().empty()) << "nothing new while the search waits";
+  // Told out of order (the demand last), the search still ends with all twenty.
   for (auto it = first.rbegin(); it != first.rend(); ++it) at.tell(*it, Sample(1.0 + it->config[0]));
   std::mt19937_64 rng(1);
   Rough f{s, *s.fallback()};
   drive(at, 4, f, rng);
   EXPECT_EQ(at.evaluator().history().size(), 20u);
+}
+
+// What is proposed does not depend on when results arrive: the same search with the same lookahead
+// proposes the same measurements whether two workers or five run them, in order or not.
+TEST(TuneAskTell, ProposalsDoNotDependOnArrivalOrder) {
+  Space s = parseSpace(kSpace, "s.json");
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  Rough f{s, *s.randomLegal(rng)};
+  for (auto& [name, make] : methods(s, f.opt)) {
+    SCOPED_TRACE(name);
+    AskTellSearch a(s, 35, make(seed), 2), b(s, 35, make(seed), 2);
+    auto pa = drive(a, 2, f, rng, true);
+    auto pb = drive(b, 5, f, rng);
+    auto keys = [&](std::vector<Proposal> ps) {
+      std::sort(ps.begin(), ps.end());
+      std::vector<std::string> k;
+      for (auto& p : ps) k.push_back(s.key(p.config) + "#" + std::to_string(p.nth));
+      return k;
+    };
+    EXPECT_EQ(keys(pa), keys(pb));
+    ASSERT_TRUE(a.evaluator().best() && b.evaluator().best());
+    EXPECT_EQ(a.evaluator().best()->config, b.evaluator().best()->config);
+  }
 }
 
 TEST(TuneAskTell, ASearchErrorReachesTheCaller) {
@@ -176,17 +217,17 @@ TEST(TuneAskTell, ASearchErrorReachesTheCaller) {
     ev(*ev.space().fallback());
     throw std::runtime_error("the search failed");
   }, 2);
-  auto p = at.ask(2);
+  auto p = at.ask();
   ASSERT_EQ(p.size(), 1u);
   at.tell(p[0], Sample(1.0));
-  EXPECT_THROW(at.ask(2), std::runtime_error);
+  EXPECT_THROW(at.ask(), std::runtime_error);
 }
 
 TEST(TuneAskTell, MisuseIsAnErrorAndAnAbandonedSearchStops) {
   Space s = parseSpace(kSpace, "s.json");
   {
-    AskTellSearch at(s, 10, [](Evaluator& ev) { exhaustiveSearch(ev); }, 2);
-    auto p = at.ask(2);
+    AskTellSearch at(s, 10, [](Evaluator& ev) { exhaustiveSearch(ev); }, 1);
+    auto p = at.ask();
     ASSERT_EQ(p.size(), 2u);
     at.tell(p[0], Sample(1.0));
     EXPECT_THROW(at.tell(p[0], Sample(1.0)), std::logic_error);  // told twice
@@ -210,11 +251,21 @@ TEST(TuneAskTell, FourWorkersFinishSooner) {
   for (auto& [name, make] : methods(s, f.opt)) {
     SCOPED_TRACE(name);
     auto makespan = [&](size_t workers) {
-      AskTellSearch at(s, 40, make(seed), static_cast<int>(workers));
-      std::vector<std::pair<int, Proposal>> running;  // (finish time, measurement)
+      AskTellSearch at(s, 40, make(seed), static_cast<int>(workers) - 1);
+      // A simulated clock: each measurement ends one unit after it starts.
+      std::vector<std::pair<int, Proposal>> running;
+      std::vector<Proposal> queue;
       int now = 0, measured = 0;
       for (;;) {
-        for (auto& p : at.ask(workers - running.size())) running.push_back({now + 1, p});
+        auto got = at.ask();
+        queue.insert(queue.end(), got.begin(), got.end());
+        while (running.size() < workers && !queue.empty()) {
+          auto w = at.waitingFor();
+          auto it = w ? std::find(queue.begin(), queue.end(), *w) : queue.end();
+          if (it == queue.end()) it = queue.begin();
+          running.push_back({now + 1, *it});
+          queue.erase(it);
+        }
         if (running.empty()) break;
         std::sort(running.begin(), running.end());
         now = running.front().first;
