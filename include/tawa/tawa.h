@@ -212,6 +212,12 @@ class TuneRecord {
   std::unique_ptr<Impl> impl_;
 };
 
+// A tuning worker's side of `tawa tune --ray` (the protocol is src/tune/Workers.h): who this process
+// measures as (JSON: name, fingerprint, description, details), and one job run here, its answer a
+// JSON line. The Ray actors of python/tawa/tune_workers.py call these.
+std::string tuneWorkerIdentity(const std::string& name);
+std::string runTuneJob(const std::string& job, const std::string& identity);
+
 // The @triton.jit (or @tawa.jit) functions of a Python file, with their parameters as written: what a
 // Python launcher binds arguments to before any spec exists.
 struct SourceParam {

@@ -173,4 +173,6 @@ NB_MODULE(_tawa, m) {
   m.def("kernels", &tawa::kernels);
   m.def("set_primitives_dir", &tawa::setPrimitivesDir);
   m.def("version", &tawa::version);
+  m.def("tune_worker_identity", &tawa::tuneWorkerIdentity, nb::arg("name"));
+  m.def("run_tune_job", &tawa::runTuneJob, nb::arg("job"), nb::arg("identity"), nb::call_guard<nb::gil_scoped_release>());
 }

@@ -30,6 +30,7 @@
 #include "ir/Verifier.h"
 #include "profile/ProfileCommand.h"
 #include "tune/Record.h"
+#include "tune/Workers.h"
 #include "transforms/PassManager.h"
 
 #ifndef TAWA_VERSION
@@ -510,6 +511,21 @@ void TuneRecord::add(int64_t program, const std::string& config, double seconds,
 
 std::vector<std::pair<std::string, double>> TuneRecord::best(int64_t program, size_t top) {
   return guarded([&] { return impl_->record->best(program, top); });
+}
+
+std::string tuneWorkerIdentity(const std::string& name) { return tune::workerIdentity(name).dump(); }
+
+std::string runTuneJob(const std::string& job, const std::string& identity) {
+  return guarded([&] {
+    nlohmann::json j, id;
+    try {
+      j = nlohmann::json::parse(job);
+      id = nlohmann::json::parse(identity);
+    } catch (const nlohmann::json::exception& e) {
+      throw UserError(Location::at(std::make_shared<const std::string>("tuning job"), 0, 0), std::string("invalid JSON: ") + e.what());
+    }
+    return tune::runJob(j, id).dump();
+  });
 }
 
 std::vector<SourceParam> signature(const std::string& path, const std::string& kernel) {

@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS configurations(
 CREATE TABLE IF NOT EXISTS measurements(
   id INTEGER PRIMARY KEY, configuration_id INTEGER NOT NULL REFERENCES configurations(id),
   machine_id INTEGER NOT NULL REFERENCES machines(id), seconds REAL, spread REAL, warmups INTEGER NOT NULL,
-  status TEXT NOT NULL, detail TEXT NOT NULL, origin TEXT NOT NULL, created TEXT NOT NULL DEFAULT (datetime('now')));
+  status TEXT NOT NULL, detail TEXT NOT NULL, origin TEXT NOT NULL, created TEXT NOT NULL DEFAULT (datetime('now')),
+  worker TEXT);
 CREATE INDEX IF NOT EXISTS measurements_by_configuration ON measurements(configuration_id, machine_id);
 CREATE TABLE IF NOT EXISTS repetitions(
   measurement_id INTEGER NOT NULL REFERENCES measurements(id), idx INTEGER NOT NULL, seconds REAL NOT NULL,
@@ -117,7 +118,25 @@ std::string cpuModel() {
   return "unknown cpu";
 }
 
+bool hasColumn(sqlite3* db, const char* table, const char* column) {
+  sqlite3_stmt* st = nullptr;
+  std::string sql = std::string("PRAGMA table_info(") + table + ")";
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) return false;
+  bool found = false;
+  while (sqlite3_step(st) == SQLITE_ROW)
+    if (auto* name = sqlite3_column_text(st, 1); name && std::string(reinterpret_cast<const char*>(name)) == column) found = true;
+  sqlite3_finalize(st);
+  return found;
+}
+
 }  // namespace
+
+MachineIdentity hostIdentity() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  const unsigned cores = std::thread::hardware_concurrency();
+  return {cpuModel() + " | " + std::to_string(cores) + " cores | " + host, cpuModel() + ", " + std::to_string(cores) + " hardware threads"};
+}
 
 Record::Record(const std::string& path) : path_(path) {
   auto where = Location::at(std::make_shared<const std::string>(path), 0, 0);
@@ -145,7 +164,9 @@ Record::Record(const std::string& path) : path_(path) {
       Stmt s(db_, "INSERT INTO meta(key, value) VALUES('schema_version', ?)");
       s.bind(1, std::to_string(kRecordSchemaVersion)).step();
     } else if (version < kRecordSchemaVersion) {
-      // Version 1 lacked machine_facts, which the schema above has just created: nothing else changed.
+      // Version 1 lacked machine_facts, which the schema above has just created; version 2 lacked
+      // measurements.worker.
+      if (!hasColumn(db_, "measurements", "worker")) exec("ALTER TABLE measurements ADD COLUMN worker TEXT");
       Stmt s(db_, "UPDATE meta SET value=? WHERE key='schema_version'");
       s.bind(1, std::to_string(kRecordSchemaVersion)).step();
     } else if (version > kRecordSchemaVersion) {
@@ -153,16 +174,13 @@ Record::Record(const std::string& path) : path_(path) {
       throw UserError(where, "the tuning record has schema version " + std::to_string(version) + ", newer than this tawa's " +
                                  std::to_string(kRecordSchemaVersion));
     }
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
-    unsigned cores = std::thread::hardware_concurrency();
-    std::string fp = cpuModel() + " | " + std::to_string(cores) + " cores | " + host;
+    const MachineIdentity me = hostIdentity();
     {
       Stmt s(db_, "INSERT OR IGNORE INTO machines(fingerprint, description) VALUES(?, ?)");
-      s.bind(1, fp).bind(2, cpuModel() + ", " + std::to_string(cores) + " hardware threads").step();
+      s.bind(1, me.fingerprint).bind(2, me.description).step();
     }
     Stmt q(db_, "SELECT id FROM machines WHERE fingerprint=?");
-    q.bind(1, fp);
+    q.bind(1, me.fingerprint);
     q.step();
     machine_ = q.i64(0);
     exec("COMMIT");
@@ -299,12 +317,15 @@ void Record::insert(int64_t program, const std::string& config, const Measuremen
     cid = s.i64(0);
   }
   Stmt s(db_,
-         "INSERT INTO measurements(configuration_id, machine_id, seconds, spread, warmups, status, detail, origin) "
-         "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+         "INSERT INTO measurements(configuration_id, machine_id, seconds, spread, warmups, status, detail, origin, worker) "
+         "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
   s.bind(1, cid).bind(2, machine_);
   if (m.ok()) s.bind(3, m.seconds).bind(4, m.spread);
   else s.null(3).null(4);
-  s.bind(5, static_cast<int64_t>(m.warmups)).bind(6, m.status).bind(7, m.detail).bind(8, m.origin).step();
+  s.bind(5, static_cast<int64_t>(m.warmups)).bind(6, m.status).bind(7, m.detail).bind(8, m.origin);
+  if (m.worker.empty()) s.null(9);
+  else s.bind(9, m.worker);
+  s.step();
   int64_t mid = sqlite3_last_insert_rowid(db_);
   for (size_t i = 0; i < m.repetitions.size(); ++i) {
     Stmt r(db_, "INSERT INTO repetitions(measurement_id, idx, seconds) VALUES(?, ?, ?)");
@@ -324,14 +345,18 @@ std::vector<std::pair<std::string, double>> Record::best(int64_t program, size_t
 }
 
 int64_t Record::selectDevice(const std::string& name, const std::map<std::string, double>& facts) {
+  return useMachine({"device: " + name, name}, facts);
+}
+
+int64_t Record::useMachine(const MachineIdentity& m, const std::map<std::string, double>& facts) {
   exec("BEGIN IMMEDIATE");
   try {
     {
       Stmt s(db_, "INSERT OR IGNORE INTO machines(fingerprint, description) VALUES(?, ?)");
-      s.bind(1, "device: " + name).bind(2, name).step();
+      s.bind(1, m.fingerprint).bind(2, m.description).step();
     }
     Stmt q(db_, "SELECT id FROM machines WHERE fingerprint=?");
-    q.bind(1, "device: " + name).step();
+    q.bind(1, m.fingerprint).step();
     machine_ = q.i64(0);
     if (!facts.empty()) replaceNamedValues("machine_facts", "machine_id", machine_, facts);
     exec("COMMIT");

@@ -17,7 +17,8 @@ struct sqlite3;
 
 namespace tawa::tune {
 
-inline constexpr int kRecordSchemaVersion = 2;  // 2: machine_facts (a record of version 1 is upgraded on open)
+// 2: machine_facts; 3: measurements.worker (an older record is upgraded on open).
+inline constexpr int kRecordSchemaVersion = 3;
 
 struct Measurement {
   double seconds = 0;               // the median of the repetitions (status "ok")
@@ -27,8 +28,17 @@ struct Measurement {
   std::string status = "ok";  // ok | failed | timeout
   std::string detail;         // for failures: the exit status and the end of stderr
   std::string origin;         // which search asked for it (masif, random, oracle, ...)
+  std::string worker;         // who measured it, as JSON (tawa tune --workers/--ray: host, pid, GPU), or empty
   bool ok() const { return status == "ok"; }
 };
+
+// What the record keys a machine by (measurements are ranked only against others of the same
+// fingerprint) and how it reads.
+struct MachineIdentity {
+  std::string fingerprint, description;
+};
+// This host: "CPU model | N cores | hostname".
+MachineIdentity hostIdentity();
 
 struct ProgramInfo {
   int64_t id = 0;
@@ -61,6 +71,8 @@ class Record {
   // "device: NAME"), not of this host: results measured elsewhere (imported, or a replayed landscape).
   // Non-empty `facts` replace the device's recorded facts (vendor, SMs, bandwidth, ...: numbers).
   int64_t selectDevice(const std::string& name, const std::map<std::string, double>& facts = {});
+  // Measurements from now on are of the machine `m` (created when new): the workers' (tawa tune --ray).
+  int64_t useMachine(const MachineIdentity& m, const std::map<std::string, double>& facts = {});
   std::map<std::string, double> machineFacts(int64_t machine);
   // Every (program, machine) pair with at least `minMeasured` configurations measured ok there.
   std::vector<TunedPair> tunedPairs(int64_t minMeasured);

@@ -133,7 +133,7 @@ std::vector<std::pair<Config, Measurement>> readMeasurements(const std::string& 
   return out;
 }
 
-std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath, const Space& space, bool noise, uint64_t seed,
+std::function<Measurement(const Config&, int)> loadReplay(const std::string& csvPath, const Space& space, bool noise, uint64_t seed,
                                                      ReplayStats* stats) {
   struct Figure {
     double mean, sd;
@@ -150,8 +150,7 @@ std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath,
     stats->best = *std::min_element(times.begin(), times.end());
     stats->median = median(times);
   }
-  auto rng = std::make_shared<std::mt19937_64>(seed);
-  return [rows, rng, noise, csvPath](const Config& c) {
+  return [rows, seed, noise, csvPath](const Config& c, int nth) {
     Measurement m;
     auto it = rows->find(c);
     if (it == rows->end()) {
@@ -160,7 +159,14 @@ std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath,
       return m;
     }
     double s = it->second.mean;
-    if (noise && it->second.sd > 0) s = std::max(0.0, std::normal_distribution<double>(it->second.mean, it->second.sd)(*rng));
+    if (noise && it->second.sd > 0) {
+      // The draw depends on the seed, the configuration and which measurement of it this is, not
+      // on the order of the calls: any worker, in any order, gives the same figure.
+      uint64_t h = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(nth) + 1;
+      for (int v : c) h = (h ^ static_cast<uint64_t>(v + 1)) * 0x100000001B3ull;
+      std::mt19937_64 rng(h);
+      s = std::max(0.0, std::normal_distribution<double>(it->second.mean, it->second.sd)(rng));
+    }
     m.seconds = s;
     m.repetitions = {s};
     return m;

@@ -32,9 +32,10 @@ struct ReplayStats {
 // Errors as for loadReplay.
 std::vector<std::pair<Config, Measurement>> readMeasurements(const std::string& csvPath, const Space& space);
 
-// The landscape in `csvPath` over `space`, as an evaluation function (it keeps its own table: the
-// space may move, as a TuneTarget in a vector does); `stats` (when given) says what was read.
-std::function<Measurement(const Config&)> loadReplay(const std::string& csvPath, const Space& space, bool noise, uint64_t seed,
+// The landscape in `csvPath` over `space`, as an evaluation function of a configuration and which
+// measurement of it this is (0: the first), which with `noise` seeds the draw (it keeps its own
+// table: the space may move, as a TuneTarget in a vector does); `stats` (when given) says what was read.
+std::function<Measurement(const Config&, int nth)> loadReplay(const std::string& csvPath, const Space& space, bool noise, uint64_t seed,
                                                      ReplayStats* stats = nullptr);
 
 }  // namespace tawa::tune

@@ -17,6 +17,7 @@
 #include "tune/Replay.h"
 #include "tune/SpaceJson.h"
 #include "tune/Tuner.h"
+#include "tune/Workers.h"
 
 namespace tawa::tune {
 
@@ -105,6 +106,12 @@ struct Args {
   double timeout = 60;
   size_t neighbours = TuneOptions{}.neighbours;  // one default: the library's
   bool leaveOneOut = false, dryRun = false, fresh = false;
+  // Workers: local processes (--workers, --gpus) or Ray (--ray and its sizes), and the pool made of them.
+  int workers = 0, rayWorkers = 0, finalists = TuneOptions{}.finalists;
+  std::vector<std::string> gpus;
+  std::string ray, python, serveWorker;
+  double rayGpus = 0, rayCpus = 1;
+  std::shared_ptr<WorkerPool> pool;
 };
 
 Location where(const std::string& what) { return Location::at(std::make_shared<const std::string>(what), 0, 0); }
@@ -137,7 +144,43 @@ TuneOptions options(const Args& a) {
   o.neighboursFrom = a.neighboursFrom;
   o.exclude = a.exclude;
   o.log = &std::cout;
+  o.workers = a.pool.get();
+  o.finalists = a.finalists;
   return o;
+}
+
+// The workers the options ask for: `--workers N` local processes (this tawa, --serve-worker), each
+// with its own CUDA_VISIBLE_DEVICES under --gpus; or, with --ray, one child process
+// (python -m tawa.tune_workers) that runs the jobs on Ray actors.
+std::shared_ptr<WorkerPool> makePool(const Args& a) {
+  std::vector<WorkerPool::Child> children;
+  if (!a.ray.empty()) {
+    const char* py = std::getenv("TAWA_PYTHON");
+    std::string python = !a.python.empty() ? a.python : py && *py ? py : "python3";
+    std::ostringstream gpus, cpus;
+    gpus << a.rayGpus;
+    cpus << a.rayCpus;
+    children.push_back({"ray",
+                        {python, "-m", "tawa.tune_workers", "--address", a.ray, "--workers", std::to_string(a.rayWorkers), "--gpus-per-worker",
+                         gpus.str(), "--cpus-per-worker", cpus.str()},
+                        {}});
+  } else {
+    const int n = a.workers > 0 ? a.workers : static_cast<int>(a.gpus.size());
+    for (int i = 0; i < n; ++i) {
+      WorkerPool::Child c{"local " + std::to_string(i), {selfDir() + "/tawa", "tune", "--serve-worker", "local " + std::to_string(i)}, {}};
+      if (!a.gpus.empty()) c.env["CUDA_VISIBLE_DEVICES"] = a.gpus[static_cast<size_t>(i) % a.gpus.size()];
+      children.push_back(std::move(c));
+    }
+  }
+  try {
+    auto pool = std::make_shared<WorkerPool>(std::move(children));
+    std::cout << "workers: " << pool->describe() << "\n";
+    return pool;
+  } catch (const std::runtime_error& e) {
+    throw UserError(where(a.ray.empty() ? "--workers" : "--ray"), e.what(),
+                    a.ray.empty() ? "" : "--ray needs Python with the tawa package and Ray installed (pip install tawa ray); "
+                                         "--python PATH or TAWA_PYTHON picks the interpreter");
+  }
 }
 
 void checkCommand(const TuneTarget& t, const std::string& what) {
@@ -259,6 +302,8 @@ int tuneProgram(const Args& a) {
   } else {
     ReplayStats st;
     t.replay = loadReplay(a.replay, t.space, a.replayNoise, a.seed, &st);
+    t.replaySource = TuneTarget::ReplaySource{std::filesystem::absolute(a.replay).string(), std::filesystem::absolute(a.space).string(),
+                                              a.replayNoise, a.seed};
     t.command = "replay " + a.replay + (a.replayNoise ? " with noise" : "");
     std::cout << "replay: " << a.replay << ", " << st.rows << " recorded configurations, best " << std::setprecision(4)
               << st.best << " s, median " << st.median << " s" << (a.replayNoise ? "; each evaluation draws from the recorded noise" : "")
@@ -351,6 +396,7 @@ std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec, std::set<std::stri
     if (p.contains("replay")) {
       std::string csv = relative(p["replay"].get<std::string>());
       t.replay = loadReplay(csv, t.space, a.replayNoise, a.seed);
+      t.replaySource = TuneTarget::ReplaySource{fs::absolute(csv).string(), fs::absolute(spacePath).string(), a.replayNoise, a.seed};
       t.command = "replay " + csv;
     } else {
       t.command = p["command"].get<std::string>();
@@ -505,8 +551,34 @@ std::function<int()> addTuneCommand(CLI::App& app) {
       ->delimiter(',');
   c->add_option("--exclude", a->exclude, "never these as neighbours: NAME, NAME@DEVICE or @DEVICE (comma separated)")->delimiter(',');
   c->add_flag("--print-features", a->printFeatures, "print the static features --features computes (JSON) and stop");
+  c->add_option("--workers", a->workers,
+                "measure on N local worker processes at once (the search proposes ahead of itself; the fastest configurations are "
+                "measured again one at a time at the end)")
+      ->check(CLI::Range(1, 1024));
+  c->add_option("--gpus", a->gpus, "with --workers: each worker's CUDA_VISIBLE_DEVICES in turn (comma separated; --workers defaults to their count)")
+      ->delimiter(',');
+  c->add_option("--ray", a->ray, "measure on Ray actors of the cluster at ADDRESS (auto: the running cluster; local: start one here)");
+  c->add_option("--ray-workers", a->rayWorkers, "with --ray: actors to start (default: one per GPU the cluster has with --ray-gpus, else per CPU)")
+      ->check(CLI::Range(0, 4096));
+  c->add_option("--ray-gpus", a->rayGpus, "with --ray: GPUs each actor holds (default 0: CPU workers; 1: one actor per GPU)")->check(CLI::Range(0.0, 64.0));
+  c->add_option("--ray-cpus", a->rayCpus, "with --ray: CPUs each actor holds")->default_val(1)->check(CLI::Range(0.0, 1024.0));
+  c->add_option("--python", a->python, "with --ray: the Python that has tawa and Ray (default: $TAWA_PYTHON, else python3)");
+  c->add_option("--finalists", a->finalists, "with workers: the fastest configurations measured again on one worker at the end")
+      ->default_val(TuneOptions{}.finalists)
+      ->check(CLI::Range(0, 100));
+  c->add_option("--serve-worker", a->serveWorker, "run as a worker named NAME: jobs on standard input, answers on standard output")
+      ->group("");  // internal: the tuner starts these
   c->footer(kTuneHelp);
   return [a]() -> int {
+    if (!a->serveWorker.empty()) return serveWorker(std::cin, std::cout, a->serveWorker);
+    if (!a->ray.empty() && (a->workers || !a->gpus.empty()))
+      throw UserError(where("--ray"), "--ray and --workers/--gpus exclude each other: Ray's actors are the workers");
+    if ((a->rayWorkers || a->rayGpus > 0 || !a->python.empty()) && a->ray.empty())
+      throw UserError(where(a->rayWorkers ? "--ray-workers" : a->rayGpus > 0 ? "--ray-gpus" : "--python"), "this option needs --ray ADDRESS");
+    const bool parallel = a->workers || !a->gpus.empty() || !a->ray.empty();
+    if (parallel && !a->evaluate.empty()) throw UserError(where("--evaluate"), "--evaluate measures one configuration here; leave out --workers and --ray");
+    if (parallel && !a->imports.empty()) throw UserError(where("--import"), "--import runs nothing; leave out --workers and --ray");
+    if (parallel && !a->dryRun && !a->printFeatures) a->pool = makePool(*a);
     if (!a->file.empty() || !a->kernel.empty()) {
       if (a->file.empty()) throw UserError(where("--kernel"), "--kernel needs the kernel's file: tawa tune FILE.py --kernel K --spec ...");
       if (!a->program.empty() || !a->suite.empty() || !a->replay.empty())

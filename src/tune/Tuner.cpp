@@ -1,13 +1,18 @@
 #include "tune/Tuner.h"
 
+#include <algorithm>
 #include <cmath>
+#include <deque>
 #include <iomanip>
 #include <limits>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
+#include "tune/AskTell.h"
 #include "tune/SpaceJson.h"
 #include "tune/Stats.h"
+#include "tune/Workers.h"
 
 namespace tawa::tune {
 
@@ -212,34 +217,209 @@ std::string failureExample(Record& rec, const TuneTarget& t, const TuneResult& r
   return key + ": " + why;
 }
 
-Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const MeasureOptions& m, const std::string& origin,
-                       int nth, int64_t after) {
-  int64_t id = registerTarget(rec, t);
-  Evaluation e;
-  e.config = c;
-  std::string key = t.space.key(c);
-  // The record's measurements of this configuration answer in order, but a timeout under a shorter
-  // limit than this tuning's does not count: with more time the configuration might finish.
+namespace {
+
+// The record's measurement `nth` of configuration c (among those with an id above `after`), if it
+// holds that many. A timeout under a shorter limit than this tuning's does not count: with more
+// time the configuration might finish.
+std::optional<Evaluation> recorded(Record& rec, int64_t id, const TuneTarget& t, const Config& c, const MeasureOptions& m, int nth,
+                                   int64_t after) {
+  const std::string key = t.space.key(c);
   int usable = 0;
   for (int k = 0;; ++k) {
     auto old = rec.lookup(id, key, k, after);
-    if (!old) break;
+    if (!old) return std::nullopt;
     if (auto limit = timeoutLimit(*old); limit && *limit < m.timeoutSeconds) continue;
     if (usable++ < nth) continue;
+    Evaluation e;
+    e.config = c;
     e.cached = true;
     e.seconds = old->ok() ? old->seconds : std::numeric_limits<double>::infinity();
     e.spread = old->spread;
     e.failure = failureWords(*old);
     return e;
   }
-  Measurement r = t.replay ? t.replay(c) : measure(t.space.substitute(t.command, c), m);
+}
+
+// Records a new measurement of c and returns it as an evaluation.
+Evaluation recordNew(Record& rec, int64_t id, const TuneTarget& t, const Config& c, Measurement r, const std::string& origin) {
   r.origin = origin;
-  rec.add(id, key, r);
+  rec.add(id, t.space.key(c), r);
+  Evaluation e;
+  e.config = c;
   e.seconds = r.ok() ? r.seconds : std::numeric_limits<double>::infinity();
   e.spread = r.spread;
   e.failure = failureWords(r);
+  e.measurements = {e.seconds};
   return e;
 }
+
+}  // namespace
+
+Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const MeasureOptions& m, const std::string& origin,
+                       int nth, int64_t after) {
+  int64_t id = registerTarget(rec, t);
+  if (auto e = recorded(rec, id, t, c, m, nth, after)) return *e;
+  return recordNew(rec, id, t, c, t.replay ? t.replay(c, nth) : measure(t.space.substitute(t.command, c), m), origin);
+}
+
+namespace {
+
+// What a worker runs for measurement p of target t (Workers.h has the protocol).
+nlohmann::json jobFor(const TuneTarget& t, const Proposal& p, const MeasureOptions& m) {
+  if (t.replaySource) {
+    return {{"replay", {{"csv", t.replaySource->csv}, {"space", t.replaySource->space}, {"noise", t.replaySource->noise},
+                        {"seed", t.replaySource->seed}}},
+            {"config", t.space.toJson(p.config)},
+            {"nth", p.nth}};
+  }
+  if (t.replay) throw std::logic_error("a replayed target without its source cannot run on workers");
+  return {{"command", t.space.substitute(t.command, p.config)},
+          {"measure", {{"warmups", m.warmups}, {"reps", m.repetitions}, {"max_reps", m.maxRepetitions}, {"noise", m.noiseLimit},
+                       {"timeout", m.timeoutSeconds}}}};
+}
+
+// The search on workers: ask/tell, every proposal looked up in the record first, the rest measured
+// as workers free up (what the search waits for first), each result recorded as it arrives. Workers
+// whose fingerprint differs from the first one's are dropped: their figures never share a ranking.
+// A measurement lost with its worker runs again elsewhere (given up as failed after three losses).
+// Then the finalists, measured again one at a time on one worker.
+void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptions& o, const std::function<void(Evaluator&)>& search,
+                   const Evaluator::Progress& progress, int64_t after, TuneResult& res, int& measured) {
+  WorkerPool& pool = *o.workers;
+  std::ostream* log = o.log;
+  auto ids = pool.identities();
+  if (ids.empty()) throw std::runtime_error("no workers");
+  const nlohmann::json reference = ids.front();
+  const std::string refFingerprint = reference.value("fingerprint", std::string());
+  for (auto& w : ids)
+    if (w.value("fingerprint", std::string()) != refFingerprint)
+      pool.drop(w.value("name", std::string()), "it measures on " + w.value("description", std::string("?")) + ", not on " +
+                                                    reference.value("description", std::string("?")) +
+                                                    " like the first worker; figures of different machines are never ranked together");
+  rec.useMachine({refFingerprint, reference.value("description", std::string())});
+  const size_t slots = pool.slots();
+  const int finalists = slots > 1 && o.budget > 2 * o.finalists ? o.finalists : 0;
+  if (log)
+    *log << "workers: " << pool.describe() << ", measuring on " << reference.value("description", std::string("?"))
+         << (finalists ? "; the " + std::to_string(finalists) + " fastest measured again on one worker at the end" : std::string()) << "\n";
+
+  AskTellSearch at(t.space, o.budget - finalists, search, static_cast<int>(slots) - 1);
+  at.evaluator().progress = progress;
+  std::deque<Proposal> queue;
+  std::map<uint64_t, Proposal> running;
+  std::map<Proposal, int> losses;
+  uint64_t nextId = 1;
+  auto message = [&](const WorkerPool::Event& e) {
+    if (log) *log << "workers: " << e.body.value("text", e.body.dump()) << "\n" << std::flush;
+  };
+  // Handles one worker event; returns the reply's measurement for `running` proposal, if any.
+  auto handle = [&](const WorkerPool::Event& e, const std::function<void(const Proposal&, const Evaluation&)>& done) {
+    if (e.kind == WorkerPool::Event::Message) return message(e);
+    auto it = running.find(e.id);
+    if (it == running.end()) return;  // not ours (any more): never recorded twice
+    const Proposal p = it->second;
+    running.erase(it);
+    if (e.kind == WorkerPool::Event::Lost) {
+      const std::string why = e.body.value("why", std::string("lost"));
+      if (++losses[p] >= 3) {
+        Measurement m;
+        m.status = "failed";
+        m.detail = "lost with its worker 3 times; the last time " + why;
+        ++measured;
+        return done(p, recordNew(rec, id, t, p.config, m, o.method));
+      }
+      if (log) *log << "workers: " << t.space.key(p.config) << " lost (" << why << "); run again\n" << std::flush;
+      queue.push_front(p);
+      return;
+    }
+    const nlohmann::json& w = e.body["worker"];
+    if (w.value("fingerprint", std::string()) != refFingerprint) {
+      pool.drop(w.value("name", std::string()), "it measured on " + w.value("description", std::string("?")) + ", not on the reference machine");
+      queue.push_front(p);
+      return;
+    }
+    Measurement m = measurementFromJson(e.body["measurement"]);
+    m.worker = nlohmann::json{{"name", w.value("name", std::string())}, {"details", w.value("details", nlohmann::json::object())}}.dump();
+    ++measured;
+    done(p, recordNew(rec, id, t, p.config, m, o.method));
+  };
+  auto startJobs = [&](const std::optional<Proposal>& first, const std::string& on) {
+    while (pool.free() > 0 && !queue.empty()) {
+      auto q = first ? std::find(queue.begin(), queue.end(), *first) : queue.end();
+      if (q == queue.end()) q = queue.begin();
+      nlohmann::json job = jobFor(t, *q, o.measure);
+      job["id"] = nextId;
+      if (!on.empty()) job["on"] = on;
+      running[nextId++] = *q;
+      queue.erase(q);
+      pool.submit(job);
+    }
+  };
+  auto told = [&](const Proposal& p, const Evaluation& e) { at.tell(p, Sample(e.seconds, e.spread, e.failure), false); };
+  for (;;) {
+    bool answered = false;
+    for (auto& p : at.ask()) {
+      if (auto e = recorded(rec, id, t, p.config, o.measure, p.nth, after)) {
+        at.tell(p, Sample(e->seconds, e->spread, e->failure), true);
+        answered = true;
+      } else {
+        queue.push_back(p);
+      }
+    }
+    if (answered) continue;  // figures from the record: the search may go on at once
+    startJobs(at.waitingFor(), "");
+    if (running.empty()) {
+      if (at.finished()) break;
+      if (pool.slots() == 0) throw std::runtime_error("every worker was dropped (see the messages above)");
+      if (queue.empty()) throw std::logic_error("the search waits for nothing under way");
+      continue;
+    }
+    auto e = pool.next();
+    if (!e) continue;
+    handle(*e, told);
+  }
+  for (auto& text : pool.messages())
+    if (log) *log << "workers: " << text << "\n";
+  const Evaluator& ev = at.evaluator();
+  res.best = ev.best();
+  res.evaluations = ev.used();
+  if (!finalists) return;
+
+  // The finalists: the fastest configurations, each measured once more (its next measurement, so
+  // that a rerun finds it in the record), one at a time on the first worker, nothing else running.
+  std::vector<Evaluation> byFigure;
+  for (auto& e : ev.history())
+    if (std::isfinite(e.seconds)) byFigure.push_back(e);
+  std::stable_sort(byFigure.begin(), byFigure.end(), [](auto& a, auto& b) { return a.seconds < b.seconds; });
+  if (byFigure.size() > static_cast<size_t>(finalists)) byFigure.resize(static_cast<size_t>(finalists));
+  const std::string on = pool.identities().empty() ? "" : pool.identities().front().value("name", std::string());
+  for (auto& f : byFigure) {
+    const Proposal p{f.config, static_cast<int>(f.measurements.size())};
+    std::optional<Evaluation> got = recorded(rec, id, t, p.config, o.measure, p.nth, after);
+    if (!got) {
+      queue.push_back(p);
+      while (!got) {
+        if (pool.slots() == 0) throw std::runtime_error("every worker was dropped (see the messages above)");
+        startJobs(std::nullopt, on);
+        auto e = pool.next();
+        if (!e) continue;
+        handle(*e, [&](const Proposal&, const Evaluation& r) { got = r; });
+      }
+    }
+    ++res.evaluations;
+    Evaluation r = *got;
+    r.config = f.config;
+    res.finalists.push_back(r);
+    if (log)
+      *log << "[" << t.name << " finalist] " << t.space.key(f.config) << " " << fmtSeconds(r.seconds) << (r.cached ? " (recorded)" : "")
+           << " on " << (on.empty() ? "a worker" : on) << " (during the search " << fmtSeconds(f.seconds) << ")\n" << std::flush;
+  }
+  std::stable_sort(res.finalists.begin(), res.finalists.end(), [](auto& a, auto& b) { return a.seconds < b.seconds; });
+  if (!res.finalists.empty() && std::isfinite(res.finalists.front().seconds)) res.best = res.finalists.front();
+}
+
+}  // namespace
 
 TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
   TuneResult res;
@@ -253,9 +433,9 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
     if (!cached) ++measured;
     return Sample(e.seconds, e.spread, e.failure);
   };
-  Evaluator ev(t.space, objective, o.budget);
+  Evaluator::Progress progress;
   if (log) {
-    ev.progress = [&](const Evaluation& now, int i, int budget, const Evaluation& best) {
+    progress = [&](const Evaluation& now, int i, int budget, const Evaluation& best) {
       bool failed = !std::isfinite(now.measurements.back()) && !now.failure.empty();
       *log << "[" << t.name << " " << o.method << " " << i << "/" << budget << "] " << t.space.key(now.config) << " "
            << (failed ? now.failure : fmtSeconds(now.measurements.back())) << (now.cached ? " (recorded)" : "");
@@ -264,10 +444,11 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
       *log << "   best " << fmtSeconds(best.seconds) << "\n" << std::flush;
     };
   }
-  std::mt19937_64 rng(o.seed);
+  // The search, on whichever evaluator runs it.
+  std::function<void(Evaluator&)> search;
   if (o.method == "masif" || o.method == "copy") {
-    auto nb = findNeighbours(rec, id, t, o, res.neighbours);
-    const auto& guides = nb.guides;
+    auto nb = std::make_shared<Neighbourhood>(findNeighbours(rec, id, t, o, res.neighbours));
+    const auto& guides = nb->guides;
     if (log) {
       if (t.features.empty())
         *log << o.method << ": '" << t.name << "' has no static features (give --features FILE), so no neighbours"
@@ -282,12 +463,12 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
       }
     }
     if (o.method == "copy") {
-      copySearch(ev, guides, nb.landscapes);
+      search = [nb](Evaluator& ev) { copySearch(ev, nb->guides, nb->landscapes); };
     } else {
-      if (log && !guides.empty() && masifTransfers(nb.landscapes)) {
-        *log << "masif: transfer from " << nb.landscapes.size() << " neighbour landscape(s) (";
-        for (size_t k = 0; k < nb.landscapes.size(); ++k)
-          *log << (k ? ", " : "") << nb.landscapes[k].from << ": " << nb.landscapes[k].seconds.size();
+      if (log && !guides.empty() && masifTransfers(nb->landscapes)) {
+        *log << "masif: transfer from " << nb->landscapes.size() << " neighbour landscape(s) (";
+        for (size_t k = 0; k < nb->landscapes.size(); ++k)
+          *log << (k ? ", " : "") << nb->landscapes[k].from << ": " << nb->landscapes[k].seconds.size();
         *log << " configurations)\n";
       } else if (log && !guides.empty()) {
         // The PCA of the guides, as the search will compute it (a dry run evaluates nothing).
@@ -299,27 +480,51 @@ TuneResult tune(Record& rec, const TuneTarget& t, const TuneOptions& o) {
         if (p.uninformed) *log << "; " << p.uninformed << " parameter(s) no neighbour has, explored by the candidates";
         *log << "\n";
       }
-      res.plan = masifSearch(ev, rng, guides, o.dryRun, nb.landscapes);
-      if (log && res.plan.transfer && !o.dryRun) {
-        *log << "masif: final neighbour weights (how well each ranked this program's figures):";
-        for (size_t k = 0; k < nb.landscapes.size(); ++k)
-          *log << " " << nb.landscapes[k].from << " " << std::setprecision(2) << res.plan.weights[k];
-        *log << "\n";
-      }
-      if (o.dryRun && log) {
-        *log << "masif: the search would evaluate first:\n";
-        for (auto& c : res.plan.first) *log << "  " << t.space.key(c) << "\n";
-      }
+      search = [nb, &res, &o](Evaluator& ev) {
+        std::mt19937_64 rng(o.seed);
+        res.plan = masifSearch(ev, rng, nb->guides, o.dryRun, nb->landscapes);
+      };
+      auto report = [nb, &res, &o, &t, log] {
+        if (log && res.plan.transfer && !o.dryRun) {
+          *log << "masif: final neighbour weights (how well each ranked this program's figures):";
+          for (size_t k = 0; k < nb->landscapes.size(); ++k)
+            *log << " " << nb->landscapes[k].from << " " << std::setprecision(2) << res.plan.weights[k];
+          *log << "\n";
+        }
+        if (o.dryRun && log) {
+          *log << "masif: the search would evaluate first:\n";
+          for (auto& c : res.plan.first) *log << "  " << t.space.key(c) << "\n";
+        }
+      };
+      search = [inner = search, report](Evaluator& ev) {
+        inner(ev);
+        report();
+      };
     }
   } else if (o.method == "random") {
-    randomSearch(ev, rng);
+    search = [&o](Evaluator& ev) {
+      std::mt19937_64 rng(o.seed);
+      randomSearch(ev, rng);
+    };
   } else if (o.method == "greedy") {
-    greedySearch(ev, rng);
+    search = [&o](Evaluator& ev) {
+      std::mt19937_64 rng(o.seed);
+      greedySearch(ev, rng);
+    };
   } else if (o.method == "exhaustive") {
-    exhaustiveSearch(ev);
+    search = [](Evaluator& ev) { exhaustiveSearch(ev); };
+  } else {
+    search = [](Evaluator&) {};
   }
-  res.best = ev.best();
-  res.evaluations = ev.used();
+  if (o.workers && !o.dryRun) {
+    tuneOnWorkers(rec, id, t, o, search, progress, after, res, measured);
+  } else {
+    Evaluator ev(t.space, objective, o.budget);
+    ev.progress = progress;
+    search(ev);
+    res.best = ev.best();
+    res.evaluations = ev.used();
+  }
   res.measured = measured;
   if (!o.dryRun) {
     std::string nb;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -12,8 +13,6 @@
 
 #include "tune/Features.h"
 #include "tune/Measure.h"
-#include <functional>
-
 #include "tune/Record.h"
 #include "tune/Search.h"
 #include "tune/Space.h"
@@ -28,8 +27,17 @@ struct TuneTarget {
   Space space;
   Features features;      // empty: the program has no features (MaSiF then has no neighbours)
   // Set: an evaluation is this function's answer instead of a run of the command (tawa tune --replay).
-  std::function<Measurement(const Config&)> replay;
+  std::function<Measurement(const Config&, int nth)> replay;
+  // Where the replayed landscape comes from, for workers that load it themselves (tawa tune --workers).
+  struct ReplaySource {
+    std::string csv, space;  // paths the workers can read
+    bool noise = false;
+    uint64_t seed = 1;
+  };
+  std::optional<ReplaySource> replaySource;
 };
+
+class WorkerPool;
 
 struct TuneOptions {
   std::string method = "masif";  // masif | copy | random | greedy | exhaustive
@@ -48,6 +56,12 @@ struct TuneOptions {
   bool fresh = false;
   bool dryRun = false;
   std::ostream* log = nullptr;    // progress lines
+  // Set: measurements run on these workers, as many at once as they have slots (the search is then
+  // ask/tell, measuring ahead of itself). With more than one slot the `finalists` fastest
+  // configurations are measured again at the end, one at a time on one worker, and the best is the
+  // fastest of those figures; the search's budget leaves room for them.
+  WorkerPool* workers = nullptr;
+  int finalists = 3;
 };
 
 struct TuneResult {
@@ -56,6 +70,7 @@ struct TuneResult {
   int measured = 0;  // runs this call made (the rest came from the record)
   std::vector<std::string> neighbours;
   MasifPlan plan;
+  std::vector<Evaluation> finalists;  // with workers: the finalists' figures measured on one worker, fastest first
 };
 
 int64_t registerTarget(Record& rec, const TuneTarget& t);
