@@ -35,7 +35,8 @@ else
 fi
 # The Python package's build (scikit-build-core, nanobind) and tests (pytest, numpy), in the same
 # environment: scripts/python-package.sh installs tawa there, and its tests wrap Triton's kernels.
-py_pins=("nanobind==2.9.2" "scikit-build-core==0.11.6" "pytest==8.4.2" "numpy==2.3.5")
+# Ray: tawa tune --ray's actors (python -m tawa.tune_workers) and its tests on a local cluster.
+py_pins=("nanobind==2.9.2" "scikit-build-core==0.11.6" "pytest==8.4.2" "numpy==2.3.5" "ray==2.52.1")
 if "$venv/bin/python" - "${py_pins[@]}" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version

@@ -66,6 +66,9 @@ def main(argv=None):
         channel.write(json.dumps(obj) + "\n")
         channel.flush()
 
+    import warnings
+
+    warnings.filterwarnings("ignore", category=FutureWarning, module="ray")
     import ray
 
     try:
