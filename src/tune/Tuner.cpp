@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ir/Diagnostic.h"
 #include "tune/AskTell.h"
 #include "tune/SpaceJson.h"
 #include "tune/Stats.h"
@@ -289,7 +290,7 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
   WorkerPool& pool = *o.workers;
   std::ostream* log = o.log;
   auto ids = pool.identities();
-  if (ids.empty()) throw std::runtime_error("no workers");
+  if (ids.empty()) throw UserError(Location::at(std::make_shared<const std::string>(t.name), 0, 0), "no workers");
   const nlohmann::json reference = ids.front();
   const std::string refFingerprint = reference.value("fingerprint", std::string());
   for (auto& w : ids)
@@ -297,6 +298,8 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
       pool.drop(w.value("name", std::string()), "it measures on " + w.value("description", std::string("?")) + ", not on " +
                                                     reference.value("description", std::string("?")) +
                                                     " like the first worker; figures of different machines are never ranked together");
+  for (auto& text : pool.messages())
+    if (log) *log << "workers: " << text << "\n";
   rec.useMachine({refFingerprint, reference.value("description", std::string())});
   const size_t slots = pool.slots();
   const int finalists = slots > 1 && o.budget > 2 * o.finalists ? o.finalists : 0;
@@ -371,7 +374,7 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
     startJobs(at.waitingFor(), "");
     if (running.empty()) {
       if (at.finished()) break;
-      if (pool.slots() == 0) throw std::runtime_error("every worker was dropped (see the messages above)");
+      if (pool.slots() == 0) throw UserError(Location::at(std::make_shared<const std::string>(t.name), 0, 0), "every worker was dropped (see the messages above)");
       if (queue.empty()) throw std::logic_error("the search waits for nothing under way");
       continue;
     }
@@ -400,7 +403,7 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
     if (!got) {
       queue.push_back(p);
       while (!got) {
-        if (pool.slots() == 0) throw std::runtime_error("every worker was dropped (see the messages above)");
+        if (pool.slots() == 0) throw UserError(Location::at(std::make_shared<const std::string>(t.name), 0, 0), "every worker was dropped (see the messages above)");
         startJobs(std::nullopt, on);
         auto e = pool.next();
         if (!e) continue;

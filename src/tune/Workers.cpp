@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -361,12 +362,21 @@ void WorkerPool::died(Proc& p, const std::string& how) {
 
 void WorkerPool::drop(const std::string& worker, const std::string& why) {
   for (auto& p : procs_) {
-    bool holds = p.spec.name == worker;
-    for (auto& id : p.identities) holds = holds || id.value("name", std::string()) == worker;
-    if (!holds || p.dropped || p.pid <= 0) continue;
-    p.dropped = true;
+    if (p.dropped || p.pid <= 0) continue;
+    auto it = std::find_if(p.identities.begin(), p.identities.end(), [&](auto& id) { return id.value("name", std::string()) == worker; });
+    if (p.spec.name != worker && it == p.identities.end()) continue;
     events_.push_back({Event::Message, 0, {{"text", "worker " + worker + " dropped: " + why}}});
+    if (p.spec.name != worker && p.identities.size() > 1) {
+      // One of several workers behind this child (a Ray bridge's actors): the child gives it up.
+      p.identities.erase(it);
+      p.slots = p.slots > 0 ? p.slots - 1 : 0;
+      std::string line = nlohmann::json{{"drop", worker}}.dump() + "\n";
+      if (write(p.in, line.data(), line.size()) != static_cast<ssize_t>(line.size())) died(p, "its input closed");
+      return;
+    }
+    p.dropped = true;
     died(p, "dropped");
+    return;
   }
 }
 
