@@ -56,6 +56,7 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=0, help="actors to start (0: as many as the cluster's GPUs or CPUs allow)")
     ap.add_argument("--gpus-per-worker", type=float, default=0.0)
     ap.add_argument("--cpus-per-worker", type=float, default=1.0)
+    ap.add_argument("--name", default="ray", help="the actors are named NAME 0, NAME 1, ...")
     args = ap.parse_args(argv)
 
     # The protocol owns standard output: whatever else prints (Ray, warnings) goes to standard error.
@@ -95,7 +96,7 @@ def main(argv=None):
     def start(name):
         actors[name] = Actor.remote(name)
 
-    names = ["ray %d" % i for i in range(n)]
+    names = ["%s %d" % (args.name, i) for i in range(n)]
     for name in names:
         start(name)
     try:

@@ -370,8 +370,17 @@ int tuneKernel(const KernelTuneArgs& a, std::ostream& out) {
   }
   t.command = shellQuote(selfExe()) + " run " + shellQuote(a.file) + " --kernel " + shellQuote(a.kernel) + " --spec " + shellQuote(specT) +
               (a.grid.empty() ? "" : " --grid " + shellQuote(a.grid)) + " --backend cuda --check none";
-  if (t.space.paramIndex("depth") >= 0)
-    t.command += " --depth {depth} --mma-depth {mma_depth} --consumers {consumers} --persistent {persistent} --group-m {group_m}";
+  // The compile alone (for compile workers, tawa tune --compile-workers): it fills the CUDA build
+  // cache (~/.cache/tawa/cuda, by content) that the run then finds, on the same machine or a shared
+  // cache folder.
+  t.prepare = shellQuote(selfExe()) + " compile " + shellQuote(a.file) + " --kernel " + shellQuote(a.kernel) + " --spec " + shellQuote(specT) +
+              " --target sm_90a --emit cubin -o /dev/null";
+  t.prepareRequired = false;
+  if (t.space.paramIndex("depth") >= 0) {
+    const std::string ws = " --depth {depth} --mma-depth {mma_depth} --consumers {consumers} --persistent {persistent} --group-m {group_m}";
+    t.command += ws;
+    t.prepare += ws;
+  }
 
   Record rec(a.db);
   if (!a.importPath.empty()) return importResults(rec, t, a.importPath, out);

@@ -54,6 +54,17 @@ the program answer nothing; other programs still guide MaSiF): a search repeated
 is then an independent one, not a replay of the first.
 The last line printed is the best configuration as JSON.
 
+Workers: --workers N runs N local worker processes (--gpus 0,1: each its own CUDA_VISIBLE_DEVICES);
+--compile-workers M (--ray-compile-workers M) run the prepare step (a kernel's compile, --prepare) on M
+more while the others measure;
+--ray ADDRESS runs Ray actors (--ray-gpus 1: one per GPU; --ray-cpus; python -m tawa.tune_workers in
+--python's environment, with tawa and Ray installed). The search proposes ahead of itself (ask/tell) so
+that every worker is busy; the tuner alone writes the record, each measurement with its worker. A
+worker whose fingerprint (GPU model, driver, clocks; or CPU host) differs from the first worker's is
+dropped; a measurement lost with its worker runs again elsewhere; a tuner killed mid-run resumes from
+the record. With several workers the --finalists fastest (3) are measured again one at a time on one
+worker, and the best is the fastest of those.
+
 Methods: masif (default: the k nearest tuned programs of the record by z-scored static features, each
 neighbour's best configurations carried over by value, PCA over them keeping 90% of the variance,
 candidates along the leading components most promising first for 8 evaluations (parameters no
@@ -90,6 +101,8 @@ Examples:
   tawa tune examples/matmul_desc.py --kernel matmul_desc_kernel --spec 'a_ptr:*fp16[M,K], b_ptr:*fp16[K,N],
             c_ptr:*fp16[M,N], M:i32=4096, N:i32=4096, K:i32=4096, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64'
             --grid 'cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)' --budget 30 --dry-run
+  tawa tune --replay landscape/data.csv --space landscape/SPACE.json --workers 2     # two local worker processes
+  tawa tune --program './app --grain {grain}' --space space.json --ray auto --ray-cpus 2   # Ray actors, 2 CPUs each
   sqlite3 tawa-tune.db 'select program, config, seconds from results order by seconds limit 5'
 )";
 
@@ -107,7 +120,8 @@ struct Args {
   size_t neighbours = TuneOptions{}.neighbours;  // one default: the library's
   bool leaveOneOut = false, dryRun = false, fresh = false;
   // Workers: local processes (--workers, --gpus) or Ray (--ray and its sizes), and the pool made of them.
-  int workers = 0, rayWorkers = 0, finalists = TuneOptions{}.finalists;
+  int workers = 0, rayWorkers = 0, finalists = TuneOptions{}.finalists, compileWorkers = 0, rayCompileWorkers = 0;
+  std::string prepare;
   std::vector<std::string> gpus;
   std::string ray, python, serveWorker;
   double rayGpus = 0, rayCpus = 1;
@@ -164,7 +178,22 @@ std::shared_ptr<WorkerPool> makePool(const Args& a) {
                         {python, "-m", "tawa.tune_workers", "--address", a.ray, "--workers", std::to_string(a.rayWorkers), "--gpus-per-worker",
                          gpus.str(), "--cpus-per-worker", cpus.str()},
                         {}});
+    if (a.rayCompileWorkers > 0) {
+      WorkerPool::Child c;
+      c.name = "ray compile";
+      c.argv = {python, "-m", "tawa.tune_workers", "--address", a.ray, "--workers", std::to_string(a.rayCompileWorkers), "--gpus-per-worker", "0",
+                "--cpus-per-worker", "1", "--name", "ray compile"};
+      c.role = "prepare";
+      children.push_back(std::move(c));
+    }
   } else {
+    for (int i = 0; i < a.compileWorkers; ++i) {
+      WorkerPool::Child c;
+      c.name = "compile " + std::to_string(i);
+      c.argv = {selfDir() + "/tawa", "tune", "--serve-worker", c.name};
+      c.role = "prepare";
+      children.push_back(std::move(c));
+    }
     const int n = a.workers > 0 ? a.workers : static_cast<int>(a.gpus.size());
     for (int i = 0; i < n; ++i) {
       WorkerPool::Child c{"local " + std::to_string(i), {selfDir() + "/tawa", "tune", "--serve-worker", "local " + std::to_string(i)}, {}};
@@ -183,12 +212,12 @@ std::shared_ptr<WorkerPool> makePool(const Args& a) {
   }
 }
 
-void checkCommand(const TuneTarget& t, const std::string& what) {
-  auto bad = t.space.unknownPlaceholders(t.command);
+void checkCommand(const Space& space, const std::string& command, const std::string& what) {
+  auto bad = space.unknownPlaceholders(command);
   if (!bad.empty()) {
-    size_t col = t.command.find("{" + bad[0] + "}");
+    size_t col = command.find("{" + bad[0] + "}");
     std::string known;
-    for (auto& p : t.space.params) known += (known.empty() ? "" : ", ") + p.name;
+    for (auto& p : space.params) known += (known.empty() ? "" : ", ") + p.name;
     throw UserError(Location::at(std::make_shared<const std::string>(what), 1, static_cast<int>(col) + 1),
                     "{" + bad[0] + "} is not a parameter of the space (parameters: " + known + ")");
   }
@@ -298,7 +327,9 @@ int tuneProgram(const Args& a) {
     t.command = "imported";
   } else if (a.replay.empty()) {
     t.command = a.program;
-    checkCommand(t, "--program");
+    checkCommand(t.space, t.command, "--program");
+    t.prepare = a.prepare;
+    if (!t.prepare.empty()) checkCommand(t.space, t.prepare, "--prepare");
   } else {
     ReplayStats st;
     t.replay = loadReplay(a.replay, t.space, a.replayNoise, a.seed, &st);
@@ -403,7 +434,7 @@ std::vector<SuiteEntry> loadSuite(const Args& a, Record& rec, std::set<std::stri
       bool built = t.command.rfind("{bin}", 0) == 0;  // the suite's own executable, not a shell line
       size_t b;
       while ((b = t.command.find("{bin}")) != std::string::npos) t.command.replace(b, 5, bin);
-      checkCommand(t, path + " (" + name + ")");
+      checkCommand(t.space, t.command, path + " (" + name + ")");
       std::string exe = t.command.substr(0, t.command.find(' '));
       if (built && access(exe.c_str(), X_OK) != 0)
         throw UserError(where(exe), "the skeleton program is not built", "build tawa with cmake (bench/skeletons), or pass --bin DIR");
@@ -563,6 +594,14 @@ std::function<int()> addTuneCommand(CLI::App& app) {
   c->add_option("--ray-gpus", a->rayGpus, "with --ray: GPUs each actor holds (default 0: CPU workers; 1: one actor per GPU)")->check(CLI::Range(0.0, 64.0));
   c->add_option("--ray-cpus", a->rayCpus, "with --ray: CPUs each actor holds")->default_val(1)->check(CLI::Range(0.0, 1024.0));
   c->add_option("--python", a->python, "with --ray: the Python that has tawa and Ray (default: $TAWA_PYTHON, else python3)");
+  c->add_option("--prepare", a->prepare,
+                "with --program: a command run once before each configuration's measurement (a build step; {name} placeholders "
+                "as for --program); its failure is the configuration's");
+  c->add_option("--compile-workers", a->compileWorkers,
+                "local processes that run the prepare step (a kernel's compile, --prepare) while the --workers measure")
+      ->check(CLI::Range(1, 1024));
+  c->add_option("--ray-compile-workers", a->rayCompileWorkers, "with --ray: CPU actors that run the prepare step while the others measure")
+      ->check(CLI::Range(1, 4096));
   c->add_option("--finalists", a->finalists, "with workers: the fastest configurations measured again on one worker at the end")
       ->default_val(TuneOptions{}.finalists)
       ->check(CLI::Range(0, 100));
@@ -573,8 +612,13 @@ std::function<int()> addTuneCommand(CLI::App& app) {
     if (!a->serveWorker.empty()) return serveWorker(std::cin, std::cout, a->serveWorker);
     if (!a->ray.empty() && (a->workers || !a->gpus.empty()))
       throw UserError(where("--ray"), "--ray and --workers/--gpus exclude each other: Ray's actors are the workers");
-    if ((a->rayWorkers || a->rayGpus > 0 || !a->python.empty()) && a->ray.empty())
-      throw UserError(where(a->rayWorkers ? "--ray-workers" : a->rayGpus > 0 ? "--ray-gpus" : "--python"), "this option needs --ray ADDRESS");
+    if ((a->rayWorkers || a->rayGpus > 0 || !a->python.empty() || a->rayCompileWorkers) && a->ray.empty())
+      throw UserError(where(a->rayWorkers ? "--ray-workers" : a->rayGpus > 0 ? "--ray-gpus" : a->rayCompileWorkers ? "--ray-compile-workers" : "--python"),
+                      "this option needs --ray ADDRESS");
+    if (a->compileWorkers && !a->workers && a->gpus.empty())
+      throw UserError(where("--compile-workers"), "--compile-workers prepares for measuring workers: add --workers N (or --gpus)",
+                      "with --ray: --ray-compile-workers");
+    if (!a->prepare.empty() && a->program.empty()) throw UserError(where("--prepare"), "--prepare goes with --program (a kernel's compile is its own)");
     const bool parallel = a->workers || !a->gpus.empty() || !a->ray.empty();
     if (parallel && !a->evaluate.empty()) throw UserError(where("--evaluate"), "--evaluate measures one configuration here; leave out --workers and --ray");
     if (parallel && !a->imports.empty()) throw UserError(where("--import"), "--import runs nothing; leave out --workers and --ray");

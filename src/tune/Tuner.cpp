@@ -261,13 +261,23 @@ Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const 
                        int nth, int64_t after) {
   int64_t id = registerTarget(rec, t);
   if (auto e = recorded(rec, id, t, c, m, nth, after)) return *e;
+  if (!t.prepare.empty() && t.prepareRequired && nth == 0) {
+    RunResult r = runOnce(t.space.substitute(t.prepare, c), m.timeoutSeconds);
+    if (!r.ok) {
+      Measurement f;
+      f.status = r.timedOut ? "timeout" : "failed";
+      f.detail = "the prepare command failed: " + r.detail;
+      return recordNew(rec, id, t, c, f, origin);
+    }
+  }
   return recordNew(rec, id, t, c, t.replay ? t.replay(c, nth) : measure(t.space.substitute(t.command, c), m), origin);
 }
 
 namespace {
 
-// What a worker runs for measurement p of target t (Workers.h has the protocol).
-nlohmann::json jobFor(const TuneTarget& t, const Proposal& p, const MeasureOptions& m) {
+// What a worker runs for measurement p of target t (Workers.h has the protocol); its prepare command
+// first when `prepare` (no compile worker ran it, and this is the configuration's first measurement).
+nlohmann::json jobFor(const TuneTarget& t, const Proposal& p, const MeasureOptions& m, bool prepare) {
   if (t.replaySource) {
     return {{"replay", {{"csv", t.replaySource->csv}, {"space", t.replaySource->space}, {"noise", t.replaySource->noise},
                         {"seed", t.replaySource->seed}}},
@@ -275,9 +285,16 @@ nlohmann::json jobFor(const TuneTarget& t, const Proposal& p, const MeasureOptio
             {"nth", p.nth}};
   }
   if (t.replay) throw std::logic_error("a replayed target without its source cannot run on workers");
-  return {{"command", t.space.substitute(t.command, p.config)},
-          {"measure", {{"warmups", m.warmups}, {"reps", m.repetitions}, {"max_reps", m.maxRepetitions}, {"noise", m.noiseLimit},
-                       {"timeout", m.timeoutSeconds}}}};
+  nlohmann::json job = {{"command", t.space.substitute(t.command, p.config)},
+                        {"measure", {{"warmups", m.warmups}, {"reps", m.repetitions}, {"max_reps", m.maxRepetitions}, {"noise", m.noiseLimit},
+                                     {"timeout", m.timeoutSeconds}}}};
+  if (prepare && !t.prepare.empty() && t.prepareRequired && p.nth == 0) job["prepare"] = t.space.substitute(t.prepare, p.config);
+  return job;
+}
+
+// The prepare command of a configuration alone, for a compile worker.
+nlohmann::json prepareJobFor(const TuneTarget& t, const Proposal& p, const MeasureOptions& m) {
+  return {{"role", "prepare"}, {"prepare", t.space.substitute(t.prepare, p.config)}, {"measure", {{"timeout", m.timeoutSeconds}}}};
 }
 
 // The search on workers: ask/tell, every proposal looked up in the record first, the rest measured
@@ -302,15 +319,24 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
     if (log) *log << "workers: " << text << "\n";
   rec.useMachine({refFingerprint, reference.value("description", std::string())});
   const size_t slots = pool.slots();
+  // Prepare commands (a kernel's compile) run on compile workers when there are any, while the
+  // measuring workers measure; otherwise before the measurement, on its worker.
+  const bool staged = !t.prepare.empty() && pool.slots("prepare") > 0;
   const int finalists = slots > 1 && o.budget > 2 * o.finalists ? o.finalists : 0;
   if (log)
     *log << "workers: " << pool.describe() << ", measuring on " << reference.value("description", std::string("?"))
          << (finalists ? "; the " + std::to_string(finalists) + " fastest measured again on one worker at the end" : std::string()) << "\n";
 
-  AskTellSearch at(t.space, o.budget - finalists, search, static_cast<int>(slots) - 1);
+  // Enough measurements ahead to keep every slot busy, compile slots included.
+  const int lookahead = static_cast<int>(slots + (staged ? pool.slots("prepare") : 0)) - 1;
+  AskTellSearch at(t.space, o.budget - finalists, search, lookahead);
   at.evaluator().progress = progress;
-  std::deque<Proposal> queue;
-  std::map<uint64_t, Proposal> running;
+  std::deque<Proposal> queue, toPrepare;   // waiting for a measuring worker, for a compile worker
+  struct Running {
+    Proposal p;
+    bool prepare = false;
+  };
+  std::map<uint64_t, Running> running;
   std::map<Proposal, int> losses;
   uint64_t nextId = 1;
   auto message = [&](const WorkerPool::Event& e) {
@@ -321,8 +347,24 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
     if (e.kind == WorkerPool::Event::Message) return message(e);
     auto it = running.find(e.id);
     if (it == running.end()) return;  // not ours (any more): never recorded twice
-    const Proposal p = it->second;
+    const Proposal p = it->second.p;
+    const bool prepared = it->second.prepare;
     running.erase(it);
+    if (prepared) {
+      // A compile worker's answer: on to a measuring worker, or the configuration failed there.
+      if (e.kind == WorkerPool::Event::Lost) {
+        if (log) *log << "workers: " << t.space.key(p.config) << " lost while preparing (" << e.body.value("why", std::string()) << "); again\n";
+        toPrepare.push_front(p);
+        return;
+      }
+      Measurement m = measurementFromJson(e.body["measurement"]);
+      if (m.ok()) {
+        queue.push_back(p);
+        return;
+      }
+      ++measured;
+      return done(p, recordNew(rec, id, t, p.config, m, o.method));
+    }
     if (e.kind == WorkerPool::Event::Lost) {
       const std::string why = e.body.value("why", std::string("lost"));
       if (++losses[p] >= 3) {
@@ -347,16 +389,20 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
     ++measured;
     done(p, recordNew(rec, id, t, p.config, m, o.method));
   };
+  // Starts what waits on free workers, `first` (what the search waits for) before the others.
   auto startJobs = [&](const std::optional<Proposal>& first, const std::string& on) {
-    while (pool.free() > 0 && !queue.empty()) {
-      auto q = first ? std::find(queue.begin(), queue.end(), *first) : queue.end();
-      if (q == queue.end()) q = queue.begin();
-      nlohmann::json job = jobFor(t, *q, o.measure);
-      job["id"] = nextId;
-      if (!on.empty()) job["on"] = on;
-      running[nextId++] = *q;
-      queue.erase(q);
-      pool.submit(job);
+    for (bool prep : {true, false}) {
+      std::deque<Proposal>& waiting = prep ? toPrepare : queue;
+      while (pool.free(prep ? "prepare" : "measure") > 0 && !waiting.empty()) {
+        auto q = first ? std::find(waiting.begin(), waiting.end(), *first) : waiting.end();
+        if (q == waiting.end()) q = waiting.begin();
+        nlohmann::json job = prep ? prepareJobFor(t, *q, o.measure) : jobFor(t, *q, o.measure, !staged);
+        job["id"] = nextId;
+        if (!on.empty() && !prep) job["on"] = on;
+        running[nextId++] = Running{*q, prep};
+        waiting.erase(q);
+        pool.submit(job);
+      }
     }
   };
   auto told = [&](const Proposal& p, const Evaluation& e) { at.tell(p, Sample(e.seconds, e.spread, e.failure), false); };
@@ -367,15 +413,16 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
         at.tell(p, Sample(e->seconds, e->spread, e->failure), true);
         answered = true;
       } else {
-        queue.push_back(p);
+        (staged && p.nth == 0 ? toPrepare : queue).push_back(p);
       }
     }
     if (answered) continue;  // figures from the record: the search may go on at once
     startJobs(at.waitingFor(), "");
     if (running.empty()) {
       if (at.finished()) break;
-      if (pool.slots() == 0) throw UserError(Location::at(std::make_shared<const std::string>(t.name), 0, 0), "every worker was dropped (see the messages above)");
-      if (queue.empty()) throw std::logic_error("the search waits for nothing under way");
+      if (pool.slots() == 0 || (!toPrepare.empty() && pool.slots("prepare") == 0))
+        throw UserError(Location::at(std::make_shared<const std::string>(t.name), 0, 0), "every worker was dropped (see the messages above)");
+      if (queue.empty() && toPrepare.empty()) throw std::logic_error("the search waits for nothing under way");
       continue;
     }
     auto e = pool.next();

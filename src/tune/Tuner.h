@@ -23,6 +23,13 @@ struct TuneTarget {
   std::string name;       // the program's name in the record
   std::string kind;       // skeleton kind, or "program"
   std::string command;    // a template with {param} placeholders
+  // A template run once before a configuration's measurement (a build step; tawa tune --prepare, or
+  // a kernel's compile): its failure is the measurement's. With compile workers it runs on one of
+  // them while the measuring workers measure other configurations.
+  std::string prepare;
+  // The measurement needs the prepare step (--prepare); false when it only saves the measuring
+  // worker time (a kernel's run compiles it anyway): then it runs on compile workers only.
+  bool prepareRequired = true;
   std::string spaceText;  // the SPACE.json text (recorded with the program)
   Space space;
   Features features;      // empty: the program has no features (MaSiF then has no neighbours)

@@ -128,8 +128,17 @@ nlohmann::json runJob(const nlohmann::json& job, const nlohmann::json& identity)
   nlohmann::json out = {{"id", job.value("id", uint64_t{0})}, {"worker", identity}};
   Measurement m;
   try {
-    if (job.contains("command")) {
-      m = measure(job.at("command").get<std::string>(), measureOptions(job.value("measure", nlohmann::json::object())));
+    const MeasureOptions o = measureOptions(job.value("measure", nlohmann::json::object()));
+    std::optional<RunResult> prepared;
+    if (job.contains("prepare")) prepared = runOnce(job.at("prepare").get<std::string>(), o.timeoutSeconds);
+    if (prepared && !prepared->ok) {
+      m.status = prepared->timedOut ? "timeout" : "failed";
+      m.detail = "the prepare command failed: " + prepared->detail;
+    } else if (job.contains("command")) {
+      m = measure(job.at("command").get<std::string>(), o);
+    } else if (prepared) {
+      m.seconds = prepared->seconds;  // a prepare job alone: done
+      m.repetitions = {prepared->seconds};
     } else if (job.contains("replay")) {
       const LoadedReplay& r = replayFor(job.at("replay"));
       m = r.figure(r.space.fromJson(job.at("config")), job.value("nth", 0));
@@ -273,38 +282,40 @@ bool WorkerPool::readHello(Proc& p, double timeout) {
   return false;
 }
 
-size_t WorkerPool::slots() const {
+size_t WorkerPool::slots(const std::string& role) const {
   size_t n = 0;
   for (auto& p : procs_)
-    if (!p.dropped && p.pid > 0) n += p.slots;
+    if (!p.dropped && p.pid > 0 && p.spec.role == role) n += p.slots;
   return n;
 }
 
-size_t WorkerPool::free() const {
+size_t WorkerPool::free(const std::string& role) const {
   size_t n = 0;
   for (auto& p : procs_)
-    if (!p.dropped && p.pid > 0 && p.jobs.size() < p.slots) n += p.slots - p.jobs.size();
+    if (!p.dropped && p.pid > 0 && p.spec.role == role && p.jobs.size() < p.slots) n += p.slots - p.jobs.size();
   return n;
 }
 
-std::vector<nlohmann::json> WorkerPool::identities() const {
+std::vector<nlohmann::json> WorkerPool::identities(const std::string& role) const {
   std::vector<nlohmann::json> out;
   for (auto& p : procs_)
-    if (!p.dropped && p.pid > 0) out.insert(out.end(), p.identities.begin(), p.identities.end());
+    if (!p.dropped && p.pid > 0 && p.spec.role == role) out.insert(out.end(), p.identities.begin(), p.identities.end());
   return out;
 }
 
 std::string WorkerPool::describe() const {
   size_t alive = 0;
-  for (auto& p : procs_) alive += !p.dropped && p.pid > 0;
-  return std::to_string(alive) + " worker process(es), " + std::to_string(slots()) + " slot(s)";
+  for (auto& p : procs_) alive += !p.dropped && p.pid > 0 && p.spec.role == "measure";
+  std::string d = std::to_string(alive) + " worker process(es), " + std::to_string(slots()) + " slot(s)";
+  if (slots("prepare")) d += ", and " + std::to_string(slots("prepare")) + " compile slot(s)";
+  return d;
 }
 
 void WorkerPool::submit(const nlohmann::json& job) {
-  const std::string on = job.value("on", std::string());
+  const std::string on = job.value("on", std::string()), role = job.value("role", std::string("measure"));
   Proc* pick = nullptr;
   for (auto& p : procs_) {
-    if (p.dropped || p.pid <= 0 || p.jobs.size() >= p.slots) continue;
+    if (p.dropped || p.pid <= 0 || p.jobs.size() >= p.slots || p.spec.role != role) continue;
     bool holds = false;
     for (auto& id : p.identities) holds = holds || id.value("name", std::string()) == on;
     if (!on.empty() && holds) {

@@ -4,6 +4,7 @@
 // one line; it begins with a hello line saying who it is and how many jobs it takes at once:
 //   worker -> tuner  {"hello": IDENTITY, "slots": N}
 //   tuner -> worker  {"id": 7, "command": "./app --grain 64", "measure": {"warmups": 1, "reps": 3, ...}}
+//                    (with "prepare": "make GRAIN=64", run once first: its failure is the measurement's)
 //                    {"id": 8, "replay": {"csv": "data.csv", "space": "SPACE.json", "noise": false, "seed": 1},
 //                     "config": {"grain": 64}, "nth": 0}
 //                    (either may carry "on": NAME, the worker that must run it)
@@ -59,6 +60,7 @@ class WorkerPool {
     std::string name;                          // for messages: "local 1", "ray"
     std::vector<std::string> argv;             // argv[0] is the program
     std::map<std::string, std::string> env;    // set in the child
+    std::string role = "measure";              // measure, or prepare (compile workers: jobs with "role": "prepare")
   };
   struct Event {
     enum Kind { Reply, Lost, Message } kind = Message;
@@ -74,16 +76,17 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // Jobs that can run at once now.
-  size_t slots() const;
-  size_t free() const;
-  // Starts a job (its "id" set by the caller) on a child with a free slot: the one named by the
-  // job's "on" when that one is alive, else any. Throws when no slot is free.
+  // Jobs of a role that can run at once now.
+  size_t slots(const std::string& role = "measure") const;
+  size_t free(const std::string& role = "measure") const;
+  // Starts a job (its "id" set by the caller) on a child of the job's "role" (default measure) with
+  // a free slot: the one named by the job's "on" when that one is alive, else any. Throws when no
+  // slot is free.
   void submit(const nlohmann::json& job);
   // The next event, waiting for it; nullopt when no job is under way and nothing is pending.
   std::optional<Event> next();
-  // Every identity that said hello (a local child's, or each of a Ray engine's actors).
-  std::vector<nlohmann::json> identities() const;
+  // Every identity of a role that said hello (a local child's, or each of a Ray engine's actors).
+  std::vector<nlohmann::json> identities(const std::string& role = "measure") const;
   // Stops a child (the one holding the worker `name`, or that child itself); its jobs are lost.
   void drop(const std::string& worker, const std::string& why);
   std::string describe() const;  // "2 worker process(es), 2 slot(s)"
