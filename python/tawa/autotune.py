@@ -10,6 +10,12 @@ configuration is ranked by the modelled time of its profiled launch (tawa's cost
 H200-class SM, as ``tawa.profile`` reports it), recorded under the device "tawa cost model (H200,
 modelled)" so that modelled figures are never ranked with measured ones. Trial launches run on
 copies of the array arguments: the caller's arrays see only the final launch.
+
+With ``ray=True`` (or a cluster address, ``ray="auto"``) the configurations not in the record are
+measured at once as Ray tasks, one CPU each, across the cluster (``ray.init`` is called when Ray is
+not initialized yet); each task loads the kernel from its file, so the file must be readable on
+every node. This process alone writes the record, in the order of ``configs``, each result once
+(Ray runs a task again when its worker dies before answering).
 """
 
 import json
@@ -77,13 +83,15 @@ def _copy(v):
 class Autotuner:
     """A kernel launched with the fastest of its configurations for each value of its key."""
 
-    def __init__(self, fn, configs, key, record=None):
+    def __init__(self, fn, configs, key, record=None, ray=None):
         self.fn = fn if isinstance(fn, JITFunction) else wrap(fn)
         self.configs = [_config_of(c) for c in configs]
         if not self.configs:
             raise ValueError("tawa.autotune needs at least one configuration")
         self.key = list(key)
         self.record_path = record
+        self.ray = ray
+        self.trial_workers = set()  # with ray: the (host, pid) of the processes that measured
         self.best = {}  # key values -> Config
         self.measured = 0  # configurations measured by this process
         self._lock = threading.Lock()
@@ -97,15 +105,18 @@ class Autotuner:
         space = json.dumps([c.all_kwargs() for c in self.configs], sort_keys=True)
         rec = self._record()
         prog = rec.program(name, "tawa.autotune", space)
-        times = []
-        for c in self.configs:
-            text = json.dumps(c.all_kwargs(), sort_keys=True)
-            t = rec.lookup(prog, text)
-            if t is None:
-                t = self._measure(grid, args, kwargs, c, backend)
-                rec.add(prog, text, t, "tawa.autotune", "" if t != float("inf") else "the trial launch failed")
-                self.measured += 1
-            times.append(t)
+        texts = [json.dumps(c.all_kwargs(), sort_keys=True) for c in self.configs]
+        times = [rec.lookup(prog, text) for text in texts]
+        missing = [i for i, t in enumerate(times) if t is None]
+        if self.ray and missing:
+            new = self._measure_on_ray(grid, args, kwargs, [self.configs[i] for i in missing], backend)
+        else:
+            new = [self._measure(grid, args, kwargs, self.configs[i], backend) for i in missing]
+        for i, t in zip(missing, new):
+            rec.add(prog, texts[i], t, "tawa.autotune" + (" (ray)" if self.ray else ""),
+                    "" if t != float("inf") else "the trial launch failed")
+            self.measured += 1
+            times[i] = t
         best = min(range(len(times)), key=lambda i: times[i])
         if times[best] == float("inf"):
             raise TawaError(f"{self.fn.path}:{self.fn.def_line}:1: error: every configuration of '{self.fn.__name__}' failed",
@@ -113,19 +124,30 @@ class Autotuner:
         return self.configs[best]
 
     def _measure(self, grid, args, kwargs, config, backend):
-        trial_args = [_copy(a) for a in args]
-        trial_kwargs = {k: _copy(v) for k, v in kwargs.items()}
+        trial_kwargs = dict(kwargs)
         trial_kwargs.update(config.all_kwargs())
-        with profile() as prof:
-            self.fn[grid](*trial_args, backend=backend, **trial_kwargs)
-        launch = prof.launches[0]
-        if not launch.profiled:
-            raise TawaError(f"{self.fn.path}:{self.fn.def_line}:1: error: tawa.autotune ranks configurations on the CPU by "
-                            "the cost model's modelled time, which needs a warp-specialized kernel; "
-                            f"'{self.fn.__name__}' has no tile.dot and no tensor descriptor",
-                            self.fn.path, self.fn.def_line, 1, "the kernel has no warp-specialized form to model",
-                            "launch it with fixed constexprs instead")
-        return launch.report["kernel_us"] * 1e-6
+        return _modelled_seconds(self.fn, grid, args, trial_kwargs, backend)
+
+    def _measure_on_ray(self, grid, args, kwargs, configs, backend):
+        import ray
+
+        if not ray.is_initialized():
+            if isinstance(self.ray, str):
+                ray.init(address=self.ray, log_to_driver=False)
+            else:
+                ray.init(log_to_driver=False)
+        trial = ray.remote(num_cpus=1, max_retries=3)(_ray_trial)
+        refs = []
+        for c in configs:
+            trial_kwargs = dict(kwargs)
+            trial_kwargs.update(c.all_kwargs())
+            refs.append(trial.remote(self.fn.path, self.fn.__name__, sorted(self.fn._dns, key=str), grid, list(args), trial_kwargs,
+                                     backend))
+        out = []
+        for seconds, worker in ray.get(refs):
+            self.trial_workers.add(worker)
+            out.append(seconds)
+        return out
 
     def _run(self, grid, args, kwargs):
         params = self.fn._signature()
@@ -156,11 +178,38 @@ class Autotuner:
         return f"<tawa.Autotuner {self.__name__}: {len(self.configs)} configurations, key {self.key}>"
 
 
-def autotune(configs, key, record=None):
+def _modelled_seconds(fn, grid, args, kwargs, backend):
+    """The cost model's time of one trial launch of ``fn`` on copies of the arrays."""
+    trial_args = [_copy(a) for a in args]
+    trial_kwargs = {k: _copy(v) for k, v in kwargs.items()}
+    with profile() as prof:
+        fn[grid](*trial_args, backend=backend, **trial_kwargs)
+    launch = prof.launches[0]
+    if not launch.profiled:
+        raise TawaError(f"{fn.path}:{fn.def_line}:1: error: tawa.autotune ranks configurations on the CPU by "
+                        "the cost model's modelled time, which needs a warp-specialized kernel; "
+                        f"'{fn.__name__}' has no tile.dot and no tensor descriptor",
+                        fn.path, fn.def_line, 1, "the kernel has no warp-specialized form to model",
+                        "launch it with fixed constexprs instead")
+    return launch.report["kernel_us"] * 1e-6
+
+
+def _ray_trial(path, name, do_not_specialize, grid, args, kwargs, backend):
+    """A Ray task: one configuration's trial, the kernel loaded from its file on the worker."""
+    import socket
+
+    from .jit import load
+
+    fn = load(path, name, do_not_specialize=do_not_specialize)
+    return _modelled_seconds(fn, grid, args, kwargs, backend), (socket.gethostname(), os.getpid())
+
+
+def autotune(configs, key, record=None, ray=None):
     """Decorates a ``@tawa.jit`` kernel (or a ``triton.jit`` one) to launch with the fastest of
-    ``configs`` for each value of the ``key`` arguments (see the module's description)."""
+    ``configs`` for each value of the ``key`` arguments (see the module's description); ``ray=True``
+    or an address measures the configurations at once on a Ray cluster."""
 
     def deco(fn):
-        return Autotuner(fn, configs, key, record)
+        return Autotuner(fn, configs, key, record, ray)
 
     return deco

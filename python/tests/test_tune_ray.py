@@ -95,3 +95,58 @@ def test_one_or_two_workers_reach_the_same_best(cluster, tmp_path, workers):
     last = out.strip().split("\n")[-1]
     assert json.loads(last) == {"bx": 64, "by": 2, "unroll": 2}, out
     assert "workers: 1 worker process(es), %s slot(s)" % workers in out
+
+
+MM = """
+import tawa
+import tawa.language as tl
+
+@tawa.jit
+def mm(a, b, c, M, N, K, BM: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, 64)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, 64), dtype=tl.float32)
+    for k in range(0, K, BK):
+        x = tl.load(a + rm[:, None] * K + (k + rk)[None, :], mask=rm[:, None] < M, other=0.0)
+        y = tl.load(b + (k + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(x, y, acc)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=rm[:, None] < M)
+"""
+
+
+def test_autotune_trials_on_ray(cluster, tmp_path, rng):
+    """tawa.autotune(ray=True): the configurations measured as Ray tasks in other processes, the same
+    choice as measuring here, each recorded once, and the launch right."""
+    import importlib.util
+
+    import numpy as np
+
+    import tawa
+
+    (tmp_path / "mm_ray.py").write_text(MM)
+    spec = importlib.util.spec_from_file_location("mm_ray", tmp_path / "mm_ray.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    configs = [tawa.Config({"BM": 64, "BK": 32}), tawa.Config({"BM": 64, "BK": 64}), tawa.Config({"BM": 128, "BK": 64}, num_warps=8)]
+    M, N, K = 256, 64, 128
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    grid = lambda meta: (tawa.cdiv(M, meta["BM"]),)  # noqa: E731
+
+    on_ray = tawa.autotune(configs, key=["M", "K"], record=str(tmp_path / "ray.db"), ray=True)(mod.mm)
+    c = np.full((M, N), 9, np.float16)
+    on_ray[grid](a, b, c, M, N, K)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.allclose(c.astype(np.float64), ref, rtol=2e-3, atol=2e-3 * np.sqrt(K)), abs(c - ref).max()
+    assert on_ray.measured == 3
+    assert on_ray.trial_workers and all(pid != os.getpid() for _, pid in on_ray.trial_workers)
+
+    here = tawa.autotune(configs, key=["M", "K"], record=str(tmp_path / "here.db"))(mod.mm)
+    here[grid](a, b, np.empty_like(c), M, N, K)
+    assert here.best[("256", "128")].kwargs == on_ray.best[("256", "128")].kwargs
+    assert rows(tmp_path / "ray.db", "select count(*), count(distinct configuration_id) from measurements") == [(3, 3)]
+
+    again = tawa.autotune(configs, key=["M", "K"], record=str(tmp_path / "ray.db"), ray=True)(mod.mm)
+    again[grid](a, b, np.empty_like(c), M, N, K)
+    assert again.measured == 0
