@@ -11,7 +11,11 @@
 #include <set>
 #include <stdexcept>
 
+#include <fstream>
+
+#include "TempDir.h"
 #include "tune/AskTell.h"
+#include "tune/Replay.h"
 #include "tune/Search.h"
 #include "tune/SpaceJson.h"
 
@@ -281,4 +285,26 @@ TEST(TuneAskTell, FourWorkersFinishSooner) {
     EXPECT_EQ(one, n1);
     EXPECT_LT(four, one * 8 / 10);
   }
+}
+
+// A replayed landscape's noise is a function of the seed, the configuration and which measurement
+// of it this is, whatever order the calls come in (workers measure in any order).
+TEST(TuneReplay, NoiseDependsOnTheConfigurationAndMeasurementNotTheOrder) {
+  Space s = parseSpace(R"({"x": [1, 2, 3, 4]})", "s.json");
+  const auto csv = tawa::test::tempDir() / "noisy.csv";
+  std::ofstream(csv) << "x,time_ms,std_ms\n1,1.0,0.1\n2,2.0,0.2\n3,3.0,0.3\n4,4.0,0.4\n";
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  auto a = loadReplay(csv.string(), s, true, seed), b = loadReplay(csv.string(), s, true, seed);
+  std::vector<double> forward, backward(4);
+  for (int x = 0; x < 4; ++x) forward.push_back(a({x}, 0).seconds);
+  for (int x = 3; x >= 0; --x) backward[static_cast<size_t>(x)] = b({x}, 0).seconds;
+  EXPECT_EQ(forward, backward);
+  for (int x = 0; x < 4; ++x) {
+    EXPECT_EQ(a({x}, 1).seconds, b({x}, 1).seconds);
+    EXPECT_NE(a({x}, 0).seconds, a({x}, 1).seconds) << "a second measurement draws again";
+    EXPECT_NEAR(forward[static_cast<size_t>(x)], (x + 1) * 1e-3, 0.5e-3 * (x + 1)) << "a draw 5 standard deviations from the row's mean";
+  }
+  auto other = loadReplay(csv.string(), s, true, seed + 1);
+  EXPECT_NE(other({0}, 0).seconds, forward[0]) << "another seed draws other figures";
 }
