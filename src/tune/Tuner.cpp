@@ -317,14 +317,17 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
                                                     " like the first worker; figures of different machines are never ranked together");
   for (auto& text : pool.messages())
     if (log) *log << "workers: " << text << "\n";
-  rec.useMachine({refFingerprint, reference.value("description", std::string())});
+  // Measurements are the workers' machine's; a replayed landscape's figures stay those of the device
+  // it was recorded on (--device), whichever worker looks them up.
+  if (!t.replaySource) rec.useMachine({refFingerprint, reference.value("description", std::string())});
   const size_t slots = pool.slots();
   // Prepare commands (a kernel's compile) run on compile workers when there are any, while the
   // measuring workers measure; otherwise before the measurement, on its worker.
   const bool staged = !t.prepare.empty() && pool.slots("prepare") > 0;
   const int finalists = slots > 1 && o.budget > 2 * o.finalists ? o.finalists : 0;
   if (log)
-    *log << "workers: " << pool.describe() << ", measuring on " << reference.value("description", std::string("?"))
+    *log << "workers: " << pool.describe() << ", measuring on "
+         << (t.replaySource ? rec.machineDescription() + " (replayed)" : reference.value("description", std::string("?")))
          << (finalists ? "; the " + std::to_string(finalists) + " fastest measured again on one worker at the end" : std::string()) << "\n";
 
   // Enough measurements ahead to keep every slot busy, compile slots included.

@@ -1,6 +1,6 @@
 # A stand-in for `python -m tawa.tune_workers` (tawa tune --ray ... --python fake-python): two
-# workers on machines of different fingerprints, answering every job of the replay landscape with a
-# figure of 1 ms plus x (any argument is ignored). It honours the tuner's {"drop": NAME} by giving
+# workers on machines of different fingerprints, answering every job with a figure of 1 ms plus x,
+# x being the last word of the job's command (--program 'run {x}'); any argument is ignored. It honours the tuner's {"drop": NAME} by giving
 # up that worker and saying so ({"slots": 1}).
 import json
 import sys
@@ -24,7 +24,7 @@ for line in sys.stdin:
         continue
     who = ids[alive[turn % len(alive)]]
     turn += 1
-    x = msg.get("config", {}).get("x", 0)
+    x = int(msg["command"].split()[-1])
     m = {"seconds": 0.001 * (1 + x), "spread": 0, "repetitions": [0.001 * (1 + x)], "warmups": 0, "status": "ok", "detail": ""}
     out.write(json.dumps({"id": msg["id"], "measurement": m, "worker": who}) + "\n")
     out.flush()
