@@ -150,3 +150,16 @@ def test_autotune_trials_on_ray(cluster, tmp_path, rng):
     again = tawa.autotune(configs, key=["M", "K"], record=str(tmp_path / "ray.db"), ray=True)(mod.mm)
     again[grid](a, b, np.empty_like(c), M, N, K)
     assert again.measured == 0
+
+
+def test_actor_that_keeps_dying_is_dropped(cluster, tmp_path):
+    """An actor killed by every run of one configuration is started again twice, then dropped; the
+    configuration, lost three times, is recorded as failed, and the others are measured."""
+    db = tmp_path / "d.db"
+    out = tune(cluster, db, "--program", "if [ {x} = 6 ]; then kill -9 $PPID; sleep 2; fi; echo tawa-time: {x}",
+               "--space", SPACE6, "--method", "exhaustive", "--budget", "6", "--reps", "1", "--warmups", "0", "--finalists", "0",
+               ray_args=("--ray-workers", "1"))
+    assert "worker ray 0 dropped: it died 3 times" in out, out
+    assert '{"x":6} failed (lost with its worker 3 times' in out, out
+    assert "best 1 s after 6 evaluations" in out, out
+    assert rows(db, "select count(*), sum(status = 'ok') from measurements") == [(6, 5)]
