@@ -1,4 +1,4 @@
-# A stand-in for `python -m tawa.tune_workers` (tawa tune --ray ... --python fake-python): two
+# A stand-in for `python -m tawa.tune_workers` (tawa tune --ray ... --python WRAPPER, a script that runs this one): two
 # workers on machines of different fingerprints, answering every job with a figure of 1 ms plus x,
 # x being the last word of the job's command (--program 'run {x}'); any argument is ignored. It honours the tuner's {"drop": NAME} by giving
 # up that worker and saying so ({"slots": 1}).
