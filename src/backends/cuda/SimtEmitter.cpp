@@ -370,6 +370,7 @@ class SimtEmitter {
       case OpKind::Store: store(op); return;
       case OpKind::Reduce: reduce(op); return;
       case OpKind::Scan: scan(op); return;
+      case OpKind::Dot: dot(op); return;
       case OpKind::Atomic: atomic(op); return;
       case OpKind::Barrier:
         // Tile elements live in different threads: the block's barrier orders their global accesses.
@@ -465,7 +466,7 @@ class SimtEmitter {
 
   // Writes every element of tile v to the staging area (row-major, its C element type) and waits
   // for the block; returns the staged array's name. The caller reads it and calls unstage().
-  std::string stageTile(const Value* v, const Op& op) {
+  std::string stageTile(const Value* v, const Op& op, int64_t offset = 0) {
     const Type& t = v->type();
     const std::string c = elemC(t, op.loc());
     const int64_t bytes = t.numel() * (t.elemIsPtr ? 8 : std::max<int64_t>(1, ir::byteWidth(t.scalar)));
@@ -474,14 +475,49 @@ class SimtEmitter {
       throw UserError(op.loc(), std::string(op.name()) + " moves a " + t.str() + " tile (" + std::to_string(bytes) +
                                     " bytes) between threads through shared memory, which holds at most " + std::to_string(kMaxStage),
                       "use smaller blocks");
-    stageBytes_ = std::max(stageBytes_, bytes);
+    if (offset + bytes > kMaxStage)
+      throw UserError(op.loc(), std::string(op.name()) + " stages " + std::to_string(offset + bytes) +
+                                    " bytes of tiles in shared memory, which holds at most " + std::to_string(kMaxStage),
+                      "use smaller blocks");
+    stageBytes_ = std::max(stageBytes_, offset + bytes);
     const std::string st = nameFor(v) + "_st" + std::to_string(counter_++);
-    line(c + "* " + st + " = reinterpret_cast<" + c + "*>(stage);");
+    line(c + "* " + st + " = reinterpret_cast<" + c + "*>(stage" + (offset ? " + " + std::to_string(offset) : "") + ");");
     perEntry(t, op, inTile(t), st + "[tid + " + std::to_string(kThreads) + " * k] = " + nameFor(v) + "[k];");
     line("syncthreads();  // the tile is in shared memory");
     return st;
   }
   void unstage() { line("syncthreads();  // the staging area is free again"); }
+  int64_t stagedBytes(const Type& t) const { return t.numel() * (t.elemIsPtr ? 8 : std::max<int64_t>(1, ir::byteWidth(t.scalar))); }
+
+  // tile.dot in a kernel that could not be warp-specialized (no loop to pipeline, say): both
+  // operands staged in shared memory, each result element the sum over K of the products in f32 (i32
+  // for integers), k in order, added to the accumulator operand, rounded once to the result type.
+  // Plain FMAs, not the tensor cores: correct for every kernel, and slow.
+  void dot(const Op& op) {
+    const Value *a = op.operand(0), *b = op.operand(1);
+    const Value* acc = op.numOperands() > 2 ? op.operand(2) : nullptr;
+    const Type &at = a->type(), &bt = b->type(), &rt = op.result()->type();
+    if (rt.shape.size() != 2 || at.shape.size() != 2 || bt.shape.size() != 2)
+      throw UserError(op.loc(), "a tile.dot of rank " + std::to_string(rt.shape.size()) + " has no SIMT form", "a 2-D tl.dot");
+    const bool integer = !ir::isFloat(at.scalar);
+    const std::string accT = integer ? "int" : "float", K = std::to_string(at.shape[1]), N = std::to_string(rt.shape[1]);
+    auto value = [&](const std::string& e, Scalar sc) { return integer ? "static_cast<int>(" + e + ")" : isHalf(sc) ? "to_f32(" + e + ")" : "static_cast<float>(" + e + ")"; };
+    const std::string sa = stageTile(a, op), sb = stageTile(b, op, (stagedBytes(at) + 15) / 16 * 16);
+    const std::string r = nameFor(op.result()), g = inTile(rt);
+    line(declare(op.result(), op) + ";");
+    line("TAWA_UNROLL for (int k = 0; k < " + std::to_string(entries(rt, op)) + "; ++k) {");
+    ++indent_;
+    if (!g.empty()) line("if (!(" + g + ")) continue;");
+    line("const int i = " + indexAlong(rt.shape, 0) + ", j = " + indexAlong(rt.shape, 1) + ";");
+    line(accT + " sum = " + (acc ? value(ref(acc), acc->type().scalar) : std::string(integer ? "0" : "0.0f")) + ";");
+    line("for (int kk = 0; kk < " + K + "; ++kk) sum += " + value(sa + "[i * " + K + " + kk]", at.scalar) + " * " +
+         value(sb + "[kk * " + N + " + j]", bt.scalar) + ";");
+    const Scalar to = rt.scalar;
+    line(r + "[k] = " + (isHalf(to) ? narrow(to, "sum") : "static_cast<" + cOf(to, op.loc()) + ">(sum)") + ";");
+    --indent_;
+    line("}");
+    unstage();
+  }
 
   // tile.broadcast (size-1 dimensions read with stride 0) and tile.permute (result dimension d reads
   // source dimension order[d]): each element read from the staged source at its index.

@@ -9,6 +9,8 @@
 #include "backends/cuda/Emitter.h"
 #include "backends/cuda/SimtEmitter.h"
 #include "driver/Check.h"
+#include "ir/Parser.h"
+#include "ir/Printer.h"
 #include "transforms/PassManager.h"
 
 namespace tawa::cuda {
@@ -16,6 +18,15 @@ namespace tawa::cuda {
 namespace {
 
 Location flag(const std::string& name) { return Location::at(std::make_shared<const std::string>(name), 0, 0); }
+
+// Whether the kernel has a tile.dot of integers (no integer wgmma is emitted yet).
+bool integerDot(const ir::Func& kernel) {
+  bool found = false;
+  ir::walk(kernel.body, [&](const ir::Op* op) {
+    found = found || (op->kind() == ir::OpKind::Dot && !ir::isFloat(op->operand(0)->type().scalar));
+  });
+  return found;
+}
 
 }  // namespace
 
@@ -25,17 +36,55 @@ EmitResult emitForTarget(const std::string& file, const std::string& kernel, con
   return emitForTarget(lk, ws, emitOpt, simt);
 }
 
+namespace {
+
+// Whether the SIMT path can take a kernel that has tile.dot: its loads and stores are pointer ones
+// (no tensor descriptor, which only the warp-specialized path emits).
+bool pointerKernel(const ir::Func& kernel) {
+  bool ok = true;
+  ir::walk(kernel.body, [&](const ir::Op* op) {
+    ok = ok && op->kind() != ir::OpKind::MakeDesc && op->kind() != ir::OpKind::DescLoad && op->kind() != ir::OpKind::DescStore &&
+         op->kind() != ir::OpKind::WgRegion;
+  });
+  return ok;
+}
+
+}  // namespace
+
 EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions& ws, const EmitOptions& emitOpt, bool* simt) {
   transforms::PassManager pm;
   pm.add("canonicalize");
   pm.run(*lk.module);
+  const transforms::PassOptions dflt;
+  const bool wsFlags = ws.consumers == 2 || ws.persistent != dflt.persistent || ws.groupM != dflt.groupM || ws.depth != dflt.depth ||
+                       ws.mmaDepth != dflt.mmaDepth;
   if (!driver::simtOnly(*lk.kernel)) {
     if (simt) *simt = false;
-    lk = driver::specialize(std::move(lk), ws, "nv");  // its pipeline starts with canonicalize again (a no-op now)
-    return emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
+    // A tile.dot kernel the warp specialization cannot take (no loop to pipeline, say) is still
+    // emitted, as a SIMT kernel with FMA dots, unless warp-specialization flags asked for more.
+    std::string asLoaded;
+    if (pointerKernel(*lk.kernel) && !wsFlags) asLoaded = ir::print(*lk.module);
+    const std::string name = lk.kernel->name;
+    const bool intDot = !asLoaded.empty() && integerDot(*lk.kernel);
+    if (!intDot) {
+      try {
+        lk = driver::specialize(std::move(lk), ws, "nv");  // its pipeline starts with canonicalize again (a no-op now)
+        return emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
+      } catch (const UserError& e) {
+        if (asLoaded.empty() || std::string(e.what()).find("could not warp-specialize") == std::string::npos) throw;
+      }
+      lk.module = ir::parseModule(asLoaded, "<tawa ir>");
+      lk.kernel = lk.module->lookup(name);
+    }
+    if (simt) *simt = true;
+    if (ws.explain)
+      *ws.explain << "@" << name << ": " << (intDot ? "an integer tl.dot (no integer wgmma is emitted yet)" : "not warp-specialized (above)")
+                  << ": emitted as a SIMT kernel (one block of 128 threads per "
+                  << "program) whose tile.dot is FMA loops over operands staged in shared memory, in f32 (i32): correct, and far "
+                  << "slower than the tensor cores\n";
+    return emitSimtKernel(*lk.module, *lk.kernel, emitOpt);
   }
   if (simt) *simt = true;
-  const transforms::PassOptions dflt;
   const char* flagName = ws.consumers == 2                  ? "--consumers"
                          : ws.persistent != dflt.persistent ? "--persistent"
                          : ws.groupM != dflt.groupM         ? "--group-m"
