@@ -4,6 +4,7 @@
 #include <fstream>
 #include <utility>
 #include <iostream>
+#include <optional>
 
 #include "backends/cuda/Compiler.h"
 #include "backends/cuda/Emitter.h"
@@ -60,29 +61,43 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
                        ws.mmaDepth != dflt.mmaDepth;
   if (!driver::simtOnly(*lk.kernel)) {
     if (simt) *simt = false;
-    // A tile.dot kernel the warp specialization cannot take (no loop to pipeline, say) is still
-    // emitted, as a SIMT kernel with FMA dots, unless warp-specialization flags asked for more.
+    // A tile.dot kernel of pointer loads that the warp-specialized path cannot take (no loop to
+    // pipeline, an integer dot, an access pattern TMA cannot express, ...) is still emitted: as a
+    // SIMT kernel with FMA dots, unless warp-specialization flags asked for more. When the SIMT path
+    // cannot take it either, the warp-specialized path's error stands.
     std::string asLoaded;
     if (pointerKernel(*lk.kernel) && !wsFlags) asLoaded = ir::print(*lk.module);
     const std::string name = lk.kernel->name;
-    const bool intDot = !asLoaded.empty() && integerDot(*lk.kernel);
-    if (!intDot) {
+    std::string why;
+    std::optional<UserError> wsError;
+    if (!asLoaded.empty() && integerDot(*lk.kernel)) {
+      why = "an integer tl.dot (no integer wgmma is emitted yet)";
+    } else {
       try {
         lk = driver::specialize(std::move(lk), ws, "nv");  // its pipeline starts with canonicalize again (a no-op now)
         return emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
       } catch (const UserError& e) {
-        if (asLoaded.empty() || std::string(e.what()).find("could not warp-specialize") == std::string::npos) throw;
+        if (asLoaded.empty()) throw;
+        wsError = e;
+        std::string first = e.what();
+        why = "the warp-specialized path stopped (" + first.substr(0, first.find('\n')) + ")";
       }
-      lk.module = ir::parseModule(asLoaded, "<tawa ir>");
-      lk.kernel = lk.module->lookup(name);
+    }
+    lk.module = ir::parseModule(asLoaded, "<tawa ir>");
+    lk.kernel = lk.module->lookup(name);
+    EmitResult r;
+    try {
+      r = emitSimtKernel(*lk.module, *lk.kernel, emitOpt);
+    } catch (const UserError&) {
+      if (wsError) throw *wsError;
+      throw;
     }
     if (simt) *simt = true;
     if (ws.explain)
-      *ws.explain << "@" << name << ": " << (intDot ? "an integer tl.dot (no integer wgmma is emitted yet)" : "not warp-specialized (above)")
-                  << ": emitted as a SIMT kernel (one block of 128 threads per "
-                  << "program) whose tile.dot is FMA loops over operands staged in shared memory, in f32 (i32): correct, and far "
-                  << "slower than the tensor cores\n";
-    return emitSimtKernel(*lk.module, *lk.kernel, emitOpt);
+      *ws.explain << "@" << name << ": " << why << ": emitted as a SIMT kernel (one block of 128 threads per program) whose "
+                  << "tile.dot is FMA loops over operands staged in shared memory, in f32 (i32): correct, and far slower than "
+                  << "the tensor cores\n";
+    return r;
   }
   if (simt) *simt = true;
   const char* flagName = ws.consumers == 2                  ? "--consumers"

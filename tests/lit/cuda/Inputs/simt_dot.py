@@ -24,3 +24,21 @@ def dot_i8(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     x = tl.load(a + rm[:, None] * BK + rk[None, :])
     y = tl.load(b + rk[:, None] * BN + rn[None, :])
     tl.store(c + rm[:, None] * BN + rn[None, :], tl.dot(x, y))
+
+
+
+# Rows gathered through an index tile (a mixture-of-experts projection): no tensor descriptor can
+# load them, so the warp-specialized path stops at the tile of pointers; the SIMT path takes it.
+@triton.jit
+def gemm_gather(x_base, rows_of, w_base, out_base, R, K, N, BR: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    r = tl.program_id(0) * BR + tl.arange(0, BR)
+    live = r < R
+    src = tl.load(rows_of + r, mask=live, other=0)
+    cols = tl.arange(0, BN)
+    ks = tl.arange(0, BK)
+    total = tl.zeros((BR, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        x = tl.load(x_base + src[:, None] * K + (k0 + ks)[None, :], mask=live[:, None], other=0.0)
+        w = tl.load(w_base + (k0 + ks)[:, None] * N + cols[None, :])
+        total = tl.dot(x, w, total)
+    tl.store(out_base + r[:, None] * N + cols[None, :], total.to(tl.float16), mask=live[:, None])
