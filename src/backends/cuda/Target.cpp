@@ -79,8 +79,7 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
       } catch (const UserError& e) {
         if (asLoaded.empty()) throw;
         wsError = e;
-        std::string first = e.what();
-        why = "the warp-specialized path stopped (" + first.substr(0, first.find('\n')) + ")";
+        why = "the warp-specialized path stopped (" + e.loc.str() + ": " + e.what() + ")";
       }
     }
     lk.module = ir::parseModule(asLoaded, "<tawa ir>");
@@ -93,6 +92,9 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
       throw;
     }
     if (simt) *simt = true;
+    // Correct but slow: said on stderr whatever the flags, so that nobody times it unaware.
+    std::cerr << lk.kernel->loc.str() << ": warning: '@" << name << "' is not warp-specialized (" << why
+              << "); emitted as a SIMT kernel whose tl.dot runs on FMA units, not the tensor cores (slow)\n";
     if (ws.explain)
       *ws.explain << "@" << name << ": " << why << ": emitted as a SIMT kernel (one block of 128 threads per program) whose "
                   << "tile.dot is FMA loops over operands staged in shared memory, in f32 (i32): correct, and far slower than "
