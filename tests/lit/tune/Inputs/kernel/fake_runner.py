@@ -5,7 +5,9 @@ built (every tile-size placeholder filled in, the WS options given), appends the
 $FAKE_RUN_LOG, and prints the two lines `tawa run` ends with, with a median_ms made up from the
 configuration: a smooth function with one best point (BLOCK_M=128, BLOCK_N=256, BLOCK_K=64 where the
 kernel has them; consumers=2, depth=3, mma_depth=1, persistent, group_m=8), so the search has something
-to find. With FAKE_RUN_FAIL set it fails as a crashing kernel would (exit 1, an error on stderr)."""
+to find. With FAKE_RUN_FAIL set it fails as a crashing kernel would (exit 1, an error on stderr).
+`compile ... --target sm_90a --emit cubin` (a compile worker's job) is checked and logged to
+$FAKE_COMPILE_LOG."""
 import math
 import os
 import re
@@ -13,6 +15,14 @@ import sys
 
 args = sys.argv[1:]
 opt = {args[i]: args[i + 1] for i in range(1, len(args) - 1) if args[i].startswith("--")}
+if args[:1] == ["compile"]:
+    # The compile alone, as a compile worker runs it (tawa tune --compile-workers): logged, no output.
+    if opt.get("--target") != "sm_90a" or opt.get("--emit") != "cubin" or "{" in opt.get("--spec", "{"):
+        sys.exit("fake_runner: unexpected compile command line: %r" % args)
+    if os.environ.get("FAKE_COMPILE_LOG"):
+        with open(os.environ["FAKE_COMPILE_LOG"], "a") as f:
+            f.write(opt["--spec"] + " depth=" + opt.get("--depth", "?") + "\n")
+    sys.exit(0)
 if args[:1] != ["run"] or opt.get("--backend") != "cuda" or opt.get("--check") != "none" or "--spec" not in opt:
     sys.exit("fake_runner: unexpected command line: %r" % args)
 if "--grid" not in opt:  # as tawa run: a launch needs its grid
