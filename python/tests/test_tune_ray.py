@@ -17,6 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TAWA = os.environ.get("TAWA_BIN", os.path.join(ROOT, "build", "tawa"))
 REPLAY = os.path.join(ROOT, "tests", "lit", "tune", "Inputs", "replay")
 SPACE6 = os.path.join(ROOT, "tests", "lit", "tune", "Inputs", "workers", "SPACE.json")
+OVERLAP = os.path.join(ROOT, "tests", "lit", "tune", "Inputs", "workers", "overlap.py")  # runs at most at once, from a log
 
 
 @pytest.fixture(scope="module")
@@ -48,16 +49,8 @@ def test_batches_run_at_once_one_actor_per_gpu(cluster, tmp_path):
                "--space", SPACE6, "--method", "exhaustive", "--budget", "6", "--reps", "1", "--warmups", "0", "--finalists", "0")
     assert "workers: 1 worker process(es), 2 slot(s)" in out
     assert "best 1 s after 6 evaluations (6 measured, 0 from the record)" in out
-    events = []
-    for line in log.read_text().split("\n"):
-        if line:
-            kind, t = line.split()
-            events.append((float(t), 1 if kind == "start" else -1))
-    now = peak = 0
-    for _, d in sorted(events, key=lambda e: (e[0], e[1])):
-        now += d
-        peak = max(peak, now)
-    assert peak == 2, "the two actors never measured at once"
+    overlap = subprocess.run([sys.executable, OVERLAP, str(log)], capture_output=True, text=True, check=True).stdout
+    assert overlap.strip() == "at most 2 at once", "the two actors never measured at once: " + overlap
     workers = [json.loads(w) for (w,) in rows(tmp_path / "t.db", "select worker from measurements")]
     assert len(workers) == 6
     assert {w["details"]["cuda_visible_devices"] for w in workers} == {"0", "1"}, workers
@@ -97,23 +90,6 @@ def test_one_or_two_workers_reach_the_same_best(cluster, tmp_path, workers):
     assert "workers: 1 worker process(es), %s slot(s)" % workers in out
 
 
-MM = """
-import tawa
-import tawa.language as tl
-
-@tawa.jit
-def mm(a, b, c, M, N, K, BM: tl.constexpr, BK: tl.constexpr):
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.arange(0, 64)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, 64), dtype=tl.float32)
-    for k in range(0, K, BK):
-        x = tl.load(a + rm[:, None] * K + (k + rk)[None, :], mask=rm[:, None] < M, other=0.0)
-        y = tl.load(b + (k + rk)[:, None] * N + rn[None, :])
-        acc = tl.dot(x, y, acc)
-    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=rm[:, None] < M)
-"""
-
 
 def test_autotune_trials_on_ray(cluster, tmp_path, rng):
     """tawa.autotune(ray=True): the configurations measured as Ray tasks in other processes, the same
@@ -124,17 +100,19 @@ def test_autotune_trials_on_ray(cluster, tmp_path, rng):
 
     import tawa
 
-    (tmp_path / "mm_ray.py").write_text(MM)
+    from test_autotune import KERNEL  # an autotuned GEMM: its kernel and configurations, tuned again here
+
+    (tmp_path / "mm_ray.py").write_text(KERNEL)
     spec = importlib.util.spec_from_file_location("mm_ray", tmp_path / "mm_ray.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    configs = [tawa.Config({"BM": 64, "BK": 32}), tawa.Config({"BM": 64, "BK": 64}), tawa.Config({"BM": 128, "BK": 64}, num_warps=8)]
+    kernel, configs = mod.mm.fn, mod.mm.configs
     M, N, K = 256, 64, 128
     a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
     b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
     grid = lambda meta: (tawa.cdiv(M, meta["BM"]),)  # noqa: E731
 
-    on_ray = tawa.autotune(configs, key=["M", "K"], record=str(tmp_path / "ray.db"), ray=True)(mod.mm)
+    on_ray = tawa.autotune(configs, key=["M", "K"], record=str(tmp_path / "ray.db"), ray=True)(kernel)
     c = np.full((M, N), 9, np.float16)
     on_ray[grid](a, b, c, M, N, K)
     ref = a.astype(np.float64) @ b.astype(np.float64)
@@ -142,12 +120,12 @@ def test_autotune_trials_on_ray(cluster, tmp_path, rng):
     assert on_ray.measured == 3
     assert on_ray.trial_workers and all(pid != os.getpid() for _, pid in on_ray.trial_workers)
 
-    here = tawa.autotune(configs, key=["M", "K"], record=str(tmp_path / "here.db"))(mod.mm)
+    here = tawa.autotune(configs, key=["M", "K"], record=str(tmp_path / "here.db"))(kernel)
     here[grid](a, b, np.empty_like(c), M, N, K)
     assert here.best[("256", "128")].kwargs == on_ray.best[("256", "128")].kwargs
     assert rows(tmp_path / "ray.db", "select count(*), count(distinct configuration_id) from measurements") == [(3, 3)]
 
-    again = tawa.autotune(configs, key=["M", "K"], record=str(tmp_path / "ray.db"), ray=True)(mod.mm)
+    again = tawa.autotune(configs, key=["M", "K"], record=str(tmp_path / "ray.db"), ray=True)(kernel)
     again[grid](a, b, np.empty_like(c), M, N, K)
     assert again.measured == 0
 

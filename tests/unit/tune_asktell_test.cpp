@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "TempDir.h"
+#include "TuneSpace.h"
 #include "tune/AskTell.h"
 #include "tune/Replay.h"
 #include "tune/Search.h"
@@ -23,14 +24,7 @@ using namespace tawa::tune;
 
 namespace {
 
-const char* kSpace = R"({
-  "grain": {"pow2": [1, 4096]},
-  "tile": {"min": 8, "max": 512, "step": 8},
-  "unroll": [1, 2, 4, 8],
-  "part": ["auto", "simple", "static", "affinity"],
-  "threads": [1, 2, 3, 4],
-  "constraints": ["tile <= grain * 64"]
-})";
+const char* const kSpace = tawa::test::kTuneSpace;
 
 // A bowl with its minimum at `opt` and a little deterministic roughness, plus a spread on every
 // figure so that MaSiF reserves confirmations (re-measurements: nth = 1).
@@ -47,6 +41,22 @@ struct Rough {
     return Sample(v, 0.02);
   }
 };
+
+// kSpace, a fresh seed (printed on failure) and a rough bowl whose optimum is a random legal
+// configuration. Not copyable: the bowl refers to the space.
+struct RoughCase {
+  Space s = parseSpace(kSpace, "s.json");
+  uint64_t seed = std::random_device{}();
+  testing::ScopedTrace trace{__FILE__, __LINE__, "seed " + std::to_string(seed)};
+  std::mt19937_64 rng{seed};
+  Rough f{s, *s.randomLegal(rng)};
+  RoughCase() = default;
+  RoughCase(const RoughCase&) = delete;
+  RoughCase& operator=(const RoughCase&) = delete;
+};
+
+// The tests over every method start from one such case.
+struct TuneAskTellMethods : testing::Test, RoughCase {};
 
 using SearchFn = std::function<void(Evaluator&)>;
 
@@ -76,8 +86,13 @@ std::vector<std::pair<std::string, std::function<SearchFn(uint64_t)>>> methods(c
 // An engine of `workers` workers over an ask/tell search: what ask() proposes waits in a queue; an
 // idle worker takes the measurement the search waits for first, else the oldest. `finishNext` picks
 // which running measurement ends next (its index among them). Returns every proposal in order.
-std::vector<Proposal> engine(AskTellSearch& at, size_t workers, const Rough& f, const std::function<size_t(size_t)>& finishNext) {
+// With `clock`, every measurement takes one unit from its start and finishNext must pick the one
+// that started first: *clock ends as the time the last one finished.
+std::vector<Proposal> engine(AskTellSearch& at, size_t workers, const Rough& f, const std::function<size_t(size_t)>& finishNext,
+                             int* clock = nullptr) {
   std::vector<Proposal> all, queue, running;
+  std::vector<int> started;  // when each running measurement started (with `clock`)
+  int now = 0;
   for (int guard = 0; guard < 100000; ++guard) {
     for (auto got = at.ask(); !got.empty(); got = at.ask()) {
       all.insert(all.end(), got.begin(), got.end());
@@ -89,15 +104,19 @@ std::vector<Proposal> engine(AskTellSearch& at, size_t workers, const Rough& f, 
       auto it = w ? std::find(queue.begin(), queue.end(), *w) : queue.end();
       if (it == queue.end()) it = queue.begin();
       running.push_back(*it);
+      started.push_back(now);
       queue.erase(it);
     }
     if (running.empty()) {
       EXPECT_TRUE(at.finished()) << "nothing under way and nothing proposed, but the search has not finished";
+      if (clock) *clock = now;
       return all;
     }
     size_t pick = finishNext(running.size());
     Proposal p = running[pick];
+    now = std::max(now, started[pick] + 1);
     running.erase(running.begin() + static_cast<std::ptrdiff_t>(pick));
+    started.erase(started.begin() + static_cast<std::ptrdiff_t>(pick));
     at.tell(p, f(p.config, p.nth));
   }
   ADD_FAILURE() << "the search did not end";
@@ -110,12 +129,7 @@ std::vector<Proposal> drive(AskTellSearch& at, size_t workers, const Rough& f, s
 
 }  // namespace
 
-TEST(TuneAskTell, OneWorkerEvaluatesWhatTheSynchronousSearchDoes) {
-  Space s = parseSpace(kSpace, "s.json");
-  const uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  Rough f{s, *s.randomLegal(rng)};
+TEST_F(TuneAskTellMethods, OneWorkerEvaluatesWhatTheSynchronousSearchDoes) {
   for (auto& [name, make] : methods(s, f.opt)) {
     SCOPED_TRACE(name);
     Evaluator sync(s, [&](const Config& c, int nth, bool& cached) { cached = false; return f(c, nth); }, 40);
@@ -192,12 +206,7 @@ TEST(TuneAskTell, WorkersMeasureAhead) {
 
 // What is proposed does not depend on when results arrive: the same search with the same lookahead
 // proposes the same measurements whether two workers or five run them, in order or not.
-TEST(TuneAskTell, ProposalsDoNotDependOnArrivalOrder) {
-  Space s = parseSpace(kSpace, "s.json");
-  const uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  Rough f{s, *s.randomLegal(rng)};
+TEST_F(TuneAskTellMethods, ProposalsDoNotDependOnArrivalOrder) {
   for (auto& [name, make] : methods(s, f.opt)) {
     SCOPED_TRACE(name);
     AskTellSearch a(s, 35, make(seed), 2), b(s, 35, make(seed), 2);
@@ -246,37 +255,13 @@ TEST(TuneAskTell, MisuseIsAnErrorAndAnAbandonedSearchStops) {
 // Measurement ahead pays: on a simulated clock where every measurement takes one unit, four workers
 // finish each method's 40 measurements in under 80% of the time one worker takes (MaSiF, whose
 // refinement climbs from the best so far, 40-65%; random, exhaustive and copy a quarter).
-TEST(TuneAskTell, FourWorkersFinishSooner) {
-  Space s = parseSpace(kSpace, "s.json");
-  const uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  Rough f{s, *s.randomLegal(rng)};
+TEST_F(TuneAskTellMethods, FourWorkersFinishSooner) {
   for (auto& [name, make] : methods(s, f.opt)) {
     SCOPED_TRACE(name);
     auto makespan = [&](size_t workers) {
       AskTellSearch at(s, 40, make(seed), static_cast<int>(workers) - 1);
-      // A simulated clock: each measurement ends one unit after it starts.
-      std::vector<std::pair<int, Proposal>> running;
-      std::vector<Proposal> queue;
-      int now = 0, measured = 0;
-      for (;;) {
-        auto got = at.ask();
-        queue.insert(queue.end(), got.begin(), got.end());
-        while (running.size() < workers && !queue.empty()) {
-          auto w = at.waitingFor();
-          auto it = w ? std::find(queue.begin(), queue.end(), *w) : queue.end();
-          if (it == queue.end()) it = queue.begin();
-          running.push_back({now + 1, *it});
-          queue.erase(it);
-        }
-        if (running.empty()) break;
-        std::sort(running.begin(), running.end());
-        now = running.front().first;
-        at.tell(running.front().second, f(running.front().second.config, running.front().second.nth));
-        running.erase(running.begin());
-        ++measured;
-      }
+      int now = 0;
+      const int measured = static_cast<int>(engine(at, workers, f, [](size_t) { return size_t{0}; }, &now).size());
       std::printf("  %-15s %zu worker(s): %d measurements in %d units\n", name.c_str(), workers, measured, now);
       return std::pair{now, measured};
     };

@@ -18,19 +18,13 @@
 #include "tune/Stats.h"
 #include "tune/Tuner.h"
 #include "TempDir.h"
+#include "TuneSpace.h"
 
 using namespace tawa::tune;
 
 namespace {
 
-const char* kSpace = R"({
-  "grain": {"pow2": [1, 4096]},
-  "tile": {"min": 8, "max": 512, "step": 8},
-  "unroll": [1, 2, 4, 8],
-  "part": ["auto", "simple", "static", "affinity"],
-  "threads": [1, 2, 3, 4],
-  "constraints": ["tile <= grain * 64"]
-})";
+const char* const kSpace = tawa::test::kTuneSpace;
 
 // A smooth bowl in normalized coordinates with its minimum (1.0) at `opt`, plus a penalty per
 // categorical mismatch, so the optimum is unique and known.
