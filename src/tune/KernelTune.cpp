@@ -387,7 +387,9 @@ int tuneKernel(const KernelTuneArgs& a, std::ostream& out) {
   if (!a.search.dryRun && a.grid.empty())
     throw UserError(where(a.file), "tuning a kernel runs it, and `tawa run` needs its launch grid: give --grid",
                     "the grid may name the tuned sizes, e.g. --grid 'cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)'");
-  if (!a.search.dryRun) {
+  // Measured here: this machine needs its GPU. On workers (a Ray cluster's GPU nodes), theirs do; a
+  // worker without one fails each measurement with the runner's reason.
+  if (!a.search.dryRun && !a.search.workers) {
     auto gpu = cuda::probeGpu();
     if (!gpu.ok)
       throw UserError(where(a.file), "tuning a kernel measures it on the GPU, and there is none: " + gpu.reason,
