@@ -33,6 +33,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -70,14 +71,18 @@ def load_mutants():
 
 
 def run(cmd, cwd, timeout=None, env=None):
+    """Runs a shell command in its own process group; on a timeout the whole group is killed (a test a
+    mutant made spin must not outlive its verdict: it would hold the binary the next mutant relinks)."""
     t0 = time.time()
+    p = subprocess.Popen(cmd, cwd=cwd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                         start_new_session=True)
     try:
-        p = subprocess.run(cmd, cwd=cwd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=timeout, env=env)
-        return p.returncode, p.stdout, time.time() - t0
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return 124, out + f"\n(timed out after {timeout} s)", time.time() - t0
+        out, _ = p.communicate(timeout=timeout)
+        return p.returncode, out, time.time() - t0
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        return 124, (out or "") + f"\n(timed out after {timeout} s)", time.time() - t0
 
 
 def sync_scratch(scratch):
