@@ -71,7 +71,7 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
     std::string why;
     std::optional<UserError> wsError;
     if (!asLoaded.empty() && integerDot(*lk.kernel)) {
-      why = "an integer tl.dot (no integer wgmma is emitted yet)";
+      why = "it has an integer tl.dot, and no integer wgmma is emitted yet";
     } else {
       try {
         lk = driver::specialize(std::move(lk), ws, "nv");  // its pipeline starts with canonicalize again (a no-op now)
@@ -79,7 +79,7 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
       } catch (const UserError& e) {
         if (asLoaded.empty()) throw;
         wsError = e;
-        why = "the warp-specialized path stopped (" + e.loc.str() + ": " + e.what() + ")";
+        why = "the warp-specialized path stopped at " + e.loc.str() + ": " + e.what();
       }
     }
     lk.module = ir::parseModule(asLoaded, "<tawa ir>");
@@ -94,9 +94,9 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
     if (simt) *simt = true;
     // Correct but slow: said on stderr whatever the flags, so that nobody times it unaware.
     std::cerr << lk.kernel->loc.str() << ": warning: '@" << name << "' is not warp-specialized (" << why
-              << "); emitted as a SIMT kernel whose tl.dot runs on FMA units, not the tensor cores (slow)\n";
+              << "): emitted as a SIMT kernel whose tl.dot runs on FMA units, not the tensor cores (slow)\n";
     if (ws.explain)
-      *ws.explain << "@" << name << ": " << why << ": emitted as a SIMT kernel (one block of 128 threads per program) whose "
+      *ws.explain << "@" << name << ": not warp-specialized (" << why << "): emitted as a SIMT kernel (one block of 128 threads per program) whose "
                   << "tile.dot is FMA loops over operands staged in shared memory, in f32 (i32): correct, and far slower than "
                   << "the tensor cores\n";
     return r;
