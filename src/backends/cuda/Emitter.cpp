@@ -434,6 +434,8 @@ class Emitter {
           setBox(*op, op->operand(0), l->rows, l->chunkCols, static_cast<int>(l->swizzle));
           privates_[op] = pv;
           privateOrder_.push_back(op);
+        } else if (op->kind() == OpKind::Store && op->operand(0)->type().isPtr()) {
+          collectScalarStore(*op);
         } else if (op->kind() == OpKind::TmaStore && vecDescs_.count(op->operand(0))) {
           // a row vector stored from registers (emitVecStore): no staging
         } else if (op->kind() == OpKind::TmaStore) {
@@ -452,7 +454,8 @@ class Emitter {
         }
       });
     // Parameters: the tensor maps that TMA uses (in make_desc order), then every scalar argument
-    // in the kernel's order; pointers reach the kernel through the tensor maps only.
+    // in the kernel's order; pointers reach the kernel through the tensor maps only, but for the
+    // buffers of 1-D descriptors and those a scalar store writes.
     for (auto& s : allMaps_) {
       if (s.boxRows == 0) continue;
       KernelParam p;
@@ -466,7 +469,8 @@ class Emitter {
       const Value* a = f_.arg(i);
       // A pointer is passed by its address only as the buffer of a 1-D descriptor.
       const bool pointer = a->type().isPtr();
-      if (pointer && std::none_of(vecDescs_.begin(), vecDescs_.end(), [&](const auto& d) { return d.second.arg == static_cast<int>(i); }))
+      if (pointer && !scalarPtrs_.count(a) &&
+          std::none_of(vecDescs_.begin(), vecDescs_.end(), [&](const auto& d) { return d.second.arg == static_cast<int>(i); }))
         continue;
       if ((!pointer && !a->type().isScalar()) || cScalarType(a->type().scalar).empty())
         throw UserError(f_.loc, "the CUDA backend cannot pass argument #" + std::to_string(i) + " of type " + a->type().str());
@@ -742,6 +746,28 @@ class Emitter {
   }
 
   // The index of the wg.region holding op.
+  // A scalar store (tl.store of one value through a scalar pointer, e.g. a flag in the epilogue):
+  // its pointer is an argument moved by scalar offsets; that argument is passed to the kernel, and
+  // the pointer chain is emitted as C pointers (scalarPtrs_). Only consumers store (the producer
+  // loads); split-consumers leaves such a store to the first consumer alone.
+  void collectScalarStore(const Op& op) {
+    if (regionIndex(&op) < 1 && !single_) unsupported(op, "a scalar store in the producer warp group is not emitted");
+    std::vector<const Value*> chain;
+    const Value* p = op.operand(0);
+    for (;;) {
+      chain.push_back(p);
+      const Op* d = p->definingOp();
+      if (!d) break;  // a kernel argument
+      if (d->kind() != OpKind::AddPtr || !d->operand(0)->type().isPtr())
+        unsupported(op, "a scalar store's pointer must be a kernel argument moved by scalar offsets");
+      p = d->operand(0);
+    }
+    bool isArg = false;
+    for (size_t i = 0; i < f_.numArgs(); ++i) isArg = isArg || f_.arg(i) == p;
+    if (!isArg) unsupported(op, "a scalar store's pointer must be a kernel argument moved by scalar offsets");
+    scalarPtrs_.insert(chain.begin(), chain.end());
+  }
+
   int regionIndex(const Op* op) const {
     const Op* r = op;
     while (r && r->kind() != OpKind::WgRegion) r = r->parent ? r->parent->parentOp : nullptr;
@@ -1133,7 +1159,22 @@ class Emitter {
       case OpKind::If: return emitIf(op);
       case OpKind::MakeDesc: return;  // a tensor map of the launch (collect)
       case OpKind::AddPtr:
-        if (op.result()->type().isPtr()) return;  // a moved descriptor base: folded into the TMA coordinates
+        if (op.result()->type().isPtr()) {
+          if (!scalarPtrs_.count(op.result())) return;  // a moved descriptor base: folded into the TMA coordinates
+          at(op);  // a scalar store's pointer
+          line(cScalarType(op.result()->type().scalar) + "* const " + nameFor(op.result()) + " = " + ex(op.operand(0)) + " + " +
+               ex(op.operand(1)) + ";");
+          return;
+        }
+        break;
+      case OpKind::Store:
+        if (op.operand(0)->type().isPtr()) {
+          // One thread of the warp group writes it (Triton's every thread writes the same value).
+          needScalar(op, op.operand(1)->type());
+          at(op);
+          oneThread("*" + ex(op.operand(0)) + " = " + ex(op.operand(1)) + ";");
+          return;
+        }
         break;
       case OpKind::MbarWait: {
         at(op);
@@ -2170,6 +2211,7 @@ class Emitter {
     const Value* stride = nullptr;     // elements between consecutive entries
   };
   std::map<const Value*, VecDesc> vecDescs_;  // 1-D make_desc -> its parts
+  std::set<const Value*> scalarPtrs_;          // pointer arguments and scalar addptrs that scalar stores write through
   std::vector<TensorMapSpec> allMaps_;
   std::set<int> transposed_;  // allMaps_ indices of tensor maps built transposed (fp8 B)
   int region_ = 0;  // the warp group being emitted

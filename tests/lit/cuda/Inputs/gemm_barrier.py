@@ -4,7 +4,7 @@ import triton.language as tl
 
 # A GEMM whose epilogue waits at tl.debug_barrier() before its store, and (FLAG) stores a
 # value no result depends on: two cooperative consumers both meet at the barrier, and the first of
-# them stores the flag (the CUDA backend has no scalar store in a warp-specialized kernel yet).
+# them stores the flag (one thread of it, through the pointer argument).
 @triton.jit
 def gemm_barrier(a_ptr, b_ptr, c_ptr, flag_ptr, M, N, K, stride_am, stride_bk, stride_cm,
                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, FLAG: tl.constexpr):
