@@ -120,7 +120,8 @@ std::optional<Proposal> AskTellSearch::waitingFor() {
 void AskTellSearch::tell(const Proposal& p, const Sample& s, bool cached) {
   std::lock_guard lock(m_);
   if (!dispatched_.count(p)) throw std::logic_error("tell: a result for a measurement that was not proposed");
-  if (!told_.emplace(p, Told{s, cached}).second) throw std::logic_error("tell: a measurement told twice");
+  if (!answered_.insert(p).second) throw std::logic_error("tell: a measurement told twice");
+  told_.emplace(p, Told{s, cached});
   if (ended_) absorbLeftovers();
 }
 

@@ -83,6 +83,7 @@ class AskTellSearch {
   std::set<Proposal> dispatched_;        // every proposal handed out
   std::set<Proposal> ahead_;             // handed out and not yet taken by the search (Evaluator::runAhead)
   std::map<Proposal, Told> told_;        // results not yet taken by the search
+  std::set<Proposal> answered_;          // every proposal told so far
   int lookahead_ = 0;
   size_t consumed_ = 0;                  // results taken by the search or absorbed
   std::thread thread_;

@@ -244,6 +244,8 @@ TEST(TuneAskTell, MisuseIsAnErrorAndAnAbandonedSearchStops) {
     ASSERT_EQ(p.size(), 2u);
     at.tell(p[0], Sample(1.0));
     EXPECT_THROW(at.tell(p[0], Sample(1.0)), std::logic_error);  // told twice
+    at.ask();  // the search takes p[0]
+    EXPECT_THROW(at.tell(p[0], Sample(1.0)), std::logic_error);  // told again after the search took it
     Config other = *s.fallback();
     other[0] = (other[0] + 1) % static_cast<int>(s.params[0].size());
     EXPECT_THROW(at.tell({other, 3}, Sample(1.0)), std::logic_error);  // never proposed
