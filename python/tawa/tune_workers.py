@@ -160,11 +160,13 @@ def main(argv=None):
                 emit(json.loads(ray.get(ref)))
                 idle.append(name)
             except ray.exceptions.RayActorError as e:
-                emit({"id": job_id, "lost": "actor %s died: %s" % (name, _short(e))})
                 deaths[name] += 1
                 if deaths[name] >= MAX_DEATHS:
+                    # Said before the loss, so that the tuner has read it when the loss ends its search.
                     drop(name, "it died %d times" % deaths[name])
+                    emit({"id": job_id, "lost": "actor %s died: %s" % (name, _short(e))})
                 else:
+                    emit({"id": job_id, "lost": "actor %s died: %s" % (name, _short(e))})
                     start(name)
                     try:
                         emit({"hello": ray.get(actors[name].identity.remote(), timeout=300)})
