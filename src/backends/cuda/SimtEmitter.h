@@ -1,12 +1,13 @@
 // emit-cuda-simt: prints a CUDA C++ kernel for sm_90a from a tile program that has no
-// warp-specialized form (row-wise and element-wise kernels: softmax, layer-norm, vector add), written
-// only against primitives.cuh like the warp-specialized emitter, so the CPU emulator runs the same text.
-//   requires: verified, canonicalized tile IR without tile.dot and without tensor descriptors; tiles
+// warp-specialized form (row-wise and element-wise kernels: softmax, layer-norm, vector add; and the
+// pointer tl.dot kernels the warp-specialized path stops at), written only against primitives.cuh
+// like the warp-specialized emitter, so the CPU emulator runs the same text.
+//   requires: verified, canonicalized tile IR without tensor descriptors; tiles
 //     of any rank (pointers, integers, floats, i1); ops: program_id, num_programs, constant, arange,
 //     splat, expand_dims, reshape, broadcast, permute, element-wise arithmetic, comparisons, select,
 //     casts, math, addptr, masked load and store of pointer tiles and of scalars, atomics, barriers,
-//     tile.reduce and tile.scan of f32/i32 tiles along any axis, tile.for with carried values,
-//     tile.if, tile.return.
+//     tile.reduce and tile.scan of f32/i32 tiles along any axis, 2-D tile.dot, tile.for with
+//     carried values, tile.if, tile.return.
 //   guarantees: one `extern "C" __global__ __launch_bounds__(128, 1)` kernel, one block of 128
 //     threads (one warp group) per program of the grid, whose parameters are the IR function's
 //     arguments in order (pointers as raw device pointers, scalars by value). A tile of N elements is
@@ -22,11 +23,15 @@
 //     same bits) at its index, and the block waits again before the area is reused; the dynamic
 //     shared memory grows by the largest staged tile (at most 200 KiB: a larger one is a located
 //     error).
+//     tile.dot stages both operands (B after A) and sums each result element's products in f32 (i32
+//     for integer operands), k in order, from the accumulator operand, rounding once: FMA units,
+//     not the tensor cores.
 //     A scalar store is made by thread 0 only. tile.for's num_stages is ignored (no software
 //     pipelining on this path). `#line` directives go back to the kernel source. Anything else is
 //     a UserError located at the op.
 //   runs: in `tawa compile --target sm_90a` and `tawa run --backend cuda|emu` for kernels that
-//     driver::simtOnly picks (no tile.dot, no tensor descriptor), through cuda::emitForTarget.
+//     driver::simtOnly picks (no tile.dot, no tensor descriptor), and for pointer tl.dot kernels the
+//     warp-specialized path cannot take (with a warning), through cuda::emitForTarget.
 #pragma once
 
 #include "backends/cuda/Emitter.h"
