@@ -434,7 +434,7 @@ class Emitter {
           setBox(*op, op->operand(0), l->rows, l->chunkCols, static_cast<int>(l->swizzle));
           privates_[op] = pv;
           privateOrder_.push_back(op);
-        } else if (op->kind() == OpKind::Store && op->operand(0)->type().isPtr()) {
+        } else if ((op->kind() == OpKind::Store || op->kind() == OpKind::Atomic) && op->operand(0)->type().isPtr()) {
           collectScalarStore(*op);
         } else if (op->kind() == OpKind::TmaStore && vecDescs_.count(op->operand(0))) {
           // a row vector stored from registers (emitVecStore): no staging
@@ -751,7 +751,12 @@ class Emitter {
   // the pointer chain is emitted as C pointers (scalarPtrs_). Only consumers store (the producer
   // loads); split-consumers leaves such a store to the first consumer alone.
   void collectScalarStore(const Op& op) {
-    if (regionIndex(&op) < 1 && !single_) unsupported(op, "a scalar store in the producer warp group is not emitted");
+    if (regionIndex(&op) < 1 && !single_) unsupported(op, "a scalar store or atomic in the producer warp group is not emitted");
+    if (op.kind() == OpKind::Atomic) {
+      if (uses_[op.result()] > 0)
+        unsupported(op, "the old value a scalar atomic returns is not emitted in warp-specialized kernels yet",
+                    "an atomic whose result is unused (a counter, a maximum) is");
+    }
     std::vector<const Value*> chain;
     const Value* p = op.operand(0);
     for (;;) {
@@ -759,12 +764,12 @@ class Emitter {
       const Op* d = p->definingOp();
       if (!d) break;  // a kernel argument
       if (d->kind() != OpKind::AddPtr || !d->operand(0)->type().isPtr())
-        unsupported(op, "a scalar store's pointer must be a kernel argument moved by scalar offsets");
+        unsupported(op, "a scalar store's or atomic's pointer must be a kernel argument moved by scalar offsets");
       p = d->operand(0);
     }
     bool isArg = false;
     for (size_t i = 0; i < f_.numArgs(); ++i) isArg = isArg || f_.arg(i) == p;
-    if (!isArg) unsupported(op, "a scalar store's pointer must be a kernel argument moved by scalar offsets");
+    if (!isArg) unsupported(op, "a scalar store's or atomic's pointer must be a kernel argument moved by scalar offsets");
     scalarPtrs_.insert(chain.begin(), chain.end());
   }
 
@@ -1167,6 +1172,9 @@ class Emitter {
           return;
         }
         break;
+      case OpKind::Atomic:
+        if (op.operand(0)->type().isPtr()) return emitScalarAtomic(op);
+        break;
       case OpKind::Store:
         if (op.operand(0)->type().isPtr()) {
           // One thread of the warp group writes it (Triton's every thread writes the same value).
@@ -1242,6 +1250,30 @@ class Emitter {
     if (op.numResults() == 1 && op.result()->type().isTile()) return emitTileOp(op);
     if (op.numResults() == 1 && op.result()->type().isScalar() && op.regions().empty()) return emitScalar(op);
     unsupported(op, "not emitted yet", "the CUDA backend covers the warp-specialized GEMM so far");
+  }
+
+  // A scalar atomic whose old value is unused (collectScalarStore checked): one thread of the warp
+  // group applies it, between the fences its memory order asks for.
+  void emitScalarAtomic(const Op& op) {
+    const Value* v = op.operand(1);
+    needScalar(op, v->type());
+    const int width = byteWidth(v->type().scalar);
+    if (width != 4 && width != 8) unsupported(op, "scalar atomics on " + std::to_string(width) + "-byte elements are not emitted here");
+    const std::string& kind = op.strAttr("kind");
+    const std::string scope = std::to_string(op.strAttr("scope") == "cta" ? 0 : op.strAttr("scope") == "sys" ? 2 : 1);
+    static const std::map<std::string, std::string> ops = {{"add", "Add"}, {"max", "Max"}, {"min", "Min"}, {"and", "And"},
+                                                           {"or", "Or"},   {"xor", "Xor"}, {"xchg", "Xchg"}};
+    std::string call;
+    if (kind == "cas") call = "tawa::atomic_cas<" + scope + ">(" + ex(op.operand(0)) + ", " + ex(v) + ", " + ex(op.operand(2)) + ")";
+    else call = "tawa::atomic<tawa::AtomicOp::" + ops.at(kind) + ", " + scope + ">(" + ex(op.operand(0)) + ", " + ex(v) + ")";
+    const std::string& sem = op.strAttr("sem");
+    const std::string fence = "tawa::fence_acq_rel<" + scope + ">();";
+    at(op);
+    line(std::string(single_ ? "{" : "if (tawa::warpgroup_thread_idx() == 0) {") + "  // one thread applies a scalar atomic");
+    if (sem == "release" || sem == "acq_rel") line("  " + fence + "  // sem " + sem);
+    line("  " + call + ";");
+    if (sem == "acquire" || sem == "acq_rel") line("  " + fence);
+    line("}");
   }
 
   // Whether an integer scalar is positive by construction: a positive constant, a program count, or
@@ -2211,7 +2243,7 @@ class Emitter {
     const Value* stride = nullptr;     // elements between consecutive entries
   };
   std::map<const Value*, VecDesc> vecDescs_;  // 1-D make_desc -> its parts
-  std::set<const Value*> scalarPtrs_;          // pointer arguments and scalar addptrs that scalar stores write through
+  std::set<const Value*> scalarPtrs_;          // pointer arguments and scalar addptrs that scalar stores and atomics write through
   std::vector<TensorMapSpec> allMaps_;
   std::set<int> transposed_;  // allMaps_ indices of tensor maps built transposed (fp8 B)
   int region_ = 0;  // the warp group being emitted
