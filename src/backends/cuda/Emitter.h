@@ -20,11 +20,12 @@
 //     for a row vector stored with tl.store, such as attention's logsumexp) gets no tensor map: its
 //     base pointer argument becomes a `T* const` parameter, and a consumer writes the row vector
 //     from its registers, the first thread of each quad per row, inside the descriptor's extent.
-//     A scalar tl.store in a consumer (a flag in the epilogue) writes through its pointer argument,
-//     moved by scalar offsets, passed as a `T* const` parameter too: one thread of the warp group.
+//     A scalar tl.store in a consumer (a flag in the epilogue), or a scalar atomic whose old value is
+//     unused (a counter), writes through its pointer argument, moved by scalar offsets, passed as a
+//     `T* const` parameter too: one thread of the warp group (an atomic between its fences).
 //   guarantees: one `extern "C" __global__ __launch_bounds__(128 * regions, 1)` kernel whose
 //     parameters are one `const __grid_constant__ CUtensorMap` per tile.make_desc used by TMA, every
-//     scalar argument and the pointer arguments of 1-D descriptors and scalar stores in the kernel's order, then
+//     scalar argument and the pointer arguments of 1-D descriptors, scalar stores and atomics in the kernel's order, then
 //     (persistent kernels) the logical grid; one dynamic shared-memory buffer
 //     (rings with the TMA swizzle matching the wgmma descriptors, consumers' own buffers, staging for
 //     the epilogue, mbarriers) aligned to 1024 bytes; the roles as one if/else on the warp-group
