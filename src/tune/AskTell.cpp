@@ -38,7 +38,6 @@ Sample AskTellSearch::wait(const Config& c, int nth, bool& cached) {
   } while (!told_.count(p));
   Told t = told_.at(p);
   told_.erase(p);
-  ++consumed_;
   if (ahead_.erase(p)) ev_.runAhead(-1);  // the search's own from now on: measure() counts it
   cached = t.cached;
   demand_.reset();
@@ -135,7 +134,6 @@ void AskTellSearch::absorbLeftovers() {
     }
     ahead_.erase(it->first);
     ev_.absorb(it->first, it->second.sample, it->second.cached);
-    ++consumed_;
     it = told_.erase(it);
   }
 }

@@ -54,7 +54,7 @@ class AskTellSearch {
   // The result of a proposal (cached: it came from the record, nothing ran). Any order.
   void tell(const Proposal& p, const Sample& s, bool cached = false);
   // Proposed and not told yet.
-  size_t outstanding() const { return dispatched_.size() - told_.size() - consumed_; }
+  size_t outstanding() const { return dispatched_.size() - answered_.size(); }
   // The search has returned and every proposal has been told (and taken into the history).
   bool finished();
   // The search's evaluator: its history and best. Read it between calls, never during one.
@@ -85,7 +85,6 @@ class AskTellSearch {
   std::map<Proposal, Told> told_;        // results not yet taken by the search
   std::set<Proposal> answered_;          // every proposal told so far
   int lookahead_ = 0;
-  size_t consumed_ = 0;                  // results taken by the search or absorbed
   std::thread thread_;
 };
 

@@ -41,18 +41,25 @@ Sample Evaluator::measure(const Config& c, int nth, bool& cached) {
   return normalized(v);
 }
 
-std::optional<double> Evaluator::operator()(const Config& c) {
-  if (auto it = index_.find(c); it != index_.end()) return history_[it->second].seconds;
-  if (done()) return std::nullopt;
+Evaluation& Evaluator::addNew(const Config& c, const Sample& v, bool cached) {
   Evaluation e;
   e.config = c;
-  Sample v = measure(c, 0, e.cached);
+  e.cached = cached;
   e.seconds = v.seconds;
   e.spread = v.spread;
   e.failure = v.failure;
   e.measurements = {e.seconds};
   index_.emplace(c, history_.size());
   history_.push_back(e);
+  return history_.back();
+}
+
+std::optional<double> Evaluator::operator()(const Config& c) {
+  if (auto it = index_.find(c); it != index_.end()) return history_[it->second].seconds;
+  if (done()) return std::nullopt;
+  bool cached = false;
+  Sample v = measure(c, 0, cached);
+  const Evaluation& e = addNew(c, v, cached);
   if (progress) progress(e, used(), budget_, *best());
   return e.seconds;
 }
@@ -73,22 +80,15 @@ void Evaluator::absorb(const Proposal& p, Sample s, bool cached) {
   --ahead_;
   ++spent_;
   auto it = index_.find(p.config);
+  Evaluation* e = nullptr;
   if (it == index_.end()) {
-    Evaluation e;
-    e.config = p.config;
-    e.seconds = s.seconds;
-    e.spread = s.spread;
-    e.failure = s.failure;
-    e.measurements = {s.seconds};
-    e.cached = cached;
-    index_.emplace(p.config, history_.size());
-    history_.push_back(e);
-    it = index_.find(p.config);
+    e = &addNew(p.config, s, cached);
   } else {
-    addMeasurement(history_[it->second], s);
-    history_[it->second].cached = cached;
+    e = &history_[it->second];
+    addMeasurement(*e, s);
+    e->cached = cached;
   }
-  if (progress) progress(history_[it->second], used(), budget_, *best());
+  if (progress) progress(*e, used(), budget_, *best());
 }
 
 bool Evaluator::seen(const Config& c) const { return index_.count(c) > 0; }
@@ -916,21 +916,20 @@ MasifPlan masifSearch(Evaluator& ev, std::mt19937_64& rng, const std::vector<Gui
   const int firstPhase = std::min(ev.budget(), kNestedBudget);
   if (plan.fallback) {
     const int randomUntil = std::max(1, firstPhase / 3);
-    if (fb) {
-      while (drawn.size() < ahead(randomUntil + 1)) {
+    auto drawTo = [&](size_t n) {  // random configurations drawn ahead, as fill() draws candidates
+      while (drawn.size() < n) {
         auto c = randomNew();
         if (!c) break;
         drawn.push_back(*c);
       }
+    };
+    if (fb) {
+      drawTo(ahead(randomUntil + 1));
       announce(ev, drawn);
       ev(*fb);
     }
     while (ev.used() < randomUntil && !ev.done()) {
-      while (drawn.size() < 1 + ahead(randomUntil)) {
-        auto c = randomNew();
-        if (!c) break;
-        drawn.push_back(*c);
-      }
+      drawTo(1 + ahead(randomUntil));
       if (drawn.empty()) break;
       Config c = drawn.front();
       drawn.erase(drawn.begin());

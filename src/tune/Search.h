@@ -98,6 +98,8 @@ class Evaluator {
 
  private:
   Sample measure(const Config& c, int nth, bool& cached);
+  // A configuration's first evaluation, added to the history.
+  Evaluation& addNew(const Config& c, const Sample& v, bool cached);
 
   const Space& space_;
   Objective f_;
