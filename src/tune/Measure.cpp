@@ -161,6 +161,19 @@ RunResult runOnce(const std::string& command, double timeoutSeconds) {
   return r;
 }
 
+Measurement runPrepare(const std::string& command, double timeoutSeconds) {
+  RunResult r = runOnce(command, timeoutSeconds);
+  Measurement m;
+  if (!r.ok) {
+    m.status = r.timedOut ? "timeout" : "failed";
+    m.detail = "the prepare command failed: " + r.detail;
+    return m;
+  }
+  m.seconds = r.seconds;
+  m.repetitions = {r.seconds};
+  return m;
+}
+
 Measurement measure(const std::string& command, const MeasureOptions& o) {
   Measurement m;
   auto fail = [&](const RunResult& r) {

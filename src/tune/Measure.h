@@ -40,6 +40,10 @@ double median(std::vector<double> v);
 // measurement's detail says so.
 Measurement measure(const std::string& command, const MeasureOptions& opts);
 
+// Runs a configuration's prepare command once (tawa tune --prepare, a kernel's compile): failed
+// ("the prepare command failed: ...", or a timeout) when the command failed, else ok with its time.
+Measurement runPrepare(const std::string& command, double timeoutSeconds);
+
 // A timed-out measurement's detail names its limit ("killed after the timeout of 2.5 s"), so that a
 // later tuning with a longer --timeout can tell that the record's verdict does not bind it.
 std::string timeoutDetail(double timeoutSeconds);

@@ -261,15 +261,8 @@ Evaluation evaluateOne(Record& rec, const TuneTarget& t, const Config& c, const 
                        int nth, int64_t after) {
   int64_t id = registerTarget(rec, t);
   if (auto e = recorded(rec, id, t, c, m, nth, after)) return *e;
-  if (!t.prepare.empty() && t.prepareRequired && nth == 0) {
-    RunResult r = runOnce(t.space.substitute(t.prepare, c), m.timeoutSeconds);
-    if (!r.ok) {
-      Measurement f;
-      f.status = r.timedOut ? "timeout" : "failed";
-      f.detail = "the prepare command failed: " + r.detail;
-      return recordNew(rec, id, t, c, f, origin);
-    }
-  }
+  if (!t.prepare.empty() && t.prepareRequired && nth == 0)
+    if (Measurement p = runPrepare(t.space.substitute(t.prepare, c), m.timeoutSeconds); !p.ok()) return recordNew(rec, id, t, c, p, origin);
   return recordNew(rec, id, t, c, t.replay ? t.replay(c, nth) : measure(t.space.substitute(t.command, c), m), origin);
 }
 
@@ -309,6 +302,9 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
   auto ids = pool.identities();
   if (ids.empty()) throw UserError(Location::at(std::make_shared<const std::string>(t.name), 0, 0), "no workers");
   const nlohmann::json reference = ids.front();
+  auto allDropped = [&] {
+    return UserError(Location::at(std::make_shared<const std::string>(t.name), 0, 0), "every worker was dropped (see the messages above)");
+  };
   const std::string refFingerprint = reference.value("fingerprint", std::string());
   for (auto& w : ids)
     if (w.value("fingerprint", std::string()) != refFingerprint)
@@ -408,12 +404,12 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
       }
     }
   };
-  auto told = [&](const Proposal& p, const Evaluation& e) { at.tell(p, Sample(e.seconds, e.spread, e.failure), false); };
+  auto told = [&](const Proposal& p, const Evaluation& e) { at.tell(p, Sample(e.seconds, e.spread, e.failure), e.cached); };
   for (;;) {
     bool answered = false;
     for (auto& p : at.ask()) {
       if (auto e = recorded(rec, id, t, p.config, o.measure, p.nth, after)) {
-        at.tell(p, Sample(e->seconds, e->spread, e->failure), true);
+        told(p, *e);  // from the record (cached)
         answered = true;
       } else {
         (staged && p.nth == 0 ? toPrepare : queue).push_back(p);
@@ -424,7 +420,7 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
     if (running.empty()) {
       if (at.finished()) break;
       if (pool.slots() == 0 || (!toPrepare.empty() && pool.slots("prepare") == 0))
-        throw UserError(Location::at(std::make_shared<const std::string>(t.name), 0, 0), "every worker was dropped (see the messages above)");
+        throw allDropped();
       if (queue.empty() && toPrepare.empty()) throw std::logic_error("the search waits for nothing under way");
       continue;
     }
@@ -453,7 +449,7 @@ void tuneOnWorkers(Record& rec, int64_t id, const TuneTarget& t, const TuneOptio
     if (!got) {
       queue.push_back(p);
       while (!got) {
-        if (pool.slots() == 0) throw UserError(Location::at(std::make_shared<const std::string>(t.name), 0, 0), "every worker was dropped (see the messages above)");
+        if (pool.slots() == 0) throw allDropped();
         startJobs(std::nullopt, on);
         auto e = pool.next();
         if (!e) continue;

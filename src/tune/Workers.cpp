@@ -48,6 +48,27 @@ std::vector<std::string> splitCsv(const std::string& line) {
   }
 }
 
+// Writes `text` and a newline to fd whole (across partial writes); false when the reader is gone.
+bool writeLine(int fd, const std::string& text) {
+  const std::string line = text + "\n";
+  for (size_t done = 0; done < line.size();) {
+    ssize_t n = write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// The next complete line of a child's output buffer, taken from it.
+std::optional<std::string> takeLine(std::string& buffer) {
+  const size_t nl = buffer.find('\n');
+  if (nl == std::string::npos) return std::nullopt;
+  std::string line = buffer.substr(0, nl);
+  buffer.erase(0, nl + 1);
+  return line;
+}
+
 nlohmann::json toJson(const Measurement& m) {
   return {{"seconds", m.seconds}, {"spread", m.spread}, {"repetitions", m.repetitions}, {"warmups", m.warmups},
           {"status", m.status}, {"detail", m.detail}};
@@ -129,16 +150,12 @@ nlohmann::json runJob(const nlohmann::json& job, const nlohmann::json& identity)
   Measurement m;
   try {
     const MeasureOptions o = measureOptions(job.value("measure", nlohmann::json::object()));
-    std::optional<RunResult> prepared;
-    if (job.contains("prepare")) prepared = runOnce(job.at("prepare").get<std::string>(), o.timeoutSeconds);
-    if (prepared && !prepared->ok) {
-      m.status = prepared->timedOut ? "timeout" : "failed";
-      m.detail = "the prepare command failed: " + prepared->detail;
+    std::optional<Measurement> prepared;
+    if (job.contains("prepare")) prepared = runPrepare(job.at("prepare").get<std::string>(), o.timeoutSeconds);
+    if (prepared && (!prepared->ok() || !job.contains("command"))) {
+      m = *prepared;  // its failure is the measurement's; a prepare job alone is done
     } else if (job.contains("command")) {
       m = measure(job.at("command").get<std::string>(), o);
-    } else if (prepared) {
-      m.seconds = prepared->seconds;  // a prepare job alone: done
-      m.repetitions = {prepared->seconds};
     } else if (job.contains("replay")) {
       const LoadedReplay& r = replayFor(job.at("replay"));
       m = r.figure(r.space.fromJson(job.at("config")), job.value("nth", 0));
@@ -195,10 +212,7 @@ WorkerPool::WorkerPool(std::vector<Child> children, double helloTimeout) {
                                                                : "said \"" + p.buffer.substr(0, 200) + "\"");
       why += (why.empty() ? "" : "; ") + w;
       events_.push_back({Event::Message, 0, {{"text", "worker " + w + "; not used"}}});
-      if (p.pid > 0) kill(p.pid, SIGKILL);
-      if (p.in >= 0) close(p.in), p.in = -1;
-      if (p.out >= 0) close(p.out), p.out = -1;
-      if (p.pid > 0) waitpid(p.pid, nullptr, 0), p.pid = -1;
+      reap(p);
     }
   }
   if (slots() == 0) throw std::runtime_error("no worker started (" + why + ")");
@@ -208,15 +222,24 @@ WorkerPool::~WorkerPool() {
   for (auto& p : procs_)
     if (p.in >= 0) close(p.in), p.in = -1;  // a worker ends at the end of its input
   for (auto& p : procs_) {
-    if (p.pid <= 0) continue;
-    int status = 0;
-    for (int i = 0; i < 100 && waitpid(p.pid, &status, WNOHANG) == 0; ++i) usleep(20000);
-    if (waitpid(p.pid, &status, WNOHANG) == 0) {
-      kill(p.pid, SIGKILL);
-      waitpid(p.pid, &status, 0);
-    }
-    if (p.out >= 0) close(p.out);
+    for (int i = 0; i < 100 && p.pid > 0 && waitpid(p.pid, &p.status, WNOHANG) == 0; ++i) usleep(20000);
+    reap(p);
   }
+}
+
+void WorkerPool::reap(Proc& p) {
+  if (p.pid > 0) {
+    int status = 0;
+    pid_t r = waitpid(p.pid, &status, WNOHANG);
+    if (r == 0) {  // still running
+      kill(p.pid, SIGKILL);
+      r = waitpid(p.pid, &status, 0);
+    }
+    if (r == p.pid) p.status = status;
+  }
+  if (p.in >= 0) close(p.in);
+  if (p.out >= 0) close(p.out);
+  p.in = p.out = p.pid = -1;
 }
 
 void WorkerPool::start(Proc& p) {
@@ -250,10 +273,8 @@ void WorkerPool::start(Proc& p) {
 bool WorkerPool::readHello(Proc& p, double timeout) {
   auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
   while (std::chrono::steady_clock::now() < until) {
-    size_t nl;
-    while ((nl = p.buffer.find('\n')) != std::string::npos) {
-      std::string line = p.buffer.substr(0, nl);
-      p.buffer.erase(0, nl + 1);
+    while (auto next = takeLine(p.buffer)) {
+      const std::string& line = *next;
       try {
         auto j = nlohmann::json::parse(line);
         if (j.contains("hello")) {
@@ -327,31 +348,13 @@ void WorkerPool::submit(const nlohmann::json& job) {
   if (!pick) throw std::logic_error("submit: no worker has a free slot");
   const uint64_t id = job.at("id").get<uint64_t>();
   pick->jobs.insert(id);
-  std::string line = job.dump() + "\n";
-  for (size_t done = 0; done < line.size();) {
-    ssize_t n = write(pick->in, line.data() + done, line.size() - done);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      died(*pick, "its input closed");
-      return;
-    }
-    done += static_cast<size_t>(n);
-  }
+  if (!writeLine(pick->in, job.dump())) died(*pick, "its input closed");
 }
 
 void WorkerPool::died(Proc& p, const std::string& how) {
-  int status = 0;
-  std::string why = how;
-  if (p.pid > 0) {
-    if (waitpid(p.pid, &status, WNOHANG) == 0) {
-      kill(p.pid, SIGKILL);
-      waitpid(p.pid, &status, 0);
-    }
-    if (why.empty()) why = exitWords(status);
-  }
-  if (p.in >= 0) close(p.in);
-  if (p.out >= 0) close(p.out);
-  p.in = p.out = p.pid = -1;
+  const bool alive = p.pid > 0;
+  reap(p);
+  const std::string why = !how.empty() || !alive ? how : exitWords(p.status);
   for (uint64_t id : p.jobs) events_.push_back({Event::Lost, id, {{"why", p.spec.name + " " + why}}});
   p.jobs.clear();
   if (p.dropped) return;
@@ -366,8 +369,7 @@ void WorkerPool::died(Proc& p, const std::string& how) {
   if (!readHello(p, 120)) {
     p.dropped = true;
     events_.push_back({Event::Message, 0, {{"text", "worker " + p.spec.name + " did not start again; dropped"}}});
-    if (p.pid > 0) kill(p.pid, SIGKILL), waitpid(p.pid, nullptr, 0);
-    p.pid = -1;
+    reap(p);
   }
 }
 
@@ -381,8 +383,7 @@ void WorkerPool::drop(const std::string& worker, const std::string& why) {
       // One of several workers behind this child (a Ray bridge's actors): the child gives it up.
       p.identities.erase(it);
       p.slots = p.slots > 0 ? p.slots - 1 : 0;
-      std::string line = nlohmann::json{{"drop", worker}}.dump() + "\n";
-      if (write(p.in, line.data(), line.size()) != static_cast<ssize_t>(line.size())) died(p, "its input closed");
+      if (!writeLine(p.in, nlohmann::json{{"drop", worker}}.dump())) died(p, "its input closed");
       return;
     }
     p.dropped = true;
@@ -431,12 +432,8 @@ void WorkerPool::pump(int timeoutMs) {
       continue;
     }
     p.buffer.append(buf, static_cast<size_t>(n));
-    size_t nl;
-    while ((nl = p.buffer.find('\n')) != std::string::npos) {
-      std::string line = p.buffer.substr(0, nl);
-      p.buffer.erase(0, nl + 1);
-      if (!line.empty()) handleLine(p, line);
-    }
+    while (auto line = takeLine(p.buffer))
+      if (!line->empty()) handleLine(p, *line);
   }
 }
 

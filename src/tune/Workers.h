@@ -103,8 +103,11 @@ class WorkerPool {
     std::set<uint64_t> jobs;
     std::vector<nlohmann::json> identities;
     int deaths = 0;
+    int status = 0;  // its wait status, once reaped
     bool dropped = false;
   };
+  // Ends a child: kills it when it still runs, waits for it (its status), closes its pipes.
+  void reap(Proc& p);
   void start(Proc& p);
   bool readHello(Proc& p, double timeout);
   void died(Proc& p, const std::string& why);
