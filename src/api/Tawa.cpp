@@ -163,7 +163,7 @@ struct Kernel::Impl {
       eo.pingPong = opt.pingPong;
       eo.profile = opt.profile;
       eo.profileCapacity = opt.profileCapacity;
-      emitted = cuda::emitForTarget(lk, passOptions(opt, &why), eo);
+      emitted = cuda::withSpecTileMaps(cuda::emitForTarget(lk, passOptions(opt, &why), eo), *lk.kernel, spec, &why);
       if (passExplain.empty()) passExplain = why.str();
     }
     return *emitted;

@@ -5,8 +5,10 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <ostream>
 
 namespace tawa::cuda {
 
@@ -130,6 +132,43 @@ TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& 
     span = stride * extent;
   }
   return a;
+}
+
+std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
+  const std::string& p = s.param;
+  const int64_t elemBytes = ir::byteWidth(s.elem);
+  const int64_t colStride = valueOf(s.colStride, intArgs, p, "column stride");
+  const int64_t rowStride = valueOf(s.rowStride, intArgs, p, "row stride");
+  if (colStride != 1) return "its inner (column) stride is " + std::to_string(colStride) + ", and TMA needs contiguous rows";
+  if ((rowStride * elemBytes) % 16 != 0)
+    return "its row stride is " + std::to_string(rowStride * elemBytes) + " bytes, and TMA needs a multiple of 16";
+  if (base % 16 != 0) return "its base address is not 16-byte aligned, as TMA needs";
+  for (const SliceDim& d : s.slices) {
+    const int64_t stride = valueOf(d.stride, intArgs, p, "slice stride") * elemBytes;
+    if (stride % 16 != 0 || stride >= (int64_t{1} << 40))
+      return "its slice stride is " + std::to_string(stride) + " bytes, and TMA needs a multiple of 16 below 2^40";
+  }
+  return "";
+}
+
+std::string tileMapNote(const TensorMapSpec& s, const std::string& why) {
+  return (s.loc.known() ? s.loc.str() : std::string("<cuda>")) + ": note: tensor map " + s.param + ": " + why +
+         ": its tiles are moved by threads instead (ordinary loads and shared-memory stores, slower than TMA)\n";
+}
+
+EmitResult withTileMaps(const EmitResult& er, const std::vector<int64_t>& intArgs, const std::function<uint64_t(int)>& baseOf,
+                        std::ostream* note) {
+  std::map<std::string, std::string> generic;
+  for (const TensorMapSpec& s : er.tensorMaps) {
+    if (!s.generic.empty()) continue;
+    std::string why = tmaObstacle(s, intArgs, static_cast<CUdeviceptr>(baseOf(s.baseArg)));
+    if (why.empty()) continue;
+    if (note) *note << tileMapNote(s, why);
+    generic.emplace(s.param, why);
+  }
+  if (generic.empty()) return er;
+  TAWA_ASSERT(er.reemit, "a warp-specialized kernel with tensor maps can be emitted again");
+  return er.reemit(generic);
 }
 
 GpuAvailability probeGpu() {

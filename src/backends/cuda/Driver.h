@@ -11,6 +11,8 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,17 @@ int tensorMapDataType(ir::Scalar s);
 // parameter.
 TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base,
                             const std::array<int64_t, 3>& grid);
+// Why TMA cannot take map `s` with these arguments ("" when it can): a column stride other than 1, a
+// row or slice stride that is not a multiple of 16 bytes (or not below 2^40), a base not 16-byte
+// aligned. A copy by threads (a tile map) takes any of these.
+std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base);
+// The note a tile map gets: "FILE:LINE:COL: note: tensor map P: WHY: its tiles are moved by threads ...\n".
+std::string tileMapNote(const TensorMapSpec& s, const std::string& why);
+// `er` as a launch with these arguments needs it: emitted again (EmitResult::reemit) with the tensor
+// maps TMA cannot take as tile maps, each said on `note` (when given) as a located note; `er` itself
+// when TMA takes every map. `baseOf(arg)`: the address of IR buffer argument `arg` (0: not known).
+EmitResult withTileMaps(const EmitResult& er, const std::vector<int64_t>& intArgs, const std::function<uint64_t(int)>& baseOf,
+                        std::ostream* note);
 
 // What the process can see of the GPU side, found without throwing.
 struct GpuAvailability {

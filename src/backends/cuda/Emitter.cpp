@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <map>
@@ -12,6 +13,8 @@
 #include <sstream>
 
 #include "ir/Elementwise.h"
+#include "ir/Parser.h"
+#include "ir/Printer.h"
 #include "profile/Events.h"
 
 namespace tawa::cuda {
@@ -102,6 +105,7 @@ struct Bars {
   int64_t n = 0, count = 0, offset = 0;
   std::string kind;
   int64_t aref = -1;
+  int64_t laneArrivals = 0;  // full barriers of slots the producer warp's lanes fill: 32 (one per lane) per phase
 };
 // A tile held in registers in the wgmma accumulator fragment layout: M/64 blocks of N/2 values per
 // thread. A row vector (tile<M>, e.g. a reduction along axis 1) is held the same way with the two
@@ -453,11 +457,53 @@ class Emitter {
           stagingOrder_.push_back(op);
         }
       });
+    // Tensor maps TMA cannot take at this launch: their tiles are moved by threads (tile maps).
+    const char* noTma = std::getenv("TAWA_NO_TMA");  // every map a tile map: for tests and for telling TMA faults apart
+    for (auto& s : allMaps_) {
+      auto g = opt_.genericMaps.find(s.param);
+      if (s.boxRows == 0) continue;
+      if (g != opt_.genericMaps.end()) s.generic = g->second;
+      else if (noTma && std::string(noTma) == "1") s.generic = "TAWA_NO_TMA=1 is set";
+      else continue;
+      if (s.slices.size() > 1)
+        throw UserError(s.loc, "tensor map " + s.param + ": " + s.generic + ", and a copy by threads takes at most one slice dimension");
+    }
+    // A phase of a full barrier is one arrive.expect_tx and the TMA loads after it in its block: the
+    // lanes copy that phase's tile-map loads, then each arrives once (32 arrivals per phase).
+    std::set<const Value*> laneBars, tmaBars;
+    walk(*regions_[0]->region(0), [&](const Op* op) {
+      if (op->kind() != OpKind::MbarArriveExpectTx) return;
+      bool lanes = false;
+      for (auto it = std::find_if(op->parent->ops().begin(), op->parent->ops().end(), [&](const auto& o) { return o.get() == op; });
+           ++it != op->parent->ops().end();) {
+        const Op* l = it->get();
+        if (l->kind() == OpKind::MbarArriveExpectTx && l->operand(0) == op->operand(0)) break;
+        if (l->kind() != OpKind::TmaLoad || l->operand(3) != op->operand(0) || !tileMap(l->operand(0))) continue;
+        const Type& t = rings_.at(l->operand(1)).tile;
+        laneBytes_[op] += t.shape[0] * t.shape[1] * byteWidth(t.scalar);
+        lastLaneCopy_[op] = l;
+        lanes = true;
+      }
+      (lanes ? laneBars : tmaBars).insert(op->operand(0));
+      if (laneBars.count(op->operand(0)) && tmaBars.count(op->operand(0)))
+        unsupported(*op, "a full barrier whose phases mix tile-map copies and TMA-only loads is not emitted");
+    });
+    walk(*regions_[0]->region(0), [&](const Op* op) {
+      if (op->kind() != OpKind::TmaLoad || !tileMap(op->operand(0))) return;
+      if (!laneBars.count(op->operand(3))) unsupported(*op, "a tile-map load needs the slot's arrive.expect_tx before it in its block");
+    });
+    for (const Value* b : laneBars) bars_.at(b).laneArrivals = 32;
+    producerWarp_ = !laneBars.empty();
     // Parameters: the tensor maps that TMA uses (in make_desc order), then every scalar argument
     // in the kernel's order; pointers reach the kernel through the tensor maps only, but for the
     // buffers of 1-D descriptors and those a scalar store writes.
     for (auto& s : allMaps_) {
       if (s.boxRows == 0) continue;
+      if (!s.generic.empty()) {
+        addTileMapParams(s);
+        res_.tensorMaps.push_back(s);
+        continue;
+      }
       KernelParam p;
       p.name = s.param;
       p.cType = "CUtensorMap";
@@ -505,6 +551,63 @@ class Emitter {
       for (const Op* r : regions_) res_.profile.roles.push_back(r->strAttr("role"));
       res_.profile.file = f_.loc.known() ? *f_.loc.file : "";
     }
+  }
+
+  // ---- tile maps: a tensor map TMA cannot take, passed as its base (a buffer's address), extents and
+  // strides (int64, evaluated by the host), and for a rank-3 map the slice count (the grid's extent
+  // along its axis) and stride; the tile_*_generic primitives take them in this order.
+  void addTileMapParams(const TensorMapSpec& s) {
+    std::vector<std::string>& names = tileMapArgs_[s.param];
+    KernelParam base;
+    base.name = fresh(s.param + "_base");
+    base.cType = "void*";
+    base.irArg = s.baseArg;
+    base.pointer = true;
+    res_.params.push_back(base);
+    names.push_back(base.name);
+    auto value = [&](const char* suffix, const HostValue& v) {
+      KernelParam p;
+      p.name = fresh(s.param + suffix);
+      p.cType = "int64_t";
+      p.hostValue = true;
+      p.value = v;
+      res_.params.push_back(p);
+      names.push_back(p.name);
+    };
+    value("_cols", s.cols);
+    value("_rows", s.rows);
+    value("_col_stride", s.colStride);
+    value("_row_stride", s.rowStride);
+    if (s.slices.empty()) {
+      names.push_back("1");
+      names.push_back("0");
+      return;
+    }
+    KernelParam n;
+    n.name = fresh(s.param + "_slices");
+    n.cType = "int32_t";
+    n.gridAxis = s.slices[0].gridAxis;
+    res_.params.push_back(n);
+    names.push_back(n.name);
+    value("_slice_stride", s.slices[0].stride);
+  }
+  // The map of descriptor `desc` when its tiles are moved by threads, else null.
+  const TensorMapSpec* tileMap(const Value* desc) const {
+    auto it = descs_.find(desc);
+    if (it == descs_.end()) return nullptr;
+    const TensorMapSpec& s = allMaps_[static_cast<size_t>(it->second)];
+    return s.generic.empty() ? nullptr : &s;
+  }
+  // "base, cols, rows, col_stride, row_stride, slices, slice_stride" of a tile map.
+  std::string tileMapArgs(const TensorMapSpec& s) const {
+    std::string out;
+    for (const std::string& n : tileMapArgs_.at(s.param)) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  }
+  // The slice coordinate of a copy on `desc` (its program id), or 0.
+  std::string sliceCoord(const Value* desc) {
+    auto it = sliceIndex_.find(desc);
+    return it == sliceIndex_.end() || it->second.empty() ? "0" : ex(it->second[0]);
   }
 
   // ---- descriptors on a moved base (block-access turns `ptr + offs_m * s0 + offs_n * s1` with masks
@@ -835,16 +938,23 @@ class Emitter {
       if (op->kind() == OpKind::For && op->hasAttr("mma_depth") && p < 0) p = op->intAttr("mma_depth");
     });
     line("// Generated by tawa from @" + f_.name + (f_.loc.known() ? " (" + f_.loc.str() + ")" : "") + " for sm_90a.");
-    line("// Warp group 0: producer (one elected thread issues TMA loads; setmaxnreg " + std::to_string(prod.intAttr("regs")) +
-         "); " + consumers + " (wgmma; setmaxnreg " + std::to_string(cons.intAttr("regs")) + ").");
+    line("// Warp group 0: producer (" +
+         std::string(producerWarp_ ? "one warp: its lanes copy the tile maps' slots, lane 0 issues TMA loads"
+                                   : "one elected thread issues TMA loads") +
+         "; setmaxnreg " + std::to_string(prod.intAttr("regs")) + "); " + consumers + " (wgmma; setmaxnreg " +
+         std::to_string(cons.intAttr("regs")) + ").");
     line("// Rings of D = " + std::to_string(depth) + " slots" + (p >= 0 ? ", MMA depth P = " + std::to_string(p) : std::string()) +
          "; dynamic shared memory " + std::to_string(res_.smemBytes) + " bytes (" + std::to_string(smemUsed_) +
          " used, 1024 for alignment).");
-    line("// Epilogue: accumulators -> shared staging (row-major, unswizzled) -> TMA store.");
+    bool threadStore = false;
+    for (const Op* op : stagingOrder_) threadStore = threadStore || tileMap(op->operand(0));
+    line(std::string("// Epilogue: accumulators -> shared staging (row-major, unswizzled) -> ") +
+         (threadStore ? "global, stored by the warp group's threads." : "TMA store."));
     for (const auto& s : res_.tensorMaps)
-      line("// Tensor map " + s.param + ": " + std::string(scalarName(s.elem)) + ", box " + std::to_string(s.boxRows) + "x" +
-           std::to_string(s.boxCols) + (s.swizzleBytes ? ", " + std::to_string(s.swizzleBytes) + "B swizzle" : ", no swizzle") +
-           sliceNote(s) + ".");
+      line("// " + std::string(s.generic.empty() ? "Tensor map " : "Tile map ") + s.param + ": " + std::string(scalarName(s.elem)) +
+           ", box " + std::to_string(s.boxRows) + "x" + std::to_string(s.boxCols) +
+           (s.swizzleBytes ? ", " + std::to_string(s.swizzleBytes) + "B swizzle" : ", no swizzle") + sliceNote(s) +
+           (s.generic.empty() ? "." : "; moved by threads, not TMA (" + s.generic + ")."));
   }
 
   static std::string sliceNote(const TensorMapSpec& s) {
@@ -878,8 +988,9 @@ class Emitter {
     for (const Value* v : barOrder_) {
       const Bars& b = bars_.at(v);
       line("uint64_t* " + b.name + " = reinterpret_cast<uint64_t*>(smem + " + std::to_string(b.offset) + ");  // " +
-           std::to_string(b.n) + " mbarriers" + (b.kind.empty() ? "" : " (" + b.kind + ")") + ", " + std::to_string(b.count) +
-           " arrival(s) per phase");
+           std::to_string(b.n) + " mbarriers" + (b.kind.empty() ? "" : " (" + b.kind + ")") + ", " +
+           std::to_string(b.count + b.laneArrivals) + " arrival(s) per phase" +
+           (b.laneArrivals ? " (" + std::to_string(b.laneArrivals) + " from the producer warp's lanes)" : ""));
     }
     for (const Op* op : privateOrder_) {
       const Private& pv = privates_.at(op);
@@ -896,7 +1007,7 @@ class Emitter {
         const Bars& b = bars_.at(v);
         at(*v->definingOp());
         line("for (int s = 0; s < " + std::to_string(b.n) + "; ++s) tawa::mbarrier_init(&" + b.name + "[s], " +
-             std::to_string(b.count) + ");");
+             std::to_string(b.count + b.laneArrivals) + ");");
       }
       for (const Op* op : privateOrder_) {
         at(*op);
@@ -964,7 +1075,8 @@ class Emitter {
         res_.pingPong = true;
       }
       if (producer) {
-        line("if (tawa::warp_idx_in_warpgroup() == 0 && tawa::elect_one_sync()) {");
+        line(producerWarp_ ? "if (tawa::warp_idx_in_warpgroup() == 0) {  // one warp: lane 0 issues TMA and arrivals, all lanes copy tile maps"
+                           : "if (tawa::warp_idx_in_warpgroup() == 0 && tawa::elect_one_sync()) {");
         ++indent_;
       }
       single_ = producer;
@@ -986,7 +1098,7 @@ class Emitter {
 
   // ---- --profile: scopes timed with tawa::clock64 by the elected thread of each warp group
 
-  std::string profRec() const { return single_ ? "" : "if (prof_rec) "; }
+  std::string profRec() const { return single_ && !producerWarp_ ? "" : "if (prof_rec) "; }
   int64_t profRingBytes() const { return 32 + 16 * static_cast<int64_t>(opt_.profileCapacity); }
   // --profile keeps the ring's address and the open scope's start live through the producer's
   // loops: its budget grows by 8 registers when the register file (64K) still holds every warp group.
@@ -998,8 +1110,9 @@ class Emitter {
 
   void profBegin(int w) {
     if (!opt_.profile) return;
-    line("// --profile: this warp group's event ring; " + std::string(single_ ? "this thread" : "its thread 0") + " records");
-    if (!single_) line("const bool prof_rec = tawa::warpgroup_thread_idx() == 0;");
+    const bool one = single_ && !producerWarp_;
+    line("// --profile: this warp group's event ring; " + std::string(one ? "this thread" : "its thread 0") + " records");
+    if (!one) line("const bool prof_rec = tawa::warpgroup_thread_idx() == 0;");
     line("uint8_t* const prof_ring = prof_smem + " + std::to_string(static_cast<int64_t>(w) * profRingBytes()) + ";");
     line(profRec() + "tawa::prof_begin(prof_ring);");
     line("uint32_t prof_t = 0;  // the open scope's start (low 32 bits of clock64)");
@@ -1075,7 +1188,8 @@ class Emitter {
 
   // One thread of the warp group does it (arrivals count warp groups; TMA is issued once).
   void oneThread(const std::string& stmt) {
-    if (single_) line(stmt);
+    if (single_ && producerWarp_) line("if (tawa::lane_idx() == 0) " + stmt);
+    else if (single_) line(stmt);
     else line("if (tawa::warpgroup_thread_idx() == 0) " + stmt);
   }
 
@@ -1211,8 +1325,11 @@ class Emitter {
       }
       case OpKind::MbarArriveExpectTx: {
         at(op);
-        oneThread("tawa::mbarrier_arrive_expect_tx(&" + bars_.at(op.operand(0)).name + "[" + ex(op.operand(1)) + "], " +
-                  std::to_string(op.intAttr("bytes")) + ");");
+        const Bars& b = bars_.at(op.operand(0));
+        auto lb = laneBytes_.find(&op);
+        const int64_t bytes = op.intAttr("bytes") - (lb == laneBytes_.end() ? 0 : lb->second);  // the lanes' copies arrive instead
+        if (bytes == 0) oneThread("tawa::mbarrier_arrive(&" + b.name + "[" + ex(op.operand(1)) + "]);  // the lanes' copies arrive too");
+        else oneThread("tawa::mbarrier_arrive_expect_tx(&" + b.name + "[" + ex(op.operand(1)) + "], " + std::to_string(bytes) + ");");
         return;
       }
       case OpKind::TmaLoad: return emitTmaLoad(op);
@@ -1864,6 +1981,19 @@ class Emitter {
     profMark(op, profile::Scope::TmaIssue);
     at(op);
     std::string row = coord(op.operand(0), 0, ex(op.operand(1))), col = coord(op.operand(0), 1, ex(op.operand(2)));
+    if (tileMap(op.operand(0))) {
+      // Moved by the warp group's 128 threads, each fencing its writes for the wgmma; the named
+      // barrier gathers them before the one arrival that completes the buffer's phase.
+      for (int64_t j = 0; j < l.chunks; ++j)
+        line("tawa::tile_load_generic<" + std::to_string(byteWidth(map.elem)) + ", " + std::to_string(map.boxCols) + ", " +
+             std::to_string(map.boxRows) + ", " + std::to_string(map.swizzleBytes) + ">(" + pv.name +
+             (j ? " + " + std::to_string(j * l.chunkBytes) : "") + ", " + tileMapArgs(map) + ", " + col +
+             (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + ", " + sliceCoord(op.operand(0)) +
+             ", tawa::warpgroup_thread_idx(), 128);  // " + pv.tile.str() + " -> " + pv.name);
+      line("tawa::fence_proxy_async_shared_cta();");
+      line("tawa::bar_sync(" + std::to_string(region_) + ", 128);");
+      line("if (tawa::warpgroup_thread_idx() == 0) tawa::mbarrier_arrive(" + pv.bar + ");");
+    } else {
     line("if (tawa::warpgroup_thread_idx() == 0) {  // " + pv.tile.str() + " -> " + pv.name);
     line("  tawa::mbarrier_arrive_expect_tx(" + pv.bar + ", " + std::to_string(l.rows * l.cols * l.elemBytes) + ");");
     for (int64_t j = 0; j < l.chunks; ++j)
@@ -1871,6 +2001,7 @@ class Emitter {
            (j ? " + " + std::to_string(j * l.chunkBytes) : "") + ", &" + map.param + ", " + col +
            (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + sliceCoords(op.operand(0)) + ", " + pv.bar + ");");
     line("}");
+    }
     profMark(op, profile::Scope::WaitFull);
     line("tawa::mbarrier_wait_parity(" + pv.bar + ", " + pv.phase + ");");
     line(pv.phase + " ^= 1u;");
@@ -2049,6 +2180,20 @@ class Emitter {
     std::string slot = ex(op.operand(2)), row = coord(op.operand(0), 0, ex(op.operand(4))), col = coord(op.operand(0), 1, ex(op.operand(5)));
     if (r.kMajor) std::swap(row, col);  // the tensor map is transposed: K is its inner coordinate
     std::string dst = r.name + " + " + slot + " * " + std::to_string(l.slotBytes);
+    if (tileMap(op.operand(0))) {
+      // The producer warp's lanes copy the slot's chunks (TMA's swizzled layout), each fences its
+      // generic writes for the wgmma that reads them (async proxy) and arrives on the full barrier.
+      for (int64_t j = 0; j < l.chunks; ++j)
+        line("tawa::tile_load_generic<" + std::to_string(byteWidth(map.elem)) + ", " + std::to_string(map.boxCols) + ", " +
+             std::to_string(map.boxRows) + ", " + std::to_string(map.swizzleBytes) + ">(" + dst +
+             (j ? " + " + std::to_string(j * l.chunkBytes) : "") + ", " + tileMapArgs(map) + ", " + col +
+             (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + ", " + sliceCoord(op.operand(0)) +
+             ", tawa::lane_idx(), 32);");
+      line("tawa::fence_proxy_async_shared_cta();  // this lane's writes, before the wgmma reading them (async proxy)");
+      bool last = std::any_of(lastLaneCopy_.begin(), lastLaneCopy_.end(), [&](const auto& e) { return e.second == &op; });
+      if (last) line("tawa::mbarrier_arrive(&" + b.name + "[" + slot + "]);  // this lane's part of the phase is written");
+      return;
+    }
     for (int64_t j = 0; j < l.chunks; ++j)
       oneThread("tawa::cp_async_bulk_tensor_" + std::to_string(map.rank()) + "d_global_to_shared(" + dst +
                 (j ? " + " + std::to_string(j * l.chunkBytes) : "") + ", &" + map.param + ", " + col +
@@ -2210,6 +2355,16 @@ class Emitter {
          v.name + "[mi][ri], " + v.name + "[mi][ri + 1]);");
     line("  }");
     line("}");
+    if (const TensorMapSpec* tm = tileMap(op.operand(0))) {
+      line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // this warp group has written the staging");
+      line("tawa::tile_store_generic<" + std::to_string(byteWidth(tm->elem)) + ", " + std::to_string(tm->boxCols) + ", " +
+           std::to_string(tm->boxRows) + ">(" + tileMapArgs(*tm) + ", " + coord(op.operand(0), 1, ex(op.operand(3))) + ", " +
+           coord(op.operand(0), 0, ex(op.operand(2))) + ", " + sliceCoord(op.operand(0)) + ", " + s.name +
+           ", tawa::warpgroup_thread_idx(), 128);");
+      --indent_;
+      line("}");
+      return;
+    }
     line("tawa::fence_proxy_async_shared_cta();  // the staging writes, before the TMA engine reads them");
     line("tawa::bar_sync(" + std::to_string(region_) + ", 128);                 // this warp group has written its part (bar 0 is the block's)");
     line("if (tawa::warpgroup_thread_idx() == 0) {");
@@ -2246,6 +2401,10 @@ class Emitter {
   std::set<const Value*> scalarPtrs_;          // pointer arguments and scalar addptrs that scalar stores and atomics write through
   std::vector<TensorMapSpec> allMaps_;
   std::set<int> transposed_;  // allMaps_ indices of tensor maps built transposed (fp8 B)
+  std::map<std::string, std::vector<std::string>> tileMapArgs_;  // a tile map's parameters (tileMapArgs)
+  bool producerWarp_ = false;  // the producer runs on a whole warp: its lanes copy tiles TMA cannot take
+  std::map<const Op*, int64_t> laneBytes_;       // an arrive.expect_tx -> the bytes of its phase the lanes copy
+  std::map<const Op*, const Op*> lastLaneCopy_;  // an arrive.expect_tx -> its phase's last tile-map load (the lanes arrive after it)
   int region_ = 0;  // the warp group being emitted
   std::map<const Value*, Ring> rings_;
   std::vector<const Value*> ringOrder_;
@@ -2332,8 +2491,17 @@ std::array<int64_t, 3> launchGrid(const EmitResult& er, const std::array<int64_t
 }
 
 EmitResult emitCudaKernel(const Module& m, const Func& kernel, const EmitOptions& opt) {
-  (void)m;  // one kernel per call; calls to other functions are not emitted yet
-  return Emitter(kernel, opt).run();
+  // One kernel per call; calls to other functions are not emitted yet.
+  EmitResult r = Emitter(kernel, opt).run();
+  if (r.tensorMaps.empty()) return r;
+  // The module as text (parse(print(m)) is m, locations included), for emitting it again with tile maps.
+  r.reemit = [text = ir::print(m), name = kernel.name, opt](const std::map<std::string, std::string>& generic) {
+    std::unique_ptr<Module> copy = ir::parseModule(text, "<tawa ir>");
+    EmitOptions o = opt;
+    for (const auto& [param, why] : generic) o.genericMaps.emplace(param, why);
+    return emitCudaKernel(*copy, *copy->lookup(name), o);
+  };
+  return r;
 }
 
 std::string emitCuda(const Module& m, const Func& kernel, const EmitOptions& opt) { return emitCudaKernel(m, kernel, opt).source; }

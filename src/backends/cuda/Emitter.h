@@ -46,6 +46,8 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,13 @@ struct EmitOptions {
   int profileCapacity = 256;    // events per warp group in the shared-memory ring (older ones are lost)
   bool pingPong = true;         // two cooperative attention consumers take turns issuing their MMAs
   std::string fault;            // break the emitted schedule on purpose (emitterFaults()), for tests of the emulator
+  // Tensor maps TMA cannot take at this launch (param name -> why: a row stride or base not 16-byte
+  // aligned, a column stride other than 1): their tiles are moved by threads instead (a "tile map",
+  // passed as its base, extents and strides): the producer warp's 32 lanes load a ring slot in TMA's
+  // swizzled layout, each lane fences its writes and arrives on the slot's full barrier (32 more
+  // arrivals per phase); a consumer's own tile is loaded by its 128 threads; an epilogue store is
+  // written by the consumer's 128 threads from the staging.
+  std::map<std::string, std::string> genericMaps;
 };
 
 // Faults the emitter can inject: "release-before-wait" releases a ring slot (mbarrier arrive on its
@@ -99,6 +108,7 @@ struct TensorMapSpec {
   HostValue rowStride, colStride;  // strides in elements; colStride must be 1
   std::vector<SliceDim> slices; // dimensions 2, 3, ... of the map (at most 3; the emitter makes one)
   int64_t boxRows = 0, boxCols = 0;  // the box one TMA copy moves (boxCols is the inner dimension)
+  std::string generic;          // non-empty: why TMA cannot take it; a tile map (EmitOptions::genericMaps), not a CUtensorMap
   int swizzleBytes = 0;         // 0 (none), 32, 64 or 128: CU_TENSOR_MAP_SWIZZLE_*
   Location loc;                 // the source the descriptor comes from (a make_desc, or the load block-access made one for)
   int rank() const { return 2 + static_cast<int>(slices.size()); }
@@ -112,7 +122,9 @@ struct KernelParam {
   int gridAxis = -1;            // persistent kernels: the logical grid's extent along this axis (int32)
   bool profileBuffer = false;   // `uint8_t* const`: the profile's global buffer (ProfileLayout), a raw device pointer
   bool pointer = false;         // irArg is a buffer, passed as its raw device address (cType "T*"): SIMT kernels, and a
-                                // warp-specialized one's buffers of 1-D descriptors
+                                // warp-specialized one's buffers of 1-D descriptors and tile maps
+  bool hostValue = false;       // int64_t `value` evaluated at launch: a tile map's extent or stride
+  HostValue value;
 };
 
 // The global buffer of a kernel emitted with --profile: for block b (linear in the launched grid,
@@ -145,6 +157,10 @@ struct EmitResult {
   int64_t persistentPrograms = 0;
   ProfileLayout profile;        // capacity 0 unless emitted with EmitOptions::profile
   bool pingPong = false;        // two consumers take turns issuing their MMAs (named barriers 3 and 4)
+  // The same kernel emitted again with these tensor maps (param -> why) moved by threads instead of
+  // TMA (EmitOptions::genericMaps, added to the ones already so): what a launch calls when
+  // tmaObstacle finds a map TMA cannot take with its arguments. Empty for SIMT kernels.
+  std::function<EmitResult(const std::map<std::string, std::string>&)> reemit;
 };
 
 // The grid to launch for a logical grid (the spec's): itself, or the persistent programs along x.

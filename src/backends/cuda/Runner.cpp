@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <ostream>
 
@@ -186,6 +187,14 @@ void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, c
     std::memcpy(slot, &v, sizeof v);
     return;
   }
+  if (p.hostValue) {  // a tile map's extent or stride
+    std::vector<int64_t> ints(args.size(), 0);
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args[i].kind == exec::Arg::Kind::Int) ints[i] = args[i].i;
+    const int64_t v = p.value.eval(ints);
+    std::memcpy(slot, &v, sizeof v);
+    return;
+  }
   TAWA_ASSERT(p.irArg >= 0 && static_cast<size_t>(p.irArg) < args.size(), "a scalar kernel parameter names an IR argument");
   const exec::Arg& a = args[static_cast<size_t>(p.irArg)];
   if (p.pointer) {  // a SIMT kernel's buffer, by its address
@@ -249,18 +258,21 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   driver::LoadedKernel nv;
   bool simt = false;
   EmitResult er = emitForTarget(o.file, o.kernel, spec, o.ws, eo, nv, &simt);
+  const auto tBind = std::chrono::steady_clock::now();
+  auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed, driver::loadedNames(o.loads));
+  driver::loadAll(bound, o.loads);
+  t0 += std::chrono::steady_clock::now() - tBind;  // making the inputs is not compiling
+  std::vector<int64_t> intArgs(bound.args.size(), 0);
+  for (size_t i = 0; i < bound.args.size(); ++i)
+    if (bound.args[i].kind == exec::Arg::Kind::Int) intArgs[i] = bound.args[i].i;
+  // Tensor maps TMA cannot take with these arguments become tile maps (device buffers are 256-byte aligned).
+  er = withTileMaps(er, intArgs, [](int) -> uint64_t { return 0; }, &std::cerr);
   CompiledModule cm = compile(er.source);
   double compileS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (er.smemBytes > dev.maxSmemOptin)
     throw UserError(nv.kernel->loc, "the kernel needs " + std::to_string(er.smemBytes) + " bytes of shared memory; " + dev.name +
                                         " allows " + std::to_string(dev.maxSmemOptin) + " per block",
                     "lower the aref depth (--depth) or the block sizes");
-
-  auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed, driver::loadedNames(o.loads));
-  driver::loadAll(bound, o.loads);
-  std::vector<int64_t> intArgs(bound.args.size(), 0);
-  for (size_t i = 0; i < bound.args.size(); ++i)
-    if (bound.args[i].kind == exec::Arg::Kind::Int) intArgs[i] = bound.args[i].i;
 
   // Buffers on the device, with the same initial contents as the reference's (random, never
   // zeros: an element the kernel fails to write keeps a value the executor overwrote).
@@ -276,6 +288,10 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   std::vector<CUtensorMapHost> maps;
   maps.reserve(er.tensorMaps.size());
   for (const auto& s : er.tensorMaps) {
+    if (!s.generic.empty()) {  // a tile map: its base, extents and strides are scalar parameters
+      maps.emplace_back();
+      continue;
+    }
     if (s.baseArg < 0 || static_cast<size_t>(s.baseArg) >= bound.args.size() ||
         bound.args[static_cast<size_t>(s.baseArg)].kind != exec::Arg::Kind::Buffer)
       throw UserError(where(), "tensor map " + s.param + ": its base is not a buffer argument of the launch");

@@ -4,9 +4,11 @@
 #include <fstream>
 #include <utility>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "backends/cuda/Compiler.h"
+#include "backends/cuda/Driver.h"
 #include "backends/cuda/Emitter.h"
 #include "backends/cuda/SimtEmitter.h"
 #include "driver/Check.h"
@@ -31,10 +33,56 @@ bool integerDot(const ir::Func& kernel) {
 
 }  // namespace
 
+namespace {
+
+// Whether every argument `v` reads has a value in the spec.
+bool known(const HostValue& v, const std::vector<bool>& has) {
+  if (v.op) return known(v.parts[0], has) && known(v.parts[1], has);
+  return v.arg < 0 || (static_cast<size_t>(v.arg) < has.size() && has[static_cast<size_t>(v.arg)]);
+}
+
+// The tensor maps TMA cannot take with the spec's values (param -> why), among those whose extents
+// and strides the spec gives; buffers are taken as 16-byte aligned (the launch checks its own).
+std::map<std::string, std::string> obstaclesInSpec(const EmitResult& er, const ir::Func& kernel, const driver::Spec& spec) {
+  std::vector<int64_t> ints(kernel.numArgs(), 0);
+  std::vector<bool> has(kernel.numArgs(), false);
+  for (size_t i = 0; i < kernel.numArgs(); ++i) {
+    const driver::SpecEntry* e = spec.find(kernel.arg(i)->nameHint);
+    if (!e || e->kind == driver::SpecEntry::Kind::Buffer || !e->hasValue) continue;
+    if (const auto* v = std::get_if<int64_t>(&e->value)) ints[i] = *v, has[i] = true;
+  }
+  std::map<std::string, std::string> out;
+  for (const TensorMapSpec& m : er.tensorMaps) {
+    bool all = known(m.rowStride, has) && known(m.colStride, has);
+    for (const SliceDim& d : m.slices) all = all && known(d.stride, has);
+    if (!all || !m.generic.empty()) continue;
+    if (std::string why = tmaObstacle(m, ints, 0); !why.empty()) out.emplace(m.param, why);
+  }
+  return out;
+}
+
+}  // namespace
+
+EmitResult withSpecTileMaps(const EmitResult& r, const ir::Func& kernel, const driver::Spec& spec, std::ostream* explain) {
+  if (!r.reemit) return r;
+  std::map<std::string, std::string> generic = obstaclesInSpec(r, kernel, spec);
+  if (generic.empty()) return r;
+  for (const TensorMapSpec& m : r.tensorMaps) {
+    auto g = generic.find(m.param);
+    if (g == generic.end()) continue;
+    std::cerr << tileMapNote(m, g->second);
+    if (explain)
+      *explain << "@" << kernel.name << ": tensor map " << m.param << ": " << g->second
+               << " (with the spec's values): its tiles are moved by threads, not TMA (the producer warp's 32 lanes "
+               << "for ring slots, 128 threads of a consumer for its own tiles and stores), slower than TMA\n";
+  }
+  return r.reemit(generic);
+}
+
 EmitResult emitForTarget(const std::string& file, const std::string& kernel, const driver::Spec& spec,
                          const transforms::PassOptions& ws, const EmitOptions& emitOpt, driver::LoadedKernel& lk, bool* simt) {
   lk = driver::loadKernel(file, kernel, spec);
-  return emitForTarget(lk, ws, emitOpt, simt);
+  return withSpecTileMaps(emitForTarget(lk, ws, emitOpt, simt), *lk.kernel, spec, ws.explain);
 }
 
 namespace {

@@ -24,6 +24,12 @@ EmitResult emitForTarget(const std::string& file, const std::string& kernel, con
 EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions& ws, const EmitOptions& emitOpt,
                          bool* simt = nullptr);
 
+// `r` emitted again with the tensor maps TMA cannot take with the spec's values (a row stride that is
+// not a multiple of 16 bytes, ...) as tile maps, each said as a note on stderr and on `explain`;
+// `r` itself when the spec leaves them open (the launch decides then) or TMA takes them all. The
+// first overload of emitForTarget does this; callers of the second one with a spec call it.
+EmitResult withSpecTileMaps(const EmitResult& r, const ir::Func& kernel, const driver::Spec& spec, std::ostream* explain);
+
 // The errors of a bad --target, --emit or -o, before anything is emitted.
 void checkTargetOptions(const std::string& target, const std::string& emit, const std::string& out);
 

@@ -204,6 +204,71 @@ TAWA_DEVICE void cp_async_bulk_tensor_5d_shared_to_global(const CUtensorMap* map
                ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(smem_addr(src))
                : "memory");
 }
+// The unsigned word of an element of `Bytes` bytes (its bits, for copies and bit casts).
+template <int Bytes>
+struct bits_word;
+template <>
+struct bits_word<1> { using type = uint8_t; };
+template <>
+struct bits_word<2> { using type = uint16_t; };
+template <>
+struct bits_word<4> { using type = uint32_t; };
+template <>
+struct bits_word<8> { using type = uint64_t; };
+
+// ---- tiles TMA cannot take (a row stride or base not 16-byte aligned, a column stride other than 1):
+// the same box, moved by threads with ordinary loads and stores. A "tile map" is its tensor map's
+// facts as kernel parameters: base, extents and strides in elements (cols inner), and for a rank-3
+// map one slice dimension (extent, stride; coordinate c2). Box, element size and swizzle are
+// template parameters.
+
+// Thread `t` of `n` loads its share of the box at (c0, c1, c2) into shared memory at `dst`, laid out
+// as TMA would write it (row-major box, 16-byte chunks swizzled on the shared-window address):
+// zeros outside the tensor. The writes are generic-proxy ones: the thread fences them
+// (fence.proxy.async) before a wgmma may read them.
+template <int EB, int BOX_C, int BOX_R, int SWZ>
+TAWA_DEVICE void tile_load_generic(void* dst, const void* base, long long cols, long long rows, long long col_stride,
+                                   long long row_stride, long long slices, long long slice_stride, int c0, int c1, int c2, int t,
+                                   int n) {
+  static_assert((BOX_C * EB) % 16 == 0, "a box row is whole 16-byte chunks");
+  using W = typename bits_word<EB>::type;
+  constexpr int kPer = 16 / EB, kChunksPerRow = BOX_C / kPer;
+  constexpr uint32_t kBits = SWZ == 128 ? 7u : SWZ == 64 ? 3u : SWZ == 32 ? 1u : 0u;
+  const uint32_t s0 = smem_addr(dst);
+  const W* g = static_cast<const W*>(base) + static_cast<long long>(c2) * slice_stride;
+  const bool slice_in = c2 >= 0 && c2 < slices;
+  for (int q = t; q < BOX_R * kChunksPerRow; q += n) {
+    const long long r = static_cast<long long>(c1) + q / kChunksPerRow;
+    const long long c = static_cast<long long>(c0) + (q % kChunksPerRow) * kPer;
+    const bool row_in = slice_in && r >= 0 && r < rows;
+    union {
+      W e[kPer];
+      uint4 v;
+    } chunk;
+    TAWA_UNROLL
+    for (int e = 0; e < kPer; ++e)
+      chunk.e[e] = row_in && c + e >= 0 && c + e < cols ? g[r * row_stride + (c + e) * col_stride] : W(0);
+    const uint32_t a = s0 + static_cast<uint32_t>(q) * 16u;
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(a ^ (((a >> 7) & kBits) << 4)), "r"(chunk.v.x), "r"(chunk.v.y),
+                 "r"(chunk.v.z), "r"(chunk.v.w)
+                 : "memory");
+  }
+}
+// Thread `t` of `n` stores its share of a row-major, unswizzled box in shared memory at `src` to
+// (c0, c1, c2), skipping what lies outside the tensor.
+template <int EB, int BOX_C, int BOX_R>
+TAWA_DEVICE void tile_store_generic(void* base, long long cols, long long rows, long long col_stride, long long row_stride,
+                                    long long slices, long long slice_stride, int c0, int c1, int c2, const void* src, int t, int n) {
+  using W = typename bits_word<EB>::type;
+  if (c2 < 0 || c2 >= slices) return;
+  W* g = static_cast<W*>(base) + static_cast<long long>(c2) * slice_stride;
+  const W* s = static_cast<const W*>(src);
+  for (int i = t; i < BOX_R * BOX_C; i += n) {
+    const long long r = static_cast<long long>(c1) + i / BOX_C, c = static_cast<long long>(c0) + i % BOX_C;
+    if (r >= 0 && r < rows && c >= 0 && c < cols) g[r * row_stride + c * col_stride] = s[i];
+  }
+}
+
 // cp.async.bulk.commit_group: closes the bulk group of this thread's issued stores.
 TAWA_DEVICE void cp_async_bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 // cp.async.bulk.wait_group.read N: the stores' shared-memory sources may be reused (at most N groups pending).
@@ -518,16 +583,6 @@ template <class A>
 struct same_type<A, A> {
   static constexpr bool value = true;
 };
-template <int Bytes>
-struct bits_word;
-template <>
-struct bits_word<1> { using type = uint8_t; };
-template <>
-struct bits_word<2> { using type = uint16_t; };
-template <>
-struct bits_word<4> { using type = uint32_t; };
-template <>
-struct bits_word<8> { using type = uint64_t; };
 template <class To, class From>
 TAWA_DEVICE To bitcast(From x) {
   static_assert(sizeof(To) == sizeof(From), "a bit cast keeps the width");

@@ -1121,6 +1121,42 @@ inline void stShared(void* p, const void* v, uint32_t bytes, const char* file, i
 }
 }  // namespace emu
 
+// Tiles TMA cannot take, moved by threads (primitives.cuh): each 16-byte chunk of the box is one
+// st.shared, checked and marked generic-dirty like any other; the global reads and writes are plain
+// accesses of the launch's guarded buffers.
+template <int EB, int BOX_C, int BOX_R, int SWZ>
+inline void tile_load_generic(void* dst, const void* base, long long cols, long long rows, long long col_stride, long long row_stride,
+                              long long slices, long long slice_stride, int c0, int c1, int c2, int t, int n, TAWA_EMU_LOC) {
+  static_assert((BOX_C * EB) % 16 == 0, "a box row is whole 16-byte chunks");
+  constexpr int kPer = 16 / EB, kChunksPerRow = BOX_C / kPer;
+  const uint32_t s0 = emu::windowOf(dst, static_cast<size_t>(BOX_R) * BOX_C * EB, "a tile load's destination", TAWA_EMU_AT);
+  const uint8_t* g = static_cast<const uint8_t*>(base) + static_cast<long long>(c2) * slice_stride * EB;
+  const bool slice_in = c2 >= 0 && c2 < slices;
+  for (int q = t; q < BOX_R * kChunksPerRow; q += n) {
+    const long long r = static_cast<long long>(c1) + q / kChunksPerRow;
+    const long long c = static_cast<long long>(c0) + (q % kChunksPerRow) * kPer;
+    uint8_t chunk[16] = {};
+    for (int e = 0; e < kPer; ++e)
+      if (slice_in && r >= 0 && r < rows && c + e >= 0 && c + e < cols)
+        std::memcpy(chunk + e * EB, g + (r * row_stride + (c + e) * col_stride) * EB, EB);
+    const uint32_t a = emu::swizzle(s0 + static_cast<uint32_t>(q) * 16u, SWZ);
+    emu::stShared(static_cast<uint8_t*>(dst) + (a - s0), chunk, 16, TAWA_EMU_AT);
+    if (emu::rt().failed) return;
+  }
+}
+template <int EB, int BOX_C, int BOX_R>
+inline void tile_store_generic(void* base, long long cols, long long rows, long long col_stride, long long row_stride, long long slices,
+                               long long slice_stride, int c0, int c1, int c2, const void* src, int t, int n, TAWA_EMU_LOC) {
+  emu::windowOf(src, static_cast<size_t>(BOX_R) * BOX_C * EB, "a tile store's source", TAWA_EMU_AT);
+  if (c2 < 0 || c2 >= slices) return;
+  uint8_t* g = static_cast<uint8_t*>(base) + static_cast<long long>(c2) * slice_stride * EB;
+  const uint8_t* s = static_cast<const uint8_t*>(src);
+  for (int i = t; i < BOX_R * BOX_C; i += n) {
+    const long long r = static_cast<long long>(c1) + i / BOX_C, c = static_cast<long long>(c0) + i % BOX_C;
+    if (r >= 0 && r < rows && c >= 0 && c < cols) std::memcpy(g + (r * row_stride + c * col_stride) * EB, s + i * EB, EB);
+  }
+}
+
 inline void st_shared_pair(void* p, f16 a, f16 b, TAWA_EMU_LOC) {
   uint16_t v[2] = {a.bits, b.bits};
   emu::stShared(p, v, 4, TAWA_EMU_AT);

@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <ostream>
+#include <iostream>
 #include <regex>
 #include <sstream>
 
@@ -246,17 +247,21 @@ class GuardedBuffers {
 
 }  // namespace
 
-LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& args, std::vector<exec::Buffer>& buffers,
+LaunchStats launch(const cuda::EmitResult& emitted, const std::vector<exec::Arg>& args, std::vector<exec::Buffer>& buffers,
                    std::array<int64_t, 3> grid, const Options& opt) {
   LaunchStats st;
-  CompiledKernel ck = compile(er, opt);
   GuardedBuffers guarded(buffers);
-  st.cacheHit = ck.cacheHit;
-  st.compileSeconds = ck.compileSeconds;
-
   std::vector<int64_t> intArgs(args.size(), 0);
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].kind == exec::Arg::Kind::Int) intArgs[i] = args[i].i;
+  // Tensor maps TMA cannot take with these arguments become tile maps (the kernel emitted again).
+  const cuda::EmitResult er = cuda::withTileMaps(emitted, intArgs, [&](int a) -> uint64_t {
+    if (a < 0 || static_cast<size_t>(a) >= args.size() || args[static_cast<size_t>(a)].kind != exec::Arg::Kind::Buffer) return 0;
+    return reinterpret_cast<uintptr_t>(guarded.data(static_cast<size_t>(args[static_cast<size_t>(a)].buffer)));
+  }, nullptr);
+  CompiledKernel ck = compile(er, opt);
+  st.cacheHit = ck.cacheHit;
+  st.compileSeconds = ck.compileSeconds;
 
   // Tensor maps: the driver's checks (shared with the GPU runner), then the emulator's own encoding.
   struct alignas(64) MapBytes {
@@ -265,6 +270,7 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
   std::vector<MapBytes> maps(er.tensorMaps.size());
   for (size_t m = 0; m < er.tensorMaps.size(); ++m) {
     const auto& s = er.tensorMaps[m];
+    if (!s.generic.empty()) continue;  // a tile map: its base, extents and strides are scalar parameters
     if (s.baseArg < 0 || static_cast<size_t>(s.baseArg) >= args.size() || args[static_cast<size_t>(s.baseArg)].kind != exec::Arg::Kind::Buffer)
       throw UserError(where(), "tensor map " + s.param + ": its base is not a buffer argument of the launch");
     const size_t bi = static_cast<size_t>(args[static_cast<size_t>(s.baseArg)].buffer);
@@ -412,6 +418,12 @@ Emitted emitAndBind(const cuda::GpuRunOptions& o, const cuda::EmitOptions& emitO
   e.spec = driver::parseSpec(o.spec);
   e.er = cuda::emitForTarget(o.file, o.kernel, e.spec, o.ws, emitOpt, e.nv, &e.simt);
   e.bound = driver::bind(*e.nv.kernel, e.spec, o.grid, o.seed, driver::loadedNames(o.loads));
+  // Tensor maps TMA cannot take with these arguments become tile maps, said once here (the launch
+  // checks again with the buffers' addresses, which are page-aligned).
+  std::vector<int64_t> intArgs(e.bound.args.size(), 0);
+  for (size_t i = 0; i < e.bound.args.size(); ++i)
+    if (e.bound.args[i].kind == exec::Arg::Kind::Int) intArgs[i] = e.bound.args[i].i;
+  e.er = cuda::withTileMaps(e.er, intArgs, [](int) -> uint64_t { return 0; }, &std::cerr);
   return e;
 }
 }  // namespace
