@@ -70,17 +70,3 @@ def test_load_errors(tmp_path):
     with pytest.raises(tawa.TawaError, match="no @triton.jit function named 'c'"):
         tawa.load(str(p), "c")
 
-
-def test_a_tma_misaligned_row_on_the_emulator_is_located_at_the_load(rng):
-    # K = 50 fp16 elements: rows of A start 100 bytes apart, which TMA cannot address; the executor
-    # runs it, the CUDA kernel (and so the emulator) cannot, and says where the load is.
-    M, N, K = 64, 64, 50
-    a, b = rng.uniform(-1, 1, (M, K)).astype(np.float16), rng.uniform(-1, 1, (K, N)).astype(np.float16)
-    c = np.zeros((M, N), np.float16)
-    args = (a, b, c, M, N, K, K, 1, N, 1, N, 1)
-    kernels.matmul[(1, 1)](*args, BM=64, BN=64, BK=32)  # the executor: fine
-    with pytest.raises(tawa.TawaError, match="TMA needs a multiple of 16") as e:
-        kernels.matmul[(1, 1)](*args, BM=64, BN=64, BK=32, backend="emu")
-    assert e.value.file == kernels.__file__
-    assert "tl.load(a" in open(kernels.__file__).read().splitlines()[e.value.line - 1]
-    assert "multiple of 8 elements" in e.value.hint

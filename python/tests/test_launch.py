@@ -50,9 +50,26 @@ def test_softmax_on_a_strided_view(rng, backend, dtype, rtol):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_matmul_fp16_with_f32_accumulation(rng, backend):
-    # TMA needs 16-byte aligned rows on the emulator's warp-specialized path: N and K multiples of 8.
+    # N and K multiples of 8: rows 16-byte aligned, every tile moved by TMA.
     M, N, K = int(rng.integers(20, 150)), 8 * int(rng.integers(4, 20)), 8 * int(rng.integers(2, 12))
     a, b = nonzero_uniform(rng, (M, K), np.float16), nonzero_uniform(rng, (K, N), np.float16)
+    c = np.full((M, N), 3, np.float16)
+    k = kernels.matmul[(tawa.cdiv(M, 64), tawa.cdiv(N, 64))](a, b, c, M, N, K, K, 1, N, 1, N, 1, BM=64, BN=64, BK=32,
+                                                            backend=backend)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.astype(np.float64), ref, rtol=2e-3, atol=2e-3 * np.sqrt(K))
+    assert not k.simt
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_matmul_whose_rows_tma_cannot_address(rng, backend):
+    # K and N not multiples of 8 (rows of A, B and C 2 * odd bytes apart) and A a view one element
+    # past a base: TMA takes none of them; on the emulator the kernel stays warp-specialized and the
+    # threads move those tiles (tile maps).
+    M, N, K = int(rng.integers(20, 150)), 8 * int(rng.integers(2, 12)) + 3, 8 * int(rng.integers(2, 12)) + 5
+    big = nonzero_uniform(rng, M * K + 1, np.float16)
+    a = big[1:].reshape(M, K)
+    b = nonzero_uniform(rng, (K, N), np.float16)
     c = np.full((M, N), 3, np.float16)
     k = kernels.matmul[(tawa.cdiv(M, 64), tawa.cdiv(N, 64))](a, b, c, M, N, K, K, 1, N, 1, N, 1, BM=64, BN=64, BK=32,
                                                             backend=backend)

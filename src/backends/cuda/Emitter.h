@@ -20,11 +20,21 @@
 //     for a row vector stored with tl.store, such as attention's logsumexp) gets no tensor map: its
 //     base pointer argument becomes a `T* const` parameter, and a consumer writes the row vector
 //     from its registers, the first thread of each quad per row, inside the descriptor's extent.
+//     A tensor map TMA cannot take at the launch (EmitOptions::genericMaps: a row stride or base not
+//     16-byte aligned, a column stride other than 1; every map with TAWA_NO_TMA=1) is a tile map
+//     instead: its base, extents and strides are kernel parameters and threads move its tiles
+//     (tile_load_generic / tile_store_generic): the producer becomes one warp whose 32 lanes copy a
+//     phase's tile-map slots in TMA's swizzled layout, each fencing (fence.proxy.async) and then
+//     arriving on the full barrier (its count 32 higher; the arrive.expect_tx expects only the TMA
+//     bytes, lane 0 issuing it and the TMA loads); a consumer's own tile is copied by its 128 threads
+//     (fence, named barrier, one arrival); an epilogue store is written by the consumer's 128 threads
+//     from the staging after a named barrier.
 //     A scalar tl.store in a consumer (a flag in the epilogue), or a scalar atomic whose old value is
 //     unused (a counter), writes through its pointer argument, moved by scalar offsets, passed as a
 //     `T* const` parameter too: one thread of the warp group (an atomic between its fences).
 //   guarantees: one `extern "C" __global__ __launch_bounds__(128 * regions, 1)` kernel whose
-//     parameters are one `const __grid_constant__ CUtensorMap` per tile.make_desc used by TMA, every
+//     parameters are one `const __grid_constant__ CUtensorMap` per tile.make_desc used by TMA (a tile
+//     map's base pointer, int64 extents and strides, slice count and stride in its place), every
 //     scalar argument and the pointer arguments of 1-D descriptors, scalar stores and atomics in the kernel's order, then
 //     (persistent kernels) the logical grid; one dynamic shared-memory buffer
 //     (rings with the TMA swizzle matching the wgmma descriptors, consumers' own buffers, staging for

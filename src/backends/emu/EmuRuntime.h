@@ -29,6 +29,9 @@
 //     to the threads that wait on it). A write to shared memory (a TMA load's issue, st.shared) is a
 //     race when a reader of those bytes has not been observed complete by the writer, i.e. when its
 //     completion does not happen before the write, whatever the schedule did; both lines are reported.
+//   - tile maps (tile_load_generic / tile_store_generic, for tiles TMA cannot take): each 16-byte chunk
+//     of the box a thread copies is an st.shared at its swizzled address (checked as any write to
+//     shared memory, generic-dirty until the thread fences); global memory by plain accesses.
 //   - fence.proxy.async: shared bytes written by st_shared_pair stay "generic-dirty" for their writer
 //     until it fences; TMA stores and wgmma reading dirty bytes are reported.
 //   - setmaxnreg: 24..256, multiple of 8 (compile time), uniform across the warp group, the block's
