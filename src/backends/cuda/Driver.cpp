@@ -140,6 +140,9 @@ std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intA
   const int64_t colStride = valueOf(s.colStride, intArgs, p, "column stride");
   const int64_t rowStride = valueOf(s.rowStride, intArgs, p, "row stride");
   if (colStride != 1) return "its inner (column) stride is " + std::to_string(colStride) + ", and TMA needs contiguous rows";
+  if (const int64_t cols = valueOf(s.cols, intArgs, p, "column count"); rowStride < cols)
+    return "its rows overlap (the row stride " + std::to_string(rowStride) + " is smaller than the row length " + std::to_string(cols) +
+           ": a base moved by a column offset past the row), which TMA cannot address";
   if ((rowStride * elemBytes) % 16 != 0)
     return "its row stride is " + std::to_string(rowStride * elemBytes) + " bytes, and TMA needs a multiple of 16";
   if (base % 16 != 0) return "its base address is not 16-byte aligned, as TMA needs";

@@ -88,9 +88,10 @@ int tensorMapDataType(ir::Scalar s);
 // parameter.
 TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base,
                             const std::array<int64_t, 3>& grid);
-// Why TMA cannot take map `s` with these arguments ("" when it can): a column stride other than 1, a
-// row or slice stride that is not a multiple of 16 bytes (or not below 2^40), a base not 16-byte
-// aligned. A copy by threads (a tile map) takes any of these.
+// Why TMA cannot take map `s` with these arguments ("" when it can): a column stride other than 1,
+// rows that overlap (a base moved by a column offset past the row), a row or slice stride that is not
+// a multiple of 16 bytes (or not below 2^40), a base not 16-byte aligned. A copy by threads (a tile
+// map) takes any of these: it addresses base + row * row_stride + col * col_stride as the kernel does.
 std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base);
 // The note a tile map gets: "FILE:LINE:COL: note: tensor map P: WHY: its tiles are moved by threads ...\n".
 std::string tileMapNote(const TensorMapSpec& s, const std::string& why);

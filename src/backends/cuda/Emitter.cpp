@@ -462,6 +462,7 @@ class Emitter {
     for (auto& s : allMaps_) {
       auto g = opt_.genericMaps.find(s.param);
       if (s.boxRows == 0) continue;
+      if (!s.generic.empty()) continue;  // a device tile map
       if (g != opt_.genericMaps.end()) s.generic = g->second;
       else if (noTma && std::string(noTma) == "1") s.generic = "TAWA_NO_TMA=1 is set";
       else continue;
@@ -500,7 +501,7 @@ class Emitter {
     for (auto& s : allMaps_) {
       if (s.boxRows == 0) continue;
       if (!s.generic.empty()) {
-        addTileMapParams(s);
+        if (!deviceMaps_.count(static_cast<int>(&s - allMaps_.data()))) addTileMapParams(s);
         res_.tensorMaps.push_back(s);
         continue;
       }
@@ -518,11 +519,11 @@ class Emitter {
       if (pointer && !scalarPtrs_.count(a) &&
           std::none_of(vecDescs_.begin(), vecDescs_.end(), [&](const auto& d) { return d.second.arg == static_cast<int>(i); }))
         continue;
-      if ((!pointer && !a->type().isScalar()) || cScalarType(a->type().scalar).empty())
+      if ((!pointer && !a->type().isScalar()) || (!pointer && cScalarType(a->type().scalar).empty()))
         throw UserError(f_.loc, "the CUDA backend cannot pass argument #" + std::to_string(i) + " of type " + a->type().str());
       KernelParam p;
       p.name = nameFor(a);
-      p.cType = cScalarType(a->type().scalar) + (pointer ? "*" : "");
+      p.cType = pointer ? ptrType(a->type().scalar) + "*" : cScalarType(a->type().scalar);
       p.irArg = static_cast<int>(i);
       p.pointer = pointer;
       res_.params.push_back(p);
@@ -591,6 +592,8 @@ class Emitter {
     names.push_back(n.name);
     value("_slice_stride", s.slices[0].stride);
   }
+  // The C type a pointer to `s` points at (fp8 as its bytes).
+  static std::string ptrType(Scalar s) { return isFp8(s) ? "uint8_t" : cScalarType(s); }
   // The map of descriptor `desc` when its tiles are moved by threads, else null.
   const TensorMapSpec* tileMap(const Value* desc) const {
     auto it = descs_.find(desc);
@@ -599,7 +602,12 @@ class Emitter {
     return s.generic.empty() ? nullptr : &s;
   }
   // "base, cols, rows, col_stride, row_stride, slices, slice_stride" of a tile map.
-  std::string tileMapArgs(const TensorMapSpec& s) const {
+  std::string tileMapArgs(const TensorMapSpec& s) {
+    if (auto d = deviceMaps_.find(static_cast<int>(&s - allMaps_.data())); d != deviceMaps_.end()) {
+      const Op& op = *d->second;  // make_desc(base, rows, cols, row_stride, col_stride)
+      return ex(op.operand(0)) + ", " + ex(op.operand(2)) + ", " + ex(op.operand(1)) + ", " + ex(op.operand(4)) + ", " +
+             ex(op.operand(3)) + ", 1, 0";
+    }
     std::string out;
     for (const std::string& n : tileMapArgs_.at(s.param)) out += (out.empty() ? "" : ", ") + n;
     return out;
@@ -799,11 +807,47 @@ class Emitter {
     s.swizzleBytes = swizzle;
   }
 
-  // A tile.make_desc (at the top or inside a warp group): one tensor map of the launch.
+  // A tile.make_desc (at the top or inside a warp group): one tensor map of the launch, or, when the
+  // host cannot build one (shapes computed in the kernel, a base not moved by whole rows and columns),
+  // a device tile map: threads move its tiles with addresses computed in the kernel.
   void collectDesc(const Op& op) {
     const Type& d = op.result()->type();
     if (d.rank() == 1) return collectVecDesc(op);
     if (d.rank() != 2) unsupported(op, "only 1-D and 2-D tensor descriptors are emitted so far");
+    try {
+      collectHostDesc(op);
+    } catch (const UserError& e) {
+      shifts_.erase(op.result());
+      sliceIndex_.erase(op.result());
+      collectDeviceDesc(op, e);
+    }
+  }
+  // The base of a device tile map is a kernel argument moved by scalar offsets, passed to the kernel
+  // and moved as C pointers (scalarPtrs_); extents and strides are the descriptor's own operands.
+  void collectDeviceDesc(const Op& op, const UserError& why) {
+    std::vector<const Value*> chain;
+    for (const Value* p = op.operand(0);;) {
+      chain.push_back(p);
+      const Op* d = p->definingOp();
+      if (!d) {
+        if (!kernelArg(p)) throw why;
+        break;
+      }
+      if (d->kind() != OpKind::AddPtr || !d->operand(0)->type().isPtr() || !d->operand(1)->type().isScalar()) throw why;
+      p = d->operand(0);
+    }
+    scalarPtrs_.insert(chain.begin(), chain.end());
+    TensorMapSpec s;
+    s.param = nameFor(op.result());
+    s.loc = op.loc();
+    s.elem = op.result()->type().scalar;
+    s.generic = "the host cannot build its tensor map: " + std::string(why.what()).substr(std::string(why.what()).find(": ") + 2);
+    deviceMaps_[static_cast<int>(allMaps_.size())] = &op;
+    descs_[op.result()] = static_cast<int>(allMaps_.size());
+    allMaps_.push_back(s);
+  }
+  void collectHostDesc(const Op& op) {
+    const Type& d = op.result()->type();
     const Value* base = op.operand(0);
     TensorMapSpec s;
     s.param = nameFor(op.result());
@@ -1029,8 +1073,10 @@ class Emitter {
         case OpKind::Return: break;
         case OpKind::AddPtr:
           // A moved descriptor base: the tensor map is built on the host, the shift goes into the
-          // TMA coordinates. Any other use of a pointer is rejected where it is used.
+          // TMA coordinates; a device tile map's base is moved here. Any other use of a pointer is
+          // rejected where it is used.
           if (!op.result()->type().isPtr()) emitTileOp(op);
+          else emitOp(op);
           break;
         default:
           if (op.numResults() == 1 && op.result()->type().isTile()) {
@@ -1281,7 +1327,7 @@ class Emitter {
         if (op.result()->type().isPtr()) {
           if (!scalarPtrs_.count(op.result())) return;  // a moved descriptor base: folded into the TMA coordinates
           at(op);  // a scalar store's pointer
-          line(cScalarType(op.result()->type().scalar) + "* const " + nameFor(op.result()) + " = " + ex(op.operand(0)) + " + " +
+          line(ptrType(op.result()->type().scalar) + "* const " + nameFor(op.result()) + " = " + ex(op.operand(0)) + " + " +
                ex(op.operand(1)) + ";");
           return;
         }
@@ -2403,6 +2449,7 @@ class Emitter {
   std::set<int> transposed_;  // allMaps_ indices of tensor maps built transposed (fp8 B)
   std::map<std::string, std::vector<std::string>> tileMapArgs_;  // a tile map's parameters (tileMapArgs)
   bool producerWarp_ = false;  // the producer runs on a whole warp: its lanes copy tiles TMA cannot take
+  std::map<int, const Op*> deviceMaps_;  // allMaps_ index -> its make_desc, for tile maps addressed in the kernel
   std::map<const Op*, int64_t> laneBytes_;       // an arrive.expect_tx -> the bytes of its phase the lanes copy
   std::map<const Op*, const Op*> lastLaneCopy_;  // an arrive.expect_tx -> its phase's last tile-map load (the lanes arrive after it)
   int region_ = 0;  // the warp group being emitted
