@@ -161,6 +161,14 @@ class Verifier {
         need(op.result()->type() == Type::scalarOf(Scalar::I32), op, "result must be i32");
         return;
       }
+      case OpKind::Assume: {
+        numOperands(op, 1, 1);
+        numResults(op, 1);
+        intAttr(op, "min");
+        need(ty(op, 0).isScalar() && ty(op, 0).elemIsInt(), op, "assumes a bound of an integer scalar");
+        need(op.result()->type() == ty(op, 0), op, "result must have the operand's type");
+        return;
+      }
       case OpKind::Constant: {
         numOperands(op, 0, 0);
         numResults(op, 1);

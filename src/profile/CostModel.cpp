@@ -21,7 +21,7 @@ double CostModel::opCycles(const ir::Op& op) const {
   // A whole tile spreads over the warp group's 128 threads; a scalar is one uniform instruction.
   auto lanes = [&](double n, double perClk) { return n <= 1 ? scalarOp : std::ceil(n / perClk); };
   switch (op.kind()) {
-    case OpKind::Constant: case OpKind::Arange: case OpKind::ProgramId: case OpKind::NumPrograms:
+    case OpKind::Constant: case OpKind::Arange: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Assume:
     case OpKind::ExpandDims: case OpKind::Reshape: case OpKind::MakeDesc: case OpKind::Splat:
     case OpKind::FenceProxyAsync: case OpKind::SetMaxNReg: case OpKind::SmemAlloc: case OpKind::MbarInit:
     case OpKind::ArefCreate: case OpKind::WgRegion: case OpKind::Call: case OpKind::Return: case OpKind::Yield:

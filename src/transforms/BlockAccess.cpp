@@ -161,6 +161,7 @@ class BlockAccess {
       else say("block-access: " + at(*op) + ": not rewritten: " + why_);
     }
     if (plans.empty()) return;
+    materializeAssumptions();
     for (auto& p : plans) rewrite(p);
     removeDeadCode();
     removeDeadCarriedPointers();
@@ -366,9 +367,63 @@ class BlockAccess {
     for (int a : m) {
       if (a < kIndexVars) continue;
       const auto& info = atoms_[static_cast<size_t>(a - kIndexVars)];
-      if (info.v && !nonNeg(info.v)) return false;
+      if (info.v && !nonNeg(info.v) && !assumed_.count(a)) return false;
     }
     return true;
+  }
+  // A wrapped offset `(start + arange) % M` is exact on its first M - start lanes when start >= 0.
+  // Where the analysis cannot prove it (a program id remapped by grouped ordering, tl.swizzle2d: only
+  // the launch's grid bounds it), the scalars it rests on are assumed non-negative, and the rewrite
+  // reads them through tile.assume, which stops the program where one is negative (the executor's
+  // error, a trap on the device). False when a term is negative or rests on a non-integer value.
+  bool assume(const Sym& start, const Op& rem) {
+    std::set<int> need;
+    for (auto& [m, c] : start.t) {
+      if (c < 0) return false;
+      for (int a : m) {
+        if (a < kIndexVars) continue;
+        const auto& info = atoms_[static_cast<size_t>(a - kIndexVars)];
+        if (!info.v || nonNeg(info.v) || assumed_.count(a)) continue;
+        if (!info.v->type().isScalar() || !info.v->type().elemIsInt()) return false;
+        need.insert(a);
+      }
+    }
+    for (int a : need) {
+      assumed_.emplace(a, &rem);
+      const Value* v = atoms_[static_cast<size_t>(a - kIndexVars)].v;
+      say("block-access: assuming " + (v->nameHint.empty() ? std::string("a value") : "'" + v->nameHint + "'") +
+          (v->definingOp() ? " (" + at(*v->definingOp()) + ")" : std::string()) + " >= 0 for " + at(rem) +
+          ", checked where the program runs (tile.assume)");
+    }
+    return true;
+  }
+  // The assumptions made, as tile.assume right after each value; the rewrite reads the checked value.
+  void materializeAssumptions() {
+    for (auto& [a, rem] : assumed_) {
+      AtomInfo& info = atoms_[static_cast<size_t>(a - kIndexVars)];
+      Value* v = info.v;
+      Op* def = v->definingOp();
+      Block* blk = def ? def->parent : const_cast<Block*>(v->ownerBlock());
+      Builder b(blk, rem->loc());
+      Op* next = nullptr;
+      if (def) {
+        for (auto it = blk->ops().begin(); it != blk->ops().end(); ++it)
+          if (it->get() == def) {
+            next = std::next(it)->get();
+            break;
+          }
+      } else {
+        next = blk->ops().front().get();
+      }
+      b.setInsertionPointBefore(next);
+      Value* r = b.op1(OpKind::Assume, {v}, v->type(),
+                       {{"min", int64_t{0}}, {"why", std::string("the start of the offset wrapped by '%' at ") + rem->loc().str() +
+                                                          ", read as a block (a negative start reads before the tensor)"}});
+      r->nameHint = v->nameHint;
+      if (def && topPos_.count(def)) topPos_[r->definingOp()] = topPos_.at(def);
+      valueAtom_[r] = a;
+      info.v = r;
+    }
   }
 
   // ---- symbolic evaluation
@@ -440,7 +495,7 @@ class BlockAccess {
         Sym c;
         if (m->s.hasIndex() || !offsetForm(x->s, dim, c))
           return fail<IntV>(at(*d) + " is not a clamp of an offset `start + arange` by a scalar bound");
-        if (d->kind() == OpKind::Rem && !nonNegSym(c))
+        if (d->kind() == OpKind::Rem && !nonNegSym(c) && !assume(c, *d))
           return fail<IntV>(at(*d) + " wraps an offset whose start is not provably non-negative");
         IntV r{x->s, x->taints};
         addTaints(r.taints, m->taints);
@@ -1070,6 +1125,7 @@ class BlockAccess {
   const PassOptions& opt_;
   std::string why_;
   std::vector<AtomInfo> atoms_;
+  std::map<int, const Op*> assumed_;  // atoms assumed non-negative -> the wrapping tile.rem that needed it
   std::map<const Value*, int> valueAtom_;
   std::map<const Op*, int> tripAtom_;
   std::vector<std::pair<AtomKey, int>> atomKeys_;  // value numbering of atoms (atomOf)

@@ -35,6 +35,11 @@
 //     analysis (sums, differences with a constant such as tl.cdiv's `(x + d) - 1`, products, quotients
 //     and remainders of non-negative values, min, max, select), and it takes the bound `assume_min`
 //     that the front end leaves on a value for `tl.assume(x >= c)`, trusted as Triton trusts it.
+//     Where the start of a wrapped offset `(start + arange) % M` rests on scalars the analysis cannot
+//     bound (a program id remapped by grouped ordering or tl.swizzle2d, which only the launch's grid
+//     bounds), those scalars are assumed non-negative and checked: each gets a tile.assume {min = 0}
+//     right after its definition, and the rewritten accesses read the checked value (a negative one
+//     stops the program: an error on the executor, a trap on the device). `explain` names them.
 //   guarantees: each recognized access becomes tile.desc_load / tile.desc_store at the same place;
 //     its tile.make_desc is hoisted before the top-level op that contains the access when all its
 //     operands are defined there, else placed right before the access; pointer arithmetic left

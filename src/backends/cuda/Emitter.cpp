@@ -1250,6 +1250,9 @@ class Emitter {
     std::string e;
     switch (op.kind()) {
       case OpKind::Constant: return;  // inlined at its uses
+      case OpKind::Assume:
+        e = "tawa::assume_at_least(" + ex(op.operand(0)) + ", " + std::to_string(op.intAttr("min")) + "LL)";
+        break;
       case OpKind::ProgramId:
       case OpKind::NumPrograms: {
         static const char* axes[] = {"x", "y", "z"};

@@ -361,6 +361,9 @@ class SimtEmitter {
       case OpKind::Cos: unary(op); return;
       case OpKind::Math: math(op); return;
       case OpKind::Cast: cast(op); return;
+      case OpKind::Assume:
+        define(op, "tawa::assume_at_least(" + ref(op.operand(0)) + ", " + std::to_string(op.intAttr("min")) + "LL)");
+        return;
       case OpKind::Bitcast:
         if (op.result()->type().isPtrLike()) define(op, "reinterpret_cast<" + elemC(op.result()->type(), op.loc()) + ">(" + ref(op.operand(0)) + ")");
         else define(op, "tawa::bitcast<" + cOf(op.result()->type().scalar, op.loc()) + ">(" + ref(op.operand(0)) + ")");

@@ -89,6 +89,14 @@ TAWA_DEVICE int grid_dim_x() { return static_cast<int>(gridDim.x); }
 TAWA_DEVICE int grid_dim_y() { return static_cast<int>(gridDim.y); }
 TAWA_DEVICE int grid_dim_z() { return static_cast<int>(gridDim.z); }
 TAWA_DEVICE int lane_idx() { return static_cast<int>(threadIdx.x) & 31; }
+// tile.assume: x, where the compiler assumed x >= lo to emit the kernel; a launch where it is not
+// stops with a trap (an error the launch reports) rather than computing something else.
+template <class T>
+TAWA_DEVICE T assume_at_least(T x, long long lo) {
+  const bool is_unsigned = static_cast<T>(-1) > static_cast<T>(0);
+  if (!is_unsigned && static_cast<long long>(x) < lo) __trap();
+  return x;
+}
 // A warp group is 4 consecutive warps (128 threads); role branches switch on its index.
 TAWA_DEVICE int warpgroup_idx() { return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0); }
 TAWA_DEVICE int warpgroup_thread_idx() { return static_cast<int>(threadIdx.x) & 127; }

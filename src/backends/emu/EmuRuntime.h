@@ -1063,6 +1063,15 @@ inline int grid_dim_x() { return emu::rt().L->grid[0]; }
 inline int grid_dim_y() { return emu::rt().L->grid[1]; }
 inline int grid_dim_z() { return emu::rt().L->grid[2]; }
 inline int lane_idx() { return emu::self().tid & 31; }
+template <class T>
+inline T assume_at_least(T x, long long lo, TAWA_EMU_LOC) {
+  const bool is_unsigned = static_cast<T>(-1) > static_cast<T>(0);
+  if (!is_unsigned && static_cast<long long>(x) < lo)
+    emu::fail("a value the compiler assumed to be at least " + std::to_string(lo) + " is " + std::to_string(static_cast<long long>(x)) +
+                  " (tile.assume: the device would trap)",
+              TAWA_EMU_AT);
+  return x;
+}
 inline int warpgroup_idx() { return emu::self().tid / 128; }
 inline int warpgroup_thread_idx() { return emu::self().tid & 127; }
 inline int warp_idx_in_warpgroup() { return (emu::self().tid / 32) & 3; }

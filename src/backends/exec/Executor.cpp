@@ -801,6 +801,14 @@ class Interp {
         for (size_t k = 0; k < op.numResults(); ++k) fr.at(op.result(k)) = std::move(res[k]);
         return;
       }
+      case OpKind::Assume: {
+        const int64_t x = fr.at(op.operand(0)).i[0];
+        if (!isUnsigned(op.operand(0)->type().scalar) && x < op.intAttr("min"))
+          fail(op, "a value assumed to be at least " + std::to_string(op.intAttr("min")) + " is " + std::to_string(x) +
+                       (op.hasAttr("why") ? " (" + op.strAttr("why") + ")" : std::string()));
+        set(fr.at(op.operand(0)));
+        return;
+      }
       case OpKind::ProgramId: set(intScalar(pid_[static_cast<size_t>(op.intAttr("axis"))])); return;
       case OpKind::NumPrograms: set(intScalar(grid_[static_cast<size_t>(op.intAttr("axis"))])); return;
       case OpKind::Constant: {
