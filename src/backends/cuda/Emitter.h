@@ -23,10 +23,10 @@
 //     A tensor map TMA cannot take at the launch (EmitOptions::genericMaps: a row stride or base not
 //     16-byte aligned, a column stride other than 1; every map with TAWA_NO_TMA=1) is a tile map
 //     instead: its base, extents and strides are kernel parameters and threads move its tiles
-//     (tile_load_generic / tile_store_generic): the producer becomes one warp whose 32 lanes copy a
-//     phase's tile-map slots in TMA's swizzled layout, each fencing (fence.proxy.async) and then
-//     arriving on the full barrier (its count 32 higher; the arrive.expect_tx expects only the TMA
-//     bytes, lane 0 issuing it and the TMA loads); a consumer's own tile is copied by its 128 threads
+//     (tile_load_generic / tile_store_generic): all 128 threads of the producer warp group run its
+//     loop and copy a phase's tile-map slots in TMA's swizzled layout, each fencing
+//     (fence.proxy.async) and then arriving on the full barrier (its count 128 higher; the
+//     arrive.expect_tx expects only the TMA bytes, thread 0 issuing it and the TMA loads); a consumer's own tile is copied by its 128 threads
 //     (fence, named barrier, one arrival); an epilogue store is written by the consumer's 128 threads
 //     from the staging after a named barrier.
 //     A scalar tl.store in a consumer (a flag in the epilogue), or a scalar atomic whose old value is
@@ -75,8 +75,8 @@ struct EmitOptions {
   std::string fault;            // break the emitted schedule on purpose (emitterFaults()), for tests of the emulator
   // Tensor maps TMA cannot take at this launch (param name -> why: a row stride or base not 16-byte
   // aligned, a column stride other than 1): their tiles are moved by threads instead (a "tile map",
-  // passed as its base, extents and strides): the producer warp's 32 lanes load a ring slot in TMA's
-  // swizzled layout, each lane fences its writes and arrives on the slot's full barrier (32 more
+  // passed as its base, extents and strides): the producer warp group's 128 threads load a ring slot in
+  // TMA's swizzled layout, each fences its writes and arrives on the slot's full barrier (128 more
   // arrivals per phase); a consumer's own tile is loaded by its 128 threads; an epilogue store is
   // written by the consumer's 128 threads from the staging.
   std::map<std::string, std::string> genericMaps;

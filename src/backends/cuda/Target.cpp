@@ -73,7 +73,7 @@ EmitResult withSpecTileMaps(const EmitResult& r, const ir::Func& kernel, const d
     std::cerr << tileMapNote(m, g->second);
     if (explain)
       *explain << "@" << kernel.name << ": tensor map " << m.param << ": " << g->second
-               << " (with the spec's values): its tiles are moved by threads, not TMA (the producer warp's 32 lanes "
+               << " (with the spec's values): its tiles are moved by threads, not TMA (the producer warp group's 128 threads "
                << "for ring slots, 128 threads of a consumer for its own tiles and stores), slower than TMA\n";
   }
   return r.reemit(generic);
