@@ -625,7 +625,9 @@ class Verifier {
         if (trans("trans_a") && a.rank() == 2) a = a.withShape({a.shape[1], a.shape[0]});
         if (trans("trans_b") && b.rank() == 2) b = b.withShape({b.shape[1], b.shape[0]});
         need(a.rank() == 2 && b.rank() == 2 && a.shape[1] == b.shape[0] && a.scalar == b.scalar, op, "A and B slots do not multiply");
-        need(c.isTile() && c.elemIsFloat() && c.shape == std::vector<int64_t>{a.shape[0], b.shape[1]}, op, "accumulator shape differs");
+        const bool ints = isInt(a.scalar);  // i8/u8 x i8/u8 -> i32 (wgmma .s32.s8.s8)
+        need(c.isTile() && (ints ? c.scalar == Scalar::I32 : c.elemIsFloat()) && c.shape == std::vector<int64_t>{a.shape[0], b.shape[1]},
+             op, "accumulator shape differs");
         need(op.result()->type() == c, op, "result must be the accumulator type");
         insideWarpGroup(op);
         return;

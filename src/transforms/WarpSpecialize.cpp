@@ -1089,13 +1089,6 @@ class Specializer {
 
 void warpSpecialize(Module& m, const PassOptions& opt) {
   for (auto& f : m.funcs) {
-    // Integer MMAs (int8 x int8 -> int32) run on the executor; wgmma's .s8 form is not emitted yet.
-    walk(f->body, [&](const Op* op) {
-      if (op->kind() == OpKind::Dot && isInt(op->operand(0)->type().scalar))
-        throw UserError(op->loc(), "integer tl.dot (" + op->operand(0)->type().str() + " x " + op->operand(1)->type().str() +
-                                       "): the warp-specialized Hopper path does not emit it yet",
-                        "tawa run --backend exec runs it on the CPU");
-    });
     Specializer(*f, opt).run();
   }
 }
@@ -1110,7 +1103,7 @@ int consumerGroupsFor(const Func& f, const PassOptions& opt, std::string* why) {
   walk(f.body, [&](const Op* op) {
     if (op->kind() != OpKind::Dot) return;
     const Type& t = op->result()->type();
-    if (t.rank() != 2 || t.scalar != Scalar::F32) return;
+    if (t.rank() != 2 || (t.scalar != Scalar::F32 && t.scalar != Scalar::I32)) return;  // f32 or s32 accumulators
     if (int64_t r = t.shape[0] * t.shape[1] / 128; r > regs) regs = r, rows = t.shape[0], cols = t.shape[1];
   });
   const int64_t budget = opt.consumerRegs - 40;

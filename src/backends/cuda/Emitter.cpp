@@ -100,6 +100,8 @@ struct Ring {
 };
 
 bool isFp8(Scalar s) { return s == Scalar::F8E4M3 || s == Scalar::F8E5M2; }
+// wgmma's 8-bit operands (fp8 e4m3/e5m2, s8, u8): k32 steps, both operands K-major.
+bool byteOperand(Scalar s) { return isFp8(s) || s == Scalar::I8 || s == Scalar::U8; }
 struct Bars {
   std::string name;
   int64_t n = 0, count = 0, offset = 0;
@@ -291,7 +293,7 @@ class Emitter {
     std::string ty = cScalarType(fr.elem);
     if (ty.empty()) unsupported(op, "element type " + std::string(scalarName(fr.elem)) + " has no register form yet");
     line(ty + " " + fr.name + "[" + std::to_string(fr.mBlocks) + "][" + std::to_string(fr.perThread) + "];");
-    if (fr.elem == Scalar::F32) accumulators_.back().push_back(fr);
+    if (fr.elem == Scalar::F32 || fr.elem == Scalar::I32) accumulators_.back().push_back(fr);
     return fr;
   }
   void forEachReg(const Frag& fr, const std::string& stmt) {
@@ -397,14 +399,19 @@ class Emitter {
       });
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
+        if (op->kind() == OpKind::Wgmma && rings_.count(op->operand(0)) && isInt(rings_.at(op->operand(0)).tile.scalar))
+          integerMma_ = true;
+      });
+    for (const Op* r : regions_)
+      walk(*r->region(0), [&](const Op* op) {
         if (op->kind() != OpKind::Wgmma || !rings_.count(op->operand(2)) || transB(*op)) return;
         Ring& ring = rings_.at(op->operand(2));
-        if (!isFp8(ring.tile.scalar) || ring.kMajor) return;
+        if (!byteOperand(ring.tile.scalar) || ring.kMajor) return;
         if (transposedB.count(op->operand(2)))
-          unsupported(*op, "an fp8 slot read by wgmma both as B and as the transpose of B is not emitted");
+          unsupported(*op, "an 8-bit slot read by wgmma both as B and as the transpose of B is not emitted");
         auto l = swizzledLayout(ring.tile.withShape({ring.tile.shape[1], ring.tile.shape[0]}));
         if (!l)
-          unsupported(*op, "the fp8 B slot " + ring.tile.str() +
+          unsupported(*op, "the 8-bit B slot " + ring.tile.str() +
                                " is held K-major (NxK) and has no TMA/wgmma layout: N must be a multiple of 8 (at most 256) and "
                                "a row of K elements 32, 64 or a multiple of 128 bytes");
         ring.kMajor = true;
@@ -1321,6 +1328,13 @@ class Emitter {
         at(op);
         int64_t regs = op.intAttr("regs");
         if (opt_.profile && single_ == false && region_ == 0 && op.strAttr("action") == "dec") regs = profProducerRegs(regs);
+        if (integerMma_) {
+          // ptxas (CUDA 13) keeps an integer wgmma's s32 accumulators within the smallest setmaxnreg
+          // budget of the kernel: at the producer's 40 registers they spill. Without setmaxnreg every
+          // warp group keeps the launch's allocation.
+          line("// setmaxnreg." + op.strAttr("action") + " " + std::to_string(regs) + " not emitted: integer wgmma accumulators");
+          return;
+        }
         line("tawa::setmaxnreg_" + op.strAttr("action") + "<" + std::to_string(regs) + ">();");
         return;
       }
@@ -2264,14 +2278,15 @@ class Emitter {
     const Ring &ra = rings_.at(op.operand(0)), &rb = rings_.at(op.operand(2));
     const TileLayout &la = ra.layout, &lb = rb.layout;
     Scalar in = ra.tile.scalar;
-    bool fp8 = isFp8(in);
+    bool fp8 = byteOperand(in);  // fp8, s8, u8: k32 steps, K-major operands
+    const bool ints = in == Scalar::I8 || in == Scalar::U8;
     if ((in != Scalar::F16 && in != Scalar::BF16 && !fp8) || rb.tile.scalar != in)
-      unsupported(op, "wgmma from shared memory is emitted for f16, bf16, f8e4m3 and f8e5m2 operands (both the same) so far, got " +
+      unsupported(op, "wgmma from shared memory is emitted for f16, bf16, f8e4m3, f8e5m2, i8 and u8 operands (both the same), got " +
                           ra.tile.str() + " and " + rb.tile.str());
     bool tb = transB(op), ta = transA(op);
-    if (fp8 && ta) unsupported(op, "a transposed fp8 A operand is not emitted: fp8 wgmma reads A K-major only");
+    if (fp8 && ta) unsupported(op, "a transposed 8-bit A operand is not emitted: 8-bit wgmma reads A K-major only");
     if (ra.kMajor || (fp8 && !tb && !rb.kMajor))
-      unsupported(op, "an fp8 slot is used both as the A and the B operand of wgmma: B is held K-major, A cannot share it");
+      unsupported(op, "an 8-bit slot is used both as the A and the B operand of wgmma: B is held K-major, A cannot share it");
     // f16/bf16: k16 steps, B N-major (the slot as loaded); fp8: k32 steps, B K-major (the slot's
     // transpose). A transposed B ({trans_b}: the slot is NxK) is K-major as loaded, for any type.
     int64_t kStep = fp8 ? 32 : 16;
@@ -2284,7 +2299,8 @@ class Emitter {
                           std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
     const Value* accIn = op.operand(4);
     const Type& accTy = op.result()->type();
-    if (accTy.scalar != Scalar::F32) unsupported(op, "accumulates in f32 only so far");
+    if (accTy.scalar != (ints ? Scalar::I32 : Scalar::F32))
+      unsupported(op, ints ? "an integer wgmma accumulates in i32" : "accumulates in f32 only so far");
     checkAccumulatorBudget(op, m, n, "accumulator", "use a smaller block, or two cooperative consumer warp groups (--consumers 2)");
     at(op);
     Frag acc;
@@ -2302,7 +2318,12 @@ class Emitter {
     }
     frags_[op.result()] = acc;
     names_[op.result()] = acc.name;
-    std::string ty = in == Scalar::F16 ? "f16" : in == Scalar::BF16 ? "bf16" : in == Scalar::F8E4M3 ? "e4m3" : "e5m2";
+    std::string ty = in == Scalar::F16    ? "f16"
+                     : in == Scalar::BF16 ? "bf16"
+                     : in == Scalar::F8E4M3 ? "e4m3"
+                     : in == Scalar::F8E5M2 ? "e5m2"
+                     : in == Scalar::I8     ? "s8"
+                                            : "u8";
     line("{  // " + std::to_string(m) + "x" + std::to_string(n) + " += " + std::to_string(m) + "x" + std::to_string(k) + " * " +
          std::to_string(k) + "x" + std::to_string(n) + ": " + std::to_string(k / kStep * (m / 64)) + " x wgmma m64n" +
          std::to_string(n) + "k" + std::to_string(kStep) + (ta ? " (A M-major" : " (A K-major") + (bKMajor ? ", B K-major)" : ", B N-major)"));
@@ -2320,7 +2341,8 @@ class Emitter {
       for (int64_t mb = 0; mb < acc.mBlocks; ++mb) {
         std::string da = smemDesc(a, la, !ta, kk * kStep, mb * 64);
         std::string form = fp8 ? "(" : std::string("<") + (bKMajor ? "0" : "1") + (ta ? ", 1" : "") + ">(";
-        line("tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k" + std::to_string(kStep) + "_f32_" + ty + form + acc.name + "[" +
+        line("tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k" + std::to_string(kStep) + (ints ? "_s32_" : "_f32_") + ty + form +
+             acc.name + "[" +
              std::to_string(mb) + "], " + da + ", " + db + ", 1);");
       }
     }
@@ -2453,6 +2475,7 @@ class Emitter {
   std::set<int> transposed_;  // allMaps_ indices of tensor maps built transposed (fp8 B)
   std::map<std::string, std::vector<std::string>> tileMapArgs_;  // a tile map's parameters (tileMapArgs)
   bool producerGroup_ = false;  // the producer runs on all its 128 threads: they copy tiles TMA cannot take
+  bool integerMma_ = false;     // an nv.wgmma of s8/u8 operands: no setmaxnreg (see SetMaxNReg)
   std::map<int, const Op*> deviceMaps_;  // allMaps_ index -> its make_desc, for tile maps addressed in the kernel
   std::map<const Op*, int64_t> laneBytes_;       // an arrive.expect_tx -> the bytes of its phase the threads copy
   std::map<const Op*, const Op*> lastLaneCopy_;  // an arrive.expect_tx -> its phase's last tile-map load (the threads arrive after it)

@@ -22,15 +22,6 @@ namespace {
 
 Location flag(const std::string& name) { return Location::at(std::make_shared<const std::string>(name), 0, 0); }
 
-// Whether the kernel has a tile.dot of integers (no integer wgmma is emitted yet).
-bool integerDot(const ir::Func& kernel) {
-  bool found = false;
-  ir::walk(kernel.body, [&](const ir::Op* op) {
-    found = found || (op->kind() == ir::OpKind::Dot && !ir::isFloat(op->operand(0)->type().scalar));
-  });
-  return found;
-}
-
 }  // namespace
 
 namespace {
@@ -110,7 +101,7 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
   if (!driver::simtOnly(*lk.kernel)) {
     if (simt) *simt = false;
     // A tile.dot kernel of pointer loads that the warp-specialized path cannot take (no loop to
-    // pipeline, an integer dot, an access pattern TMA cannot express, ...) is still emitted: as a
+    // pipeline, an access pattern block-access cannot take, a B operand computed in registers, ...) is still emitted: as a
     // SIMT kernel with FMA dots, unless warp-specialization flags asked for more. When the SIMT path
     // cannot take it either, the warp-specialized path's error stands.
     std::string asLoaded;
@@ -118,17 +109,13 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
     const std::string name = lk.kernel->name;
     std::string why;
     std::optional<UserError> wsError;
-    if (!asLoaded.empty() && integerDot(*lk.kernel)) {
-      why = "it has an integer tl.dot, and no integer wgmma is emitted yet";
-    } else {
-      try {
-        lk = driver::specialize(std::move(lk), ws, "nv");  // its pipeline starts with canonicalize again (a no-op now)
-        return emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
-      } catch (const UserError& e) {
-        if (asLoaded.empty()) throw;
-        wsError = e;
-        why = "the warp-specialized path stopped at " + e.loc.str() + ": " + e.what();
-      }
+    try {
+      lk = driver::specialize(std::move(lk), ws, "nv");  // its pipeline starts with canonicalize again (a no-op now)
+      return emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
+    } catch (const UserError& e) {
+      if (asLoaded.empty()) throw;
+      wsError = e;
+      why = "the warp-specialized path stopped at " + e.loc.str() + ": " + e.what();
     }
     lk.module = ir::parseModule(asLoaded, "<tawa ir>");
     lk.kernel = lk.module->lookup(name);

@@ -125,6 +125,7 @@ TAWA_DEVICE float to_f32(bf16 x) { return __bfloat162float(x); }
 TAWA_DEVICE void st_shared_pair(void* p, f16 a, f16 b) { *static_cast<__half2*>(p) = __halves2half2(a, b); }
 TAWA_DEVICE void st_shared_pair(void* p, bf16 a, bf16 b) { *static_cast<__nv_bfloat162*>(p) = __halves2bfloat162(a, b); }
 TAWA_DEVICE void st_shared_pair(void* p, float a, float b) { *static_cast<float2*>(p) = make_float2(a, b); }
+TAWA_DEVICE void st_shared_pair(void* p, int32_t a, int32_t b) { *static_cast<int2*>(p) = make_int2(a, b); }
 
 // ---- mbarrier (shared::cta, 64-bit)
 
@@ -305,6 +306,12 @@ TAWA_DEVICE void fence_operands(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) fence_operand(d[i]);
 }
+TAWA_DEVICE void fence_operand(int32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
+template <int N>
+TAWA_DEVICE void fence_operands(int32_t (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) fence_operand(d[i]);
+}
 // Row and column of this thread's accumulator register i (layout::acc_row / acc_col).
 TAWA_DEVICE int wgmma_acc_row(int i) { return layout::acc_row(warpgroup_thread_idx(), i); }
 TAWA_DEVICE int wgmma_acc_col(int i) { return layout::acc_col(warpgroup_thread_idx(), i); }
@@ -314,6 +321,11 @@ TAWA_DEVICE int wgmma_acc_col(int i) { return layout::acc_col(warpgroup_thread_i
 // numbered from N/2: the literal operand numbers are macro arguments.
 #define TAWA_D8(o) "+f"(d[o]), "+f"(d[o + 1]), "+f"(d[o + 2]), "+f"(d[o + 3]), "+f"(d[o + 4]), "+f"(d[o + 5]), "+f"(d[o + 6]), "+f"(d[o + 7])
 #define TAWA_D16(o) TAWA_D8(o), TAWA_D8(o + 8)
+#define TAWA_I8(o) "+r"(d[o]), "+r"(d[o + 1]), "+r"(d[o + 2]), "+r"(d[o + 3]), "+r"(d[o + 4]), "+r"(d[o + 5]), "+r"(d[o + 6]), "+r"(d[o + 7])
+#define TAWA_I16(o) TAWA_I8(o), TAWA_I8(o + 8)
+#define TAWA_I32(o) TAWA_I16(o), TAWA_I16(o + 16)
+#define TAWA_I64(o) TAWA_I32(o), TAWA_I32(o + 32)
+#define TAWA_I128(o) TAWA_I64(o), TAWA_I64(o + 64)
 #define TAWA_D32(o) TAWA_D16(o), TAWA_D16(o + 16)
 #define TAWA_D64(o) TAWA_D32(o), TAWA_D32(o + 32)
 #define TAWA_D128(o) TAWA_D64(o), TAWA_D64(o + 64)
@@ -342,6 +354,16 @@ TAWA_DEVICE int wgmma_acc_col(int i) { return layout::acc_col(warpgroup_thread_i
                  "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32." #TY "." #TY "\n"                                 \
                  "{" TAWA_REGS_##R "}, %" A_ ", %" B_ ", p, 1, 1;\n}\n"                                              \
                  : TAWA_D##R(0)                                                                                    \
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                                        \
+  }
+// wgmma.mma_async m64nNk32, s8/u8: s32 D (N/2 int32 registers), both operands K-major, no scale
+// or transpose immediates (integer wgmma has neither).
+#define TAWA_WGMMA_SS_INT8(N, R, TY, A_, B_, S_)                                                                     \
+  TAWA_DEVICE void wgmma_mma_async_m64n##N##k32_s32_##TY(int32_t(&d)[R], uint64_t desc_a, uint64_t desc_b, int scale_d) { \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" S_ ", 0;\n"                                                    \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k32.s32." #TY "." #TY "\n"                                 \
+                 "{" TAWA_REGS_##R "}, %" A_ ", %" B_ ", p;\n}\n"                                                    \
+                 : TAWA_I##R(0)                                                                                    \
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                                        \
   }
 // wgmma.mma_async m64nNk16 with A from registers (RS): four 32-bit registers per thread, two f16/bf16
@@ -377,6 +399,16 @@ TAWA_WGMMA_SS_FP8(32, 16, e5m2, "16", "17", "18")
 TAWA_WGMMA_SS_FP8(64, 32, e5m2, "32", "33", "34")
 TAWA_WGMMA_SS_FP8(128, 64, e5m2, "64", "65", "66")
 TAWA_WGMMA_SS_FP8(256, 128, e5m2, "128", "129", "130")
+TAWA_WGMMA_SS_INT8(16, 8, s8, "8", "9", "10")
+TAWA_WGMMA_SS_INT8(32, 16, s8, "16", "17", "18")
+TAWA_WGMMA_SS_INT8(64, 32, s8, "32", "33", "34")
+TAWA_WGMMA_SS_INT8(128, 64, s8, "64", "65", "66")
+TAWA_WGMMA_SS_INT8(256, 128, s8, "128", "129", "130")
+TAWA_WGMMA_SS_INT8(16, 8, u8, "8", "9", "10")
+TAWA_WGMMA_SS_INT8(32, 16, u8, "16", "17", "18")
+TAWA_WGMMA_SS_INT8(64, 32, u8, "32", "33", "34")
+TAWA_WGMMA_SS_INT8(128, 64, u8, "64", "65", "66")
+TAWA_WGMMA_SS_INT8(256, 128, u8, "128", "129", "130")
 TAWA_WGMMA_RS(16, 8, f16, "8", "9", "10", "11", "12", "13", "14")
 TAWA_WGMMA_RS(32, 16, f16, "16", "17", "18", "19", "20", "21", "22")
 TAWA_WGMMA_RS(64, 32, f16, "32", "33", "34", "35", "36", "37", "38")

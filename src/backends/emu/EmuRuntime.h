@@ -163,7 +163,7 @@ struct Fiber {
 struct MmaOp {
   uint64_t descA = 0, descB = 0;
   bool aRegs = false;                           // A from registers (RS): op.a filled by every thread at issue
-  int n = 0, transB = 0, scaleD = 1, elem = 0;  // elem: 0 f16, 1 bf16, 2 e4m3, 3 e5m2 (fp8: k32)
+  int n = 0, transB = 0, scaleD = 1, elem = 0;  // elem: 0 f16, 1 bf16, 2 e4m3, 3 e5m2, 4 s8, 5 u8 (8-bit: k32; s8/u8: s32 D)
   int transA = 0;                               // 1: A read M-major (f16/bf16 from shared memory)
   int acc = -1;
   bool fresh = false;
@@ -506,7 +506,10 @@ inline void gather(const Desc& d, bool kMajor, int mnCount, int kCount, int elem
            file, line);
     float v;
     if (es == 1) {
-      v = elem == 2 ? e4m3BitsToF32(*p) : e5m2BitsToF32(*p);
+      v = elem == 2   ? e4m3BitsToF32(*p)
+          : elem == 3 ? e5m2BitsToF32(*p)
+          : elem == 4 ? static_cast<float>(static_cast<int8_t>(*p))  // integers up to 255 are exact floats
+                      : static_cast<float>(*p);
     } else {
       uint16_t bits;
       std::memcpy(&bits, p, 2);
@@ -543,11 +546,22 @@ inline void executeOp(WarpGroup& g, MmaOp& op, int wg) {
          op.file, op.line);
   Acc& acc = g.accs[static_cast<size_t>(op.acc)];
   int n = op.n, kc = kSteps(op.elem);
+  const bool ints = op.elem >= 4;  // s8/u8: the accumulator slots hold s32 bits, summed exactly (wrapping)
   for (int m = 0; m < 64; ++m)
     for (int j = 0; j < n; ++j) {
+      float& d = acc.value[static_cast<size_t>(m * n + j)];
+      if (ints) {
+        int64_t s = 0;
+        for (int k = 0; k < kc; ++k)
+          s += static_cast<int64_t>(op.a[static_cast<size_t>(m * kc + k)]) * static_cast<int64_t>(op.b[static_cast<size_t>(k * n + j)]);
+        int32_t old;
+        std::memcpy(&old, &d, 4);
+        const uint32_t r = static_cast<uint32_t>(op.scaleD ? old : 0) + static_cast<uint32_t>(s);
+        std::memcpy(&d, &r, 4);
+        continue;
+      }
       double s = 0;
       for (int k = 0; k < kc; ++k) s += static_cast<double>(op.a[static_cast<size_t>(m * kc + k)]) * op.b[static_cast<size_t>(k * n + j)];
-      float& d = acc.value[static_cast<size_t>(m * n + j)];
       d = static_cast<float>((op.scaleD ? static_cast<double>(d) : 0.0) + s);
     }
   if (--acc.pendingOps > 0) return;
@@ -564,7 +578,7 @@ inline void executeOp(WarpGroup& g, MmaOp& op, int wg) {
              op.file, op.line);
       int row, col;
       fragment(t, i, row, col);
-      regs[i] = acc.value[static_cast<size_t>(row * n + col)];
+      std::memcpy(&regs[i], &acc.value[static_cast<size_t>(row * n + col)], 4);  // bits: f32, or s32
     }
     r.fibers[static_cast<size_t>(wg * 128 + t)].inflight.erase(regs);
   }
@@ -636,7 +650,7 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
     for (int i = 0; i < N; ++i) {
       int row, col;
       fragment(t, i, row, col);
-      acc.value[static_cast<size_t>(row * N * 2 + col)] = d[i];
+      std::memcpy(&acc.value[static_cast<size_t>(row * N * 2 + col)], &d[i], 4);  // bits: f32, or s32
       std::memcpy(&d[i], &kPoison, 4);
     }
     f.inflight[&d[0]] = op.acc;
@@ -1177,6 +1191,10 @@ inline void st_shared_pair(void* p, bf16 a, bf16 b, TAWA_EMU_LOC) {
   uint16_t v[2] = {a.bits, b.bits};
   emu::stShared(p, v, 4, TAWA_EMU_AT);
 }
+inline void st_shared_pair(void* p, int32_t a, int32_t b, TAWA_EMU_LOC) {
+  int32_t v[2] = {a, b};
+  emu::stShared(p, v, 8, TAWA_EMU_AT);
+}
 inline void st_shared_pair(void* p, float a, float b, TAWA_EMU_LOC) {
   emu::checkRead(a, "st.shared", TAWA_EMU_AT);
   emu::checkRead(b, "st.shared", TAWA_EMU_AT);
@@ -1343,6 +1361,8 @@ inline void wgmma_wait_group(TAWA_EMU_LOC) {
 inline void fence_operand(float&) {}
 template <int N>
 inline void fence_operands(float (&)[N]) {}
+template <int N>
+inline void fence_operands(int32_t (&)[N]) {}
 inline int wgmma_acc_row(int i) { return layout::acc_row(warpgroup_thread_idx(), i); }
 inline int wgmma_acc_col(int i) { return layout::acc_col(warpgroup_thread_idx(), i); }
 
@@ -1388,6 +1408,22 @@ TAWA_EMU_WGMMA_RS(256, bf16, 1)
                                                        TAWA_EMU_LOC) {                                                     \
     emu::mmaAsync<NN / 2>(d, desc_a, desc_b, scale_d, 0, ELEM, TAWA_EMU_AT);                                               \
   }
+// s8/u8 (s32 accumulators in int32_t registers: the same machinery on their bits).
+#define TAWA_EMU_WGMMA_INT8(NN, TY, ELEM)                                                                                  \
+  inline void wgmma_mma_async_m64n##NN##k32_s32_##TY(int32_t(&d)[NN / 2], uint64_t desc_a, uint64_t desc_b, int scale_d, \
+                                                       TAWA_EMU_LOC) {                                                     \
+    emu::mmaAsync<NN / 2>(reinterpret_cast<float(&)[NN / 2]>(d), desc_a, desc_b, scale_d, 0, ELEM, TAWA_EMU_AT);          \
+  }
+TAWA_EMU_WGMMA_INT8(16, s8, 4)
+TAWA_EMU_WGMMA_INT8(32, s8, 4)
+TAWA_EMU_WGMMA_INT8(64, s8, 4)
+TAWA_EMU_WGMMA_INT8(128, s8, 4)
+TAWA_EMU_WGMMA_INT8(256, s8, 4)
+TAWA_EMU_WGMMA_INT8(16, u8, 5)
+TAWA_EMU_WGMMA_INT8(32, u8, 5)
+TAWA_EMU_WGMMA_INT8(64, u8, 5)
+TAWA_EMU_WGMMA_INT8(128, u8, 5)
+TAWA_EMU_WGMMA_INT8(256, u8, 5)
 TAWA_EMU_WGMMA_FP8(16, e4m3, 2)
 TAWA_EMU_WGMMA_FP8(32, e4m3, 2)
 TAWA_EMU_WGMMA_FP8(64, e4m3, 2)

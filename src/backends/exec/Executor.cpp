@@ -702,7 +702,8 @@ class Interp {
         };
         const RV aOp = operand(ra.slot[static_cast<size_t>(sa)], 0, "trans_a");
         const RV bOp = operand(rb.slot[static_cast<size_t>(sb)], 2, "trans_b");
-        RV r = matmul(op, aOp, bOp, &fr.at(op.operand(4)), aOp.f.size() / static_cast<size_t>(op.result()->type().shape[0]));
+        const size_t aElems = aOp.f.empty() ? aOp.i.size() : aOp.f.size();  // integer slots hold .i
+        RV r = matmul(op, aOp, bOp, &fr.at(op.operand(4)), aElems / static_cast<size_t>(op.result()->type().shape[0]));
         if (!openGroup_) openGroup_ = std::make_shared<MmaToken>(MmaToken{false, op.loc()});
         r.token = openGroup_;
         mmaReads_.push_back({ra.arefId, sa, openGroup_});
