@@ -4,7 +4,9 @@
 //     produce it: a pure prologue, nv.smem_alloc rings and nv.mbarrier_init arrays at the top level,
 //     one producer and one or two consumer wg.regions, tile.return. The producer issues TMA loads of
 //     2-D descriptors. A consumer either multiplies f16/bf16 slots (or fp8 e4m3/e5m2 slots, B then
-//     K-major: fp8 wgmma has no transpose) with nv.wgmma into f32 accumulators (GEMM), or computes
+//     K-major: fp8 wgmma has no transpose) with nv.wgmma into f32 accumulators, or s8/u8 slots (K-major
+//     too) into s32 accumulators held in int32_t registers, for which no setmaxnreg is emitted (ptxas
+//     keeps them within the smallest budget and spilled them at the producer's) (GEMM), or computes
 //     on tiles (attention): tile.desc_load into its own buffer (one TMA box, one mbarrier); tile.dot
 //     as asynchronous wgmma (A from shared memory or from an f16/bf16 register tile, B from shared
 //     memory, N- or K-major), each group waited for where its result is first used and slot
