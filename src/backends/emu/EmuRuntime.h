@@ -31,7 +31,8 @@
 //     completion does not happen before the write, whatever the schedule did; both lines are reported.
 //   - tile maps (tile_load_generic / tile_store_generic, for tiles TMA cannot take): each 16-byte chunk
 //     of the box a thread copies is an st.shared at its swizzled address (checked as any write to
-//     shared memory, generic-dirty until the thread fences); global memory by plain accesses.
+//     shared memory, generic-dirty until the thread fences); global memory by plain accesses; the
+//     modelled clock charges the box's bytes at the SM's memory bandwidth (no latency modelled).
 //   - fence.proxy.async: shared bytes written by st_shared_pair stay "generic-dirty" for their writer
 //     until it fences; TMA stores and wgmma reading dirty bytes are reported.
 //   - setmaxnreg: 24..256, multiple of 8 (compile time), uniform across the warp group, the block's
@@ -1166,6 +1167,8 @@ inline void tile_load_generic(void* dst, const void* base, long long cols, long 
       if (slice_in && r >= 0 && r < rows && c + e >= 0 && c + e < cols)
         std::memcpy(chunk + e * EB, g + (r * row_stride + (c + e) * col_stride) * EB, EB);
     const uint32_t a = emu::swizzle(s0 + static_cast<uint32_t>(q) * 16u, SWZ);
+    // Modelled: the n threads' chunks share the SM's memory bandwidth (the clock keeper copies 1/n).
+    emu::charge(16.0 * n / emu::model().bytesPerClk);
     emu::stShared(static_cast<uint8_t*>(dst) + (a - s0), chunk, 16, TAWA_EMU_AT);
     if (emu::rt().failed) return;
   }
