@@ -611,8 +611,12 @@ class Emitter {
   }
   // "base, cols, rows, col_stride, row_stride, slices, slice_stride" of a tile map.
   std::string tileMapArgs(const TensorMapSpec& s) {
-    if (auto d = deviceMaps_.find(static_cast<int>(&s - allMaps_.data())); d != deviceMaps_.end()) {
+    const int index = static_cast<int>(&s - allMaps_.data());
+    if (auto d = deviceMaps_.find(index); d != deviceMaps_.end()) {
       const Op& op = *d->second;  // make_desc(base, rows, cols, row_stride, col_stride)
+      if (transposed_.count(index))  // walked column by column (an 8-bit B held K-major)
+        return ex(op.operand(0)) + ", " + ex(op.operand(1)) + ", " + ex(op.operand(2)) + ", " + ex(op.operand(3)) + ", " +
+               ex(op.operand(4)) + ", 1, 0";
       return ex(op.operand(0)) + ", " + ex(op.operand(2)) + ", " + ex(op.operand(1)) + ", " + ex(op.operand(4)) + ", " +
              ex(op.operand(3)) + ", 1, 0";
     }
