@@ -21,9 +21,15 @@ def gemm_i8_nt(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
 
 @triton.jit
 def gemm_i8_nn(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
-               BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+               BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, HALF: tl.constexpr = False):
+    # HALF: the left N // 2 columns of C only. B's extent is then computed in the kernel, so the host
+    # cannot build its tensor map (a device tile map, walked column by column into the K-major slot).
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
+    if HALF:
+        n_cols = N // 2
+    else:
+        n_cols = N
     offs_m = pid_m * BM + tl.arange(0, BM)
     offs_n = pid_n * BN + tl.arange(0, BN)
     offs_k = tl.arange(0, BK)
@@ -32,33 +38,9 @@ def gemm_i8_nn(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
     acc = tl.zeros((BM, BN), dtype=tl.int32)
     for k in range(0, tl.cdiv(K, BK)):
         a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k * BK), other=0)
-        b = tl.load(b_ptrs, mask=(offs_k[:, None] < K - k * BK) & (offs_n[None, :] < N), other=0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < K - k * BK) & (offs_n[None, :] < n_cols), other=0)
         acc = tl.dot(a, b, acc)
         a_ptrs += BK
         b_ptrs += BK * stride_bk
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
-    tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
-
-
-@triton.jit
-def gemm_i8_nn_half(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
-                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    # The left N // 2 columns of C only: B's extent is computed in the kernel, so the host cannot build
-    # its tensor map (a device tile map), and its slot is held K-major (walked column by column).
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    n_half = N // 2
-    offs_m = pid_m * BM + tl.arange(0, BM)
-    offs_n = pid_n * BN + tl.arange(0, BN)
-    offs_k = tl.arange(0, BK)
-    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
-    acc = tl.zeros((BM, BN), dtype=tl.int32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k * BK), other=0)
-        b = tl.load(b_ptrs, mask=(offs_k[:, None] < K - k * BK) & (offs_n[None, :] < n_half), other=0)
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BK
-        b_ptrs += BK * stride_bk
-    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
-    tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < n_half))
+    tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < n_cols))
