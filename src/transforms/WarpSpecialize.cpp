@@ -42,6 +42,12 @@ class Specializer {
     const int consumers = consumerGroupsFor(f_, opt_, &chose);
     if (opt_.consumers == 0) say("@" + f_.name + ": " + std::to_string(consumers) + " consumer warp group(s): " + chose);
     if (consumers == 2) {
+      // Two cooperative consumers each run the epilogue on their half; a scalar atomic runs once, in
+      // the first, so its old value cannot reach the second.
+      if (const Op* a = atomicWithOldValue(f_))
+        throw UserError(a->loc(), "the old value this scalar atomic returns is read, and two cooperative consumer warp groups "
+                                  "would both need it (the atomic runs once, in the first)",
+                        "--consumers 1 (with a smaller block if one warp group cannot hold the accumulator)");
       if (Op* split = splitRows(loop, why)) {
         loop = split;
         if (outer_) inner_ = split;
@@ -1093,6 +1099,16 @@ void warpSpecialize(Module& m, const PassOptions& opt) {
   }
 }
 
+const Op* atomicWithOldValue(const Func& f) {
+  std::set<const Value*> read;
+  walk(f.body, [&](const Op* op) { read.insert(op->operands.begin(), op->operands.end()); });
+  const Op* found = nullptr;
+  walk(f.body, [&](const Op* op) {
+    if (!found && op->kind() == OpKind::Atomic && op->numResults() == 1 && read.count(op->result())) found = op;
+  });
+  return found;
+}
+
 int consumerGroupsFor(const Func& f, const PassOptions& opt, std::string* why) {
   auto say = [&](const std::string& s) {
     if (why) *why = s;
@@ -1107,7 +1123,13 @@ int consumerGroupsFor(const Func& f, const PassOptions& opt, std::string* why) {
     if (int64_t r = t.shape[0] * t.shape[1] / 128; r > regs) regs = r, rows = t.shape[0], cols = t.shape[1];
   });
   const int64_t budget = opt.consumerRegs - 40;
-  const bool splits = rows >= 128 && rows % 128 == 0;
+  const Op* atomic = atomicWithOldValue(f);  // its old value reaches one consumer only
+  if (atomic && regs > budget)
+    return say("one: the old value of the scalar atomic at " + atomic->loc().str() + " is read, which one consumer alone can (the " +
+               std::to_string(rows) + "x" + std::to_string(cols) + " accumulator needs " + std::to_string(regs) +
+               " registers per thread, budget " + std::to_string(budget) + ")"),
+           1;
+  const bool splits = rows >= 128 && rows % 128 == 0 && !atomic;
   if (regs > budget && splits)
     return say("the " + std::to_string(rows) + "x" + std::to_string(cols) + " accumulator needs " + std::to_string(regs) +
                " registers per thread of one consumer warp group (budget " + std::to_string(budget) +

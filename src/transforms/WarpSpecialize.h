@@ -46,11 +46,14 @@ namespace tawa::transforms {
 void warpSpecialize(ir::Module& m, const PassOptions& opt);
 
 // The consumer warp groups for `f`: opt.consumers when given (1 or 2), else chosen: two cooperative
-// ones (each half of the rows) when the largest f32 MMA accumulator of 128 or more rows (a multiple
-// of 128) needs more registers per thread than one consumer's setmaxnreg budget leaves (40 for
-// addresses and descriptors), or when the spec's num_warps hint asks for 8 warps (two warp groups
-// of consumers, as Triton runs such a kernel); else one. `why` says which.
+// ones (each half of the rows) when the largest f32 or s32 MMA accumulator of 128 or more rows (a
+// multiple of 128) needs more registers per thread than one consumer's setmaxnreg budget leaves (40
+// for addresses and descriptors), or when the spec's num_warps hint asks for 8 warps (two warp groups
+// of consumers, as Triton runs such a kernel); else one, and always one when a scalar atomic's old
+// value is read (it runs once, in the first consumer). `why` says which.
 int consumerGroupsFor(const ir::Func& f, const PassOptions& opt, std::string* why = nullptr);
+// The first scalar or tile atomic of `f` whose old value (its result) is read, or null.
+const ir::Op* atomicWithOldValue(const ir::Func& f);
 // The consumer wg.regions of a warp-specialized `f` (0 when it is not specialized).
 int consumerRegions(const ir::Func& f);
 // The deepest ring of a warp-specialized `f`: its aref.create or nv.smem_alloc depth (0 when none).

@@ -911,10 +911,13 @@ class Emitter {
   // loads); split-consumers leaves such a store to the first consumer alone.
   void collectScalarStore(const Op& op) {
     if (regionIndex(&op) < 1 && !single_) unsupported(op, "a scalar store or atomic in the producer warp group is not emitted");
-    if (op.kind() == OpKind::Atomic) {
-      if (uses_[op.result()] > 0)
-        unsupported(op, "the old value a scalar atomic returns is not emitted in warp-specialized kernels yet",
-                    "an atomic whose result is unused (a counter, a maximum) is");
+    if (op.kind() == OpKind::Atomic && uses_[op.result()] > 0) {
+      // Its old value reaches the whole warp group through 8 bytes of shared memory.
+      if (regions_.size() > 2)
+        unsupported(op, "the old value a scalar atomic returns is not emitted with cooperative consumers",
+                    "one consumer warp group (--consumers 1), or an atomic whose result is unused");
+      atomicOld_[&op] = 0;
+      atomicOrder_.push_back(&op);
     }
     std::vector<const Value*> chain;
     const Value* p = op.operand(0);
@@ -964,6 +967,10 @@ class Emitter {
     }
     for (const Op* op : privateOrder_) {
       privates_.at(op).barOffset = off;
+      off += 8;
+    }
+    for (const Op* op : atomicOrder_) {
+      atomicOld_.at(op) = off;
       off += 8;
     }
     if (opt_.profile) {
@@ -1456,9 +1463,23 @@ class Emitter {
     at(op);
     line(std::string(single_ ? "{" : "if (tawa::warpgroup_thread_idx() == 0) {") + "  // one thread applies a scalar atomic");
     if (sem == "release" || sem == "acq_rel") line("  " + fence + "  // sem " + sem);
-    line("  " + call + ";");
+    auto old = atomicOld_.find(&op);
+    if (old == atomicOld_.end()) {
+      line("  " + call + ";");
+      if (sem == "acquire" || sem == "acq_rel") line("  " + fence);
+      line("}");
+      return;
+    }
+    // The old value: one thread writes it to shared memory, the warp group reads it after a named
+    // barrier, and a second barrier keeps the next write (in a loop) after every read.
+    const std::string ty = cScalarType(v->type().scalar), slot = "reinterpret_cast<" + ty + "*>(smem + " + std::to_string(old->second) + ")";
+    line("  const " + ty + " old = " + call + ";");
     if (sem == "acquire" || sem == "acq_rel") line("  " + fence);
+    line("  *" + slot + " = old;");
     line("}");
+    line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // the old value is in shared memory");
+    line("const " + ty + " " + nameFor(op.result()) + " = *" + slot + ";");
+    line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // every thread has read it");
   }
 
   // Whether an integer scalar is positive by construction: a positive constant, a program count, or
@@ -2480,6 +2501,8 @@ class Emitter {
   std::map<std::string, std::vector<std::string>> tileMapArgs_;  // a tile map's parameters (tileMapArgs)
   bool producerGroup_ = false;  // the producer runs on all its 128 threads: they copy tiles TMA cannot take
   bool integerMma_ = false;     // an nv.wgmma of s8/u8 operands: no setmaxnreg (see SetMaxNReg)
+  std::map<const Op*, int64_t> atomicOld_;  // a scalar atomic whose old value is read -> its 8 bytes of shared memory
+  std::vector<const Op*> atomicOrder_;
   std::map<int, const Op*> deviceMaps_;  // allMaps_ index -> its make_desc, for tile maps addressed in the kernel
   std::map<const Op*, int64_t> laneBytes_;       // an arrive.expect_tx -> the bytes of its phase the threads copy
   std::map<const Op*, const Op*> lastLaneCopy_;  // an arrive.expect_tx -> its phase's last tile-map load (the threads arrive after it)
