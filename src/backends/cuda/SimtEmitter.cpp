@@ -144,8 +144,8 @@ class SimtEmitter {
   }
   // The expression of operand v inside an entry loop over k (a scalar is the same in every entry).
   std::string ref(const Value* v) { return v->type().isTile() ? nameFor(v) + "[k]" : nameFor(v); }
-  std::string declare(const Value* v, const Op& op) {
-    std::string n = nameFor(v);
+  std::string declare(const Value* v, const Op& op, const std::string& name = {}) {
+    std::string n = name.empty() ? nameFor(v) : name;
     return v->type().isTile() ? elemC(v->type(), op.loc()) + " " + n + "[" + std::to_string(entries(v->type(), op)) + "]"
                               : elemC(v->type(), op.loc()) + " " + n;
   }
@@ -165,11 +165,14 @@ class SimtEmitter {
   }
   // Copies value `from` into the variable of `to` (same type): carried loop values and if results.
   void assign(const Value* to, const std::string& toName, const Value* from, const Op& op) {
-    if (!to->type().isTile()) {
-      line(toName + " = " + nameFor(from) + ";");
+    copy(to->type(), toName, nameFor(from), op);
+  }
+  void copy(const Type& t, const std::string& toName, const std::string& fromName, const Op& op) {
+    if (!t.isTile()) {
+      line(toName + " = " + fromName + ";");
       return;
     }
-    perEntry(to->type(), op, "", toName + "[k] = " + nameFor(from) + "[k];");
+    perEntry(t, op, "", toName + "[k] = " + fromName + "[k];");
   }
 
   // ---- arithmetic
@@ -381,6 +384,8 @@ class SimtEmitter {
         return;
       case OpKind::For: forLoop(op); return;
       case OpKind::If: ifOp(op); return;
+      case OpKind::While: whileLoop(op); return;
+      case OpKind::Condition: return;  // handled by the enclosing tile.while
       case OpKind::Return:
         if (op.numOperands() != 0) throw UserError(op.loc(), "a kernel returns nothing");
         line("return;");
@@ -447,6 +452,9 @@ class SimtEmitter {
     const std::string t = elemC(r->type(), op.loc()), n = nameFor(r);
     if (!r->type().isTile()) {
       line(t + " " + n + "_own = 0;");
+      // Every thread's earlier accesses first: a scalar the others loaded before (a count read under
+      // a lock) must not change under them, or they would branch apart.
+      line("syncthreads();");
       line("if (tid == 0) {  // one thread applies a scalar atomic");
       if (before) line("  " + fence + "  // sem " + sem);
       line("  " + n + "_own = " + call + ";");
@@ -717,6 +725,50 @@ class SimtEmitter {
     if (!y || y->kind() != OpKind::Yield || y->numOperands() != carried)
       throw UserError(op.loc(), "tile.for's body must end with a tile.yield of its carried values");
     for (size_t i = 0; i < carried; ++i) assign(op.result(i), vars[i], y->operand(i), op);
+    --indent_;
+    line("}");
+  }
+
+  // tile.while: `before` computes the condition (and the values it passes on) from the carried values;
+  // `after` runs when it holds and yields the next carried values. The condition is a scalar, the same
+  // in every thread (a scalar atomic's old value reaches all of them through the scratch), so the
+  // threads leave the loop together.
+  void whileLoop(const Op& op) {
+    const Block &before = *op.region(0), &after = *op.region(1);
+    const Op* cond = before.terminator();
+    const Op* yield = after.terminator();
+    if (!cond || cond->kind() != OpKind::Condition || !yield || yield->kind() != OpKind::Yield)
+      throw UserError(op.loc(), "tile.while's regions must end with tile.condition and tile.yield");
+    if (cond->operand(0)->type().isTile()) throw UserError(op.loc(), "tile.while takes a scalar condition");
+    std::vector<std::string> carried, results;
+    for (size_t i = 0; i < op.numOperands(); ++i) {
+      const Value* a = before.arg(i);
+      std::string v = nameFor(a) + "_carried";
+      for (int n = 1; taken_.count(v); ++n) v = nameFor(a) + "_carried_" + std::to_string(n);
+      taken_.insert(v);
+      line(declare(a, op, v) + ";");
+      copy(a->type(), v, nameFor(op.operand(i)), op);
+      carried.push_back(v);
+    }
+    for (size_t i = 0; i < op.numResults(); ++i) {
+      line(declare(op.result(i), op) + ";");
+      results.push_back(nameFor(op.result(i)));
+    }
+    line("while (true) {");
+    ++indent_;
+    for (size_t i = 0; i < carried.size(); ++i) {
+      line(declare(before.arg(i), op) + ";");
+      copy(before.arg(i)->type(), nameFor(before.arg(i)), carried[i], op);
+    }
+    emitBlock(before);
+    for (size_t i = 0; i < results.size(); ++i) assign(op.result(i), results[i], cond->operand(1 + i), op);
+    line("if (!" + nameFor(cond->operand(0)) + ") break;");
+    for (size_t i = 0; i < results.size(); ++i) {
+      line(declare(after.arg(i), op) + ";");
+      assign(after.arg(i), nameFor(after.arg(i)), op.result(i), op);
+    }
+    emitBlock(after);
+    for (size_t i = 0; i < carried.size(); ++i) copy(before.arg(i)->type(), carried[i], nameFor(yield->operand(i)), op);
     --indent_;
     line("}");
   }
