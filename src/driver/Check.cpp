@@ -1,6 +1,8 @@
 #include "driver/Check.h"
 
 #include <cmath>
+#include <sstream>
+#include <string>
 
 #include "transforms/PassManager.h"
 
@@ -30,16 +32,33 @@ LoadedKernel specialize(LoadedKernel lk, const transforms::PassOptions& opt, con
   const bool simt = simtOnly(*lk.kernel);  // as written: block-access may add descriptors
   transforms::PassManager pm;
   pm.options = opt;
+  std::ostringstream said;  // the passes' explanations, kept for the error's reason (and passed on)
+  pm.options.explain = &said;
   pm.addPipeline(stage == "nv" ? "canonicalize,block-access,warp-specialize,pipeline,split-consumers,lower-aref"
                                : "canonicalize,block-access,warp-specialize,pipeline,split-consumers");
-  pm.run(*lk.module);
+  try {
+    pm.run(*lk.module);
+  } catch (...) {
+    if (opt.explain) *opt.explain << said.str();
+    throw;
+  }
+  if (opt.explain) *opt.explain << said.str();
   bool specialized = false;
   for (auto& op : lk.kernel->body.ops()) specialized = specialized || op->kind() == ir::OpKind::WgRegion;
-  if (!specialized)
-    throw UserError(lk.kernel->loc, "could not warp-specialize '@" + lk.kernel->name + "'",
+  if (!specialized) {
+    // The reason: warp-specialize's, and the first pointer access block-access left as it was.
+    std::string reason, line;
+    for (std::istringstream in(said.str()); std::getline(in, line);)
+      for (const char* key : {"not specialized: ", "not rewritten: "})
+        if (auto k = line.find(key); k != std::string::npos && reason.find(key) == std::string::npos)
+          reason += (reason.empty() ? "" : "; ") + std::string(key == std::string("not rewritten: ") ? line.substr(0, k) : "") +
+                    line.substr(k);
+    throw UserError(lk.kernel->loc,
+                    "could not warp-specialize '@" + lk.kernel->name + "'" + (reason.empty() ? std::string() : ": " + reason),
                     simt ? "it has no tile.dot and no tensor descriptor, so nothing for a producer to stream; "
-                                           "tawa compile --target sm_90a emits it as a SIMT kernel, and tawa run --backend emu runs that"
-                                         : "run with --explain for the reason");
+                           "tawa compile --target sm_90a emits it as a SIMT kernel, and tawa run --backend emu runs that"
+                         : "run with --explain for the passes' whole account");
+  }
   return lk;
 }
 
