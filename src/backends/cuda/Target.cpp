@@ -22,10 +22,6 @@ namespace {
 
 Location flag(const std::string& name) { return Location::at(std::make_shared<const std::string>(name), 0, 0); }
 
-}  // namespace
-
-namespace {
-
 // Whether every argument `v` reads has a value in the spec.
 bool known(const HostValue& v, const std::vector<bool>& has) {
   if (v.op) return known(v.parts[0], has) && known(v.parts[1], has);
@@ -101,9 +97,9 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
   if (!driver::simtOnly(*lk.kernel)) {
     if (simt) *simt = false;
     // A tile.dot kernel of pointer loads that the warp-specialized path cannot take (no loop to
-    // pipeline, an access pattern block-access cannot take, a B operand computed in registers, ...) is still emitted: as a
-    // SIMT kernel with FMA dots, unless warp-specialization flags asked for more. When the SIMT path
-    // cannot take it either, the warp-specialized path's error stands.
+    // pipeline, an access block-access cannot take, a B operand computed in registers, a block under
+    // 64 rows, ...) is still emitted: as a SIMT kernel with FMA dots, unless warp-specialization flags
+    // asked for more. When the SIMT path cannot take it either, the warp-specialized path's error stands.
     std::string asLoaded;
     if (pointerKernel(*lk.kernel) && !wsFlags) asLoaded = ir::print(*lk.module);
     const std::string name = lk.kernel->name;
