@@ -3,8 +3,9 @@ import triton.language as tl
 
 
 # A GEMM whose epilogue counts its programs per column of tiles and keeps the largest row index
-# seen, with scalar atomics whose old values it does not read (TICKET: it reads one, which the
-# warp-specialized path does not emit yet).
+# seen, with scalar atomics whose old values it does not read. With TICKET each program instead takes a
+# ticket from its own counter (count_ptr holds one per program: tl.atomic_add returns the count
+# before it) and adds it to its block of C.
 @triton.jit
 def gemm_count(a_ptr, b_ptr, c_ptr, count_ptr, peak_ptr, M, N, K, stride_am, stride_bk, stride_cm,
                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, TICKET: tl.constexpr):
@@ -22,8 +23,8 @@ def gemm_count(a_ptr, b_ptr, c_ptr, count_ptr, peak_ptr, M, N, K, stride_am, str
         acc = tl.dot(a, b, acc)
     out = acc
     if TICKET:
-        seen = tl.atomic_add(count_ptr + pid_n, 1)
-        out = acc + seen.to(tl.float32) * 0.0
+        seen = tl.atomic_add(count_ptr + pid_m * tl.num_programs(1) + pid_n, 1)
+        out = acc + seen.to(tl.float32)
     else:
         tl.atomic_add(count_ptr + pid_n, 1)
         tl.atomic_max(peak_ptr, pid_m * 1000 + pid_n)
