@@ -97,6 +97,9 @@ struct Ring {
   // The B operand of an fp8 wgmma: the PTX ISA has no transpose for fp8, so the KxN slot is held
   // K-major, as its NxK transpose (layout of that), loaded through a tensor map with K innermost.
   bool kMajor = false;
+  // The A operand of 16 or 32 rows: its slot is laid out with wgmma's 64 rows, and the copies fill
+  // the first boxRows (the rest is read by wgmma into accumulator rows that are never stored).
+  int64_t boxRows = 0;
 };
 
 bool isFp8(Scalar s) { return s == Scalar::F8E4M3 || s == Scalar::F8E5M2; }
@@ -118,6 +121,7 @@ struct Frag {
   Scalar elem = Scalar::F32;
   int64_t mBlocks = 0, perThread = 0;
   bool row = false;
+  int64_t rows = 0;  // a tile of 16 or 32 rows: its one 64-row block is padded (rows past it are never stored)
 };
 // Where an element expression is evaluated: inside the loops over a 2-D fragment (mi, ri) or over
 // a row vector (mi, h). `row`/`col` name the element's coordinates in the tile, `slot` indexes this
@@ -276,14 +280,17 @@ class Emitter {
                   "the CUDA backend emits tiles only as wgmma accumulators (and their casts) so far");
     return it->second;
   }
+  // Tiles of 16 or 32 rows take one 64-row block of the layout, padded.
+  static bool paddedRows(int64_t m) { return m == 16 || m == 32; }
   Frag fragShape(const Op& op, const Type& t) {
-    if (!t.isTile() || t.rank() != 2 || t.shape[0] % 64 != 0 || t.shape[1] % 8 != 0)
-      unsupported(op, "a register tile must be MxN with M a multiple of 64 and N of 8 (the wgmma accumulator layout), got " +
-                          t.str());
+    if (!t.isTile() || t.rank() != 2 || (t.shape[0] % 64 != 0 && !paddedRows(t.shape[0])) || t.shape[1] % 8 != 0)
+      unsupported(op, "a register tile must be MxN with M 16, 32 or a multiple of 64 and N a multiple of 8 (the wgmma accumulator "
+                      "layout), got " + t.str());
     Frag fr;
     fr.elem = t.scalar;
-    fr.mBlocks = t.shape[0] / 64;
+    fr.mBlocks = std::max<int64_t>(1, t.shape[0] / 64);
     fr.perThread = t.shape[1] / 2;
+    if (paddedRows(t.shape[0])) fr.rows = t.shape[0];
     return fr;
   }
   // Declares a register tile; fills it from a tile constant or copies another fragment when given.
@@ -417,6 +424,17 @@ class Emitter {
         ring.kMajor = true;
         ring.layout = *l;
       });
+    // An A slot of 16 or 32 rows takes wgmma's 64 rows in shared memory (see Ring::boxRows).
+    for (const Op* r : regions_)
+      walk(*r->region(0), [&](const Op* op) {
+        if (op->kind() != OpKind::Wgmma || !rings_.count(op->operand(0)) || transA(*op)) return;
+        Ring& ring = rings_.at(op->operand(0));
+        if (ring.boxRows || !paddedRows(ring.layout.rows)) return;
+        auto l = swizzledLayout(ring.tile.withShape({64, ring.tile.shape[1]}));
+        if (!l) return;
+        ring.boxRows = ring.layout.rows;
+        ring.layout = *l;
+      });
     // Descriptors: the box and swizzle follow the slot they are copied into, or the staging tile.
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
@@ -424,7 +442,8 @@ class Emitter {
           collectDesc(*op);
         } else if (op->kind() == OpKind::TmaLoad) {
           const Ring& ring = rings_.at(op->operand(1));
-          setBox(*op, op->operand(0), ring.layout.rows, ring.layout.chunkCols, static_cast<int>(ring.layout.swizzle), ring.kMajor);
+          setBox(*op, op->operand(0), ring.boxRows ? ring.boxRows : ring.layout.rows, ring.layout.chunkCols,
+                 static_cast<int>(ring.layout.swizzle), ring.kMajor);
         } else if (op->kind() == OpKind::DescLoad && !vecDescs_.count(op->operand(0))) {
           const Type& t = op->result()->type();
           int w = regionIndex(op);
@@ -1815,12 +1834,14 @@ class Emitter {
   // Declares register storage for a tile value: a 2-D fragment or (rank 1) a row vector.
   Frag declareTile(const Op& op, const Type& t, const std::string& name) {
     if (t.isTile() && t.rank() == 1) {
-      if (t.shape[0] % 64 != 0)
-        unsupported(op, "a row vector in registers must have a multiple of 64 rows (the wgmma accumulator layout), got " + t.str());
+      if (t.shape[0] % 64 != 0 && !paddedRows(t.shape[0]))
+        unsupported(op, "a row vector in registers must have 16, 32 or a multiple of 64 rows (the wgmma accumulator layout), got " +
+                            t.str());
       Frag fr;
       fr.name = name;
       fr.elem = t.scalar;
-      fr.mBlocks = t.shape[0] / 64;
+      fr.mBlocks = std::max<int64_t>(1, t.shape[0] / 64);
+      if (paddedRows(t.shape[0])) fr.rows = t.shape[0];
       fr.perThread = 2;
       fr.row = true;
       std::string ty = cScalarType(fr.elem);
@@ -2398,7 +2419,9 @@ class Emitter {
     line("TAWA_UNROLL");
     line("  for (int h = 0; h < 2; ++h) {");
     line("    const int64_t i = start + 64 * mi + tawa::wgmma_acc_row(2 * h);");
-    line("    if ((tawa::lane_idx() & 3) == 0 && i < static_cast<int64_t>(" + ex(d.extent) + "))");
+    // A padded block (16 or 32 rows): the rows past the tile are not stored.
+    const std::string inTile = v.rows ? " && 64 * mi + tawa::wgmma_acc_row(2 * h) < " + std::to_string(v.rows) : "";
+    line("    if ((tawa::lane_idx() & 3) == 0" + inTile + " && i < static_cast<int64_t>(" + ex(d.extent) + "))");
     line("      " + ptr + "[" + off + " + i * static_cast<int64_t>(" + ex(d.stride) + ")] = " + v.name + "[mi][h];");
     line("  }");
     line("}");
@@ -2448,6 +2471,7 @@ class Emitter {
     line("  for (int ri = 0; ri < " + std::to_string(v.perThread) + "; ri += 2) {");
     line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");
     line("    const int col = tawa::wgmma_acc_col(ri);");
+    if (v.rows) line("    if (row >= " + std::to_string(v.rows) + ") continue;  // a padded block: rows past the tile are not stored");
     line("    tawa::st_shared_pair(" + s.name + " + (row * " + std::to_string(s.cols) + " + col) * " + std::to_string(s.elemBytes) + ", " +
          v.name + "[mi][ri], " + v.name + "[mi][ri + 1]);");
     line("  }");
