@@ -388,6 +388,14 @@ Examples:
   tawa compile examples/matmul_desc.tir --emit nv --depth 3 --mma-depth 1
   tawa compile examples/matmul_desc_128.tir --consumers 2 --target sm_90a --emit cubin -o gemm.cubin --resource-usage
   tawa compile examples/softmax.tir --target sm_90a --emit cuda --explain   # no tile.dot: a SIMT kernel
+  tawa compile examples/matmul.py --kernel matmul_kernel --target sm_90a --emit cuda \
+    --spec 'a_ptr:*fp16[M,K], b_ptr:*fp16[K,N], c_ptr:*fp16[M,N], M:i32=512, N:i32=512, K:i32=190, stride_am:i32=190,
+            stride_ak:i32=1, stride_bk:i32=512, stride_bn:i32=1, stride_cm:i32=512, stride_cn:i32=1, BLOCK_M=128,
+            BLOCK_N=128, BLOCK_K=64, GROUP_M=8'   # rows of 380 bytes: A's tiles moved by threads (a note says so)
+
+Tensor maps TMA cannot take (a row stride or base not 16-byte aligned, a column stride other than 1)
+become tile maps, copied by threads; with the spec's values that is decided here, else at each launch.
+TAWA_NO_TMA=1 makes every map a tile map (for tests, and to tell a TMA fault from the kernel's own).
 )");
 
   Common checkCommon;
