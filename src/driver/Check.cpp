@@ -46,13 +46,14 @@ LoadedKernel specialize(LoadedKernel lk, const transforms::PassOptions& opt, con
   bool specialized = false;
   for (auto& op : lk.kernel->body.ops()) specialized = specialized || op->kind() == ir::OpKind::WgRegion;
   if (!specialized) {
-    // The reason: warp-specialize's, and the first pointer access block-access left as it was.
-    std::string reason, line;
-    for (std::istringstream in(said.str()); std::getline(in, line);)
-      for (const char* key : {"not specialized: ", "not rewritten: "})
-        if (auto k = line.find(key); k != std::string::npos && reason.find(key) == std::string::npos)
-          reason += (reason.empty() ? "" : "; ") + std::string(key == std::string("not rewritten: ") ? line.substr(0, k) : "") +
-                    line.substr(k);
+    // The reason: the first pointer access block-access left as it was (its whole line), then
+    // warp-specialize's (the passes run in that order).
+    std::string access, ws, line;
+    for (std::istringstream in(said.str()); std::getline(in, line);) {
+      if (access.empty() && line.find("not rewritten: ") != std::string::npos) access = line;
+      if (auto k = line.find("not specialized: "); ws.empty() && k != std::string::npos) ws = line.substr(k);
+    }
+    const std::string reason = access + (!access.empty() && !ws.empty() ? "; " : "") + ws;
     throw UserError(lk.kernel->loc,
                     "could not warp-specialize '@" + lk.kernel->name + "'" + (reason.empty() ? std::string() : ": " + reason),
                     simt ? "it has no tile.dot and no tensor descriptor, so nothing for a producer to stream; "

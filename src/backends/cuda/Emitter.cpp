@@ -501,7 +501,7 @@ class Emitter {
     std::set<const Value*> laneBars, tmaBars;
     walk(*regions_[0]->region(0), [&](const Op* op) {
       if (op->kind() != OpKind::MbarArriveExpectTx) return;
-      bool lanes = false;
+      const Op* last = nullptr;  // the phase's last tile-map load
       for (auto it = std::find_if(op->parent->ops().begin(), op->parent->ops().end(), [&](const auto& o) { return o.get() == op; });
            ++it != op->parent->ops().end();) {
         const Op* l = it->get();
@@ -509,10 +509,10 @@ class Emitter {
         if (l->kind() != OpKind::TmaLoad || l->operand(3) != op->operand(0) || !tileMap(l->operand(0))) continue;
         const Type& t = rings_.at(l->operand(1)).tile;
         laneBytes_[op] += t.shape[0] * t.shape[1] * byteWidth(t.scalar);
-        lastLaneCopy_[op] = l;
-        lanes = true;
+        last = l;
       }
-      (lanes ? laneBars : tmaBars).insert(op->operand(0));
+      if (last) phaseEnds_.insert(last);
+      (last ? laneBars : tmaBars).insert(op->operand(0));
       if (laneBars.count(op->operand(0)) && tmaBars.count(op->operand(0)))
         unsupported(*op, "a full barrier whose phases mix tile-map copies and TMA-only loads is not emitted");
     });
@@ -633,15 +633,28 @@ class Emitter {
     const int index = static_cast<int>(&s - allMaps_.data());
     if (auto d = deviceMaps_.find(index); d != deviceMaps_.end()) {
       const Op& op = *d->second;  // make_desc(base, rows, cols, row_stride, col_stride)
-      if (transposed_.count(index))  // walked column by column (an 8-bit B held K-major)
-        return ex(op.operand(0)) + ", " + ex(op.operand(1)) + ", " + ex(op.operand(2)) + ", " + ex(op.operand(3)) + ", " +
-               ex(op.operand(4)) + ", 1, 0";
-      return ex(op.operand(0)) + ", " + ex(op.operand(2)) + ", " + ex(op.operand(1)) + ", " + ex(op.operand(4)) + ", " +
-             ex(op.operand(3)) + ", 1, 0";
+      size_t rows = 1, cols = 2, rowStride = 3, colStride = 4;
+      if (transposed_.count(index)) {  // walked column by column (an 8-bit B held K-major)
+        std::swap(rows, cols);
+        std::swap(rowStride, colStride);
+      }
+      return ex(op.operand(0)) + ", " + ex(op.operand(cols)) + ", " + ex(op.operand(rows)) + ", " + ex(op.operand(colStride)) + ", " +
+             ex(op.operand(rowStride)) + ", 1, 0";
     }
     std::string out;
     for (const std::string& n : tileMapArgs_.at(s.param)) out += (out.empty() ? "" : ", ") + n;
     return out;
+  }
+  // A tile map's box at (col, row) copied into `dst` (layout l: one call per swizzle chunk) by the
+  // warp group's 128 threads.
+  void emitTileLoad(const TensorMapSpec& map, const TileLayout& l, const std::string& dst, const std::string& col,
+                    const std::string& row, const Value* desc) {
+    for (int64_t j = 0; j < l.chunks; ++j)
+      line("tawa::tile_load_generic<" + std::to_string(byteWidth(map.elem)) + ", " + std::to_string(map.boxCols) + ", " +
+           std::to_string(map.boxRows) + ", " + std::to_string(map.swizzleBytes) + ">(" + dst +
+           (j ? " + " + std::to_string(j * l.chunkBytes) : "") + ", " + tileMapArgs(map) + ", " + col +
+           (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + ", " + sliceCoord(desc) +
+           ", tawa::warpgroup_thread_idx(), 128);");
   }
   // The slice coordinate of a copy on `desc` (its program id), or 0.
   std::string sliceCoord(const Value* desc) {
@@ -856,18 +869,7 @@ class Emitter {
   // The base of a device tile map is a kernel argument moved by scalar offsets, passed to the kernel
   // and moved as C pointers (scalarPtrs_); extents and strides are the descriptor's own operands.
   void collectDeviceDesc(const Op& op, const UserError& why) {
-    std::vector<const Value*> chain;
-    for (const Value* p = op.operand(0);;) {
-      chain.push_back(p);
-      const Op* d = p->definingOp();
-      if (!d) {
-        if (!kernelArg(p)) throw why;
-        break;
-      }
-      if (d->kind() != OpKind::AddPtr || !d->operand(0)->type().isPtr() || !d->operand(1)->type().isScalar()) throw why;
-      p = d->operand(0);
-    }
-    scalarPtrs_.insert(chain.begin(), chain.end());
+    if (!passPointer(op.operand(0))) throw why;
     TensorMapSpec s;
     s.param = nameFor(op.result());
     s.loc = op.loc();
@@ -938,20 +940,22 @@ class Emitter {
       atomicOld_[&op] = 0;
       atomicOrder_.push_back(&op);
     }
+    if (!passPointer(op.operand(0)))
+      unsupported(op, "a scalar store's or atomic's pointer must be a kernel argument moved by scalar offsets");
+  }
+  // A pointer that is a kernel argument moved by scalar offsets: the argument is passed to the kernel
+  // and the chain of addptrs emitted as C pointers (scalarPtrs_). False, recording nothing, otherwise.
+  bool passPointer(const Value* p) {
     std::vector<const Value*> chain;
-    const Value* p = op.operand(0);
-    for (;;) {
+    for (;; p = p->definingOp()->operand(0)) {
       chain.push_back(p);
       const Op* d = p->definingOp();
-      if (!d) break;  // a kernel argument
-      if (d->kind() != OpKind::AddPtr || !d->operand(0)->type().isPtr())
-        unsupported(op, "a scalar store's or atomic's pointer must be a kernel argument moved by scalar offsets");
-      p = d->operand(0);
+      if (!d) break;
+      if (d->kind() != OpKind::AddPtr || !d->operand(0)->type().isPtr() || !d->operand(1)->type().isScalar()) return false;
     }
-    bool isArg = false;
-    for (size_t i = 0; i < f_.numArgs(); ++i) isArg = isArg || f_.arg(i) == p;
-    if (!isArg) unsupported(op, "a scalar store's or atomic's pointer must be a kernel argument moved by scalar offsets");
+    if (!kernelArg(p)) return false;
     scalarPtrs_.insert(chain.begin(), chain.end());
+    return true;
   }
 
   int regionIndex(const Op* op) const {
@@ -1182,7 +1186,10 @@ class Emitter {
 
   // ---- --profile: scopes timed with tawa::clock64 by the elected thread of each warp group
 
-  std::string profRec() const { return single_ && !producerGroup_ ? "" : "if (prof_rec) "; }
+  // Whether the code being emitted runs on one thread only (the producer's elected thread, when no
+  // tile map needs the whole warp group).
+  bool soleThread() const { return single_ && !producerGroup_; }
+  std::string profRec() const { return soleThread() ? "" : "if (prof_rec) "; }
   int64_t profRingBytes() const { return 32 + 16 * static_cast<int64_t>(opt_.profileCapacity); }
   // --profile keeps the ring's address and the open scope's start live through the producer's
   // loops: its budget grows by 8 registers when the register file (64K) still holds every warp group.
@@ -1194,9 +1201,8 @@ class Emitter {
 
   void profBegin(int w) {
     if (!opt_.profile) return;
-    const bool one = single_ && !producerGroup_;
-    line("// --profile: this warp group's event ring; " + std::string(one ? "this thread" : "its thread 0") + " records");
-    if (!one) line("const bool prof_rec = tawa::warpgroup_thread_idx() == 0;");
+    line("// --profile: this warp group's event ring; " + std::string(soleThread() ? "this thread" : "its thread 0") + " records");
+    if (!soleThread()) line("const bool prof_rec = tawa::warpgroup_thread_idx() == 0;");
     line("uint8_t* const prof_ring = prof_smem + " + std::to_string(static_cast<int64_t>(w) * profRingBytes()) + ";");
     line(profRec() + "tawa::prof_begin(prof_ring);");
     line("uint32_t prof_t = 0;  // the open scope's start (low 32 bits of clock64)");
@@ -1272,9 +1278,7 @@ class Emitter {
 
   // One thread of the warp group does it (arrivals count warp groups; TMA is issued once).
   void oneThread(const std::string& stmt) {
-    if (single_ && producerGroup_) line("if (tawa::warpgroup_thread_idx() == 0) " + stmt);
-    else if (single_) line(stmt);
-    else line("if (tawa::warpgroup_thread_idx() == 0) " + stmt);
+    line(soleThread() ? stmt : "if (tawa::warpgroup_thread_idx() == 0) " + stmt);
   }
 
   void emitScalar(const Op& op) {
@@ -2094,12 +2098,8 @@ class Emitter {
     if (tileMap(op.operand(0))) {
       // Moved by the warp group's 128 threads, each fencing its writes for the wgmma; the named
       // barrier gathers them before the one arrival that completes the buffer's phase.
-      for (int64_t j = 0; j < l.chunks; ++j)
-        line("tawa::tile_load_generic<" + std::to_string(byteWidth(map.elem)) + ", " + std::to_string(map.boxCols) + ", " +
-             std::to_string(map.boxRows) + ", " + std::to_string(map.swizzleBytes) + ">(" + pv.name +
-             (j ? " + " + std::to_string(j * l.chunkBytes) : "") + ", " + tileMapArgs(map) + ", " + col +
-             (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + ", " + sliceCoord(op.operand(0)) +
-             ", tawa::warpgroup_thread_idx(), 128);  // " + pv.tile.str() + " -> " + pv.name);
+      line("// " + pv.tile.str() + " -> " + pv.name);
+      emitTileLoad(map, l, pv.name, col, row, op.operand(0));
       line("tawa::fence_proxy_async_shared_cta();");
       line("tawa::bar_sync(" + std::to_string(region_) + ", 128);");
       line("if (tawa::warpgroup_thread_idx() == 0) tawa::mbarrier_arrive(" + pv.bar + ");");
@@ -2293,15 +2293,9 @@ class Emitter {
     if (tileMap(op.operand(0))) {
       // The producer's 128 threads copy the slot's chunks (TMA's swizzled layout), each fences its
       // generic writes for the wgmma that reads them (async proxy) and arrives on the full barrier.
-      for (int64_t j = 0; j < l.chunks; ++j)
-        line("tawa::tile_load_generic<" + std::to_string(byteWidth(map.elem)) + ", " + std::to_string(map.boxCols) + ", " +
-             std::to_string(map.boxRows) + ", " + std::to_string(map.swizzleBytes) + ">(" + dst +
-             (j ? " + " + std::to_string(j * l.chunkBytes) : "") + ", " + tileMapArgs(map) + ", " + col +
-             (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + ", " + sliceCoord(op.operand(0)) +
-             ", tawa::warpgroup_thread_idx(), 128);");
+      emitTileLoad(map, l, dst, col, row, op.operand(0));
       line("tawa::fence_proxy_async_shared_cta();  // this thread's writes, before the wgmma reading them (async proxy)");
-      bool last = std::any_of(lastLaneCopy_.begin(), lastLaneCopy_.end(), [&](const auto& e) { return e.second == &op; });
-      if (last) line("tawa::mbarrier_arrive(&" + b.name + "[" + slot + "]);  // this thread's part of the phase is written");
+      if (phaseEnds_.count(&op)) line("tawa::mbarrier_arrive(&" + b.name + "[" + slot + "]);  // this thread's part of the phase is written");
       return;
     }
     for (int64_t j = 0; j < l.chunks; ++j)
@@ -2529,7 +2523,7 @@ class Emitter {
   std::vector<const Op*> atomicOrder_;
   std::map<int, const Op*> deviceMaps_;  // allMaps_ index -> its make_desc, for tile maps addressed in the kernel
   std::map<const Op*, int64_t> laneBytes_;       // an arrive.expect_tx -> the bytes of its phase the threads copy
-  std::map<const Op*, const Op*> lastLaneCopy_;  // an arrive.expect_tx -> its phase's last tile-map load (the threads arrive after it)
+  std::set<const Op*> phaseEnds_;                // the last tile-map load of each phase: the threads arrive after it
   int region_ = 0;  // the warp group being emitted
   std::map<const Value*, Ring> rings_;
   std::vector<const Value*> ringOrder_;

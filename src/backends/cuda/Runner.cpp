@@ -180,6 +180,13 @@ void checkBuffers(const std::vector<exec::Buffer>& got, const std::vector<exec::
   }
 }
 
+std::vector<int64_t> integerArgs(const std::vector<exec::Arg>& args) {
+  std::vector<int64_t> ints(args.size(), 0);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].kind == exec::Arg::Kind::Int) ints[i] = args[i].i;
+  return ints;
+}
+
 void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, const std::array<int64_t, 3>& logicalGrid,
                      uint64_t* slot, const char* who, const std::function<uint64_t(int)>& bufferAddress) {
   if (p.gridAxis >= 0) {  // a persistent kernel's logical grid
@@ -188,10 +195,7 @@ void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, c
     return;
   }
   if (p.hostValue) {  // a tile map's extent or stride
-    std::vector<int64_t> ints(args.size(), 0);
-    for (size_t i = 0; i < args.size(); ++i)
-      if (args[i].kind == exec::Arg::Kind::Int) ints[i] = args[i].i;
-    const int64_t v = p.value.eval(ints);
+    const int64_t v = p.value.eval(integerArgs(args));
     std::memcpy(slot, &v, sizeof v);
     return;
   }
@@ -262,9 +266,7 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   auto bound = driver::bind(*nv.kernel, spec, o.grid, o.seed, driver::loadedNames(o.loads));
   driver::loadAll(bound, o.loads);
   t0 += std::chrono::steady_clock::now() - tBind;  // making the inputs is not compiling
-  std::vector<int64_t> intArgs(bound.args.size(), 0);
-  for (size_t i = 0; i < bound.args.size(); ++i)
-    if (bound.args[i].kind == exec::Arg::Kind::Int) intArgs[i] = bound.args[i].i;
+  const std::vector<int64_t> intArgs = integerArgs(bound.args);
   // Tensor maps TMA cannot take with these arguments become tile maps (device buffers are 256-byte aligned).
   er = withTileMaps(er, intArgs, [](int) -> uint64_t { return 0; }, &std::cerr);
   CompiledModule cm = compile(er.source);

@@ -83,8 +83,12 @@ void checkBuffers(const std::vector<exec::Buffer>& got, const std::vector<exec::
 // integer entries named M, N and K (any case). nullopt when the kernel has no dot or a name lacks.
 std::optional<double> dotFlops(const ir::Module& m, const driver::Spec& spec);
 
+// The integer value of every argument of a launch (0 for buffers and floats), as HostValue::eval and
+// the tensor maps' checks read them.
+std::vector<int64_t> integerArgs(const std::vector<exec::Arg>& args);
+
 // The value of a scalar kernel parameter (an IR argument of the launch, converted to the parameter's
-// C type; a persistent kernel's logical grid extent; or a SIMT kernel's buffer, as the address
+// C type; a tile map's extent or stride; a persistent kernel's logical grid extent; or a SIMT kernel's buffer, as the address
 // `bufferAddress(buffer index)` gives) in the low bytes of an 8-byte `slot`, as cuLaunchKernel and
 // the emulator take it. `who` names the launcher in the error for a type it cannot pass.
 void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, const std::array<int64_t, 3>& logicalGrid,

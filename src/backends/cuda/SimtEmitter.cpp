@@ -85,10 +85,14 @@ class SimtEmitter {
     std::string s = "r_";
     for (char c : v->nameHint) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
     if (s == "r_") s += std::to_string(counter_++);
-    std::string base = s;
+    return names_[v] = unique(s);
+  }
+  // `base`, or base_1, base_2, ... : a name no other variable has.
+  std::string unique(const std::string& base) {
+    std::string s = base;
     for (int n = 1; taken_.count(s); ++n) s = base + "_" + std::to_string(n);
     taken_.insert(s);
-    return names_[v] = s;
+    return s;
   }
   std::string cOf(Scalar s, const Location& loc) {
     std::string c = cScalarType(s);
@@ -743,9 +747,7 @@ class SimtEmitter {
     std::vector<std::string> carried, results;
     for (size_t i = 0; i < op.numOperands(); ++i) {
       const Value* a = before.arg(i);
-      std::string v = nameFor(a) + "_carried";
-      for (int n = 1; taken_.count(v); ++n) v = nameFor(a) + "_carried_" + std::to_string(n);
-      taken_.insert(v);
+      const std::string v = unique(nameFor(a) + "_carried");
       line(declare(a, op, v) + ";");
       copy(a->type(), v, nameFor(op.operand(i)), op);
       carried.push_back(v);

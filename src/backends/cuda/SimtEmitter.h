@@ -6,8 +6,8 @@
 //     of any rank (pointers, integers, floats, i1); ops: program_id, num_programs, constant, arange,
 //     splat, expand_dims, reshape, broadcast, permute, element-wise arithmetic, comparisons, select,
 //     casts, math, addptr, masked load and store of pointer tiles and of scalars, atomics, barriers,
-//     tile.reduce and tile.scan of f32/i32 tiles along any axis, 2-D tile.dot, tile.for with
-//     carried values, tile.if, tile.return.
+//     tile.reduce and tile.scan of f32/i32 tiles along any axis, 2-D tile.dot, tile.assume,
+//     tile.for with carried values, tile.if, tile.while (a scalar condition), tile.return.
 //   guarantees: one `extern "C" __global__ __launch_bounds__(128, 1)` kernel, one block of 128
 //     threads (one warp group) per program of the grid, whose parameters are the IR function's
 //     arguments in order (pointers as raw device pointers, scalars by value). A tile of N elements is

@@ -251,9 +251,7 @@ LaunchStats launch(const cuda::EmitResult& emitted, const std::vector<exec::Arg>
                    std::array<int64_t, 3> grid, const Options& opt) {
   LaunchStats st;
   GuardedBuffers guarded(buffers);
-  std::vector<int64_t> intArgs(args.size(), 0);
-  for (size_t i = 0; i < args.size(); ++i)
-    if (args[i].kind == exec::Arg::Kind::Int) intArgs[i] = args[i].i;
+  const std::vector<int64_t> intArgs = cuda::integerArgs(args);
   // Tensor maps TMA cannot take with these arguments become tile maps (the kernel emitted again).
   const cuda::EmitResult er = cuda::withTileMaps(emitted, intArgs, [&](int a) -> uint64_t {
     if (a < 0 || static_cast<size_t>(a) >= args.size() || args[static_cast<size_t>(a)].kind != exec::Arg::Kind::Buffer) return 0;
@@ -420,10 +418,7 @@ Emitted emitAndBind(const cuda::GpuRunOptions& o, const cuda::EmitOptions& emitO
   e.bound = driver::bind(*e.nv.kernel, e.spec, o.grid, o.seed, driver::loadedNames(o.loads));
   // Tensor maps TMA cannot take with these arguments become tile maps, said once here (the launch
   // checks again with the buffers' addresses, which are page-aligned).
-  std::vector<int64_t> intArgs(e.bound.args.size(), 0);
-  for (size_t i = 0; i < e.bound.args.size(); ++i)
-    if (e.bound.args[i].kind == exec::Arg::Kind::Int) intArgs[i] = e.bound.args[i].i;
-  e.er = cuda::withTileMaps(e.er, intArgs, [](int) -> uint64_t { return 0; }, &std::cerr);
+  e.er = cuda::withTileMaps(e.er, cuda::integerArgs(e.bound.args), [](int) -> uint64_t { return 0; }, &std::cerr);
   return e;
 }
 }  // namespace
