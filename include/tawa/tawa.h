@@ -55,6 +55,10 @@ struct Array {
   std::string dtype;
   int64_t elements = 0;
   std::vector<int64_t> shape;  // optional: the shape errors and traces name it by (its product is elements)
+  // An array of pointers (i64 or u64 elements; Triton's grouped GEMM reads its matrices so): element k
+  // is the address of pointees[k]. The launch gives the kernel each backend's own addresses of them and
+  // copies the pointees in and back like arguments; it never writes this array itself.
+  std::vector<Array> pointees;
 
   Array() = default;
   Array(void* d, std::string dt, int64_t n, std::vector<int64_t> s = {})
@@ -112,6 +116,7 @@ struct HostBuffer {
   std::string name, dtype;
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;
+  std::vector<int> addressesOf;  // an array of pointers (`= addresses(...)`): the buffers it points to
 };
 // A launch's inputs as `tawa run` makes them: the buffers, the arguments (arrays pointing into the
 // buffers: move an Inputs, never copy it) and the grid.

@@ -16,12 +16,17 @@ namespace nb = nanobind;
 
 namespace {
 
-// One launch argument: (address, dtype, elements) for an array, an int, or a float (bool is an int).
+// One launch argument: (address, dtype, elements) for an array, (address, dtype, elements, pointees)
+// for an array of pointers (pointees: a tuple of array tuples), an int, or a float (bool is an int).
 tawa::Arg toArg(nb::handle h, size_t index) {
   if (nb::isinstance<nb::tuple>(h)) {
     auto t = nb::cast<nb::tuple>(h);
-    if (t.size() != 3) throw nb::type_error(("argument " + std::to_string(index) + ": an array is (address, dtype, elements)").c_str());
-    return tawa::Array{reinterpret_cast<void*>(nb::cast<uintptr_t>(t[0])), nb::cast<std::string>(t[1]), nb::cast<int64_t>(t[2])};
+    if (t.size() != 3 && t.size() != 4)
+      throw nb::type_error(("argument " + std::to_string(index) + ": an array is (address, dtype, elements[, pointees])").c_str());
+    tawa::Array a{reinterpret_cast<void*>(nb::cast<uintptr_t>(t[0])), nb::cast<std::string>(t[1]), nb::cast<int64_t>(t[2])};
+    if (t.size() == 4)
+      for (nb::handle p : nb::cast<nb::tuple>(t[3])) a.pointees.push_back(std::get<tawa::Array>(toArg(p, index)));
+    return a;
   }
   if (nb::isinstance<nb::bool_>(h)) return int64_t{nb::cast<bool>(h) ? 1 : 0};
   if (nb::isinstance<nb::int_>(h)) return nb::cast<int64_t>(h);

@@ -23,7 +23,7 @@ import os as _os
 
 from . import _tawa
 from .errors import TawaError
-from .jit import ArgumentError, CompiledKernel, JITFunction, TensorDescriptor, jit, load, wrap
+from .jit import ArgumentError, CompiledKernel, JITFunction, PointerArray, TensorDescriptor, jit, load, pointer_array, wrap
 from .profiler import profile
 from .autotune import Autotuner, Config, autotune
 
@@ -52,4 +52,4 @@ def kernels(path):
     return _tawa.kernels(path)
 
 
-__all__ = ["ArgumentError", "Autotuner", "Config", "autotune", "CompiledKernel", "JITFunction", "TawaError", "TensorDescriptor", "cdiv", "check", "jit", "kernels", "load", "profile", "wrap"]
+__all__ = ["ArgumentError", "Autotuner", "Config", "autotune", "CompiledKernel", "JITFunction", "PointerArray", "TawaError", "TensorDescriptor", "cdiv", "check", "jit", "kernels", "load", "pointer_array", "profile", "wrap"]

@@ -114,6 +114,36 @@ def _array(x):
     return (addr, dtype, extent, not addr & 15)
 
 
+class PointerArray(_np.ndarray):
+    """An array of pointers: int64 elements holding the addresses of ``pointees`` (host arrays), as
+    Triton's grouped GEMM reads its matrices (``tl.load(ptrs + g).to(tl.pointer_type(tl.float16))``).
+    Made by :func:`pointer_array`; the launch gives the kernel each backend's own addresses of the
+    pointees and copies them in and back like arguments. It keeps the pointees alive."""
+
+    pointees = ()
+
+    def __array_finalize__(self, obj):
+        self.pointees = getattr(obj, "pointees", ())
+
+
+def pointer_array(arrays):
+    """The addresses of ``arrays`` (numpy arrays or CPU tensors, contiguous) as a
+    :class:`PointerArray` to pass where a kernel takes a pointer to int64 addresses."""
+    arrays = list(arrays)
+    if not arrays:
+        raise ArgumentError("pointer_array: give at least one array")
+    for k, x in enumerate(arrays):
+        a = _array(x)
+        if a is None or isinstance(a[0], str):
+            raise ArgumentError(f"pointer_array: item {k} is a {type(x).__name__}, not an array tawa takes"
+                                + (f" ({a[0]}: {a[1]})" if a is not None else ""))
+        if not (getattr(x, "flags", None) is None or x.flags.c_contiguous):
+            raise ArgumentError(f"pointer_array: item {k} is not contiguous; pass numpy.ascontiguousarray(x)")
+    out = _np.array([_array(x)[0] for x in arrays], dtype=_np.int64).view(PointerArray)
+    out.pointees = tuple(arrays)
+    return out
+
+
 class TensorDescriptor:
     """A host tensor descriptor, as Triton's ``triton.tools.tensor_descriptor.TensorDescriptor``:
     ``base`` (an array), its ``shape`` and ``strides`` (in elements) and the ``block_shape`` a load
@@ -340,6 +370,11 @@ class JITFunction:
                     run_args.append(v)
                 else:
                     raise self._error(f"integer argument '{self._params[i][0]}' = {v} does not fit in 64 bits")
+                continue
+            if t is PointerArray:  # the pointees go along, so each backend gives its own addresses
+                a = _array(v.view(_np.ndarray))
+                key.append((a[1], a[3] and not no_align[i], "*"))
+                run_args.append(a[:3] + (tuple(_array(x)[:3] for x in v.pointees),))
                 continue
             a = _array(v)
             if a is not None:

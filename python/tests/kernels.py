@@ -67,3 +67,15 @@ def mix32(x, out, n, salt, BLOCK: tl.constexpr):
     h = (tl.load(x + i, mask=m) ^ salt) * 0x85EBCA6B
     h = h ^ (h >> 13)
     tl.store(out + i, h % 1000003, mask=m)
+
+
+@tawa.jit
+def scale_each(ptrs, sizes, factor, BLOCK: tl.constexpr):
+    # Multiplies array g (at the address ptrs[g], sizes[g] elements) by factor, in place.
+    g = tl.program_id(0)
+    x_ptr = tl.load(ptrs + g).to(tl.pointer_type(tl.float32))
+    n = tl.load(sizes + g)
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(x_ptr + offs, x * factor, mask=offs < n)

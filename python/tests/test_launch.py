@@ -133,3 +133,32 @@ def test_uint32_hash(rng, backend):
     h ^= h >> 13
     np.testing.assert_array_equal(out, (h % 1000003).astype(np.uint32))
     assert "%salt: u32" in k.asm["tile"] and "ptr<u32>" in k.asm["tile"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_arrays_of_pointers(rng, backend):
+    # tawa.pointer_array: int64 elements holding the arrays' addresses (as torch's data_ptr() would),
+    # with the arrays themselves attached, so that each backend gives the kernel its own addresses.
+    sizes = rng.integers(1, 700, size=int(rng.integers(2, 6))).astype(np.int32)
+    arrays = [nonzero_uniform(rng, int(n), np.float32) for n in sizes]
+    before = [x.copy() for x in arrays]
+    ptrs = tawa.pointer_array(arrays)
+    assert ptrs.dtype == np.int64 and [int(p) for p in ptrs] == [x.ctypes.data for x in arrays]
+    factor = float(rng.uniform(0.5, 2.0))
+    kernels.scale_each[(len(arrays),)](ptrs, sizes, factor, BLOCK=128, backend=backend)
+    for x, x0 in zip(arrays, before):
+        np.testing.assert_array_equal(x, (x0.astype(np.float64) * np.float32(factor)).astype(np.float32))
+    assert [int(p) for p in ptrs] == [x.ctypes.data for x in arrays]  # the launch never writes the addresses
+
+
+def test_arrays_of_pointers_errors(rng):
+    with pytest.raises(tawa.ArgumentError, match="pointer_array: item 1 is a list"):
+        tawa.pointer_array([np.ones(4, np.float32), [1.0, 2.0]])
+    with pytest.raises(tawa.ArgumentError, match="not contiguous"):
+        tawa.pointer_array([np.ones((4, 4), np.float32)[:, 1]])
+    # Raw host addresses in a plain int64 array: the executor cannot tell which array they name.
+    x = nonzero_uniform(rng, 16, np.float32)
+    raw = np.array([x.ctypes.data], np.int64)
+    with pytest.raises(tawa.TawaError, match="out-of-bounds load: the address points into no buffer") as e:
+        kernels.scale_each[(1,)](raw, np.array([16], np.int32), 2.0, BLOCK=16)
+    assert e.value.file.endswith("kernels.py") and e.value.line > 0

@@ -290,9 +290,27 @@ struct Bound {
   std::vector<const Array*> arrays;  // per buffer, the caller's array it copies
 };
 
-// Writes each buffer back into the caller's array it copies (after a launch that succeeded).
+// Writes each buffer back into the caller's array it copies (after a launch that succeeded); an
+// array of pointers keeps the caller's addresses.
 void writeBack(const Bound& b, const std::vector<exec::Buffer>& buffers) {
-  for (size_t i = 0; i < buffers.size(); ++i) std::memcpy(b.arrays[i]->data, buffers[i].data.data(), buffers[i].data.size());
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].addressesOf.empty()) std::memcpy(b.arrays[i]->data, buffers[i].data.data(), buffers[i].data.size());
+}
+
+// The caller's array `a` as the executor's buffer `name` (a copy), checked against element type `want`.
+exec::Buffer copyIn(const Array& a, ir::Scalar want, const std::string& name, const std::string& who, const Location& at) {
+  auto dt = driver::parseDtypeName(a.dtype);
+  if (!dt) throw UserError(at, who + ": unknown dtype '" + a.dtype + "'");
+  if (*dt != want)
+    throw UserError(at, who + " is " + a.dtype + " but the kernel was specialized for " + std::string(ir::scalarName(want)));
+  if (a.elements < 1 || !a.data) throw UserError(at, who + " is empty or null");
+  int64_t product = 1;
+  for (int64_t d : a.shape) product *= d;
+  if (!a.shape.empty() && product != a.elements)
+    throw UserError(at, who + " has shape of " + std::to_string(product) + " elements but " + std::to_string(a.elements) + " elements");
+  exec::Buffer buf(name, want, a.shape.empty() ? std::vector<int64_t>{a.elements} : a.shape);
+  std::memcpy(buf.data.data(), a.data, buf.data.size());
+  return buf;
 }
 
 Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array<int64_t, 3>& grid) {
@@ -309,19 +327,11 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
     if (t.isPtr()) {
       const Array* a = std::get_if<Array>(&args[k]);
       if (!a) throw UserError(at, who + " is a pointer to " + std::string(ir::scalarName(t.scalar)) + ": pass an array");
-      auto dt = driver::parseDtypeName(a->dtype);
-      if (!dt) throw UserError(at, who + ": unknown dtype '" + a->dtype + "'");
-      if (*dt != t.scalar)
-        throw UserError(at, who + " is " + a->dtype + " but the kernel was specialized for " + std::string(ir::scalarName(t.scalar)));
-      if (a->elements < 1 || !a->data) throw UserError(at, who + " is empty or null");
-      int64_t product = 1;
-      for (int64_t d : a->shape) product *= d;
-      if (!a->shape.empty() && product != a->elements)
-        throw UserError(at, who + " has shape of " + std::to_string(product) + " elements but " + std::to_string(a->elements) + " elements");
-      exec::Buffer buf(p->nameHint, t.scalar, a->shape.empty() ? std::vector<int64_t>{a->elements} : a->shape);
-      std::memcpy(buf.data.data(), a->data, buf.data.size());
+      if (!a->pointees.empty() && static_cast<int64_t>(a->pointees.size()) != a->elements)
+        throw UserError(at, who + " holds " + std::to_string(a->elements) + " addresses but names " + std::to_string(a->pointees.size()) +
+                                " arrays they point to");
       b.args.push_back(exec::Arg::buf(static_cast<int>(b.buffers.size())));
-      b.buffers.push_back(std::move(buf));
+      b.buffers.push_back(copyIn(*a, t.scalar, p->nameHint, who, at));
       b.arrays.push_back(a);
     } else if (t.isScalar()) {
       if (std::holds_alternative<Array>(args[k])) throw UserError(at, who + " is a scalar (" + t.str() + "), not an array");
@@ -335,6 +345,27 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
       }
     } else {
       throw UserError(at, who + " has type " + t.str() + ", which a launch cannot pass");
+    }
+  }
+  // The arrays that arrays of pointers point to: buffers after the arguments' (one per caller array:
+  // an array also passed directly, or named twice, is one buffer).
+  const size_t direct = b.buffers.size();
+  for (size_t i = 0; i < direct; ++i) {
+    const Array& a = *b.arrays[i];
+    for (size_t j = 0; j < a.pointees.size(); ++j) {
+      const Array& q = a.pointees[j];
+      auto same = std::find_if(b.arrays.begin(), b.arrays.end(), [&](const Array* x) { return x->data == q.data; });
+      if (same != b.arrays.end()) {
+        b.buffers[i].addressesOf.push_back(static_cast<int>(same - b.arrays.begin()));
+        continue;
+      }
+      auto dt = driver::parseDtypeName(q.dtype);
+      const std::string name = b.buffers[i].name + "[" + std::to_string(j) + "]";
+      if (!dt) throw UserError(at, "array " + name + ": unknown dtype '" + q.dtype + "'");
+      if (!q.pointees.empty()) throw UserError(at, "array " + name + " is itself an array of pointers: one level is supported");
+      b.buffers[i].addressesOf.push_back(static_cast<int>(b.buffers.size()));
+      b.buffers.push_back(copyIn(q, *dt, name, "array " + name, at));
+      b.arrays.push_back(&q);
     }
   }
   return b;
@@ -359,13 +390,16 @@ Inputs Kernel::inputs(const std::string& grid, uint64_t seed, const std::vector<
     in.grid = bound.grid;
     in.buffers.reserve(bound.buffers.size());
     for (auto& b : bound.buffers)
-      in.buffers.push_back({b.name, std::string(ir::scalarName(b.dtype)), b.shape, std::move(b.data)});
+      in.buffers.push_back({b.name, std::string(ir::scalarName(b.dtype)), b.shape, std::move(b.data), b.addressesOf});
+    const auto array = [&](size_t i) {
+      HostBuffer& h = in.buffers[i];
+      return Array{h.data.data(), h.dtype, static_cast<int64_t>(h.data.size() / static_cast<size_t>(ir::byteWidth(bound.buffers[i].dtype))), h.shape};
+    };
     for (const auto& a : bound.args) {
       if (a.kind == exec::Arg::Kind::Buffer) {
-        HostBuffer& h = in.buffers[static_cast<size_t>(a.buffer)];
-        in.args.push_back(Array{h.data.data(), h.dtype, static_cast<int64_t>(h.data.size() / static_cast<size_t>(ir::byteWidth(
-                                                                                           bound.buffers[static_cast<size_t>(a.buffer)].dtype))),
-                                h.shape});
+        Array arr = array(static_cast<size_t>(a.buffer));
+        for (int q : in.buffers[static_cast<size_t>(a.buffer)].addressesOf) arr.pointees.push_back(array(static_cast<size_t>(q)));
+        in.args.push_back(std::move(arr));
       } else if (a.kind == exec::Arg::Kind::Int) {
         in.args.push_back(a.i);
       } else {

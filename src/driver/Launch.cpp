@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <filesystem>
 #include <random>
 
@@ -139,6 +140,26 @@ void checkBufferFits(const SpecEntry& e, const std::string& name, const std::vec
   }
 }
 
+// Buffer `e` with its contents: the spec's values(...), else random ones from `seed` (none for a
+// buffer that --load replaces next, nor for an array of pointers, which bind() fills).
+exec::Buffer makeBuffer(const Spec& spec, const SpecEntry& e, uint64_t seed, const std::vector<std::string>& loaded) {
+  exec::Buffer buf(e.name, e.dtype, spec.shapeOf(e));
+  if (std::find(loaded.begin(), loaded.end(), e.name) != loaded.end() || !e.addresses.empty()) return buf;
+  if (!e.values) {
+    fillRandom(buf, seed, e.fill);
+    return buf;
+  }
+  if (static_cast<int64_t>(e.values->size()) != buf.numel())
+    throw UserError(e.loc, "buffer '" + e.name + "' has " + std::to_string(buf.numel()) + " elements but values() gives " +
+                               std::to_string(e.values->size()),
+                    "give one value per element, in row-major order");
+  for (size_t i = 0; i < e.values->size(); ++i) {
+    if (ir::isFloat(e.dtype)) buf.setFloat(static_cast<int64_t>(i), (*e.values)[i]);
+    else buf.setInt(static_cast<int64_t>(i), static_cast<int64_t>((*e.values)[i]));
+  }
+  return buf;
+}
+
 }  // namespace
 
 Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, uint64_t seed,
@@ -147,6 +168,13 @@ Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, ui
   // Every buffer's size is checked before the first is allocated and filled (filling one that fits
   // takes long when the next one does not).
   uint64_t totalBytes = 0;
+  for (const auto& e : spec.entries)  // what an array of pointers names must be a buffer of the spec
+    for (size_t k = 0; k < e.addresses.size(); ++k) {
+      const SpecEntry* t = spec.find(e.addresses[k]);
+      if (!t || t->kind != SpecEntry::Kind::Buffer || t->descriptor)
+        throw UserError(e.addressLocs[k], "'" + e.addresses[k] + "' in the addresses of '" + e.name + "' is no buffer of the spec",
+                        "give it as a buffer, e.g. " + e.addresses[k] + ":*fp16[M, K]");
+    }
   for (size_t k = 0; k < kernel.numArgs(); ++k) {
     const SpecEntry* e = spec.find(kernel.arg(k)->nameHint);
     if (e && kernel.arg(k)->type().isPtr() && e->kind == SpecEntry::Kind::Buffer && e->dtype == kernel.arg(k)->type().scalar)
@@ -169,10 +197,8 @@ Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, ui
                                     std::string(ir::scalarName(t.scalar)) + "[dims]");
       if (e->dtype != t.scalar)
         throw UserError(e->loc, "buffer '" + pname + "' is " + std::string(ir::scalarName(e->dtype)) + " but the kernel takes " + t.str());
-      exec::Buffer buf(pname, e->dtype, spec.shapeOf(*e));
-      if (std::find(loaded.begin(), loaded.end(), pname) == loaded.end()) fillRandom(buf, seed, e->fill);
       b.args.push_back(exec::Arg::buf(static_cast<int>(b.buffers.size())));
-      b.buffers.push_back(std::move(buf));
+      b.buffers.push_back(makeBuffer(spec, *e, seed, loaded));
     } else if (t.isScalar()) {
       if (e->kind == SpecEntry::Kind::Buffer)
         throw UserError(e->loc, "'" + pname + "' is a scalar parameter (" + t.str() + "), not a pointer");
@@ -190,11 +216,36 @@ Bound bind(const ir::Func& kernel, const Spec& spec, const std::string& grid, ui
       throw UserError(kernel.loc, "parameter '" + pname + "' has type " + t.str() + ", which a launch cannot pass");
     }
   }
+  // Buffers that are no parameter but whose addresses an array of pointers holds (the matrices of a
+  // grouped GEMM) come after the parameters' buffers.
+  std::set<std::string> addressed;
+  for (const auto& e : spec.entries) addressed.insert(e.addresses.begin(), e.addresses.end());
   for (size_t k = 0; k < spec.entries.size(); ++k) {
     const SpecEntry& e = spec.entries[k];
+    if (!used[k] && e.kind == SpecEntry::Kind::Buffer && addressed.count(e.name) && !e.descriptor) {
+      checkBufferFits(e, e.name, spec.shapeOf(e), totalBytes);
+      b.buffers.push_back(makeBuffer(spec, e, seed, loaded));
+      used[k] = true;
+    }
     if (!used[k] && e.kind != SpecEntry::Kind::Constexpr)
-      throw UserError(e.loc, "spec entry '" + e.name + "' names no parameter of '@" + kernel.name + "'");
+      throw UserError(e.loc, "spec entry '" + e.name + "' names no parameter of '@" + kernel.name + "'",
+                      e.kind == SpecEntry::Kind::Buffer ? "a buffer that is no parameter is given only for an array of pointers: "
+                                                          "P:*i64 = addresses(" + e.name + ", ...)"
+                                                        : std::string());
   }
+  for (size_t i = 0; i < b.buffers.size(); ++i) {  // arrays of pointers: which buffers they point to
+    const SpecEntry* e = spec.find(b.buffers[i].name);
+    if (!e || e->addresses.empty()) continue;
+    if (static_cast<int64_t>(e->addresses.size()) != b.buffers[i].numel())
+      throw UserError(e->loc, "buffer '" + e->name + "' has " + std::to_string(b.buffers[i].numel()) + " elements but addresses() names " +
+                                  std::to_string(e->addresses.size()) + " buffers",
+                      "leave the dims out: " + e->name + ":*" + std::string(ir::scalarName(e->dtype)) + " = addresses(...)");
+    for (const std::string& n : e->addresses) {
+      auto it = std::find_if(b.buffers.begin(), b.buffers.end(), [&](const exec::Buffer& x) { return x.name == n; });
+      b.buffers[i].addressesOf.push_back(static_cast<int>(it - b.buffers.begin()));  // there (checked first)
+    }
+  }
+  exec::writeVirtualAddresses(b.buffers);
   b.grid = evalGrid(grid, spec.intValues());
   return b;
 }

@@ -263,6 +263,12 @@ class SpecParser {
       e.divisibility = div;
       skipSpace();
     }
+    if (pos_ < t_.size() && t_[pos_] == '=') {  // contents without dims: one dimension
+      contents(e);
+      if (!e.values && e.addresses.empty()) return;
+      e.dims = {static_cast<int64_t>(e.values ? e.values->size() : e.addresses.size())};
+      return;
+    }
     if (signature_ && (pos_ >= t_.size() || t_[pos_] != '[')) return;
     if (pos_ >= t_.size() || t_[pos_] != '[')
       fail(pos_, "buffer '" + e.name + "' has no shape",
@@ -272,6 +278,68 @@ class SpecParser {
     if (t_.compare(pos_, 7, "strides") == 0 && (pos_ + 7 >= t_.size() || !isIdentChar(t_[pos_ + 7]))) stridesOf(e);
     skipSpace();
     if (t_.compare(pos_, 2, "in") == 0 && (pos_ + 2 >= t_.size() || !isIdentChar(t_[pos_ + 2]))) fillRange(e);
+    else if (pos_ < t_.size() && t_[pos_] == '=') contents(e);
+  }
+
+  // `= values(v, ...)` or `= addresses(name, ...)` after a buffer's type (and shape): its elements.
+  // Counts are checked against the shape when the spec is bound (dims may name scalars).
+  void contents(SpecEntry& e) {
+    ++pos_;
+    skipSpace();
+    const size_t at = pos_;
+    const std::string form = "write " + e.name + ":*" + dtypeText_ + " = values(1, 2, 3), or " + e.name +
+                             ":*i64 = addresses(a, b) for an array of pointers to buffers a and b";
+    std::string word(scanWhile(isIdentChar));
+    skipSpace();
+    if ((word != "values" && word != "addresses") || pos_ >= t_.size() || t_[pos_] != '(')
+      fail(at, "expected values(...) or addresses(...) after '=' in buffer '" + e.name + "'", form);
+    const bool addr = word == "addresses";
+    if (addr && e.dtype != Scalar::I64 && e.dtype != Scalar::U64)
+      fail(at, "buffer '" + e.name + "' holds addresses, so its dtype must be i64 or u64, not " + dtypeText_,
+           "write " + e.name + ":*i64 = addresses(...)");
+    if (e.descriptor) fail(at, "a descriptor's contents cannot be given", form);
+    ++pos_;
+    std::vector<double> vals;
+    while (true) {
+      skipSpace();
+      const size_t item = pos_;
+      if (addr) {
+        e.addresses.push_back(name());
+        e.addressLocs.push_back(specLoc(item));
+      } else {
+        vals.push_back(element(e, item));
+      }
+      skipSpace();
+      if (pos_ < t_.size() && t_[pos_] == ',') {
+        ++pos_;
+        continue;
+      }
+      if (pos_ < t_.size() && t_[pos_] == ')') break;
+      fail(pos_, "unexpected " + charAt(t_, pos_) + " in the " + word + " of buffer '" + e.name + "'; items are separated by ','", form);
+    }
+    ++pos_;
+    if (!addr) e.values = std::move(vals);
+  }
+
+  // One number of a buffer's values(...), exact in the buffer's dtype's range.
+  double element(const SpecEntry& e, size_t at) {
+    std::string tok(scanWhile([](char c) { return c != ',' && c != ')' && !isSpace(c); }));
+    double d = 0;
+    const char* b = tok.data() + (!tok.empty() && tok[0] == '+');
+    auto [p, ec] = std::from_chars(b, tok.data() + tok.size(), d);
+    if (tok.empty() || p != tok.data() + tok.size() || ec != std::errc() || !std::isfinite(d))
+      fail(at, "'" + tok + "' in the values of buffer '" + e.name + "' is not a number");
+    if (!ir::isFloat(e.dtype)) {
+      if (d != std::floor(d)) fail(at, "value " + tok + " of integer buffer '" + e.name + "' is not an integer");
+      const int bits = ir::bitWidth(e.dtype);
+      double lo = -std::ldexp(1.0, bits - 1), hi = std::ldexp(1.0, bits - 1) - 1;
+      if (e.dtype == Scalar::I1) lo = 0, hi = 1;
+      else if (ir::isUnsigned(e.dtype)) lo = 0, hi = std::ldexp(1.0, bits) - 1;
+      if (d < lo || d > hi)
+        fail(at, "value " + tok + " does not fit in buffer '" + e.name + "' (" + dtypeText_ + ")");
+      if (std::fabs(d) >= 9007199254740992.0) fail(at, "value " + tok + " of buffer '" + e.name + "' is beyond 2^53, which the spec does not take exactly");
+    }
+    return d;
   }
 
   // `strides(NAME, ...)` after a buffer's shape: one name per dimension (`_` for a stride the kernel

@@ -9,6 +9,14 @@
 //                         fresh row-major buffer of that shape: the kernel receives the descriptor
 //                         ending in `in LO..HI` fills it with random values in [LO, HI) instead
 //                         of the default ones (indices, labels: Y:*i32[B] in 0..V)
+//   name:*dtype[dims] = values(v0, v1, ...)
+//                         a buffer with these elements in row-major order (the dims may be left out:
+//                         one dimension of as many values), e.g. sizes:*i32 = values(128, 64, 256)
+//   name:*i64 = addresses(a, b, ...)
+//                         an array of pointers (i64 or u64): the address of each named buffer, in each
+//                         backend's own address space (Triton's grouped GEMM: `tl.load(ptrs + g)
+//                         .to(tl.pointer_type(tl.float16))`); a buffer named here need not be a
+//                         parameter of the kernel
 //   name:dtype=value      a runtime scalar
 //   NAME=VALUE            a constexpr: integer, float, True/False, a quoted string, None (Triton
 //                         specializes a None argument so: `if bias is None`), or a dtype such as
@@ -55,6 +63,11 @@ struct SpecEntry {
   bool descriptor = false;                                 // Buffer given as name:tensordesc<dtype[block]>[dims]
   std::vector<std::variant<int64_t, std::string>> block;   // descriptor: its block shape
   std::optional<FillRange> fill;                           // Buffer: `in LO..HI`
+  // Buffer `= addresses(a, b, ...)`: an array of pointers (i64 or u64), element k the address of
+  // buffer k named (each located for errors); such named buffers need not be kernel parameters.
+  std::vector<std::string> addresses;
+  std::vector<Location> addressLocs;
+  std::optional<std::vector<double>> values;               // Buffer `= values(1, 2, ...)`: its elements, in order
   ConstValue value = int64_t{0};                           // Scalar and Constexpr
   bool hasValue = true;                                    // false: a scalar of a signature (parseSignature) given no value
 };

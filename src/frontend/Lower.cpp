@@ -2218,12 +2218,22 @@ class Lowerer {
       fail(a.at, "fp_downcast_rounding other than \"rtne\": not supported yet");
     const Val& d = *v[0];
     if (d.k != Val::K::Dtype) fail(a.at, "the target of .to() must be a dtype such as tl.float16, got " + describe(d));
-    if (d.dtPtr) {  // a pointer to another element type at the same address (Triton's pointer cast)
-      if (!x.isIR() || !x.v->type().isPtrLike())
-        fail(a.at, "casting " + describe(x) + " to a pointer type: not supported yet (pointers made from integers, arrays of pointers)",
-             "only pointers convert to other pointer types; pass each buffer as its own pointer argument");
+    const auto address = [](Scalar s) { return s == Scalar::I64 || s == Scalar::U64; };
+    if (d.dtPtr) {  // a pointer to another element type at the same address (Triton's pointer cast), or
+                    // the address held by a 64-bit integer (int_to_ptr: an array of pointers read)
+      if (!x.isIR() || !(x.v->type().isPtrLike() || (x.v->type().isData() && address(x.v->type().scalar))))
+        fail(a.at, "casting " + describe(x) + " to a pointer type: only pointers and 64-bit integers (addresses) convert to pointers",
+             x.isIR() && x.v->type().elemIsInt() ? "an address is 64 bits wide: load it as tl.int64 (or convert with .to(tl.int64) first)"
+                                                 : "pass the buffer as a pointer argument, or its address as an int64");
       at(a.at);
       return Val::ir(b_.op1(OpKind::Bitcast, {x.v}, x.v->type().withElement(Type::ptrTo(d.dt))));
+    }
+    if (x.isIR() && x.v->type().isPtrLike()) {  // ptr_to_int: the address as a 64-bit integer
+      if (!address(d.dt))
+        fail(a.at, "casting " + describe(x) + " to " + tritonDtypeName(d.dt) + ": a pointer converts only to a 64-bit integer",
+             "write .to(tl.int64), then convert that integer");
+      at(a.at);
+      return Val::ir(b_.op1(OpKind::Bitcast, {x.v}, x.v->type().withElement(Type::scalarOf(d.dt))));
     }
     if (bitcast) {  // the bits, read as d (a Python number is first the tensor Triton makes of it)
       ir::Value* in = x.isIR() ? x.v : nullptr;

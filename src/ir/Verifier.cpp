@@ -327,10 +327,14 @@ class Verifier {
         numOperands(op, 1, 1);
         numResults(op, 1);
         const Type &a = ty(op, 0), &r = op.result()->type();
-        need((a.isData() && r.isData()) || (a.isPtrLike() && r.isPtrLike()), op,
-             "reinterprets scalar elements as scalars, or pointers as pointers");
+        // A 64-bit integer and a pointer convert both ways (Triton's int_to_ptr and ptr_to_int:
+        // pointers loaded from an array of addresses, an address's alignment computed).
+        auto address = [](const Type& t) { return t.isData() && (t.scalar == Scalar::I64 || t.scalar == Scalar::U64); };
+        need((a.isData() && r.isData()) || (a.isPtrLike() && r.isPtrLike()) || (address(a) && r.isPtrLike()) ||
+                 (a.isPtrLike() && address(r)),
+             op, "reinterprets scalar elements as scalars, pointers as pointers, or 64-bit integers and pointers as each other");
         need(shapeOf(a) == shapeOf(r), op, "cannot change the shape");
-        need(a.isPtrLike() || bitWidth(a.scalar) == bitWidth(r.scalar), op,
+        need(a.isPtrLike() || r.isPtrLike() || bitWidth(a.scalar) == bitWidth(r.scalar), op,
              "keeps the width: " + std::string(scalarName(a.scalar)) + " has " + std::to_string(bitWidth(a.scalar)) + " bits, " +
                  std::string(scalarName(r.scalar)) + " " + std::to_string(bitWidth(r.scalar)));
         return;

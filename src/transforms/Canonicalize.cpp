@@ -110,6 +110,7 @@ class Canonicalizer {
         return static_cast<int64_t>(f ? evalCmp(op->strAttr("pred"), F(0), F(1)) : evalCmp(op->strAttr("pred"), in.scalar, I(0), I(1)));
       case OpKind::Cast:
       case OpKind::Bitcast: {
+        if (op->result()->type().isPtrLike()) return std::nullopt;  // an address made from an integer stays an op
         Scalar to = op->result()->type().scalar;
         const Elem x = f ? Elem{F(0), 0} : Elem{0, I(0)};
         Elem e = op->kind() == OpKind::Cast ? evalCast(in.scalar, to, x) : evalBitcast(in.scalar, to, x);

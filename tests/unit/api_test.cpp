@@ -274,3 +274,39 @@ TEST(Api, InputsAreTawaRunsSeededBuffersAndRunOnThem) {
 }
 
 }  // namespace
+
+TEST(Api, ArraysOfPointersNameTheCallersArrays) {
+  // address_arithmetic reads ptrs[i] (the address of array i), the element after it (an address
+  // computed as an integer) and whether the array is 16-byte aligned. The pointees are copied in and
+  // back like arguments; the caller's array of addresses is never written.
+  auto k = tawa::Kernel::load(kSrc + "/tests/lit/frontend/Inputs/pointer_arrays.py", "address_arithmetic",
+                              "ptrs:*i64, out:*fp32, BLOCK=4");
+  for (auto backend : {tawa::Backend::Exec, tawa::Backend::Emu}) {
+    std::vector<std::vector<float>> xs;
+    for (int i = 0; i < 3; ++i) xs.push_back(randomFloats(8 + 4 * static_cast<size_t>(rng()() % 5)));
+    std::vector<int64_t> ptrs;
+    tawa::Array p{ptrs.data(), "i64", 3};
+    for (auto& x : xs) {
+      ptrs.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(x.data())));
+      p.pointees.push_back(tawa::Array{x.data(), "fp32", static_cast<int64_t>(x.size())});
+    }
+    p.data = ptrs.data();
+    const std::vector<int64_t> before = ptrs;
+    std::vector<float> out(15, 7.f);
+    k.run(backend, {p, tawa::Array{out.data(), "fp32", 15}}, {3, 1, 1});
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 4; ++j) EXPECT_EQ(out[5 * i + j], xs[i][1 + j]) << "array " << i;
+      EXPECT_EQ(out[5 * i + 4], 1.f) << "array " << i << " is 16-byte aligned on the backend";
+    }
+    EXPECT_EQ(ptrs, before);
+    // As many pointees as elements; a pointee of a dtype tawa does not know.
+    tawa::Array short1 = p;
+    short1.pointees.pop_back();
+    try {
+      k.run(backend, {short1, tawa::Array{out.data(), "fp32", 15}}, {3, 1, 1});
+      ADD_FAILURE() << "no error for too few pointees";
+    } catch (const tawa::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("holds 3 addresses but names 2 arrays they point to"), std::string::npos) << e.what();
+    }
+  }
+}

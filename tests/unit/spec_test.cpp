@@ -467,3 +467,38 @@ TEST(SpecSignature, ShapesAndScalarValuesMayBeLeftOutButNotElsewhere) {
   EXPECT_THROW(tawa::driver::parseSpec("x:*fp32[4], n:i32"), tawa::UserError);
   EXPECT_THROW(tawa::driver::parseSignature("x:*fp32["), tawa::UserError);
 }
+
+TEST(SpecParse, ValuesAndAddresses) {
+  Spec s = parseSpec("sizes:*i32 = values(128, -7, 0), w:*fp32[2, 2]=values(0.5, -1e3, +2, 3.25), "
+                     "p:*i64 = addresses(a, b, a), a:*fp16[4], b:*fp16[8], q:*u64[2] = addresses( b , a )");
+  const SpecEntry* sizes = s.find("sizes");
+  ASSERT_TRUE(sizes && sizes->values);
+  EXPECT_EQ(*sizes->values, (std::vector<double>{128, -7, 0}));
+  EXPECT_EQ(s.shapeOf(*sizes), (std::vector<int64_t>{3}));
+  const SpecEntry* w = s.find("w");
+  ASSERT_TRUE(w && w->values);
+  EXPECT_EQ(*w->values, (std::vector<double>{0.5, -1e3, 2, 3.25}));
+  EXPECT_EQ(s.shapeOf(*w), (std::vector<int64_t>{2, 2}));
+  const SpecEntry* p = s.find("p");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->addresses, (std::vector<std::string>{"a", "b", "a"}));
+  EXPECT_EQ(s.shapeOf(*p), (std::vector<int64_t>{3}));
+  ASSERT_EQ(p->addressLocs.size(), 3u);
+  EXPECT_EQ(p->addressLocs[1].col, 99);  // where 'b' is written, for errors
+  EXPECT_EQ(s.find("q")->addresses, (std::vector<std::string>{"b", "a"}));
+  EXPECT_FALSE(s.find("a")->values);
+  EXPECT_TRUE(s.find("a")->addresses.empty());
+}
+
+TEST(SpecErrors, ValuesAndAddresses) {
+  EXPECT_SPEC_ERROR("p:*i32 = addresses(a)", 10, "holds addresses, so its dtype must be i64 or u64, not i32");
+  EXPECT_SPEC_ERROR("p:*i64 = pointers(a)", 10, "expected values(...) or addresses(...)");
+  EXPECT_SPEC_ERROR("p:*i64 = addresses(a b)", 22, "items are separated by ','");
+  EXPECT_SPEC_ERROR("p:*i64 = addresses(a,)", 22, "expected an entry name");
+  EXPECT_SPEC_ERROR("s:*i32 = values(1, 2.5)", 20, "value 2.5 of integer buffer 's' is not an integer");
+  EXPECT_SPEC_ERROR("s:*i8[2] = values(1, 200)", 22, "value 200 does not fit in buffer 's' (i8)");
+  EXPECT_SPEC_ERROR("s:*u8 = values(-1)", 16, "value -1 does not fit in buffer 's' (u8)");
+  EXPECT_SPEC_ERROR("s:*fp32 = values(1, x)", 21, "'x' in the values of buffer 's' is not a number");
+  EXPECT_SPEC_ERROR("s:*fp32 = values(1, 2", 22, "items are separated by ','");
+  EXPECT_SPEC_ERROR("s:*i64 = values(9007199254740993)", 17, "beyond 2^53");
+}

@@ -42,6 +42,11 @@ SPEC entries (comma separated):
   name:*dtype[dims]   pointer to a fresh buffer; dims are integers or names of scalars in the spec
   name:*dtype[dims] in LO..HI
                       its random values drawn from [LO, HI) (labels, indices: y:*i32[B] in 0..V)
+  name:*dtype[dims] = values(v0, v1, ...)
+                      its elements in row-major order (dims may be left out: as many as values)
+  name:*i64 = addresses(a, b, ...)
+                      an array of pointers: the addresses of buffers a, b, ... (which need not be
+                      parameters), as each backend places them (grouped GEMMs)
   name:*dtype[dims] strides(s0, s1, ...)
                       also the scalars s0:i32=stride(name, 0), s1:i32=stride(name, 1), ...: one name
                       per dimension, '_' for a stride the kernel does not take
@@ -65,6 +70,10 @@ Examples:
     --grid 'cdiv(M, 64) * cdiv(N, 64)' --save out/
   tawa run examples/softmax.tir --spec 'out:*fp32[37,100], x:*fp32[37,100], in_stride:i32=100,
     out_stride:i32=100, n_cols:i32=100' --grid 37 --load x=x.npy
+  tawa run grouped.py --kernel grouped_gemm --spec 'a_ptrs:*i64 = addresses(a0, a1),
+    b_ptrs:*i64 = addresses(b0, b1), c_ptrs:*i64 = addresses(c0, c1), a0:*fp16[128,64],
+    b0:*fp16[64,96], c0:*fp32[128,96], a1:*fp16[64,32], b1:*fp16[32,48], c1:*fp32[64,48],
+    dims:*i32 = values(128,96,64, 64,48,32), BM=64, BN=64, BK=32' --grid '4, 2' --save out/
 )";
 
 std::string describe(const exec::Buffer& b) {

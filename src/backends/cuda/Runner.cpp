@@ -285,6 +285,11 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
     d.copyToDevice(dbuf.ptrs.back(), b.data.data(), b.data.size());
     totalBytes += static_cast<int64_t>(b.data.size());
   }
+  for (size_t i = 0; i < bound.buffers.size(); ++i)  // arrays of pointers hold device addresses
+    if (!bound.buffers[i].addressesOf.empty()) {
+      auto bytes = exec::addressBytes(bound.buffers[i], bound.buffers.size(), [&](int b) { return static_cast<uint64_t>(dbuf.ptrs.at(static_cast<size_t>(b))); });
+      d.copyToDevice(dbuf.ptrs[i], bytes.data(), bytes.size());
+    }
 
   // Kernel parameters: tensor maps by value, then the scalars in the kernel's order.
   std::vector<CUtensorMapHost> maps;
@@ -348,7 +353,8 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   d.launch(fn, g, er.threads, static_cast<int>(er.smemBytes), params);
   d.synchronize();
   std::vector<exec::Buffer> gpu = bound.buffers;
-  for (size_t i = 0; i < gpu.size(); ++i) d.copyToHost(gpu[i].data.data(), dbuf.ptrs[i], gpu[i].data.size());
+  for (size_t i = 0; i < gpu.size(); ++i)  // an array of pointers keeps the executor's addresses
+    if (gpu[i].addressesOf.empty()) d.copyToHost(gpu[i].data.data(), dbuf.ptrs[i], gpu[i].data.size());
   if (o.profile) {
     d.copyToHost(profileBytes.data(), profileBuf, profileBytes.size());
     if (o.profileTraces)

@@ -372,7 +372,11 @@ class SimtEmitter {
         define(op, "tawa::assume_at_least(" + ref(op.operand(0)) + ", " + std::to_string(op.intAttr("min")) + "LL)");
         return;
       case OpKind::Bitcast:
+        // Pointers to pointers, and 64-bit integers to pointers and back (an array of pointers read):
+        // an address is an unsigned long long on the device and on the emulator's hosts.
         if (op.result()->type().isPtrLike()) define(op, "reinterpret_cast<" + elemC(op.result()->type(), op.loc()) + ">(" + ref(op.operand(0)) + ")");
+        else if (op.operand(0)->type().isPtrLike())
+          define(op, "static_cast<" + cOf(op.result()->type().scalar, op.loc()) + ">(reinterpret_cast<unsigned long long>(" + ref(op.operand(0)) + "))");
         else define(op, "tawa::bitcast<" + cOf(op.result()->type().scalar, op.loc()) + ">(" + ref(op.operand(0)) + ")");
         return;
       case OpKind::AddPtr: define(op, "(" + ref(op.operand(0)) + " + " + ref(op.operand(1)) + ")"); return;

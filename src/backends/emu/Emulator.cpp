@@ -223,10 +223,17 @@ class GuardedBuffers {
       regions_.back().data = r.map + kGuardBytes + (inner - r.bytes);
       if (r.bytes) std::memcpy(regions_.back().data, b.data.data(), r.bytes);
     }
+    for (size_t i = 0; i < buffers_.size(); ++i)  // arrays of pointers hold these copies' addresses
+      if (!buffers_[i].addressesOf.empty()) {
+        auto bytes = exec::addressBytes(buffers_[i], buffers_.size(), [&](int b) { return reinterpret_cast<uintptr_t>(data(static_cast<size_t>(b))); });
+        std::memcpy(regions_[i].data, bytes.data(), bytes.size());
+      }
   }
   ~GuardedBuffers() {
     for (size_t i = 0; i < regions_.size(); ++i) {
-      if (regions_[i].data && regions_[i].bytes) std::memcpy(buffers_[i].data.data(), regions_[i].data, regions_[i].bytes);
+      // An array of pointers keeps the executor's addresses (the kernel reads it; any run compares alike).
+      if (regions_[i].data && regions_[i].bytes && buffers_[i].addressesOf.empty())
+        std::memcpy(buffers_[i].data.data(), regions_[i].data, regions_[i].bytes);
       munmap(regions_[i].map, regions_[i].total);
     }
   }

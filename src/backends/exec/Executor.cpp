@@ -903,7 +903,7 @@ class Interp {
       case OpKind::Bitcast: {  // a conversion of the value, or a reading of its bits
         const Type &st = op.operand(0)->type(), &dt = op.result()->type();
         const RV& a = fr.at(op.operand(0));
-        if (st.isPtrLike()) {  // pointers are byte addresses: the same address, another pointee
+        if (st.isPtrLike() || dt.isPtrLike()) {  // pointers are byte addresses (also as 64-bit integers)
           set(RV(a));
           return;
         }
@@ -1096,8 +1096,36 @@ class Interp {
 
 }  // namespace
 
+int64_t virtualAddress(int index) { return (static_cast<int64_t>(index) + 1) << kAddrShift; }
+
+std::vector<uint8_t> addressBytes(const Buffer& pointers, size_t numBuffers, const std::function<uint64_t(int)>& base) {
+  if (pointers.dtype != Scalar::I64 && pointers.dtype != Scalar::U64)
+    throw UserError(Location{}, "buffer '" + pointers.name + "' holds addresses, so its elements must be i64 or u64, not " +
+                                    std::string(ir::scalarName(pointers.dtype)));
+  if (static_cast<int64_t>(pointers.addressesOf.size()) != pointers.numel())
+    throw UserError(Location{}, "buffer '" + pointers.name + "' has " + std::to_string(pointers.numel()) + " elements but " +
+                                    std::to_string(pointers.addressesOf.size()) + " addresses");
+  std::vector<uint8_t> bytes(pointers.addressesOf.size() * sizeof(uint64_t));
+  for (size_t k = 0; k < pointers.addressesOf.size(); ++k) {
+    const int b = pointers.addressesOf[k];
+    if (b < 0 || static_cast<size_t>(b) >= numBuffers)
+      throw UserError(Location{}, "buffer '" + pointers.name + "' holds the address of buffer #" + std::to_string(b) +
+                                      ", which the launch does not have");
+    const uint64_t a = base(b);
+    std::memcpy(&bytes[k * sizeof a], &a, sizeof a);
+  }
+  return bytes;
+}
+
+void writeVirtualAddresses(std::vector<Buffer>& buffers) {
+  for (auto& b : buffers)
+    if (!b.addressesOf.empty())
+      b.data = addressBytes(b, buffers.size(), [](int i) { return static_cast<uint64_t>(virtualAddress(i)); });
+}
+
 void launch(const ir::Module& m, const Func& kernel, const std::vector<Arg>& args, std::vector<Buffer>& buffers,
             const LaunchOptions& opt) {
+  writeVirtualAddresses(buffers);
   if (args.size() != kernel.numArgs())
     throw UserError(kernel.loc, "kernel '@" + kernel.name + "' takes " + std::to_string(kernel.numArgs()) +
                                     " arguments, " + std::to_string(args.size()) + " given");
@@ -1114,7 +1142,7 @@ void launch(const ir::Module& m, const Func& kernel, const std::vector<Arg>& arg
       if (b.dtype != t.scalar)
         throw UserError(kernel.loc, what + " points to " + std::string(ir::scalarName(t.scalar)) + " but buffer '" +
                                         b.name + "' holds " + std::string(ir::scalarName(b.dtype)));
-      v.i.push_back((static_cast<int64_t>(a.buffer) + 1) << kAddrShift);
+      v.i.push_back(virtualAddress(a.buffer));
     } else if (t.isScalar() && t.elemIsFloat()) {
       if (a.kind == Arg::Kind::Buffer) throw UserError(kernel.loc, what + " is a scalar, not a pointer");
       v.f.push_back(roundFloat(t.scalar, a.kind == Arg::Kind::Float ? a.f : static_cast<double>(a.i)));

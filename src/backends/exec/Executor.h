@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ struct Buffer {
   ir::Scalar dtype = ir::Scalar::F32;
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;  // elements in their storage format (f16 as its 16 bits, ...)
+  // An array of pointers (64-bit integers): element k is the address of buffer addressesOf[k]'s first
+  // byte (indices into the launch's buffers), e.g. the matrices of Triton's grouped GEMM. Addresses
+  // differ between backends: each writes its own at launch, and `data` keeps the executor's.
+  std::vector<int> addressesOf;
 
   Buffer() = default;
   Buffer(std::string n, ir::Scalar t, std::vector<int64_t> s);
@@ -33,6 +38,14 @@ struct Buffer {
   void setInt(int64_t i, int64_t v);
   double get(int64_t i) const;  // either kind, as double
 };
+
+// The executor's address of buffer `index`'s first byte (what a pointer argument to it holds).
+int64_t virtualAddress(int index);
+// The contents of an array of pointers (a buffer with addressesOf) when buffer i lies at `base(i)`;
+// a UserError naming the buffer when an index is out of range or its elements are not 64-bit.
+std::vector<uint8_t> addressBytes(const Buffer& pointers, size_t numBuffers, const std::function<uint64_t(int)>& base);
+// Writes the executor's addresses into every array of pointers among `buffers`.
+void writeVirtualAddresses(std::vector<Buffer>& buffers);
 
 // One kernel argument: a pointer to a buffer, or a scalar.
 struct Arg {

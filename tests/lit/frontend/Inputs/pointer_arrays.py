@@ -1,0 +1,43 @@
+# Kernels that read their buffers' addresses from arrays of pointers (int64), as grouped GEMMs do.
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def grouped_gemm(a_ptrs, b_ptrs, c_ptrs, dims, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # Program (t, g) computes tile t of problem g: C_g (M x N, f32) = A_g (M x K) @ B_g (K x N), f16
+    # row-major operands whose addresses the arrays hold; dims holds each problem's M, N, K.
+    t = tl.program_id(0)
+    g = tl.program_id(1)
+    m = tl.load(dims + 3 * g)
+    n = tl.load(dims + 3 * g + 1)
+    k = tl.load(dims + 3 * g + 2)
+    tiles_n = tl.cdiv(n, BN)
+    if t < tl.cdiv(m, BM) * tiles_n:
+        a = tl.load(a_ptrs + g).to(tl.pointer_type(tl.float16))
+        b = tl.load(b_ptrs + g).to(tl.pointer_type(tl.float16))
+        c = tl.load(c_ptrs + g).to(tl.pointer_type(tl.float32))
+        rows = (t // tiles_n) * BM + tl.arange(0, BM)
+        cols = (t % tiles_n) * BN + tl.arange(0, BN)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, k, BK):
+            ks = k0 + tl.arange(0, BK)
+            x = tl.load(a + rows[:, None] * k + ks[None, :], mask=(rows[:, None] < m) & (ks[None, :] < k), other=0.0)
+            y = tl.load(b + ks[:, None] * n + cols[None, :], mask=(ks[:, None] < k) & (cols[None, :] < n), other=0.0)
+            acc = tl.dot(x, y, acc)
+        tl.store(c + rows[:, None] * n + cols[None, :], acc, mask=(rows[:, None] < m) & (cols[None, :] < n))
+
+
+@triton.jit
+def address_arithmetic(ptrs, out, BLOCK: tl.constexpr):
+    # Row i of out: the second element of the buffer ptrs[i] points to (an address computed as an
+    # integer and made a pointer again) and whether that buffer is 16-byte aligned.
+    i = tl.program_id(0)
+    base = tl.load(ptrs + i)
+    second = (base + 4).to(tl.pointer_type(tl.float32))
+    p = base.to(tl.pointer_type(tl.float32))
+    aligned = (p.to(tl.int64) % 16) == 0
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(second + offs)
+    tl.store(out + i * (BLOCK + 1) + offs, x)
+    tl.store(out + i * (BLOCK + 1) + BLOCK, aligned.to(tl.float32))
