@@ -2459,18 +2459,23 @@ class Lowerer {
     return select(Val::ir(firstOfPair(shape.size() + 1, p)), widen(a), widen(b), p);
   }
 
-  // tl.split(x): x's last axis must be 2; its two halves, each with that axis gone. Each half keeps its
-  // own elements (the other's replaced by the type's lowest value) and a max along the axis picks
-  // them out: exact for every value, -0 and infinities included.
+  // tl.split(x): x's last axis must be 2; its two halves, each with that axis gone: a tile.slice of
+  // one element along it, reshaped (canonicalize turns Triton's epilogue subtiling, a reshape and a
+  // permute before the split, into column slices of the accumulator).
   Val split(const Val& x, Pos p) {
     if (!x.isIR() || !x.v->type().isTile() || x.v->type().shape.back() != 2 || x.v->type().isPtrLike())
       fail(p, "tl.split needs a tensor of numbers whose last dimension is 2, got " + describe(x));
     const Type& t = x.v->type();
-    if (t.scalar == Scalar::I1) fail(p, "tl.split of an i1 tensor is not supported yet", "cast it to i8 first");
-    const size_t rank = t.shape.size();
-    ir::Value* first = firstOfPair(rank, p);
-    const auto last = static_cast<int64_t>(rank - 1);
-    return Val::tuple({Val::ir(pickAlong(first, x.v, last, p)), Val::ir(pickAlong(first, x.v, last, p, true))});
+    const auto last = static_cast<int64_t>(t.shape.size() - 1);
+    std::vector<int64_t> one = t.shape, rest(t.shape.begin(), t.shape.end() - 1);
+    one.back() = 1;
+    at(p);
+    std::vector<Val> halves;
+    for (int64_t h = 0; h < 2; ++h) {
+      ir::Value* s = b_.op1(OpKind::Slice, {x.v}, t.withShape(one), {{"axis", last}, {"start", h}});
+      halves.push_back(Val::ir(b_.op1(OpKind::Reshape, {s}, t.withShape(rest))));
+    }
+    return Val::tuple(halves);
   }
 
   // tl.sum / tl.max / tl.min (`standard`: as Triton's standard library writes them, max and min of

@@ -252,6 +252,25 @@ class Verifier {
         need(op.result()->type() == a.withShape(s), op, "result must be " + a.withShape(s).str());
         return;
       }
+      case OpKind::Slice: {
+        numOperands(op, 1, 1);
+        numResults(op, 1);
+        const Type &a = ty(op, 0), &r = op.result()->type();
+        need(a.isTile() && r.isTile() && r.rank() == a.rank() && r.element() == a.element(), op,
+             "slices a tile into a tile of the same rank and element");
+        auto ax = op.attrs.find("axis"), st = op.attrs.find("start");
+        need(ax != op.attrs.end() && std::holds_alternative<int64_t>(ax->second) && st != op.attrs.end() &&
+                 std::holds_alternative<int64_t>(st->second),
+             op, "needs integer 'axis' and 'start' attributes");
+        const int64_t axis = std::get<int64_t>(ax->second), start = std::get<int64_t>(st->second);
+        need(axis >= 0 && axis < a.rank(), op, "axis " + std::to_string(axis) + " is outside the operand's " + std::to_string(a.rank()) + " dimensions");
+        for (int64_t d = 0; d < a.rank(); ++d)
+          if (d != axis) need(r.shape[d] == a.shape[d], op, "only dimension " + std::to_string(axis) + " may change: result must be " + a.str() + " there");
+        need(start >= 0 && start + r.shape[axis] <= a.shape[axis], op,
+             "elements " + std::to_string(start) + " .. " + std::to_string(start + r.shape[axis] - 1) + " lie outside the " +
+                 std::to_string(a.shape[axis]) + " along axis " + std::to_string(axis));
+        return;
+      }
       case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem:
       case OpKind::Max: case OpKind::Min: case OpKind::FloorDiv:
       case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Shl: case OpKind::Shr: {

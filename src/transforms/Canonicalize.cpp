@@ -59,6 +59,29 @@ class Canonicalizer {
     op->parent->erase(op);
   }
 
+  // Triton's epilogue subtiling: x (M x N) reshaped to M x P x H, permuted to M x H x P, and split
+  // (tl.split: element c along the last axis, reshaped to M x H) is columns c*H .. c*H + H - 1 of x:
+  // one tile.slice of x, which the CUDA backend takes from the accumulator's registers.
+  void columnSlice(Op* op) {
+    const Value* r = op->result();
+    const Op* sl = op->operand(0)->definingOp();
+    if (!sl || sl->kind() != OpKind::Slice || sl->result()->type().rank() != 3 || sl->intAttr("axis") != 2 ||
+        sl->result()->type().shape[2] != 1 || r->type().rank() != 2)
+      return;
+    const Op* pm = sl->operand(0)->definingOp();
+    if (!pm || pm->kind() != OpKind::Permute || pm->arrayAttr("order") != std::vector<int64_t>{0, 2, 1}) return;
+    const Op* rs = pm->operand(0)->definingOp();
+    if (!rs || rs->kind() != OpKind::Reshape || rs->operand(0)->type().rank() != 2) return;
+    Value* x = rs->operand(0);
+    const auto& mph = rs->result()->type().shape;  // M x P x H
+    if (x->type().shape[0] != mph[0] || r->type().shape != std::vector<int64_t>{mph[0], mph[2]}) return;
+    Builder b(op->parent, op->loc());
+    b.setInsertionPointBefore(op);
+    Value* c = b.op1(OpKind::Slice, {x}, r->type(), {{"axis", int64_t{1}}, {"start", sl->intAttr("start") * mph[2]}});
+    c->nameHint = r->nameHint;
+    forwardTo(op, c);
+  }
+
   void sweep(Block& b) {
     std::vector<Op*> snapshot;
     for (auto& op : b.ops()) snapshot.push_back(op.get());
@@ -130,8 +153,10 @@ class Canonicalizer {
     }
     switch (op->kind()) {
       case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Reshape: case OpKind::Permute:
+      case OpKind::Slice:
         // A constant is a splat, so reshaping it gives the same splat of the new shape.
         if (auto c = constOf(op->operand(0))) foldTo(op, *c);
+        else if (op->kind() == OpKind::Reshape) columnSlice(op);
         return;
       case OpKind::Select:
         if (auto c = constOf(op->operand(0))) forwardTo(op, op->operand(std::get<int64_t>(*c) ? 1 : 2));

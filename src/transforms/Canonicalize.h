@@ -4,7 +4,9 @@
 //     folded into tile.constant (with exactly the executor's per-element semantics, ir/Elementwise.h);
 //     x+0, x-0, x*1, x/1 (and 0+x, 1*x) are forwarded; a tile.if on a constant condition is replaced
 //     by the taken region; a tile.for whose constant trip count is zero is replaced by its initial
-//     values; pure ops whose results are unused are removed. Integer division by a constant zero is
+//     values; pure ops whose results are unused are removed; a column half (or P-th) of a 2-D tile
+//     written as Triton's epilogue subtiling writes it (reshape to M x P x H, permute (0, 2, 1),
+//     tl.split) becomes one tile.slice of the tile along axis 1. Integer division by a constant zero is
 //     left alone (the executor reports it where it happens). The result verifies.
 //   runs: first, and after any pass that exposes constants.
 #pragma once

@@ -71,9 +71,11 @@ class Specializer {
   static std::string at(const Op& op) { return std::string(op.name()) + " at " + op.loc().str(); }
 
   // D as asked, else the num_stages hint lowered until the shared memory holds the rings (`payload`
-  // per slot), the tiles loaded once (`preloads`) and the epilogue's stored tiles (staged for TMA),
-  // with 2 KB for barriers and alignment; else 2.
-  int64_t chooseDepth(const std::vector<Type>& payload, const std::vector<Op*>& preloads, const std::vector<Op*>& epilogue) {
+  // per slot), the tiles loaded once (`preloads`) and the epilogue's stored tiles (staged for TMA:
+  // every tile.desc_store outside the main loop `loop`, after it or, in a persistent kernel, in the
+  // tile loop around it; stores at one row offset take turns in one buffer per size, as the
+  // emitter lays them out), with 2 KB for barriers and alignment; else 2.
+  int64_t chooseDepth(const std::vector<Type>& payload, const std::vector<Op*>& preloads, const Op* loop) {
     if (opt_.depth > 0) return opt_.depth;
     auto bytes = [](const Type& t) { return t.isTile() ? t.numel() * byteWidth(t.scalar) : int64_t{0}; };
     auto it = f_.attrs.find("num_stages");
@@ -85,10 +87,13 @@ class Specializer {
     int64_t stage = 0, fixed = 2048;
     for (const Type& t : payload) stage += bytes(t);
     for (const Op* op : preloads) fixed += bytes(op->result()->type());
-    for (const Op* op : epilogue)
-      walk(*op, [&](const Op* o) {
-        if (o->kind() == OpKind::DescStore) fixed += bytes(o->operand(1)->type());
-      });
+    std::set<std::pair<const Value*, int64_t>> staged;  // stores at one row offset share a staging buffer per size
+    walk(f_.body, [&](const Op* o) {
+      if (o->kind() != OpKind::DescStore) return;
+      for (const Block* b = o->parent; b && b->parentOp; b = b->parentOp->parent)
+        if (b->parentOp == loop) return;
+      if (staged.emplace(o->operand(2), bytes(o->operand(1)->type())).second) fixed += bytes(o->operand(1)->type());
+    });
     const int64_t budget = 232448, fits = stage > 0 ? (budget - fixed) / stage : hint;
     const int64_t d = std::max<int64_t>(1, std::min(hint, fits));
     say("@" + f_.name + ": aref depth " + std::to_string(d) + " (num_stages = " + std::to_string(hint) + " in the spec" +
@@ -454,7 +459,7 @@ class Specializer {
     top.setLoc(loadLoc);
     std::vector<Type> payload;
     for (Op* l : main_.loads) payload.push_back(l->result()->type());
-    depth_ = chooseDepth(payload, preloads, epilogue);
+    depth_ = chooseDepth(payload, preloads, loop);
     Op* create = top.create(OpKind::ArefCreate, {}, {Type::arefOf(depth_, payload)}, {{"consumers", nConsumers}});
     Value* aref = create->result();
     aref->nameHint = "aref";
@@ -755,24 +760,29 @@ class Specializer {
     countUses(f_.body, uses);
     if (uses[dot->operand(0)] != 1 || uses[acc] != 1) return why = "A's tile or the accumulator has other uses in the loop", nullptr;
     // After the loop: elementwise ops and casts on the result (an activation, the output type),
-    // whose other operands are scalars, tile constants or splats, then one tile.desc_store of the
-    // last of them at the same row offset. Each half repeats that epilogue on its rows.
+    // whose other operands are scalars, tile constants or splats, and column slices of those (an
+    // epilogue subtile), stored by tile.desc_stores through one descriptor at the same row offset.
+    // Each half repeats that epilogue on its rows.
     Value* res = loop->result(k);
-    std::vector<Op*> chain;  // in program order
+    std::vector<Op*> chain;   // in program order
+    std::vector<Op*> stores;  // likewise
+    std::vector<Op*> epilogue;  // both, in program order
     std::set<const Value*> rowValues{res};
-    Op* store = nullptr;
     for (auto& op : home.ops()) {
       bool usesRows = std::any_of(op->operands.begin(), op->operands.end(), [&](Value* v) { return rowValues.count(v) != 0; });
       if (!usesRows) continue;
       if (op->kind() == OpKind::DescStore) {
-        if (store || !rowValues.count(op->operand(1)) || std::count_if(op->operands.begin(), op->operands.end(),
-                                                                        [&](Value* v) { return rowValues.count(v) != 0; }) != 1)
-          return why = "the result is not stored through a descriptor at A's row offset", nullptr;
-        store = op.get();
+        if (!rowValues.count(op->operand(1)) || std::count_if(op->operands.begin(), op->operands.end(),
+                                                               [&](Value* v) { return rowValues.count(v) != 0; }) != 1 ||
+            !sameValue(op->operand(2), row) || (!stores.empty() && op->operand(0) != stores.front()->operand(0)))
+          return why = "the result is not stored through one descriptor at A's row offset", nullptr;
+        stores.push_back(op.get());
+        epilogue.push_back(op.get());
         continue;
       }
-      if (store || !isElementwise(op->kind()) || op->numResults() != 1 || !op->regions().empty())
-        return why = "the result is used by " + at(*op) + " (an epilogue of elementwise ops and one store is split)", nullptr;
+      const bool columns = op->kind() == OpKind::Slice && op->intAttr("axis") == 1;
+      if ((!isElementwise(op->kind()) && !columns) || op->numResults() != 1 || !op->regions().empty())
+        return why = "the result is used by " + at(*op) + " (an epilogue of elementwise ops, column slices and stores is split)", nullptr;
       for (Value* v : op->operands) {
         if (rowValues.count(v) || v->type().isScalar()) continue;
         const Op* d = v->definingOp();
@@ -780,14 +790,16 @@ class Specializer {
           return why = "the epilogue op " + at(*op) + " combines the result with a tile that is not a constant or a splat", nullptr;
       }
       chain.push_back(op.get());
+      epilogue.push_back(op.get());
       rowValues.insert(op->result());
     }
-    if (!store || store->kind() != OpKind::DescStore || !sameValue(store->operand(2), row))
-      return why = "the result is not stored through a descriptor at A's row offset", nullptr;
+    if (stores.empty()) return why = "the result is not stored through a descriptor at A's row offset", nullptr;
+    Op* store = stores.front();
     // The result and the epilogue's values are used by the epilogue only.
     auto usesInEpilogue = [&](const Value* v) {
-      int n = store->operand(1) == v ? 1 : 0;
-      for (Op* o : chain) n += static_cast<int>(std::count(o->operands.begin(), o->operands.end(), v));
+      int n = 0;
+      for (Op* o : epilogue) n += static_cast<int>(std::count(o->operands.begin() + (o->kind() == OpKind::DescStore ? 1 : 0),
+                                                               o->operands.begin() + (o->kind() == OpKind::DescStore ? 2 : o->numOperands()), v));
       return n;
     };
     if (uses[res] != usesInEpilogue(res)) return why = "the loop's result is used outside the epilogue", nullptr;
@@ -900,8 +912,9 @@ class Specializer {
     }
     // The epilogue, once per half: its ops on half-height tiles, its tile constants and splats made
     // again at half height.
-    Builder eb(&home, store->loc());
-    eb.setInsertionPointBefore(store);
+    // (before the last store: every store's column offset is computed by then)
+    Builder eb(&home, stores.back()->loc());
+    eb.setInsertionPointBefore(stores.back());
     Value* halves[2] = {nl->result(k), nl->result(nl->numResults() - 1)};
     for (int h = 0; h < 2; ++h) {
       ValueMap em{{res, halves[h]}};
@@ -913,16 +926,18 @@ class Specializer {
         Value* c = eb.op1(d->kind(), d->operands, halfOf(v->type()), d->attrs);
         return em[v] = c;
       };
-      for (Op* op : chain) {
+      for (Op* op : epilogue) {
+        eb.setLoc(op->loc());
+        if (op->kind() == OpKind::DescStore) {
+          eb.create(OpKind::DescStore, {cHalf, em.at(op->operand(1)), h ? row2 : row, op->operand(3)}, {});
+          continue;
+        }
         std::vector<Value*> halfOps;
         for (Value* v : op->operands) halfOps.push_back(half(v));
-        eb.setLoc(op->loc());
         Value* r = eb.op1(op->kind(), halfOps, halfOf(op->result()->type()), op->attrs);
         if (!op->result()->nameHint.empty()) r->nameHint = op->result()->nameHint + (h ? "_bot" : "_top");
         em[op->result()] = r;
       }
-      eb.setLoc(store->loc());
-      eb.create(OpKind::DescStore, {cHalf, em.at(store->operand(1)), h ? row2 : row, store->operand(3)}, {});
     }
     for (size_t j = 0; j < loop->numResults(); ++j)
       if (j != k) replaceAllUsesWith(f_.body, loop->result(j), nl->result(j));
@@ -931,8 +946,7 @@ class Specializer {
     for (Op* op : chain)
       for (Value* v : op->operands)
         if (!v->type().isScalar() && !rowValues.count(v)) feeders.insert(v->definingOp());
-    home.erase(store);
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it) home.erase(*it);
+    for (auto it = epilogue.rbegin(); it != epilogue.rend(); ++it) home.erase(*it);
     home.erase(loop);
     std::map<const Value*, int> left;
     countUses(f_.body, left);

@@ -152,6 +152,7 @@ struct Private {
 struct Staging {
   std::string name;
   int64_t offset = 0, rows = 0, cols = 0, elemBytes = 0;
+  bool reused = false;  // an earlier store of the same warp group used this buffer (an epilogue's subtiles)
 };
 
 const std::set<std::string>& reservedNames() {
@@ -978,10 +979,16 @@ class Emitter {
       pv.offset = off;
       off += pv.layout.slotBytes;
     }
+    // The stores of one warp group take turns in one staging buffer per size (each waits until the
+    // TMA engine has read the one before: emitTmaStore), as Triton's epilogue subtiling intends.
+    std::map<std::pair<int, int64_t>, int64_t> stagingAt;
     for (const Op* op : stagingOrder_) {
       Staging& s = stagings_.at(op);
-      s.offset = off;
-      off += alignUp(s.rows * s.cols * s.elemBytes, kAlign);
+      const int64_t bytes = alignUp(s.rows * s.cols * s.elemBytes, kAlign);
+      auto [it, fresh] = stagingAt.emplace(std::make_pair(regionIndex(op), bytes), off);
+      s.offset = it->second;
+      s.reused = !fresh;
+      if (fresh) off += bytes;
     }
     for (const Value* v : barOrder_) {
       Bars& b = bars_.at(v);
@@ -1994,6 +2001,28 @@ class Emitter {
         }
         unsupported(op, "only broadcasts of row vectors, constants and index expressions are emitted");
       }
+      case OpKind::Slice: {  // columns of a register tile (an epilogue subtile): a range of each thread's registers
+        const Value* src = op.operand(0);
+        const int64_t start = op.intAttr("start");
+        if (t.rank() != 2 || op.intAttr("axis") != 1) unsupported(op, "only a slice of a 2-D tile's columns is emitted");
+        if (auto it = lazies_.find(src); it != lazies_.end()) {
+          Lazy f = it->second;
+          lazies_[res] = [f, start](const Ctx& c) { return f(Ctx{c.row, c.col.empty() ? c.col : "(" + c.col + " + " + std::to_string(start) + ")", c.slot}); };
+          return;
+        }
+        if (start % 8 != 0)
+          unsupported(op, "a column slice of a register tile starts at a multiple of 8 columns (the wgmma accumulator layout), not " +
+                              std::to_string(start));
+        const Frag& fr = frag(op, src);
+        if (fr.row) unsupported(op, "expected a 2-D register tile");
+        at(op);
+        // Columns c of the slice are columns start + c of the source: 8 columns are 4 registers of a thread.
+        Frag out = declareFrag(op, t, nameFor(res));
+        out.rows = fr.rows;
+        forEachReg(out, out.name + "[mi][ri] = " + fr.name + "[mi][ri + " + std::to_string(start / 2) + "];");
+        frags_[res] = out;
+        return;
+      }
       case OpKind::Permute: {
         auto it = views_.find(op.operand(0));
         if (it == views_.end() || t.rank() != 2) unsupported(op, "only the transpose of a shared-memory tile (a wgmma operand) is emitted");
@@ -2457,8 +2486,10 @@ class Emitter {
     bool inLoop = false;
     for (const Block* blk = op.parent; blk && blk->parentOp && blk->parentOp->kind() != OpKind::WgRegion; blk = blk->parentOp->parent)
       inLoop = inLoop || blk->parentOp->kind() == OpKind::For;
-    if (inLoop)  // the previous iteration's store must have read the staging (thread 0 waited for it)
-      line("tawa::bar_sync(" + std::to_string(region_) + ", 128);");
+    // The previous store (of the last iteration, or of this epilogue) must have read the staging:
+    // its thread 0 waited for that.
+    if (inLoop) line("tawa::bar_sync(" + std::to_string(region_) + ", 128);");
+    else if (s.reused) line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // the store before has read the staging");
     line("TAWA_UNROLL");
     line("for (int mi = 0; mi < " + std::to_string(v.mBlocks) + "; ++mi) {");
     line("TAWA_UNROLL");

@@ -330,7 +330,8 @@ class SimtEmitter {
       case OpKind::ExpandDims:
       case OpKind::Reshape: define(op, ref(op.operand(0))); return;  // row-major order is unchanged: so is the layout
       case OpKind::Broadcast:
-      case OpKind::Permute: relayout(op); return;
+      case OpKind::Permute:
+      case OpKind::Slice: relayout(op); return;
       case OpKind::Add:
       case OpKind::Sub:
       case OpKind::Mul:
@@ -381,6 +382,9 @@ class SimtEmitter {
         return;
       case OpKind::AddPtr: define(op, "(" + ref(op.operand(0)) + " + " + ref(op.operand(1)) + ")"); return;
       case OpKind::Load: load(op); return;
+      case OpKind::MakeDesc: makeDesc(op); return;
+      case OpKind::DescLoad:
+      case OpKind::DescStore: descAccess(op); return;
       case OpKind::Store: store(op); return;
       case OpKind::Reduce: reduce(op); return;
       case OpKind::Scan: scan(op); return;
@@ -417,6 +421,47 @@ class SimtEmitter {
     std::string other = op.numOperands() > 2 ? ref(op.operand(2)) : narrow(r->type().scalar, ir::isFloat(r->type().scalar) ? "0.0f" : "0");
     if (r->type().scalar == Scalar::I1 && op.numOperands() <= 2) other = "false";
     define(op, cond.empty() ? "*" + ref(ptr) : "(" + cond + " ? *" + ref(ptr) + " : " + other + ")");
+  }
+
+  // tile.make_desc: the descriptor's base, shape and strides as scalars; its blocks are read and
+  // written through them with plain accesses (descAccess).
+  void makeDesc(const Op& op) {
+    const Value* d = op.result();
+    const size_t rank = d->type().shape.size();
+    const std::string n = nameFor(d);
+    line(elemC(Type::ptrTo(d->type().scalar), op.loc()) + " const " + n + "_base = " + nameFor(op.operand(0)) + ";");
+    for (size_t a = 0; a < rank; ++a) {
+      line("const long long " + n + "_shape" + std::to_string(a) + " = " + nameFor(op.operand(1 + a)) + ";");
+      line("const long long " + n + "_stride" + std::to_string(a) + " = " + nameFor(op.operand(1 + rank + a)) + ";");
+    }
+  }
+
+  // tile.desc_load / tile.desc_store with TMA's semantics, element by element: an element outside
+  // the descriptor's shape (either side) reads zero and is not stored.
+  void descAccess(const Op& op) {
+    const bool store = op.kind() == OpKind::DescStore;
+    const Value* d = op.operand(0);
+    if (d->definingOp() == nullptr || d->definingOp()->kind() != OpKind::MakeDesc)
+      throw UserError(op.loc(), "the SIMT path reads blocks through a descriptor made by tile.make_desc in the kernel; this one is " +
+                                    std::string(d->definingOp() ? "carried through control flow" : "an argument"));
+    const Type& dt = d->type();
+    const size_t rank = dt.shape.size();
+    const Type tile = Type::tileOf(dt.shape, Type::scalarOf(dt.scalar));
+    const std::string n = nameFor(d);
+    std::string inside, at;
+    for (size_t a = 0; a < rank; ++a) {
+      const std::string c = "(static_cast<long long>(" + nameFor(op.operand(1 + (store ? 1 : 0) + a)) + ") + " + indexAlong(dt.shape, a) + ")";
+      const std::string A = std::to_string(a);
+      inside += (a ? " && " : "") + c + " >= 0 && " + c + " < " + n + "_shape" + A;
+      at += (a ? " + " : "") + c + " * " + n + "_stride" + A;
+    }
+    const std::string cond = guarded(tile, "(" + inside + ")");
+    if (store) {
+      perEntry(tile, op, cond, n + "_base[" + at + "] = " + ref(op.operand(1)) + ";");
+      return;
+    }
+    const std::string zero = narrow(dt.scalar, ir::isFloat(dt.scalar) ? "0.0f" : "0");
+    define(op, "((" + cond + ") ? " + n + "_base[" + at + "] : " + zero + ")");
   }
 
   void store(const Op& op) {
@@ -522,32 +567,46 @@ class SimtEmitter {
     const std::string accT = integer ? "int" : "float", K = std::to_string(at.shape[1]), N = std::to_string(rt.shape[1]);
     auto value = [&](const std::string& e, Scalar sc) { return integer ? "static_cast<int>(" + e + ")" : isHalf(sc) ? "to_f32(" + e + ")" : "static_cast<float>(" + e + ")"; };
     const std::string sa = stageTile(a, op), sb = stageTile(b, op, (stagedBytes(at) + 15) / 16 * 16);
-    const std::string r = nameFor(op.result()), g = inTile(rt);
+    // k (the product index) outermost and not unrolled, this thread's entries innermost: each entry's
+    // sum still adds its products in k order from the accumulator, and the code holds one step's
+    // FMAs, not all of them (NVRTC took minutes on 128x256 tiles unrolled whole).
+    const std::string r = nameFor(op.result()), g = inTile(rt), E = std::to_string(entries(rt, op)), sum = unique(r + "_sum");
+    const std::string skip = g.empty() ? "" : "if (!(" + g + ")) continue; ";
     line(declare(op.result(), op) + ";");
-    line("TAWA_UNROLL for (int k = 0; k < " + std::to_string(entries(rt, op)) + "; ++k) {");
+    line(accT + " " + sum + "[" + E + "];");
+    line("TAWA_UNROLL for (int k = 0; k < " + E + "; ++k) " + sum + "[k] = " +
+         (acc ? value(ref(acc), acc->type().scalar) : std::string(integer ? "0" : "0.0f")) + ";");
+    line("for (int kk = 0; kk < " + K + "; ++kk) {");
     ++indent_;
-    if (!g.empty()) line("if (!(" + g + ")) continue;");
-    line("const int i = " + indexAlong(rt.shape, 0) + ", j = " + indexAlong(rt.shape, 1) + ";");
-    line(accT + " sum = " + (acc ? value(ref(acc), acc->type().scalar) : std::string(integer ? "0" : "0.0f")) + ";");
-    line("for (int kk = 0; kk < " + K + "; ++kk) sum += " + value(sa + "[i * " + K + " + kk]", at.scalar) + " * " +
-         value(sb + "[kk * " + N + " + j]", bt.scalar) + ";");
-    const Scalar to = rt.scalar;
-    line(r + "[k] = " + (isHalf(to) ? narrow(to, "sum") : "static_cast<" + cOf(to, op.loc()) + ">(sum)") + ";");
+    line("TAWA_UNROLL for (int k = 0; k < " + E + "; ++k) {");
+    ++indent_;
+    line(skip + "const int i = " + indexAlong(rt.shape, 0) + ", j = " + indexAlong(rt.shape, 1) + ";");
+    line(sum + "[k] += " + value(sa + "[i * " + K + " + kk]", at.scalar) + " * " + value(sb + "[kk * " + N + " + j]", bt.scalar) + ";");
     --indent_;
     line("}");
+    --indent_;
+    line("}");
+    const Scalar to = rt.scalar;
+    line("TAWA_UNROLL for (int k = 0; k < " + E + "; ++k) " + r + "[k] = " +
+         (isHalf(to) ? narrow(to, sum + "[k]") : "static_cast<" + cOf(to, op.loc()) + ">(" + sum + "[k])") + ";");
     unstage();
   }
 
-  // tile.broadcast (size-1 dimensions read with stride 0) and tile.permute (result dimension d reads
-  // source dimension order[d]): each element read from the staged source at its index.
+  // tile.broadcast (size-1 dimensions read with stride 0), tile.permute (result dimension d reads
+  // source dimension order[d]) and tile.slice (the source's strides from its start): each element
+  // read from the staged source at its index.
   void relayout(const Op& op) {
     const Value* a = op.operand(0);
     const Type &at = a->type(), &rt = op.result()->type();
     if (!at.isTile()) return define(op, nameFor(a));
     const auto as = stridesOf(at.shape);
     std::vector<int64_t> src(rt.shape.size(), 0);
+    int64_t offset = 0;
     if (op.kind() == OpKind::Broadcast) {
       for (size_t d = 0; d < rt.shape.size(); ++d) src[d] = at.shape[d] == 1 ? 0 : as[d];
+    } else if (op.kind() == OpKind::Slice) {  // the source's strides, from element `start` along the axis
+      src = as;
+      offset = op.intAttr("start") * as[static_cast<size_t>(op.intAttr("axis"))];
     } else {
       const auto& order = op.arrayAttr("order");
       for (size_t d = 0; d < rt.shape.size(); ++d) src[d] = as[static_cast<size_t>(order[d])];
@@ -555,6 +614,7 @@ class SimtEmitter {
     std::string index;
     for (size_t d = 0; d < rt.shape.size(); ++d)
       if (src[d] != 0) index += (index.empty() ? "" : " + ") + indexAlong(rt.shape, d) + " * " + std::to_string(src[d]);
+    if (offset) index = std::to_string(offset) + (index.empty() ? "" : " + " + index);
     if (index.empty()) index = "0";
     const std::string st = stageTile(a, op);
     const std::string g = inTile(rt);

@@ -2,10 +2,12 @@
 // warp-specialized form (row-wise and element-wise kernels: softmax, layer-norm, vector add; and the
 // pointer tl.dot kernels the warp-specialized path stops at), written only against primitives.cuh
 // like the warp-specialized emitter, so the CPU emulator runs the same text.
-//   requires: verified, canonicalized tile IR without tensor descriptors; tiles
+//   requires: verified, canonicalized tile IR; tiles
 //     of any rank (pointers, integers, floats, i1); ops: program_id, num_programs, constant, arange,
-//     splat, expand_dims, reshape, broadcast, permute, element-wise arithmetic, comparisons, select,
+//     splat, expand_dims, reshape, broadcast, permute, slice, element-wise arithmetic, comparisons, select,
 //     casts, math, addptr, masked load and store of pointer tiles and of scalars, atomics, barriers,
+//     tensor descriptors made in the kernel (tile.make_desc; desc_load reads each element in the
+//     descriptor's shape, zero outside it, and desc_store writes only those, as TMA does),
 //     tile.reduce and tile.scan of f32/i32 tiles along any axis, 2-D tile.dot, tile.assume,
 //     tile.for with carried values, tile.if, tile.while (a scalar condition), tile.return.
 //   guarantees: one `extern "C" __global__ __launch_bounds__(128, 1)` kernel, one block of 128
@@ -30,8 +32,8 @@
 //     pipelining on this path). `#line` directives go back to the kernel source. Anything else is
 //     a UserError located at the op.
 //   runs: in `tawa compile --target sm_90a` and `tawa run --backend cuda|emu` for kernels that
-//     driver::simtOnly picks (no tile.dot, no tensor descriptor), and for pointer tl.dot kernels the
-//     warp-specialized path cannot take (with a warning), through cuda::emitForTarget.
+//     driver::simtOnly picks (no tile.dot, no tensor descriptor), and for tl.dot and descriptor kernels
+//     the warp-specialized path cannot take (with a warning), through cuda::emitForTarget.
 #pragma once
 
 #include "backends/cuda/Emitter.h"

@@ -76,12 +76,10 @@ namespace {
 
 // Whether the SIMT path can take a kernel that has tile.dot: its loads and stores are pointer ones
 // (no tensor descriptor, which only the warp-specialized path emits).
-bool pointerKernel(const ir::Func& kernel) {
+// A kernel as written (not already warp-specialized IR) may fall back to the SIMT path.
+bool tileLevel(const ir::Func& kernel) {
   bool ok = true;
-  ir::walk(kernel.body, [&](const ir::Op* op) {
-    ok = ok && op->kind() != ir::OpKind::MakeDesc && op->kind() != ir::OpKind::DescLoad && op->kind() != ir::OpKind::DescStore &&
-         op->kind() != ir::OpKind::WgRegion;
-  });
+  ir::walk(kernel.body, [&](const ir::Op* op) { ok = ok && op->kind() != ir::OpKind::WgRegion; });
   return ok;
 }
 
@@ -92,16 +90,17 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
   pm.add("canonicalize");
   pm.run(*lk.module);
   const transforms::PassOptions dflt;
-  const bool wsFlags = ws.consumers == 2 || ws.persistent != dflt.persistent || ws.groupM != dflt.groupM || ws.depth != dflt.depth ||
+  const bool wsFlags = ws.consumers != dflt.consumers || ws.persistent != dflt.persistent || ws.groupM != dflt.groupM || ws.depth != dflt.depth ||
                        ws.mmaDepth != dflt.mmaDepth;
   if (!driver::simtOnly(*lk.kernel)) {
     if (simt) *simt = false;
-    // A tile.dot kernel of pointer loads that the warp-specialized path cannot take (no loop to
-    // pipeline, an access block-access cannot take, a B operand computed in registers, a block under
-    // 64 rows, ...) is still emitted: as a SIMT kernel with FMA dots, unless warp-specialization flags
-    // asked for more. When the SIMT path cannot take it either, the warp-specialized path's error stands.
+    // A tile.dot or descriptor kernel that the warp-specialized path cannot take (no loop to pipeline,
+    // an access block-access cannot take, a B operand computed in registers, a block under 64 rows, a
+    // K loop nested in data-dependent control flow, ...) is still emitted: as a SIMT kernel with FMA
+    // dots and plain block accesses, unless warp-specialization flags asked for more. When the SIMT
+    // path cannot take it either, the warp-specialized path's error stands.
     std::string asLoaded;
-    if (pointerKernel(*lk.kernel) && !wsFlags) asLoaded = ir::print(*lk.module);
+    if (tileLevel(*lk.kernel) && !wsFlags) asLoaded = ir::print(*lk.module);
     const std::string name = lk.kernel->name;
     std::string why;
     std::optional<UserError> wsError;

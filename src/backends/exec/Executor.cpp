@@ -382,11 +382,11 @@ class Interp {
   }
 
   // A tile of type rt whose element at multi-index x is a's element at sum_d x[d] * srcStride[d].
-  static RV gather(const RV& a, const Type& rt, const std::vector<int64_t>& srcStride) {
+  static RV gather(const RV& a, const Type& rt, const std::vector<int64_t>& srcStride, int64_t srcOffset = 0) {
     auto rs = strides(rt.shape);
     RV r = sized(rt);
     for (int64_t k = 0, n = rt.numel(); k < n; ++k) {
-      int64_t src = 0, rem = k;
+      int64_t src = srcOffset, rem = k;
       for (int d = 0; d < rt.rank(); ++d) {
         src += (rem / rs[d]) * srcStride[static_cast<size_t>(d)];
         rem %= rs[d];
@@ -854,6 +854,11 @@ class Interp {
         std::vector<int64_t> src;
         for (auto o : order) src.push_back(as[static_cast<size_t>(o)]);
         set(gather(fr.at(op.operand(0)), op.result()->type(), src));
+        return;
+      }
+      case OpKind::Slice: {  // the source's strides, from element `start` along the axis
+        auto as = strides(op.operand(0)->type().shape);
+        set(gather(fr.at(op.operand(0)), op.result()->type(), as, op.intAttr("start") * as[static_cast<size_t>(op.intAttr("axis"))]));
         return;
       }
       case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Max: case OpKind::Min:

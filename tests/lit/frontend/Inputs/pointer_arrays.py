@@ -41,3 +41,26 @@ def address_arithmetic(ptrs, out, BLOCK: tl.constexpr):
     x = tl.load(second + offs)
     tl.store(out + i * (BLOCK + 1) + offs, x)
     tl.store(out + i * (BLOCK + 1) + BLOCK, aligned.to(tl.float32))
+
+
+@triton.jit
+def grouped_gemm_desc(a_ptrs, b_ptrs, c_ptrs, dims, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # grouped_gemm through tensor descriptors made in the kernel, B given as N x K (used transposed):
+    # blocks past a problem's edges read zeros and store nothing. The K loop sits under a branch on
+    # run-time sizes, which the warp-specialized path does not take.
+    t = tl.program_id(0)
+    g = tl.program_id(1)
+    m = tl.load(dims + 3 * g)
+    n = tl.load(dims + 3 * g + 1)
+    k = tl.load(dims + 3 * g + 2)
+    tiles_n = tl.cdiv(n, BN)
+    if t < tl.cdiv(m, BM) * tiles_n:
+        a = tl.make_tensor_descriptor(tl.load(a_ptrs + g).to(tl.pointer_type(tl.float16)), [m, k], [k, 1], [BM, BK])
+        b = tl.make_tensor_descriptor(tl.load(b_ptrs + g).to(tl.pointer_type(tl.float16)), [n, k], [k, 1], [BN, BK])
+        c = tl.make_tensor_descriptor(tl.load(c_ptrs + g).to(tl.pointer_type(tl.float32)), [m, n], [n, 1], [BM, BN])
+        row = (t // tiles_n) * BM
+        col = (t % tiles_n) * BN
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, k, BK):
+            acc = tl.dot(a.load([row, k0]), b.load([col, k0]).T, acc)
+        c.store([row, col], acc)
