@@ -774,8 +774,10 @@ class Specializer {
       if (op->kind() == OpKind::DescStore) {
         if (!rowValues.count(op->operand(1)) || std::count_if(op->operands.begin(), op->operands.end(),
                                                                [&](Value* v) { return rowValues.count(v) != 0; }) != 1 ||
-            !sameValue(op->operand(2), row) || (!stores.empty() && op->operand(0) != stores.front()->operand(0)))
-          return why = "the result is not stored through one descriptor at A's row offset", nullptr;
+            !sameValue(op->operand(2), row))
+          return why = "the result is not stored through a descriptor at A's row offset", nullptr;
+        if (!stores.empty() && op->operand(0) != stores.front()->operand(0))
+          return why = "the epilogue stores through more than one descriptor", nullptr;
         stores.push_back(op.get());
         epilogue.push_back(op.get());
         continue;
