@@ -4,15 +4,20 @@ import triton.language as tl
 
 
 @triton.jit
+def problem(dims, g, BN: tl.constexpr):
+    # Problem g's M, N, K (row g of dims) and its number of BN-column tiles.
+    m = tl.load(dims + 3 * g)
+    n = tl.load(dims + 3 * g + 1)
+    return m, n, tl.load(dims + 3 * g + 2), tl.cdiv(n, BN)
+
+
+@triton.jit
 def grouped_gemm(a_ptrs, b_ptrs, c_ptrs, dims, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     # Program (t, g) computes tile t of problem g: C_g (M x N, f32) = A_g (M x K) @ B_g (K x N), f16
     # row-major operands whose addresses the arrays hold; dims holds each problem's M, N, K.
     t = tl.program_id(0)
     g = tl.program_id(1)
-    m = tl.load(dims + 3 * g)
-    n = tl.load(dims + 3 * g + 1)
-    k = tl.load(dims + 3 * g + 2)
-    tiles_n = tl.cdiv(n, BN)
+    m, n, k, tiles_n = problem(dims, g, BN)
     if t < tl.cdiv(m, BM) * tiles_n:
         a = tl.load(a_ptrs + g).to(tl.pointer_type(tl.float16))
         b = tl.load(b_ptrs + g).to(tl.pointer_type(tl.float16))
@@ -50,10 +55,7 @@ def grouped_gemm_desc(a_ptrs, b_ptrs, c_ptrs, dims, BM: tl.constexpr, BN: tl.con
     # run-time sizes, which the warp-specialized path does not take.
     t = tl.program_id(0)
     g = tl.program_id(1)
-    m = tl.load(dims + 3 * g)
-    n = tl.load(dims + 3 * g + 1)
-    k = tl.load(dims + 3 * g + 2)
-    tiles_n = tl.cdiv(n, BN)
+    m, n, k, tiles_n = problem(dims, g, BN)
     if t < tl.cdiv(m, BM) * tiles_n:
         a = tl.make_tensor_descriptor(tl.load(a_ptrs + g).to(tl.pointer_type(tl.float16)), [m, k], [k, 1], [BM, BK])
         b = tl.make_tensor_descriptor(tl.load(b_ptrs + g).to(tl.pointer_type(tl.float16)), [n, k], [k, 1], [BN, BK])
