@@ -1131,32 +1131,47 @@ int consumerGroupsFor(const Func& f, const PassOptions& opt, std::string* why) {
   };
   if (opt.consumers == 1 || opt.consumers == 2) return say("as asked (--consumers)"), opt.consumers;
   if (opt.consumers != 0) throw UserError(f.loc, "--consumers must be auto, 1 or 2, got " + std::to_string(opt.consumers));
-  int64_t rows = 0, cols = 0, regs = 0;
+  // The accumulators one consumer holds at once: the f32 (s32) results of the tile.dots of one loop
+  // body, branches included (attention's S and O live together, PV under a branch once pipelined),
+  // the loop whose sum is largest.
+  struct Need {
+    int64_t regs = 0, rows = 0;
+    std::string shapes;
+  };
+  std::map<const Block*, Need> perBlock;
   walk(f.body, [&](const Op* op) {
     if (op->kind() != OpKind::Dot) return;
     const Type& t = op->result()->type();
     if (t.rank() != 2 || (t.scalar != Scalar::F32 && t.scalar != Scalar::I32)) return;  // f32 or s32 accumulators
-    if (int64_t r = t.shape[0] * t.shape[1] / 128; r > regs) regs = r, rows = t.shape[0], cols = t.shape[1];
+    const Block* b = op->parent;
+    while (b->parentOp && b->parentOp->kind() != OpKind::For) b = b->parentOp->parent;
+    Need& n = perBlock[b];
+    n.regs += t.shape[0] * t.shape[1] / 128;
+    n.rows = std::max(n.rows, t.shape[0]);
+    n.shapes += (n.shapes.empty() ? "" : " and ") + std::to_string(t.shape[0]) + "x" + std::to_string(t.shape[1]);
   });
+  int64_t rows = 0, regs = 0;
+  std::string what;
+  for (const auto& [b, n] : perBlock)
+    if (n.regs > regs)
+      regs = n.regs, rows = n.rows, what = "the " + n.shapes + (n.shapes.find(" and ") == std::string::npos ? " accumulator needs " : " accumulators need ");
   const int64_t budget = opt.consumerRegs - 40;
   const Op* atomic = atomicWithOldValue(f);  // its old value reaches one consumer only
   if (atomic && regs > budget)
-    return say("one: the old value of the scalar atomic at " + atomic->loc().str() + " is read, which one consumer alone can (the " +
-               std::to_string(rows) + "x" + std::to_string(cols) + " accumulator needs " + std::to_string(regs) +
-               " registers per thread, budget " + std::to_string(budget) + ")"),
+    return say("one: the old value of the scalar atomic at " + atomic->loc().str() + " is read, which one consumer alone can (" +
+               what + std::to_string(regs) + " registers per thread, budget " + std::to_string(budget) + ")"),
            1;
   const bool splits = rows >= 128 && rows % 128 == 0 && !atomic;
   if (regs > budget && splits)
-    return say("the " + std::to_string(rows) + "x" + std::to_string(cols) + " accumulator needs " + std::to_string(regs) +
-               " registers per thread of one consumer warp group (budget " + std::to_string(budget) +
+    return say(what + std::to_string(regs) + " registers per thread of one consumer warp group (budget " + std::to_string(budget) +
                "): two cooperative consumers, " + std::to_string(rows / 2) + " rows each"),
            2;
   if (auto it = f.attrs.find("num_warps"); it != f.attrs.end() && std::holds_alternative<int64_t>(it->second) &&
                                             std::get<int64_t>(it->second) == 8 && splits)
     return say("num_warps = 8 in the spec: two consumer warp groups of 4 warps, " + std::to_string(rows / 2) + " rows each"), 2;
   if (regs > budget) return say("one (the " + std::to_string(rows) + "-row accumulator does not split into two 64-row multiples)"), 1;
-  return say(regs ? "one holds the " + std::to_string(rows) + "x" + std::to_string(cols) + " accumulator (" + std::to_string(regs) +
-                        " of " + std::to_string(budget) + " registers per thread)"
+  return say(regs ? "one holds " + what.substr(0, what.rfind(" need")) + " (" + std::to_string(regs) + " of " + std::to_string(budget) +
+                        " registers per thread)"
                   : "one (no MMA)"),
          1;
 }
