@@ -76,7 +76,7 @@ struct Options {
   int consumers = 0;  // consumer warp groups (1 or 2)
   int persistent = 0; // persistent programs
   int groupM = 0;     // persistent tile order: groups of this many rows of tiles (0: row-major)
-  int producerRegs = 40, consumerRegs = 232;  // setmaxnreg budgets
+  int producerRegs = 40, consumerRegs = 0;  // setmaxnreg budgets (consumers 0: 256 for one, 232 for two)
   bool pingPong = true;     // two consumers take turns issuing their MMAs
   bool profile = false;     // instrument the CUDA kernel (tawa's scopes recorded with clock64)
   int profileCapacity = 256;  // with profile: events per warp group

@@ -92,7 +92,8 @@ class Lowerer {
     Builder b(&body, region.loc());
     if (!body.ops().empty()) b.setInsertionPointBefore(body.ops().front().get());
     b.create(OpKind::SetMaxNReg, {}, {},
-             {{"regs", int64_t{producer ? opt_.producerRegs : opt_.consumerRegs}}, {"action", std::string(producer ? "dec" : "inc")}});
+             {{"regs", region.hasAttr("regs") ? region.intAttr("regs") : int64_t{producer ? opt_.producerRegs : opt_.consumerRegs}},
+              {"action", std::string(producer ? "dec" : "inc")}});
     std::vector<Op*> todo;
     walk(body, [&](Op* op) {
       if (op->kind() == OpKind::ArefPut || op->kind() == OpKind::ArefGet || op->kind() == OpKind::ArefConsumed ||

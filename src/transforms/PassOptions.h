@@ -15,10 +15,20 @@ struct PassOptions {
   int persistent = 0;      // > 0: make the kernel persistent on this many programs (e.g. #SMs)
   int groupM = 0;          // persistent tile order: > 0 groups this many rows of tiles (0: row-major)
   int producerRegs = 40;   // setmaxnreg budgets (a multiple of 8 in 24..256)
-  int consumerRegs = 232;
+  int consumerRegs = 0;    // 0: chosen by consumerRegsFor (below)
   std::string fault;       // lower-aref: break the lowering on purpose (see LowerAref.h)
   std::ostream* explain = nullptr;  // where passes say what they decided and why
 };
+
+// Each consumer warp group's setmaxnreg budget: as asked, else the most that `consumers` groups and the
+// producer share in the 512 registers per thread of four warp groups' worth (64K registers for 128
+// threads each, setmaxnreg's largest count being 256): 256 for one consumer, 232 for two beside a
+// 40-register producer.
+inline int consumerRegsFor(const PassOptions& o, int consumers) {
+  if (o.consumerRegs > 0) return o.consumerRegs;
+  const int share = (512 - o.producerRegs) / (consumers > 1 ? consumers : 1) / 8 * 8;
+  return share < 256 ? share : 256;
+}
 
 // The command line's --depth value: "auto" becomes 0; 1 to 8 stay. The error message for anything
 // else ("" when valid).

@@ -35,7 +35,8 @@ class Splitter {
     rewrite(*cons);
     say("@" + f_.name + ": two cooperative consumer warp groups: rows [0, " + std::to_string(half_) + ") and [" +
         std::to_string(half_) + ", " + std::to_string(2 * half_) + ") of each " + std::to_string(2 * half_) + "-row block (" +
-        std::to_string(marked_.size()) + " row-indexed values halved)");
+        std::to_string(marked_.size()) + " row-indexed values halved); setmaxnreg " + std::to_string(consumerRegsFor(opt_, 2)) +
+        " each");
   }
 
  private:
@@ -288,6 +289,7 @@ class Splitter {
       for (Op* op : before) fix(b, *op, *cloneOp(b, *op, map), h, map);
       b.setInsertionPointBefore(&cons);
       Op* region = cloneOp(b, cons, map);
+      region->attrs["regs"] = int64_t{consumerRegsFor(opt_, 2)};  // two consumers share what one had
       // Fix every copied op whose original makes or stores a row-indexed value.
       std::vector<std::pair<Op*, Op*>> pairs;
       collectPairs(*cons.region(0), *region->region(0), pairs);

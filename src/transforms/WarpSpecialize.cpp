@@ -501,7 +501,7 @@ class Specializer {
     }
     for (size_t g = 0; g < groups.size(); ++g) {
       Op* cons = top.create(OpKind::WgRegion, {}, {},
-                            {{"role", std::string("consumer")}, {"num_warps", int64_t{4}}, {"regs", int64_t{opt_.consumerRegs}}});
+                            {{"role", std::string("consumer")}, {"num_warps", int64_t{4}}, {"regs", int64_t{consumerRegsFor(opt_, static_cast<int>(nConsumers))}}});
       cons->setLoc(loop->loc());
       Block* cb = cons->addRegion();
       Builder b(cb, loop->loc());
@@ -545,6 +545,9 @@ class Specializer {
     }
     say("@" + f_.name + ": specialized the loop at " + loop->loc().str() + " (depth " + std::to_string(depth_) + ", " +
         (cooperative_ ? "two cooperative consumers, one per half of the rows)" : "one consumer)"));
+    say("@" + f_.name + ": setmaxnreg: producer " + std::to_string(opt_.producerRegs) + ", consumer " +
+        std::to_string(consumerRegsFor(opt_, cooperative_ ? 2 : 1)) +
+        (opt_.consumerRegs > 0 ? " (as asked)" : " (what the producer leaves of 512 per thread" + std::string(cooperative_ ? ", halved)" : ", at most 256)")));
     for (Op* l : main_.loads) say("  producer: " + at(*l) + " (a block load: seeds the producer)");
     for (auto& op : body.ops())
       if (main_.producer.count(op.get()) && op->kind() != OpKind::DescLoad)
@@ -1155,7 +1158,8 @@ int consumerGroupsFor(const Func& f, const PassOptions& opt, std::string* why) {
   for (const auto& [b, n] : perBlock)
     if (n.regs > regs)
       regs = n.regs, rows = n.rows, what = "the " + n.shapes + (n.shapes.find(" and ") == std::string::npos ? " accumulator needs " : " accumulators need ");
-  const int64_t budget = opt.consumerRegs - 40;
+  // (the budget of two consumers: what one could take alone is not counted on before choosing)
+  const int64_t budget = consumerRegsFor(opt, 2) - 40;
   const Op* atomic = atomicWithOldValue(f);  // its old value reaches one consumer only
   if (atomic && regs > budget)
     return say("one: the old value of the scalar atomic at " + atomic->loc().str() + " is read, which one consumer alone can (" +
