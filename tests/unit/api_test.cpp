@@ -309,4 +309,17 @@ TEST(Api, ArraysOfPointersNameTheCallersArrays) {
       EXPECT_NE(std::string(e.what()).find("holds 3 addresses but names 2 arrays they point to"), std::string::npos) << e.what();
     }
   }
+  // Pointees given for an array that is not of 64-bit integers: a located error.
+  auto add = tawa::Kernel::load(kSrc + "/examples/vector_add.py", "add_kernel",
+                                "x_ptr:*fp32, y_ptr:*fp32, out_ptr:*fp32, n_elements:i32, BLOCK_SIZE=256");
+  std::vector<float> x(4, 1.f), y(4, 2.f), out(4, 0.f);
+  tawa::Array px{x.data(), "fp32", 4};
+  px.pointees.assign(4, tawa::Array{y.data(), "fp32", 4});
+  try {
+    add.run(tawa::Backend::Exec, {px, tawa::Array{y.data(), "fp32", 4}, tawa::Array{out.data(), "fp32", 4}, int64_t{4}}, {1, 1, 1});
+    ADD_FAILURE() << "no error for pointees of an f32 array";
+  } catch (const tawa::Error& e) {
+    EXPECT_GT(e.diagnostic().line, 0) << e.what();
+    EXPECT_NE(std::string(e.what()).find("names arrays it points to, so it must hold 64-bit integers, not f32"), std::string::npos) << e.what();
+  }
 }
