@@ -370,6 +370,9 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
       b.arrays.push_back(&q);
     }
   }
+  // The arrays of pointers hold the executor's addresses, as driver::bind leaves them: every backend
+  // starts from (and a check compares) the same bytes; the caller's own addresses are never written.
+  exec::writeVirtualAddresses(b.buffers);
   return b;
 }
 

@@ -1130,7 +1130,6 @@ void writeVirtualAddresses(std::vector<Buffer>& buffers) {
 
 void launch(const ir::Module& m, const Func& kernel, const std::vector<Arg>& args, std::vector<Buffer>& buffers,
             const LaunchOptions& opt) {
-  writeVirtualAddresses(buffers);
   if (args.size() != kernel.numArgs())
     throw UserError(kernel.loc, "kernel '@" + kernel.name + "' takes " + std::to_string(kernel.numArgs()) +
                                     " arguments, " + std::to_string(args.size()) + " given");

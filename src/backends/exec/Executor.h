@@ -25,8 +25,9 @@ struct Buffer {
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;  // elements in their storage format (f16 as its 16 bits, ...)
   // An array of pointers (64-bit integers): element k is the address of buffer addressesOf[k]'s first
-  // byte (indices into the launch's buffers), e.g. the matrices of Triton's grouped GEMM. Addresses
-  // differ between backends: each writes its own at launch, and `data` keeps the executor's.
+  // byte (indices into the launch's buffers), e.g. the matrices of Triton's grouped GEMM. `data` holds
+  // the executor's addresses (writeVirtualAddresses, by whoever sets addressesOf: driver::bind, the
+  // library API); the emulator and the GPU write their own into their copies and never hand them back.
   std::vector<int> addressesOf;
 
   Buffer() = default;
