@@ -2488,8 +2488,8 @@ class Emitter {
       inLoop = inLoop || blk->parentOp->kind() == OpKind::For;
     // The previous store (of the last iteration, or of this epilogue) must have read the staging:
     // its thread 0 waited for that.
-    if (inLoop) line("tawa::bar_sync(" + std::to_string(region_) + ", 128);");
-    else if (s.reused) line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // the store before has read the staging");
+    if (inLoop || s.reused)
+      line("tawa::bar_sync(" + std::to_string(region_) + ", 128);" + std::string(inLoop ? "" : "  // the store before has read the staging"));
     line("TAWA_UNROLL");
     line("for (int mi = 0; mi < " + std::to_string(v.mBlocks) + "; ++mi) {");
     line("TAWA_UNROLL");
