@@ -121,9 +121,11 @@ class PointerArray(_np.ndarray):
     pointees and copies them in and back like arguments. It keeps the pointees alive."""
 
     pointees = ()
+    _pointee_args = ()  # each pointee's (address, dtype, elements), as a launch passes them
 
     def __array_finalize__(self, obj):
         self.pointees = getattr(obj, "pointees", ())
+        self._pointee_args = getattr(obj, "_pointee_args", ())
 
 
 def pointer_array(arrays):
@@ -132,6 +134,7 @@ def pointer_array(arrays):
     arrays = list(arrays)
     if not arrays:
         raise ArgumentError("pointer_array: give at least one array")
+    infos = []
     for k, x in enumerate(arrays):
         a = _array(x)
         if a is None or isinstance(a[0], str):
@@ -139,8 +142,9 @@ def pointer_array(arrays):
                                 + (f" ({a[0]}: {a[1]})" if a is not None else ""))
         if not (getattr(x, "flags", None) is None or x.flags.c_contiguous):
             raise ArgumentError(f"pointer_array: item {k} is not contiguous; pass numpy.ascontiguousarray(x)")
-    out = _np.array([_array(x)[0] for x in arrays], dtype=_np.int64).view(PointerArray)
-    out.pointees = tuple(arrays)
+        infos.append(a[:3])
+    out = _np.array([a[0] for a in infos], dtype=_np.int64).view(PointerArray)
+    out.pointees, out._pointee_args = tuple(arrays), tuple(infos)
     return out
 
 
@@ -374,7 +378,7 @@ class JITFunction:
             if t is PointerArray:  # the pointees go along, so each backend gives its own addresses
                 a = _array(v.view(_np.ndarray))
                 key.append((a[1], a[3] and not no_align[i], "*"))
-                run_args.append(a[:3] + (tuple(_array(x)[:3] for x in v.pointees),))
+                run_args.append(a[:3] + (v._pointee_args,))
                 continue
             a = _array(v)
             if a is not None:
