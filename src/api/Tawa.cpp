@@ -330,7 +330,7 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
       if (!a->pointees.empty() && static_cast<int64_t>(a->pointees.size()) != a->elements)
         throw UserError(at, who + " holds " + std::to_string(a->elements) + " addresses but names " + std::to_string(a->pointees.size()) +
                                 " arrays they point to");
-      if (!a->pointees.empty() && t.scalar != ir::Scalar::I64 && t.scalar != ir::Scalar::U64)
+      if (!a->pointees.empty() && !ir::holdsAddress(t.scalar))
         throw UserError(at, who + " names arrays it points to, so it must hold 64-bit integers, not " + std::string(ir::scalarName(t.scalar)));
       b.args.push_back(exec::Arg::buf(static_cast<int>(b.buffers.size())));
       b.buffers.push_back(copyIn(*a, t.scalar, p->nameHint, who, at));

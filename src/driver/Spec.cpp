@@ -264,8 +264,7 @@ class SpecParser {
       skipSpace();
     }
     if (pos_ < t_.size() && t_[pos_] == '=') {  // contents without dims: one dimension
-      contents(e);
-      if (!e.values && e.addresses.empty()) return;
+      contents(e);  // sets values or addresses, or fails
       e.dims = {static_cast<int64_t>(e.values ? e.values->size() : e.addresses.size())};
       return;
     }
@@ -294,10 +293,9 @@ class SpecParser {
     if ((word != "values" && word != "addresses") || pos_ >= t_.size() || t_[pos_] != '(')
       fail(at, "expected values(...) or addresses(...) after '=' in buffer '" + e.name + "'", form);
     const bool addr = word == "addresses";
-    if (addr && e.dtype != Scalar::I64 && e.dtype != Scalar::U64)
+    if (addr && !ir::holdsAddress(e.dtype))
       fail(at, "buffer '" + e.name + "' holds addresses, so its dtype must be i64 or u64, not " + dtypeText_,
            "write " + e.name + ":*i64 = addresses(...)");
-    if (e.descriptor) fail(at, "a descriptor's contents cannot be given", form);
     ++pos_;
     std::vector<double> vals;
     while (true) {
@@ -323,12 +321,10 @@ class SpecParser {
 
   // One number of a buffer's values(...), exact in the buffer's dtype's range.
   double element(const SpecEntry& e, size_t at) {
-    std::string tok(scanWhile([](char c) { return c != ',' && c != ')' && !isSpace(c); }));
-    double d = 0;
-    const char* b = tok.data() + (!tok.empty() && tok[0] == '+');
-    auto [p, ec] = std::from_chars(b, tok.data() + tok.size(), d);
-    if (tok.empty() || p != tok.data() + tok.size() || ec != std::errc() || !std::isfinite(d))
-      fail(at, "'" + tok + "' in the values of buffer '" + e.name + "' is not a number");
+    const std::string tok(scanWhile([](char c) { return c != ',' && c != ')' && !isSpace(c); }));
+    const std::optional<double> n = number(tok);
+    if (!n) fail(at, "'" + tok + "' in the values of buffer '" + e.name + "' is not a number");
+    const double d = *n;
     if (!ir::isFloat(e.dtype)) {
       if (d != std::floor(d)) fail(at, "value " + tok + " of integer buffer '" + e.name + "' is not an integer");
       const int bits = ir::bitWidth(e.dtype);
@@ -374,6 +370,15 @@ class SpecParser {
       if (names[k].first != "_") pendingStrides_.push_back({names[k].first, names[k].second, e.name, static_cast<int64_t>(k)});
   }
 
+  // A whole token read as a finite number (a leading '+' allowed), or nullopt.
+  static std::optional<double> number(const std::string& tok) {
+    double d = 0;
+    const char* b = tok.data() + (!tok.empty() && tok[0] == '+');
+    auto [p, ec] = std::from_chars(b, tok.data() + tok.size(), d);
+    if (tok.empty() || p != tok.data() + tok.size() || ec != std::errc() || !std::isfinite(d)) return std::nullopt;
+    return d;
+  }
+
   // `in LO..HI` after a buffer's shape: its random values are drawn from [LO, HI).
   void fillRange(SpecEntry& e) {
     size_t at = pos_;
@@ -387,12 +392,10 @@ class SpecParser {
                                   (t_[pos_] == '.' && !(pos_ + 1 < t_.size() && t_[pos_ + 1] == '.')) ||
                                   ((t_[pos_] == '-' || t_[pos_] == '+') && (t_[pos_ - 1] == 'e' || t_[pos_ - 1] == 'E'))))
         ++pos_;
-      std::string tok = t_.substr(start, pos_ - start);
-      double d = 0;
-      const char* b = tok.data() + (!tok.empty() && tok[0] == '+');
-      auto [p, ec] = std::from_chars(b, tok.data() + tok.size(), d);
-      if (tok.empty() || p != tok.data() + tok.size() || ec != std::errc() || !std::isfinite(d))
-        fail(start, std::string("the ") + which + " bound of buffer '" + e.name + "'s range is not a number", hint);
+      const std::string tok = t_.substr(start, pos_ - start);
+      const std::optional<double> n = number(tok);
+      if (!n) fail(start, std::string("the ") + which + " bound of buffer '" + e.name + "'s range is not a number", hint);
+      const double d = *n;
       if (!ir::isFloat(e.dtype) && d != std::floor(d))
         fail(start, std::string("the ") + which + " bound of integer buffer '" + e.name + "'s range must be an integer", hint);
       return d;

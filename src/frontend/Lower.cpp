@@ -2218,10 +2218,9 @@ class Lowerer {
       fail(a.at, "fp_downcast_rounding other than \"rtne\": not supported yet");
     const Val& d = *v[0];
     if (d.k != Val::K::Dtype) fail(a.at, "the target of .to() must be a dtype such as tl.float16, got " + describe(d));
-    const auto address = [](Scalar s) { return s == Scalar::I64 || s == Scalar::U64; };
     if (d.dtPtr) {  // a pointer to another element type at the same address (Triton's pointer cast), or
                     // the address held by a 64-bit integer (int_to_ptr: an array of pointers read)
-      if (!x.isIR() || !(x.v->type().isPtrLike() || (x.v->type().isData() && address(x.v->type().scalar))))
+      if (!x.isIR() || !(x.v->type().isPtrLike() || (x.v->type().isData() && ir::holdsAddress(x.v->type().scalar))))
         fail(a.at, "casting " + describe(x) + " to a pointer type: only pointers and 64-bit integers (addresses) convert to pointers",
              x.isIR() && x.v->type().elemIsInt() ? "an address is 64 bits wide: load it as tl.int64 (or convert with .to(tl.int64) first)"
                                                  : "pass the buffer as a pointer argument, or its address as an int64");
@@ -2229,7 +2228,7 @@ class Lowerer {
       return Val::ir(b_.op1(OpKind::Bitcast, {x.v}, x.v->type().withElement(Type::ptrTo(d.dt))));
     }
     if (x.isIR() && x.v->type().isPtrLike()) {  // ptr_to_int: the address as a 64-bit integer
-      if (!address(d.dt))
+      if (!ir::holdsAddress(d.dt))
         fail(a.at, "casting " + describe(x) + " to " + tritonDtypeName(d.dt) + ": a pointer converts only to a 64-bit integer",
              "write .to(tl.int64), then convert that integer");
       at(a.at);
@@ -2640,15 +2639,15 @@ class Lowerer {
     const int bits = ir::bitWidth(t.scalar);
     return b_.constInt(bits >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1)), t);
   }
-  // The one element of each line along `axis` of x where `mask` (broadcast to x) holds — where it does
-  // not, with `whereFalse` — picked by a select against the lowest value and a NaN-keeping max: exact,
-  // -0, infinities and NaN included. How split, flip, sort, gather, topk and the scans' carries pick.
-  ir::Value* pickAlong(ir::Value* mask, ir::Value* x, int64_t axis, Pos p, bool whereFalse = false) {
+  // The one element of each line along `axis` of x where `mask` (broadcast to x) holds, picked by a
+  // select against the lowest value and a NaN-keeping max: exact, -0, infinities and NaN included.
+  // How flip, sort, gather, topk and the scans' carries pick.
+  ir::Value* pickAlong(ir::Value* mask, ir::Value* x, int64_t axis, Pos p) {
     const Type& t = x->type();
     mask = broadcastTo(mask, t.shape, p);
     at(p);
     ir::Value* low = lowestOf(t);
-    ir::Value* kept = b_.op1(OpKind::Select, {mask, whereFalse ? low : x, whereFalse ? x : low}, t);
+    ir::Value* kept = b_.op1(OpKind::Select, {mask, x, low}, t);
     auto s = t.shape;
     s.erase(s.begin() + axis);
     return b_.op1(OpKind::Reduce, {kept}, t.withShape(s), {{"kind", std::string("max")}, {"axis", axis}, {"propagate_nan", int64_t{1}}});

@@ -23,6 +23,8 @@ bool isInt(Scalar s);  // i1 and the unsigned types included
 bool isUnsigned(Scalar s);  // u8, u16, u32, u64
 int bitWidth(Scalar s);
 inline int byteWidth(Scalar s) { return s == Scalar::I1 ? 1 : bitWidth(s) / 8; }
+// The integers an address converts to and from (tile.bitcast with a pointer, arrays of pointers).
+inline bool holdsAddress(Scalar s) { return s == Scalar::I64 || s == Scalar::U64; }
 
 enum class TypeKind : uint8_t {
   Scalar,  // i32, f16, ...

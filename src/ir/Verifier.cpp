@@ -348,7 +348,7 @@ class Verifier {
         const Type &a = ty(op, 0), &r = op.result()->type();
         // A 64-bit integer and a pointer convert both ways (Triton's int_to_ptr and ptr_to_int:
         // pointers loaded from an array of addresses, an address's alignment computed).
-        auto address = [](const Type& t) { return t.isData() && (t.scalar == Scalar::I64 || t.scalar == Scalar::U64); };
+        auto address = [](const Type& t) { return t.isData() && holdsAddress(t.scalar); };
         need((a.isData() && r.isData()) || (a.isPtrLike() && r.isPtrLike()) || (address(a) && r.isPtrLike()) ||
                  (a.isPtrLike() && address(r)),
              op, "reinterprets scalar elements as scalars, pointers as pointers, or 64-bit integers and pointers as each other");

@@ -1104,7 +1104,7 @@ class Interp {
 int64_t virtualAddress(int index) { return (static_cast<int64_t>(index) + 1) << kAddrShift; }
 
 std::vector<uint8_t> addressBytes(const Buffer& pointers, size_t numBuffers, const std::function<uint64_t(int)>& base) {
-  if (pointers.dtype != Scalar::I64 && pointers.dtype != Scalar::U64)
+  if (!ir::holdsAddress(pointers.dtype))
     throw UserError(Location{}, "buffer '" + pointers.name + "' holds addresses, so its elements must be i64 or u64, not " +
                                     std::string(ir::scalarName(pointers.dtype)));
   if (static_cast<int64_t>(pointers.addressesOf.size()) != pointers.numel())
