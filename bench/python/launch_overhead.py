@@ -5,8 +5,12 @@ the steps JITFunction.run takes before the driver launch; no GPU is needed for t
 
     ~/.cache/tawa/triton-3.6.0/bin/python bench/python/launch_overhead.py
 
-Prints one row per kernel: medians over 15 batches of 2000 calls, in microseconds per call.
+Prints one row per kernel: medians over 15 batches of 2000 calls, in microseconds per call. With
+--gpu-path DRIVER (a build of python/tests/recording_libcuda.c), it also times whole launches on
+CUDA tensors (python/tests/fake_torch.py) through the GPU path down to cuLaunchKernel, which that
+driver only answers: tawa's own CPU cost of a GPU launch, without the driver's.
 """
+import argparse
 import os
 import statistics
 import sys
@@ -66,8 +70,38 @@ def triton_launch_prefix(jitfn, args, kwargs):
     return step
 
 
+def gpu_path(driver):
+    """Whole launches on stand-in CUDA tensors over the recording driver (in a child process: the
+    driver is opened once per process)."""
+    import subprocess
+
+    script = f"""
+import sys
+sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+sys.path.insert(0, {os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests")!r})
+import fake_torch
+fake_torch.install()
+import kernels
+from launch_overhead import per_call_us
+T = fake_torch.Tensor
+x = T(1 << 32, "float32", [4096])
+a = T(1 << 33, "float16", [128, 128])
+add = per_call_us(lambda: kernels.add[(4,)](x, x, x, 4096, BLOCK=1024))
+mm = per_call_us(lambda: kernels.matmul[(2, 2)](a, a, a, 128, 128, 128, 128, 1, 128, 1, 128, 1, BM=64, BN=64, BK=32))
+print(f"{{add:.2f}} {{mm:.2f}}")
+"""
+    env = dict(os.environ, TAWA_LIBCUDA=driver)
+    env.pop("TAWA_FAKE_CUDA_LOG", None)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout.split()
+    print(f"whole launch on CUDA tensors, tawa's side (recording driver): add {out[0]} us, matmul (3 TMA maps) {out[1]} us")
+
+
 def main():
     import triton.language as tl
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpu-path", metavar="DRIVER", help="a build of python/tests/recording_libcuda.c")
+    opts = ap.parse_args()
 
     x = np.random.rand(4096).astype(np.float32)
     a = np.random.rand(128, 128).astype(np.float16)
@@ -88,6 +122,8 @@ def main():
     out = np.empty_like(x)
     run = per_call_us(lambda: kernels.add[(4,)](x, x, out, 4096, BLOCK=1024), calls=200, batches=7)
     print(f"whole launch of add on the executor (4 programs of 1024): {run:.1f} us")
+    if opts.gpu_path:
+        gpu_path(opts.gpu_path)
 
 
 if __name__ == "__main__":

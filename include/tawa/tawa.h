@@ -10,7 +10,8 @@
 // the warp-specialized IR ("ws") and the lowered IR ("nv"), the CUDA C++ the backend emits, its PTX
 // and cubin (nvcc/NVRTC + ptxas, cached on disk), the resource report, and the explanation of what
 // the passes chose. run() launches on buffers the caller owns: the CPU executor ("exec") and the CPU
-// emulator of the CUDA kernel ("emu") read and write host memory in place of the caller's arrays.
+// emulator of the CUDA kernel ("emu") read and write host memory in place of the caller's arrays;
+// the GPU ("cuda") reads and writes the caller's device memory on the caller's stream.
 //
 // Every user mistake (a malformed kernel, a wrong spec, a bad argument, an out-of-bounds access while
 // running) is a tawa::Error carrying the file:line:col it is located at and the reason.
@@ -67,7 +68,9 @@ struct Array {
 // One argument of a launch, for each parameter of the specialized kernel (Kernel::params()) in order.
 using Arg = std::variant<Array, int64_t, double>;
 
-enum class Backend { Exec, Emu };
+// Exec and Emu run on host arrays; Cuda launches on GPU 0, where every Array's `data` is a device
+// address (a torch CUDA tensor's data_ptr()) and an array of pointers already holds device addresses.
+enum class Backend { Exec, Emu, Cuda };
 
 // The warp-specialization knobs (0 = let the passes choose) and how the CUDA kernel is emitted.
 struct Options {
@@ -97,10 +100,12 @@ struct Param {
 struct RunOptions {
   int threads = 0;    // executor threads (0: all cores)
   uint64_t seed = 0;  // interleaving of warp groups (executor) or of the emulator's threads
+  // Cuda: the CUstream to launch on (a torch stream's cuda_stream); nullptr: the legacy default stream.
+  void* stream = nullptr;
 };
 
 struct RunStats {
-  double seconds = 0;         // the launch itself
+  double seconds = 0;         // the launch itself (0 for Cuda: the launch is only enqueued)
   double compileSeconds = 0;  // the emulator's host compile (0 on a cache hit or for the executor)
 };
 
@@ -168,8 +173,11 @@ class Kernel {
   // `grid` (an expression over the spec's names, as `tawa run --grid`) evaluated.
   Inputs inputs(const std::string& grid, uint64_t seed, const std::vector<std::string>& loads = {}) const;
 
-  // Launches over `grid` on caller-owned host arrays (read and written in place). Throws Error for a
-  // wrong argument list and for any fault the backend detects.
+  // Launches over `grid` on caller-owned arrays (read and written in place). Throws Error for a
+  // wrong argument list and for any fault the backend detects. Cuda: the kernel is compiled and
+  // loaded on first use (once per choice of tile maps the arguments' alignment makes), then each
+  // launch only encodes its tensor maps on the host and enqueues the kernel on opt.stream -- no
+  // allocation, copy or synchronization; a fault of the kernel itself shows on the stream later.
   RunStats run(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt = {}) const;
 
   // Checks the pipeline on these inputs without touching the caller's arrays: the warp-specialized
@@ -178,13 +186,14 @@ class Kernel {
   // TMA completions, or of its threads), each compared with the kernel as written on the executor:
   // bit for bit on exec; on emu the first schedule within the dtype's tolerance (the GPU sums in
   // another order) and every later one bit for bit with the first. A deadlock, race, out-of-bounds
-  // access or difference is an Error naming the seed.
+  // access or difference is an Error naming the seed. On host arrays only (exec, emu).
   CheckReport check(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, int seeds = 8) const;
 
   // Runs the warp-specialized kernel once, profiled per warp group, on the caller's arrays (written as
   // run() writes them): exec times each warp group's ops with tawa's cost model of an H200-class SM;
   // emu runs the CUDA kernel emitted with its own clock64 records on the emulator (the same model
-  // advances its clock). Every figure is modelled, and says so.
+  // advances its clock). Every figure is modelled, and says so. On host arrays only (exec, emu; the
+  // GPU's own records: tawa profile --backend cuda).
   ProfileReport profile(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt = {}) const;
 
   struct Impl;

@@ -39,7 +39,9 @@ tawa::Arg toArg(nb::handle h, size_t index) {
 tawa::Backend backendOf(const std::string& name) {
   if (name == "exec") return tawa::Backend::Exec;
   if (name == "emu") return tawa::Backend::Emu;
-  throw tawa::Error(tawa::Diagnostic{"", 0, 0, "unknown backend '" + name + "'", "exec (the CPU executor) or emu (the CUDA kernel on the CPU emulator)"});
+  if (name == "cuda") return tawa::Backend::Cuda;
+  throw tawa::Error(tawa::Diagnostic{"", 0, 0, "unknown backend '" + name + "'",
+                                     "exec (the CPU executor), emu (the CUDA kernel on the CPU emulator) or cuda (GPU 0)"});
 }
 
 tawa::Options options(int depth, int mmaDepth, int consumers, int persistent, bool pingPong, const std::string& inject) {
@@ -61,8 +63,9 @@ struct Launch {
   std::vector<tawa::Arg> args;
   tawa::Backend backend;
   tawa::RunOptions opt;
-  Launch(const std::string& backendName, nb::list a, int threads, uint64_t seed) : args(toArgs(a)), backend(backendOf(backendName)) {
-    opt.threads = threads, opt.seed = seed;
+  Launch(const std::string& backendName, nb::list a, int threads, uint64_t seed, uintptr_t stream = 0)
+      : args(toArgs(a)), backend(backendOf(backendName)) {
+    opt.threads = threads, opt.seed = seed, opt.stream = reinterpret_cast<void*>(stream);
   }
 };
 
@@ -137,13 +140,14 @@ NB_MODULE(_tawa, m) {
       .def("explanation", &tawa::Kernel::explanation)
       .def(
           "run",
-          [](const tawa::Kernel& k, const std::string& backend, nb::list args, std::array<int64_t, 3> grid, int threads, uint64_t seed) {
-            const Launch l(backend, args, threads, seed);
+          [](const tawa::Kernel& k, const std::string& backend, nb::list args, std::array<int64_t, 3> grid, int threads, uint64_t seed,
+             uintptr_t stream) {
+            const Launch l(backend, args, threads, seed, stream);
             nb::gil_scoped_release unlocked;
             const tawa::RunStats st = k.run(l.backend, l.args, grid, l.opt);
             return std::make_tuple(st.seconds, st.compileSeconds);
           },
-          nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("threads") = 0, nb::arg("seed") = 0)
+          nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("threads") = 0, nb::arg("seed") = 0, nb::arg("stream") = 0)
       .def(
           "check",
           [](const tawa::Kernel& k, const std::string& backend, nb::list args, std::array<int64_t, 3> grid, int seeds) {

@@ -9,6 +9,8 @@ disk (the specialized tile IR, checked against the source files it came from), b
 
 Host arrays (numpy arrays, CPU torch tensors) run on the CPU executor (``backend="exec"``, the
 default) or on the emulator of the CUDA kernel (``backend="emu"``); the arrays are updated in place.
+CUDA tensors (torch, on cuda:0) launch on the GPU (``backend="cuda"``, chosen by them) on torch's
+current stream, zero-copy: the launch only enqueues the kernel, as Triton's does.
 """
 
 import hashlib
@@ -37,7 +39,7 @@ _LONG_DTYPE = {
 # Launch options Triton takes that tawa reads; the tawa-only ones pick the backend and the passes.
 _TRITON_OPTIONS = ("num_warps", "num_stages", "num_ctas")
 _TAWA_OPTIONS = ("backend", "seed", "threads", "depth", "mma_depth", "consumers", "persistent", "ping_pong", "inject")
-_BACKENDS = ("exec", "emu")
+_BACKENDS = ("exec", "emu", "cuda")
 _OPTIONS = frozenset(_TRITON_OPTIONS + _TAWA_OPTIONS)
 _RUN_OPTIONS = frozenset(("backend", "seed", "threads"))  # how a launch runs, not what it compiles
 _NO_OPTIONS = {}
@@ -79,8 +81,9 @@ for _name, _short in _NUMPY_DTYPES.items():
 
 
 def _array(x):
-    """(address, dtype, elements, aligned) of a host array, or None when x is not an array; an
-    error tuple (kind, detail) for an array tawa cannot take.
+    """(address, dtype, elements, aligned, on_gpu) of an array (a host array, or a torch tensor on
+    cuda:0), or None when x is not an array; an error tuple (kind, detail) for an array tawa cannot
+    take.
 
     A strided view passes its base address and the extent its strides reach: the kernel reads it
     through the strides it is given, as Triton's kernels do.
@@ -92,13 +95,17 @@ def _array(x):
             return ("unsupported", x.dtype.name)
         addr = x.__array_interface__["data"][0]
         if x.flags.c_contiguous and x.size:
-            return (addr, dtype, x.size, not addr & 15)
+            return (addr, dtype, x.size, not addr & 15, False)
         shape, strides, item = x.shape, x.strides, x.itemsize
+        on_gpu = False
     elif t.__name__ in ("Tensor", "Parameter") and t.__module__.startswith("torch"):
         dtype = _TORCH_DTYPES.get(str(x.dtype))
         if dtype is None:
             return ("unsupported", str(x.dtype))
-        if x.device.type != "cpu":
+        on_gpu = x.device.type == "cuda"
+        if on_gpu and x.device.index not in (None, 0):
+            return ("device", f"cuda:{x.device.index}")
+        if x.device.type not in ("cpu", "cuda"):
             return ("device", x.device.type)
         addr, shape, item = x.data_ptr(), tuple(x.shape), x.element_size()
         strides = tuple(s * item for s in x.stride())
@@ -111,7 +118,7 @@ def _array(x):
         if s < 0 or s % item:
             return ("strides", strides)
         extent += (n - 1) * (s // item)
-    return (addr, dtype, extent, not addr & 15)
+    return (addr, dtype, extent, not addr & 15, on_gpu)
 
 
 class PointerArray(_np.ndarray):
@@ -140,6 +147,9 @@ def pointer_array(arrays):
         if a is None or isinstance(a[0], str):
             raise ArgumentError(f"pointer_array: item {k} is a {type(x).__name__}, not an array tawa takes"
                                 + (f" ({a[0]}: {a[1]})" if a is not None else ""))
+        if a[4]:
+            raise ArgumentError(f"pointer_array: item {k} is a CUDA tensor; on the GPU pass a CUDA tensor of the "
+                                "addresses itself: torch.tensor([t.data_ptr() for t in ts], device='cuda')")
         if not (getattr(x, "flags", None) is None or x.flags.c_contiguous):
             raise ArgumentError(f"pointer_array: item {k} is not contiguous; pass numpy.ascontiguousarray(x)")
         infos.append(a[:3])
@@ -336,9 +346,10 @@ class JITFunction:
 
     # -- specialization
     def _specialize(self, bound):
-        """(key, run args): the specialization key (one entry per parameter, None where the source
-        gives the value) and the argument list of the run (the non-constant parameters)."""
-        key, run_args = [], []
+        """(key, run args, on_gpu): the specialization key (one entry per parameter, None where the
+        source gives the value), the argument list of the run (the non-constant parameters) and
+        whether the arrays are CUDA tensors (all of them, or none)."""
+        key, run_args, where = [], [], {}
         no_spec, no_align = self._no_spec, self._no_align
         for i, v in enumerate(bound):
             if v is _MISSING:
@@ -386,8 +397,10 @@ class JITFunction:
                     raise self._array_error(self._params[i][0], a)
                 key.append((a[1], a[3] and not no_align[i], "*"))
                 run_args.append(a[:3])
+                where.setdefault(a[4], self._params[i][0])
             elif _descriptor(v):
                 a = self._descriptor_arg(self._params[i][0], v)
+                where.setdefault(a[4], self._params[i][0])
                 # tawa makes the descriptor at the kernel's entry from these constants: its shape is part of the key
                 key.append((a[1], tuple(v.block_shape), tuple(v.shape), "desc"))
                 run_args.append(a[:3])
@@ -406,7 +419,10 @@ class JITFunction:
                 raise self._error(f"argument '{self._params[i][0]}' is a {type(v).__module__}.{type(v).__name__}, "
                                   "which a kernel cannot take",
                                   "pass a numpy array, a torch tensor, an int, a float, a bool or None")
-        return tuple(key), run_args
+        if len(where) == 2:
+            raise self._error(f"argument '{where[True]}' is a CUDA tensor but '{where[False]}' is a host array: a launch "
+                              "runs on the GPU or on the CPU, not both", "move them to one device (.cuda() or .cpu())")
+        return tuple(key), run_args, True in where
 
     def _descriptor_arg(self, name, d):
         """The base array of a host descriptor, after the checks tawa's row-major descriptors need."""
@@ -461,9 +477,9 @@ class JITFunction:
             return self._error(f"array argument '{name}' has dtype {what}, which tawa does not support",
                                "dtypes: " + ", ".join(sorted(_NUMPY_DTYPES)))
         if kind == "device":
-            return self._error(f"tensor argument '{name}' lives on '{what}': the Python launcher runs host arrays only "
-                               "(the executor and the emulator)", "pass a CPU tensor or a numpy array; launch on the GPU "
-                               "with the tawa CLI (tawa run --backend cuda)")
+            return self._error(f"tensor argument '{name}' lives on '{what}': tawa launches on host arrays (the executor "
+                               "and the emulator) and on CUDA tensors of GPU 0 (cuda:0)",
+                               "move it to cuda:0 (tensor.to('cuda:0')) or to the CPU (tensor.cpu())")
         if kind == "empty":
             return self._error(f"array argument '{name}' is empty")
         return self._error(f"array argument '{name}' has strides {what} (bytes): negative or not whole elements",
@@ -507,7 +523,7 @@ class JITFunction:
         if opts.get("num_ctas", 1) != 1:
             raise self._error("num_ctas other than 1 (thread-block clusters) is not supported")
         bound = self._bind(args, kwargs)
-        key, run_args = self._specialize(bound)
+        key, run_args, on_gpu = self._specialize(bound)
         ckey = (key, tuple(sorted((o, v) for o, v in opts.items() if o not in _RUN_OPTIONS))) if opts else key
         ck = self._cache.get(ckey)
         if ck is None:
@@ -520,7 +536,7 @@ class JITFunction:
                             spec += f", {o}={int(opts[o])}"
                     ck = self._compile(key, spec, opts)
                     self._cache[ckey] = ck
-        return ck, bound, run_args, opts
+        return ck, bound, run_args, opts, on_gpu
 
     def _grid(self, grid, bound, opts):
         if callable(grid):
@@ -533,10 +549,30 @@ class JITFunction:
         g = tuple(int(x) for x in g)
         return g + (1,) * (3 - len(g))
 
+    def _backend(self, opts, on_gpu):
+        """The backend of a launch: the one asked for, which must suit where the arrays are."""
+        backend = opts.get("backend") or self.backend or ("cuda" if on_gpu else "exec")
+        if backend not in _BACKENDS:
+            raise self._error(f"unknown backend {backend!r}", "one of " + ", ".join(_BACKENDS))
+        if on_gpu and backend != "cuda":
+            raise self._error(f"the arrays are CUDA tensors, which backend '{backend}' cannot read: it runs on the CPU",
+                              "pass host copies (.cpu()) to run on the CPU, or leave the backend to the tensors")
+        if backend == "cuda" and not on_gpu:
+            raise self._error("backend 'cuda' launches on CUDA tensors, and these arrays are host arrays",
+                              "move them to the GPU (tensor.cuda()), or run them on backend 'exec' or 'emu'")
+        return backend
+
     def _run(self, grid, args, kwargs):
-        ck, bound, run_args, opts = self._get(args, kwargs)  # kwargs: a fresh dict of this call
+        ck, bound, run_args, opts, on_gpu = self._get(args, kwargs)  # kwargs: a fresh dict of this call
         g = self._grid(grid, bound, opts)
-        backend = opts.get("backend") or self.backend or "exec"
+        backend = self._backend(opts, on_gpu)
+        if backend == "cuda":
+            if _profiler.session() is not None:
+                raise self._error("tawa.profile() runs kernels on host arrays (exec, emu); these are CUDA tensors",
+                                  "profile on the GPU with tawa profile --backend cuda, or pass host copies")
+            ck._k.run("cuda", run_args, g, 0, 0, _torch_stream())
+            ck.last_run_seconds = None  # enqueued on the stream, not timed
+            return ck
         prof = _profiler.session()
         if prof is not None:
             if ck.simt:
@@ -556,10 +592,12 @@ class JITFunction:
         the executor) or of its threads (``backend="emu"``: the emitted CUDA kernel) and is compared
         with the kernel as written. Returns a one-line summary; a deadlock, race, out-of-bounds access
         or difference raises TawaError naming the seed and the source line."""
-        ck, bound, run_args, opts = self._get(args, kwargs)
+        ck, bound, run_args, opts, on_gpu = self._get(args, kwargs)
         g = self._grid(grid, bound, opts)
-        backend = opts.get("backend") or self.backend or "exec"
-        return ck._k.check(backend, run_args, g, seeds)
+        if on_gpu:
+            raise self._error("check runs the pipeline on the CPU, and these arrays are CUDA tensors",
+                              "pass host copies (.cpu()): the check never writes them")
+        return ck._k.check(self._backend(opts, on_gpu), run_args, g, seeds)
 
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self._run(grid, args, kwargs)
@@ -582,6 +620,16 @@ class JITFunction:
 
     def __repr__(self):
         return f"<tawa.JITFunction {self.__name__} from {self.path}>"
+
+
+def _torch_stream():
+    """torch's current CUDA stream (a CUstream handle) on cuda:0."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:  # CUDA tensors came from torch, so it is imported
+        return 0
+    return int(torch.cuda.current_stream(0).cuda_stream)
 
 
 class _Missing:

@@ -11,12 +11,15 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
 
 #include "backends/cuda/Compiler.h"
+#include "backends/cuda/Driver.h"
 #include "backends/cuda/Emitter.h"
+#include "backends/cuda/GpuLaunch.h"
 #include "backends/cuda/Runner.h"
 #include "backends/cuda/Target.h"
 #include "backends/emu/Emulator.h"
@@ -108,6 +111,8 @@ struct Kernel::Impl {
   mutable std::optional<cuda::EmitResult> emitted;
   mutable std::optional<cuda::CompiledModule> compiled;
   mutable std::string passExplain;
+  // Loaded on GPU 0, by the tensor maps the launch's arguments make tile maps ("" for none).
+  mutable std::map<std::string, std::unique_ptr<cuda::GpuKernel>> gpu;
 
   // After `tile` was loaded: canonicalizes it and records what the later stages start from.
   void loaded() {
@@ -174,6 +179,25 @@ struct Kernel::Impl {
     std::lock_guard<std::mutex> lock(mu);
     if (!compiled) compiled = cuda::compile(er.source);
     return *compiled;
+  }
+
+  // The kernel loaded on GPU 0 for a launch with `args`, whose IR argument k is at device address
+  // baseOf(k): the tensor maps TMA cannot take at those addresses and strides are tile maps.
+  cuda::GpuKernel& gpuKernel(const std::vector<exec::Arg>& args, const std::function<uint64_t(int)>& baseOf) const {
+    const cuda::EmitResult& er = emit();
+    const std::vector<int64_t> ints = cuda::integerArgs(args);
+    std::string key;
+    for (const auto& s : er.tensorMaps)
+      if (s.generic.empty() && !cuda::tmaObstacle(s, ints, static_cast<cuda::CUdeviceptr>(baseOf(s.baseArg))).empty()) key += s.param + " ";
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = gpu.find(key);
+    if (it == gpu.end()) {
+      cuda::Driver& d = cuda::Driver::get();
+      cuda::requireHopper(d, tile.kernel->loc);  // before compiling for a device that cannot run it
+      std::ostream* note = opt.explain;
+      it = gpu.emplace(key, std::make_unique<cuda::GpuKernel>(d, key.empty() ? er : cuda::withTileMaps(er, ints, baseOf, note), tile.kernel->loc)).first;
+    }
+    return *it->second;
   }
 };
 
@@ -313,17 +337,36 @@ exec::Buffer copyIn(const Array& a, ir::Scalar want, const std::string& name, co
   return buf;
 }
 
-Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array<int64_t, 3>& grid) {
-  const Location at = f.loc;
+// The launch's argument count and grid, checked.
+void checkLaunch(const ir::Func& f, const std::vector<Arg>& args, const std::array<int64_t, 3>& grid) {
   if (args.size() != f.numArgs())
-    throw UserError(at, "'@" + f.name + "' takes " + std::to_string(f.numArgs()) + " argument(s), got " + std::to_string(args.size()));
+    throw UserError(f.loc, "'@" + f.name + "' takes " + std::to_string(f.numArgs()) + " argument(s), got " + std::to_string(args.size()));
   for (int d = 0; d < 3; ++d)
     if (grid[d] < 1) throw UserError(apiLoc("grid"), "grid dimension " + std::to_string(d) + " is " + std::to_string(grid[d]) + ", not positive");
+}
+
+// Scalar argument `a` as the executor takes a parameter of type `t`.
+exec::Arg scalarArg(const ir::Type& t, const Arg& a, const std::string& who, const Location& at) {
+  if (std::holds_alternative<Array>(a)) throw UserError(at, who + " is a scalar (" + t.str() + "), not an array");
+  if (t.elemIsFloat()) {
+    if (auto* d = std::get_if<double>(&a)) return exec::Arg::real(*d);
+    return exec::Arg::real(static_cast<double>(std::get<int64_t>(a)));
+  }
+  auto* i = std::get_if<int64_t>(&a);
+  if (!i) throw UserError(at, who + " is " + t.str() + " and needs an integer");
+  return exec::Arg::integer(*i);
+}
+
+std::string argName(const ir::Func& f, size_t k) { return "argument " + std::to_string(k) + " ('" + f.arg(k)->nameHint + "')"; }
+
+Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array<int64_t, 3>& grid) {
+  const Location at = f.loc;
+  checkLaunch(f, args, grid);
   Bound b;
   for (size_t k = 0; k < args.size(); ++k) {
     const ir::Value* p = f.arg(k);
     const ir::Type& t = p->type();
-    const std::string who = "argument " + std::to_string(k) + " ('" + p->nameHint + "')";
+    const std::string who = argName(f, k);
     if (t.isPtr()) {
       const Array* a = std::get_if<Array>(&args[k]);
       if (!a) throw UserError(at, who + " is a pointer to " + std::string(ir::scalarName(t.scalar)) + ": pass an array");
@@ -336,15 +379,7 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
       b.buffers.push_back(copyIn(*a, t.scalar, p->nameHint, who, at));
       b.arrays.push_back(a);
     } else if (t.isScalar()) {
-      if (std::holds_alternative<Array>(args[k])) throw UserError(at, who + " is a scalar (" + t.str() + "), not an array");
-      if (t.elemIsFloat()) {
-        if (auto* d = std::get_if<double>(&args[k])) b.args.push_back(exec::Arg::real(*d));
-        else b.args.push_back(exec::Arg::real(static_cast<double>(std::get<int64_t>(args[k]))));
-      } else {
-        auto* i = std::get_if<int64_t>(&args[k]);
-        if (!i) throw UserError(at, who + " is " + t.str() + " and needs an integer");
-        b.args.push_back(exec::Arg::integer(*i));
-      }
+      b.args.push_back(scalarArg(t, args[k], who, at));
     } else {
       throw UserError(at, who + " has type " + t.str() + ", which a launch cannot pass");
     }
@@ -373,6 +408,41 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
   // The arrays of pointers hold the executor's addresses, as driver::bind leaves them: every backend
   // starts from (and a check compares) the same bytes; the caller's own addresses are never written.
   exec::writeVirtualAddresses(b.buffers);
+  return b;
+}
+
+// A GPU launch's arguments: buffer k is the caller's device array at addresses[k], never copied.
+struct DeviceBound {
+  std::vector<exec::Arg> args;
+  std::vector<uint64_t> addresses;
+};
+
+DeviceBound bindDevice(const ir::Func& f, const std::vector<Arg>& args, const std::array<int64_t, 3>& grid) {
+  const Location at = f.loc;
+  checkLaunch(f, args, grid);
+  DeviceBound b;
+  for (size_t k = 0; k < args.size(); ++k) {
+    const ir::Type& t = f.arg(k)->type();
+    const std::string who = argName(f, k);
+    if (t.isPtr()) {
+      const Array* a = std::get_if<Array>(&args[k]);
+      if (!a) throw UserError(at, who + " is a pointer to " + std::string(ir::scalarName(t.scalar)) + ": pass an array");
+      auto dt = driver::parseDtypeName(a->dtype);
+      if (!dt) throw UserError(at, who + ": unknown dtype '" + a->dtype + "'");
+      if (*dt != t.scalar)
+        throw UserError(at, who + " is " + a->dtype + " but the kernel was specialized for " + std::string(ir::scalarName(t.scalar)));
+      if (a->elements < 1 || !a->data) throw UserError(at, who + " is empty or null");
+      if (!a->pointees.empty())
+        throw UserError(at, who + " names host arrays it points to; on the GPU an array of pointers holds device addresses",
+                        "pass a device array of the pointees' device addresses (torch.tensor([t.data_ptr() ...], device='cuda'))");
+      b.args.push_back(exec::Arg::buf(static_cast<int>(b.addresses.size())));
+      b.addresses.push_back(reinterpret_cast<uint64_t>(a->data));
+    } else if (t.isScalar()) {
+      b.args.push_back(scalarArg(t, args[k], who, at));
+    } else {
+      throw UserError(at, who + " has type " + t.str() + ", which a launch cannot pass");
+    }
+  }
   return b;
 }
 
@@ -418,8 +488,21 @@ Inputs Kernel::inputs(const std::string& grid, uint64_t seed, const std::vector<
 RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt) const {
   return guarded([&] {
     const ir::Func& f = *impl_->tile.kernel;
-    Bound b = bindArgs(f, args, grid);
     RunStats st;
+    if (backend == Backend::Cuda) {
+      if (impl_->opt.profile)
+        throw UserError(f.loc, "a kernel loaded with profile instrumentation launches through profile(), not run()",
+                        "load it without profile=True, or use tawa profile --backend cuda");
+      const DeviceBound db = bindDevice(f, args, grid);
+      const auto addressOf = [&](int buffer) { return db.addresses.at(static_cast<size_t>(buffer)); };
+      const auto baseOf = [&](int arg) -> uint64_t {
+        const exec::Arg& a = db.args.at(static_cast<size_t>(arg));
+        return a.kind == exec::Arg::Kind::Buffer ? addressOf(a.buffer) : 0;
+      };
+      impl_->gpuKernel(db.args, baseOf).launch(db.args, grid, addressOf, static_cast<cuda::CUstream>(opt.stream));
+      return st;
+    }
+    Bound b = bindArgs(f, args, grid);
     if (backend == Backend::Exec) {
       exec::LaunchOptions lo;
       lo.grid = grid;
@@ -443,6 +526,9 @@ RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<i
 CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, int seeds) const {
   return guarded([&] {
     if (seeds < 1) throw UserError(apiLoc("seeds"), "seeds must be at least 1, got " + std::to_string(seeds));
+    if (backend == Backend::Cuda)
+      throw UserError(apiLoc("backend"), "check runs the pipeline on the CPU: backend exec or emu, on host arrays",
+                      "pass host copies of the arrays (tensor.cpu())");
     const ir::Func& f = *impl_->tile.kernel;
     const Bound b = bindArgs(f, args, grid);
     CheckReport rep;
@@ -479,6 +565,9 @@ CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::ar
 ProfileReport Kernel::profile(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt) const {
   return guarded([&] {
     const ir::Func& f = *impl_->tile.kernel;
+    if (backend == Backend::Cuda)
+      throw UserError(apiLoc("backend"), "profile() runs on host arrays (backend exec or emu)",
+                      "profile on the GPU with tawa profile --backend cuda");
     Bound b = bindArgs(f, args, grid);
     // The spec with the launch's scalar values, for the FLOPs of a kernel with a dot (M, N, K).
     driver::Spec spec = impl_->spec;

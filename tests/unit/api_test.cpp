@@ -330,3 +330,30 @@ TEST(Api, ArraysOfPointersNameTheCallersArrays) {
     EXPECT_NE(std::string(e.what()).find("names arrays it points to, so it must hold 64-bit integers, not f32"), std::string::npos) << e.what();
   }
 }
+
+// The GPU backend's errors that come before the driver is asked anything (the launch itself is
+// tested over a recording driver in python/tests/test_cuda_launch.py).
+TEST(Api, CudaBackendTakesDeviceArraysOnly) {
+  auto k = tawa::Kernel::load(kSrc + "/examples/vector_add.py", "add_kernel",
+                              "x_ptr:*fp32, y_ptr:*fp32, out_ptr:*fp32, n_elements:i32, BLOCK_SIZE=256");
+  std::vector<float> x = randomFloats(64);
+  const tawa::Array a{x.data(), "fp32", 64};
+  const std::vector<tawa::Arg> args{a, a, a, int64_t{64}};
+  auto expectError = [](auto&& call, const std::string& message) {
+    try {
+      call();
+      ADD_FAILURE() << "no error; expected: " << message;
+    } catch (const tawa::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  expectError([&] { k.check(tawa::Backend::Cuda, args, {1, 1, 1}); }, "check runs the pipeline on the CPU");
+  expectError([&] { k.profile(tawa::Backend::Cuda, args, {1, 1, 1}); }, "profile() runs on host arrays");
+  tawa::Array withPointees = a;
+  withPointees.pointees = std::vector<tawa::Array>(64, a);
+  expectError([&] { k.run(tawa::Backend::Cuda, {withPointees, a, a, int64_t{64}}, {1, 1, 1}); }, "names host arrays it points to");
+  expectError([&] { k.run(tawa::Backend::Cuda, {tawa::Array{x.data(), "fp16", 64}, a, a, int64_t{64}}, {1, 1, 1}); },
+              "is fp16 but the kernel was specialized for f32");
+  expectError([&] { k.run(tawa::Backend::Cuda, {a, a, a}, {1, 1, 1}); }, "takes 4 argument(s), got 3");
+  expectError([&] { k.run(tawa::Backend::Cuda, {a, a, a, 1.5}, {1, 1, 1}); }, "needs an integer");
+}

@@ -295,7 +295,15 @@ void Driver::check(CUresult r, const char* what) const {
   throw UserError(where(), std::string(what) + " failed: " + errorText(r));
 }
 
+void Driver::current() {
+  thread_local CUcontext made = nullptr;
+  if (made == ctx_) return;
+  check(cuCtxSetCurrent_(ctx_), "cuCtxSetCurrent");
+  made = ctx_;
+}
+
 CUmodule Driver::loadModule(const std::string& cubin) {
+  current();
   CUmodule m = nullptr;
   check(cuModuleLoadData_(&m, cubin.data()), "cuModuleLoadData");
   return m;
@@ -314,6 +322,7 @@ void Driver::setMaxDynamicSmem(CUfunction f, int bytes) {
 }
 
 CUdeviceptr Driver::alloc(size_t bytes) {
+  current();
   CUdeviceptr p = 0;
   check(cuMemAlloc_(&p, bytes ? bytes : 1), ("cuMemAlloc(" + std::to_string(bytes) + " bytes)").c_str());
   return p;
@@ -344,15 +353,20 @@ CUtensorMapHost Driver::encodeTensorMap(const TensorMapArgs& a, const std::strin
   return m;
 }
 
-void Driver::launch(CUfunction f, const std::array<int64_t, 3>& grid, int threads, int smemBytes, std::vector<void*>& params) {
+void Driver::launch(CUfunction f, const std::array<int64_t, 3>& grid, int threads, int smemBytes, std::vector<void*>& params,
+                    CUstream stream) {
+  current();
   for (int64_t g : grid)
     if (g <= 0 || g > 0x7fffffff) throw UserError(where(), "grid dimension " + std::to_string(g) + " is out of range");
   check(cuLaunchKernel_(f, static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2]),
-                        static_cast<unsigned>(threads), 1, 1, static_cast<unsigned>(smemBytes), nullptr, params.data(), nullptr),
+                        static_cast<unsigned>(threads), 1, 1, static_cast<unsigned>(smemBytes), stream, params.data(), nullptr),
         "cuLaunchKernel");
 }
 
-void Driver::synchronize() { check(cuCtxSynchronize_(), "the kernel (cuCtxSynchronize)"); }
+void Driver::synchronize() {
+  current();
+  check(cuCtxSynchronize_(), "the kernel (cuCtxSynchronize)");
+}
 
 CUevent Driver::createEvent() {
   CUevent e = nullptr;

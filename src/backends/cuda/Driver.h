@@ -137,8 +137,10 @@ class Driver {
   void copyToHost(void* dst, CUdeviceptr src, size_t bytes);
   void fill(CUdeviceptr dst, uint8_t byte, size_t bytes);  // cuMemsetD8
   CUtensorMapHost encodeTensorMap(const TensorMapArgs& a, const std::string& param);
-  // cuLaunchKernel on the default stream; `params` points at each kernel argument in order.
-  void launch(CUfunction f, const std::array<int64_t, 3>& grid, int threads, int smemBytes, std::vector<void*>& params);
+  // cuLaunchKernel on `stream` (nullptr: the legacy default stream); `params` points at each kernel
+  // argument in order. Asynchronous: nothing waits for the kernel.
+  void launch(CUfunction f, const std::array<int64_t, 3>& grid, int threads, int smemBytes, std::vector<void*>& params,
+              CUstream stream = nullptr);
   void synchronize();
   CUevent createEvent();
   void destroyEvent(CUevent e);
@@ -152,6 +154,8 @@ class Driver {
   Driver() = default;
   void open();
   std::string errorText(CUresult r) const;
+  // The device's primary context current on the calling thread (a launcher may run on any thread).
+  void current();
 
   void* lib_ = nullptr;
   CUdevice dev_ = 0;

@@ -17,6 +17,7 @@
 #include "backends/cuda/Compiler.h"
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/Emitter.h"
+#include "backends/cuda/GpuLaunch.h"
 #include "backends/cuda/Target.h"
 #include "driver/Check.h"
 #include "driver/Launch.h"
@@ -248,10 +249,7 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   // The driver and the device first: without them nothing else is worth doing.
   Driver& d = Driver::get();
   const DeviceInfo& dev = d.device();
-  if (dev.ccMajor != 9 || dev.ccMinor != 0)
-    throw UserError(where(), "GPU 0 (" + dev.name + ") is sm_" + std::to_string(dev.ccMajor) + std::to_string(dev.ccMinor) +
-                                 "; the CUDA backend emits sm_90a code, which runs on Hopper (H100, H200) only",
-                    "use --backend exec");
+  requireHopper(d, where());
 
   driver::Spec spec = driver::parseSpec(o.spec);
   auto t0 = std::chrono::steady_clock::now();
@@ -292,42 +290,18 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
     }
 
   // Kernel parameters: tensor maps by value, then the scalars in the kernel's order.
-  std::vector<CUtensorMapHost> maps;
-  maps.reserve(er.tensorMaps.size());
-  for (const auto& s : er.tensorMaps) {
-    if (!s.generic.empty()) {  // a tile map: its base, extents and strides are scalar parameters
-      maps.emplace_back();
-      continue;
-    }
-    if (s.baseArg < 0 || static_cast<size_t>(s.baseArg) >= bound.args.size() ||
-        bound.args[static_cast<size_t>(s.baseArg)].kind != exec::Arg::Kind::Buffer)
-      throw UserError(where(), "tensor map " + s.param + ": its base is not a buffer argument of the launch");
-    CUdeviceptr base = dbuf.ptrs[static_cast<size_t>(bound.args[static_cast<size_t>(s.baseArg)].buffer)];
-    maps.push_back(d.encodeTensorMap(tensorMapArgs(s, intArgs, base, bound.grid), s.param));
-  }
-  std::vector<uint64_t> scalars(er.params.size(), 0);  // 8-byte slots, values in their low bytes
-  std::vector<void*> params;
   const std::array<int64_t, 3> g = launchGrid(er, bound.grid);  // persistent kernels: fewer blocks than the spec's grid
   std::vector<uint8_t> profileBytes;
   CUdeviceptr profileBuf = 0;
-  for (size_t i = 0; i < er.params.size(); ++i) {
-    const KernelParam& p = er.params[i];
-    if (p.tensorMap >= 0) {
-      params.push_back(&maps[static_cast<size_t>(p.tensorMap)]);
-      continue;
-    }
-    if (p.profileBuffer) {  // --profile: the kernel's event records, zeroed
-      profileBytes.assign(static_cast<size_t>(er.profile.bytesPerBlock() * g[0] * g[1] * g[2]), 0);
-      dbuf.ptrs.push_back(profileBuf = d.alloc(profileBytes.size()));
-      d.copyToDevice(profileBuf, profileBytes.data(), profileBytes.size());
-      std::memcpy(&scalars[i], &profileBuf, sizeof profileBuf);
-      params.push_back(&scalars[i]);
-      continue;
-    }
-    packScalarParam(p, bound.args, bound.grid, &scalars[i], "the GPU runner",
-                    [&](int b) { return static_cast<uint64_t>(dbuf.ptrs.at(static_cast<size_t>(b))); });
-    params.push_back(&scalars[i]);
+  if (std::any_of(er.params.begin(), er.params.end(), [](const KernelParam& p) { return p.profileBuffer; })) {
+    profileBytes.assign(static_cast<size_t>(er.profile.bytesPerBlock() * g[0] * g[1] * g[2]), 0);  // --profile: the events, zeroed
+    dbuf.ptrs.push_back(profileBuf = d.alloc(profileBytes.size()));
+    d.copyToDevice(profileBuf, profileBytes.data(), profileBytes.size());
   }
+  LaunchParams lp;
+  packLaunchParams(d, er, bound.args, bound.grid, [&](int b) { return static_cast<uint64_t>(dbuf.ptrs.at(static_cast<size_t>(b))); },
+                   profileBuf, lp);
+  std::vector<void*>& params = lp.params;
 
   LoadedCubin mod(d);
   mod.m = d.loadModule(readBinary(cm.cubinPath));

@@ -1,0 +1,56 @@
+"""A stand-in for the few parts of torch that a tawa launch reads from CUDA tensors (dtype, device,
+data_ptr(), shape, stride(), element_size()) and torch.cuda.current_stream(), for tests of the GPU
+launch path on machines without torch or a GPU. install() puts it in sys.modules as "torch"."""
+import sys
+import types
+
+
+class _Device:
+    def __init__(self, kind, index):
+        self.type, self.index = kind, index
+
+
+class _Stream:
+    def __init__(self, handle):
+        self.cuda_stream = handle
+
+
+class Tensor:
+    """A tensor whose data_ptr() is a device address nobody reads (the driver is a recording fake)."""
+
+    def __init__(self, ptr, dtype, shape, device="cuda", index=0, stride=None):
+        self._ptr, self.dtype, self.shape = ptr, "torch." + dtype, tuple(shape)
+        self.device = _Device(device, index)
+        self._item = {"float16": 2, "bfloat16": 2, "float32": 4, "int32": 4, "int64": 8, "int8": 1}[dtype]
+        row_major, acc = [], 1
+        for n in reversed(self.shape):
+            row_major.insert(0, acc)
+            acc *= n
+        self._stride = tuple(stride or row_major)
+
+    def data_ptr(self):
+        return self._ptr
+
+    def stride(self):
+        return self._stride
+
+    def element_size(self):
+        return self._item
+
+
+Tensor.__module__ = "torch"
+
+_current = [0x5151]
+
+
+def set_stream(handle):
+    """What torch.cuda.current_stream() answers from now on (torch.cuda.stream(s) in real torch)."""
+    _current[0] = handle
+
+
+def install():
+    torch = types.ModuleType("torch")
+    torch.Tensor = Tensor
+    torch.cuda = types.SimpleNamespace(current_stream=lambda device=None: _Stream(_current[0]))
+    sys.modules["torch"] = torch
+    return torch

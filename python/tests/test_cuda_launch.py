@@ -1,0 +1,143 @@
+"""Launching on CUDA tensors, without a GPU: the launch path from kernel[grid](...) down to
+cuLaunchKernel, checked against a recording driver (recording_libcuda.c, built here and loaded through
+$TAWA_LIBCUDA) and a stand-in for torch (fake_torch.py). What is checked is what the launcher asks of
+the driver: the kernel is compiled (NVRTC, ptxas: a real cubin) and loaded once, every launch passes
+the tensors' own device addresses and torch's current stream, encodes the TMA maps from those
+addresses, and never allocates, copies or synchronizes. Whether the kernel then computes the right
+numbers on a GPU is for bench/gpu/run.sh on the H200.
+
+Each launch runs in a child process: the driver is opened once per process."""
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import fake_torch
+import kernels
+import tawa
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+PRELUDE = f"""
+import sys
+sys.path.insert(0, {HERE!r})
+import fake_torch
+torch = fake_torch.install()
+import kernels
+import tawa
+T = fake_torch.Tensor
+"""
+
+NEVER_PER_LAUNCH = ("alloc", "copy", "sync", "memset", "event")
+
+
+@pytest.fixture(scope="session")
+def recording_driver(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    assert cc, "a C compiler builds the recording driver (the project's build needs one too)"
+    out = tmp_path_factory.mktemp("driver") / "libcuda.so.1"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(out), os.path.join(HERE, "recording_libcuda.c")], check=True)
+    return str(out)
+
+
+def launch(driver, tmp_path, body, params=0):
+    """Runs PRELUDE + body in a child process over `driver`; (result, the driver's log lines)."""
+    log = tmp_path / "driver.log"
+    env = dict(os.environ, TAWA_LIBCUDA=driver, TAWA_FAKE_CUDA_LOG=str(log), TAWA_FAKE_CUDA_PARAMS=str(params))
+    r = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body)], env=env, capture_output=True, text=True,
+                       timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r, log.read_text().splitlines() if log.exists() else []
+
+
+def test_vector_add_launches_on_the_tensors_and_torchs_stream(recording_driver, tmp_path, rng):
+    x, y, o = (int(a) << 8 for a in rng.integers(1 << 30, 1 << 38, size=3))  # 256-byte aligned, as torch allocates
+    n = int(rng.integers(300, 5000))
+    r, log = launch(recording_driver, tmp_path, f"""
+        x, y, o = T({x}, "float32", [{n}]), T({y}, "float32", [{n}]), T({o}, "float32", [{n}])
+        ck = kernels.add[({(n + 255) // 256},)](x, y, o, {n}, BLOCK=256)
+        assert ck.last_run_seconds is None
+        fake_torch.set_stream(0x7777)
+        kernels.add[lambda m: ((m["n"] + m["BLOCK"] - 1) // m["BLOCK"],)](x, y, o, {n}, BLOCK=256)
+        print(kernels.add.compiles)
+        """, params=4)
+    assert r.stdout.split() == ["1"]
+    assert [l for l in log if l.split()[0] in ("load", "function")] == ["load", "function add"]
+    launches = [l for l in log if l.startswith("launch")]
+    blocks = (n + 255) // 256
+    args = f"params={x:#x},{y:#x},{o:#x},{n:#x}"
+    assert len(launches) == 2
+    assert launches[0].startswith(f"launch grid={blocks},1,1 block=128 ") and launches[0].endswith(f"stream=0x5151 {args}")
+    assert launches[1].startswith(f"launch grid={blocks},1,1 block=128 ") and launches[1].endswith(f"stream=0x7777 {args}")
+    assert not [l for l in log if l.split()[0] in NEVER_PER_LAUNCH], log
+
+
+def test_tma_gemm_encodes_its_maps_from_the_tensors(recording_driver, tmp_path, rng):
+    M, N, K = 128, 128, 64
+    a, b, c = (int(v) << 8 for v in rng.integers(1 << 30, 1 << 38, size=3))
+    gemm = f"kernels.matmul[(2, 2)](A, B, C, {M}, {N}, {K}, {K}, 1, {N}, 1, {N}, 1, BM=64, BN=64, BK=32)"
+    r, log = launch(recording_driver, tmp_path, f"""
+        A, B, C = T({a}, "float16", [{M}, {K}]), T({b}, "float16", [{K}, {N}]), T({c}, "float16", [{M}, {N}])
+        {gemm}
+        {gemm}
+        A = T({a + 2}, "float16", [{M}, {K}])  # a view one element in: TMA cannot take its base
+        {gemm}
+        A = T({a}, "float16", [{M}, {K}])
+        {gemm}
+        """, params=3)
+    maps = [l for l in log if l.startswith("map")]
+    # A (M x K), B (K x N), C (M x N): the driver's order is {{cols, rows}}, row strides in bytes.
+    first = [f"map base={a:#x} rank=2 type=6 dims={K},{M} strides={2 * K}", f"map base={b:#x} rank=2 type=6 dims={N},{K} strides={2 * N}",
+             f"map base={c:#x} rank=2 type=6 dims={N},{M} strides={2 * N}"]
+    assert [m.split(" box=")[0] for m in maps[:3]] == first
+    assert maps[3:6] == maps[:3], "the second launch encodes the same maps"
+    launches = [l for l in log if l.startswith("launch")]
+    assert len(launches) == 4
+    assert launches[0].startswith("launch grid=2,2,1") and launches[0].endswith(f"stream=0x5151 params={a:#x},{b:#x},{c:#x}")
+    # The unaligned A: another kernel (A's tiles moved by threads), loaded once; A has no TMA map.
+    loads = [i for i, l in enumerate(log) if l == "load"]
+    assert len(loads) == 2, log
+    third = log[loads[1]:log.index(launches[2])]
+    assert not [m for m in third if m.startswith("map") and f"base={a + 2:#x}" in m], third
+    # Aligned again: the first kernel, from memory, with its maps.
+    assert [m.split(" box=")[0] for m in maps[-3:]] == first
+    assert not [l for l in log if l.split()[0] in NEVER_PER_LAUNCH], log
+
+
+def test_no_driver_is_a_located_error(tmp_path):
+    env = dict(os.environ, TAWA_LIBCUDA=str(tmp_path / "absent.so"))
+    r = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent("""
+        x = T(1 << 20, "float32", [64])
+        try:
+            kernels.add[(1,)](x, x, x, 64, BLOCK=64)
+        except tawa.TawaError as e:
+            print(e)
+        """)], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "error: no CUDA driver (libcuda.so.1 not found) (TAWA_LIBCUDA=" in r.stdout, r.stdout
+
+
+def test_cuda_tensor_errors():
+    T = fake_torch.Tensor  # (errors found before the driver or torch.cuda is asked anything)
+    x = T(1 << 20, "float32", [64])
+    host = np.ones(64, np.float32)
+    cases = [
+        (lambda: kernels.add[(1,)](x, host, x, 64, BLOCK=64), "argument 'x' is a CUDA tensor but 'y' is a host array"),
+        (lambda: kernels.add[(1,)](x, x, x, 64, BLOCK=64, backend="exec"), "backend 'exec' cannot read"),
+        (lambda: kernels.add[(1,)](host, host, host, 64, BLOCK=64, backend="cuda"),
+         "backend 'cuda' launches on CUDA tensors, and these arrays are host arrays"),
+        (lambda: kernels.add[(1,)](T(1 << 20, "float32", [64], index=1), x, x, 64, BLOCK=64),
+         "tensor argument 'x' lives on 'cuda:1'"),
+        (lambda: kernels.add.check((1,), x, x, x, 64, BLOCK=64), "check runs the pipeline on the CPU"),
+    ]
+    for call, message in cases:
+        with pytest.raises(tawa.TawaError) as e:
+            call()
+        assert message in str(e.value)
+        assert str(e.value).startswith(kernels.add.path + ":"), str(e.value)  # located at the kernel
+    with pytest.raises(tawa.TawaError, match="item 0 is a CUDA tensor"):
+        tawa.pointer_array([x])
