@@ -79,7 +79,8 @@ struct Options {
   int consumers = 0;  // consumer warp groups (1 or 2)
   int persistent = 0; // persistent programs
   int groupM = 0;     // persistent tile order: groups of this many rows of tiles (0: row-major)
-  int producerRegs = 40, consumerRegs = 0;  // setmaxnreg budgets (consumers 0: 256 for one, 232 for two)
+  // setmaxnreg budgets; 0: chosen (producer 40 beside one consumer, 32 beside two; consumers 256 for one, 240 for two)
+  int producerRegs = 0, consumerRegs = 0;
   bool pingPong = true;     // two consumers take turns issuing their MMAs
   bool profile = false;     // instrument the CUDA kernel (tawa's scopes recorded with clock64)
   int profileCapacity = 256;  // with profile: events per warp group

@@ -92,7 +92,7 @@ class Lowerer {
     Builder b(&body, region.loc());
     if (!body.ops().empty()) b.setInsertionPointBefore(body.ops().front().get());
     b.create(OpKind::SetMaxNReg, {}, {},
-             {{"regs", region.hasAttr("regs") ? region.intAttr("regs") : int64_t{producer ? opt_.producerRegs : opt_.consumerRegs}},
+             {{"regs", region.hasAttr("regs") ? region.intAttr("regs") : int64_t{producer ? producerRegsFor(opt_, 1) : consumerRegsFor(opt_, 1)}},
               {"action", std::string(producer ? "dec" : "inc")}});
     std::vector<Op*> todo;
     walk(body, [&](Op* op) {

@@ -14,19 +14,29 @@ struct PassOptions {
                            // let the passes choose (consumerGroupsFor in WarpSpecialize.h)
   int persistent = 0;      // > 0: make the kernel persistent on this many programs (e.g. #SMs)
   int groupM = 0;          // persistent tile order: > 0 groups this many rows of tiles (0: row-major)
-  int producerRegs = 40;   // setmaxnreg budgets (a multiple of 8 in 24..256)
-  int consumerRegs = 0;    // 0: chosen by consumerRegsFor (below)
+  int producerRegs = 0;    // setmaxnreg budgets (a multiple of 8 in 24..256); 0: chosen by
+  int consumerRegs = 0;    // producerRegsFor and consumerRegsFor (below)
   std::string fault;       // lower-aref: break the lowering on purpose (see LowerAref.h)
   std::ostream* explain = nullptr;  // where passes say what they decided and why
 };
 
+// The producer warp group's setmaxnreg budget: as asked, else 40 beside one consumer and 32 beside
+// two (FlashAttention-3 gives its producer 24-32 beside two consumers): the producer holds addresses,
+// loop counters and, for tile maps, one 16-byte chunk at a time, and ptxas compiles tawa's producers
+// within 32 without spills (tests/lit/ws/auto_choices.test), while two consumers' accumulators need
+// every register they can get (attention at 128x128, head dim 128, spills 76 B at 232 and none at 240).
+inline int producerRegsFor(const PassOptions& o, int consumers) {
+  if (o.producerRegs > 0) return o.producerRegs;
+  return consumers > 1 ? 32 : 40;
+}
+
 // Each consumer warp group's setmaxnreg budget: as asked, else the most that `consumers` groups and the
 // producer share in the 512 registers per thread of four warp groups' worth (64K registers for 128
-// threads each, setmaxnreg's largest count being 256): 256 for one consumer, 232 for two beside a
-// 40-register producer.
+// threads each, setmaxnreg's largest count being 256): 256 for one consumer, 240 for two beside a
+// 32-register producer.
 inline int consumerRegsFor(const PassOptions& o, int consumers) {
   if (o.consumerRegs > 0) return o.consumerRegs;
-  const int share = (512 - o.producerRegs) / (consumers > 1 ? consumers : 1) / 8 * 8;
+  const int share = (512 - producerRegsFor(o, consumers)) / (consumers > 1 ? consumers : 1) / 8 * 8;
   return share < 256 ? share : 256;
 }
 

@@ -36,7 +36,7 @@ class Splitter {
     say("@" + f_.name + ": two cooperative consumer warp groups: rows [0, " + std::to_string(half_) + ") and [" +
         std::to_string(half_) + ", " + std::to_string(2 * half_) + ") of each " + std::to_string(2 * half_) + "-row block (" +
         std::to_string(marked_.size()) + " row-indexed values halved); setmaxnreg " + std::to_string(consumerRegsFor(opt_, 2)) +
-        " each");
+        " each, producer " + std::to_string(producerRegsFor(opt_, 2)));
   }
 
  private:
@@ -289,7 +289,7 @@ class Splitter {
       for (Op* op : before) fix(b, *op, *cloneOp(b, *op, map), h, map);
       b.setInsertionPointBefore(&cons);
       Op* region = cloneOp(b, cons, map);
-      region->attrs["regs"] = int64_t{consumerRegsFor(opt_, 2)};  // two consumers share what one had
+      region->attrs["regs"] = int64_t{consumerRegsFor(opt_, 2)};  // two consumers share what one had, and the producer's part
       // Fix every copied op whose original makes or stores a row-indexed value.
       std::vector<std::pair<Op*, Op*>> pairs;
       collectPairs(*cons.region(0), *region->region(0), pairs);
@@ -298,6 +298,8 @@ class Splitter {
         if (marked_.count(v) && c->type().isTile() && c->type().shape[0] != half_) c->setType(halve(c->type()));
     }
     f_.body.erase(&cons);
+    for (auto& op : f_.body.ops())  // the producer gives up what the second consumer needs
+      if (op->kind() == OpKind::WgRegion && op->strAttr("role") == "producer") op->attrs["regs"] = int64_t{producerRegsFor(opt_, 2)};
     for (auto& [aref, halves] : halfArefs_) f_.body.erase(const_cast<Op*>(aref->definingOp()));
     std::set<const Value*> perHalf;
     for (auto& [aref, halves] : halfArefs_) perHalf.insert(halves.begin(), halves.end());

@@ -466,7 +466,7 @@ class Specializer {
 
     // ---- producer
     Op* prod = top.create(OpKind::WgRegion, {}, {},
-                          {{"role", std::string("producer")}, {"num_warps", int64_t{4}}, {"regs", int64_t{opt_.producerRegs}}});
+                          {{"role", std::string("producer")}, {"num_warps", int64_t{4}}, {"regs", int64_t{producerRegsFor(opt_, static_cast<int>(nConsumers))}}});
     prod->setLoc(loop->loc());
     {
       Block* pb = prod->addRegion();
@@ -545,7 +545,7 @@ class Specializer {
     }
     say("@" + f_.name + ": specialized the loop at " + loop->loc().str() + " (depth " + std::to_string(depth_) + ", " +
         (cooperative_ ? "two cooperative consumers, one per half of the rows)" : "one consumer)"));
-    say("@" + f_.name + ": setmaxnreg: producer " + std::to_string(opt_.producerRegs) + ", consumer " +
+    say("@" + f_.name + ": setmaxnreg: producer " + std::to_string(producerRegsFor(opt_, cooperative_ ? 2 : 1)) + ", consumer " +
         std::to_string(consumerRegsFor(opt_, cooperative_ ? 2 : 1)) +
         (opt_.consumerRegs > 0 ? " (as asked)" : " (what the producer leaves of 512 per thread" + std::string(cooperative_ ? ", halved)" : ", at most 256)")));
     for (Op* l : main_.loads) say("  producer: " + at(*l) + " (a block load: seeds the producer)");

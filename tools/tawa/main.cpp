@@ -165,17 +165,20 @@ void addWsFlags(CLI::App* c, WsFlags& w) {
                                                                                   : "must be 24 to 256, a multiple of 8 (setmaxnreg)";
       },
       "24..256, multiple of 8");
-  c->add_option("--producer-regs", w.opt.producerRegs, "setmaxnreg budget of the producer")->default_val(40)->check(regs);
-  c->add_option("--consumer-regs", w.opt.consumerRegs,
-                "setmaxnreg budget of each consumer; auto: 256 for one consumer, 232 for two (what the producer leaves)")
+  // auto: 0 in PassOptions (producerRegsFor and consumerRegsFor choose).
+  const auto regsOrAuto = [regs](std::string& v) {
+    if (v == "auto") return (v = "0", std::string());
+    std::string e = regs(v);
+    return e.empty() ? e : "must be auto, or 24 to 256 and a multiple of 8 (setmaxnreg)";
+  };
+  c->add_option("--producer-regs", w.opt.producerRegs, "setmaxnreg budget of the producer; auto: 40 beside one consumer, 32 beside two")
       ->default_str("auto")
-      ->transform(CLI::Validator(
-          [regs](std::string& v) {
-            if (v == "auto") return (v = "0", std::string());
-            std::string e = regs(v);
-            return e.empty() ? e : "must be auto, or 24 to 256 and a multiple of 8 (setmaxnreg)";
-          },
-          "auto|24..256, multiple of 8"));
+      ->transform(CLI::Validator(regsOrAuto, "auto|24..256, multiple of 8"));
+  c->add_option("--consumer-regs", w.opt.consumerRegs,
+                "setmaxnreg budget of each consumer; auto: what the producer leaves of 512, at most 256 (256 for one consumer, 240 "
+                "for two)")
+      ->default_str("auto")
+      ->transform(CLI::Validator(regsOrAuto, "auto|24..256, multiple of 8"));
   c->add_flag("--explain", w.explain,
               "say which role each op went to and why, and what could not be done (and, from the front end, which of a "
               "name's module-level bindings was taken)")
