@@ -30,6 +30,7 @@ _NUMPY_DTYPES = {
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
 }
 _TORCH_DTYPES = {"torch." + k: v for k, v in _NUMPY_DTYPES.items()}
+_TORCH_BY_DTYPE = {}  # torch dtype objects seen, to their short names
 # The spec's spelling of a dtype constant (tl.float16 ...), from Triton's short names.
 _LONG_DTYPE = {
     "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "fp8e4nv": "float8e4nv",
@@ -99,15 +100,24 @@ def _array(x):
         shape, strides, item = x.shape, x.strides, x.itemsize
         on_gpu = False
     elif t.__name__ in ("Tensor", "Parameter") and t.__module__.startswith("torch"):
-        dtype = _TORCH_DTYPES.get(str(x.dtype))
+        dtype = _TORCH_BY_DTYPE.get(x.dtype)
         if dtype is None:
-            return ("unsupported", str(x.dtype))
-        on_gpu = x.device.type == "cuda"
-        if on_gpu and x.device.index not in (None, 0):
-            return ("device", f"cuda:{x.device.index}")
-        if x.device.type not in ("cpu", "cuda"):
-            return ("device", x.device.type)
-        addr, shape, item = x.data_ptr(), tuple(x.shape), x.element_size()
+            dtype = _TORCH_DTYPES.get(str(x.dtype))
+            if dtype is None:
+                return ("unsupported", str(x.dtype))
+            _TORCH_BY_DTYPE[x.dtype] = dtype  # str(dtype) once per dtype object
+        device = x.device
+        on_gpu = device.type == "cuda"
+        if on_gpu and device.index not in (None, 0):
+            return ("device", f"cuda:{device.index}")
+        if not on_gpu and device.type != "cpu":
+            return ("device", device.type)
+        addr = x.data_ptr()
+        if x.is_contiguous():
+            n = x.numel()
+            if n:
+                return (addr, dtype, n, not addr & 15, on_gpu)
+        shape, item = tuple(x.shape), x.element_size()
         strides = tuple(s * item for s in x.stride())
     else:
         return None
@@ -622,14 +632,18 @@ class JITFunction:
         return f"<tawa.JITFunction {self.__name__} from {self.path}>"
 
 
-def _torch_stream():
-    """torch's current CUDA stream (a CUstream handle) on cuda:0."""
-    import sys
+_raw_stream = []  # torch's raw current-stream getter, found on first use
 
-    torch = sys.modules.get("torch")
-    if torch is None:  # CUDA tensors came from torch, so it is imported
-        return 0
-    return int(torch.cuda.current_stream(0).cuda_stream)
+
+def _torch_stream():
+    """torch's current CUDA stream on cuda:0, as a CUstream handle (an int)."""
+    if not _raw_stream:
+        import sys
+
+        torch = sys.modules.get("torch")  # CUDA tensors came from torch, so it is imported
+        raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)  # what Triton's launcher reads
+        _raw_stream.append(raw or (lambda device: int(torch.cuda.current_stream(device).cuda_stream)))
+    return _raw_stream[0](0)
 
 
 class _Missing:

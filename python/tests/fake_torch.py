@@ -1,5 +1,5 @@
 """A stand-in for the few parts of torch that a tawa launch reads from CUDA tensors (dtype, device,
-data_ptr(), shape, stride(), element_size()) and torch.cuda.current_stream(), for tests of the GPU
+data_ptr(), shape, stride(), element_size(), numel(), is_contiguous()) and torch.cuda.current_stream(), for tests of the GPU
 launch path on machines without torch or a GPU. install() puts it in sys.modules as "torch"."""
 import sys
 import types
@@ -36,6 +36,19 @@ class Tensor:
 
     def element_size(self):
         return self._item
+
+    def numel(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def is_contiguous(self):
+        row_major, acc = [], 1
+        for n in reversed(self.shape):
+            row_major.insert(0, acc)
+            acc *= n
+        return all(s == r for s, r, n in zip(self._stride, row_major, self.shape) if n > 1)
 
 
 Tensor.__module__ = "torch"

@@ -21,18 +21,30 @@ using ir::Value;
 
 namespace {
 
-constexpr int kThreads = 128;
+// Threads per program: enough that the largest tile is about 32 entries per thread, 128 to 1024.
+// A 128x128 accumulator held by 128 threads (128 entries each, beside its operands') spilled 5 KB
+// in Triton's grouped GEMM; by 512 threads (32 each), 0.5 KB.
+int threadsFor(const ir::Func& f) {
+  int64_t largest = 0;
+  ir::walk(f.body, [&](const Op* op) {
+    for (size_t r = 0; r < op->numResults(); ++r)
+      if (op->result(r)->type().isTile()) largest = std::max(largest, op->result(r)->type().numel());
+  });
+  int threads = 128;
+  while (threads < 1024 && threads * 32 < largest) threads *= 2;
+  return threads;
+}
 
 bool isHalf(Scalar s) { return s == Scalar::F16 || s == Scalar::BF16; }
 
 class SimtEmitter {
  public:
-  SimtEmitter(const ir::Func& f, const EmitOptions& opt) : f_(f), opt_(opt) {}
+  SimtEmitter(const ir::Func& f, const EmitOptions& opt) : f_(f), opt_(opt), threads_(threadsFor(f)), warps_(threads_ / 32) {}
 
   EmitResult run() {
     EmitResult er;
     er.kernelName = opt_.kernelName.empty() ? f_.name : opt_.kernelName;
-    er.threads = kThreads;
+    er.threads = threads_;
     if (opt_.profile)
       throw UserError(f_.loc, "--profile records the roles of a warp-specialized kernel; '@" + f_.name +
                                   "' has no warp-specialized form (it is emitted as a SIMT kernel)",
@@ -56,23 +68,24 @@ class SimtEmitter {
       er.params.push_back(p);
     }
     if (opt_.includeHeader) out_ << "#include \"primitives.cuh\"\n\n";
-    out_ << "// " << f_.name << ": a SIMT kernel (no warp-specialized form), one block of " << kThreads
-         << " threads per program; tile element e lives in thread e % " << kThreads << ", entry e / " << kThreads << ".\n";
-    out_ << "extern \"C\" __global__ __launch_bounds__(" << kThreads << ", 1) void " << er.kernelName << "(" << sig.str() << ") {\n";
+    out_ << "// " << f_.name << ": a SIMT kernel (no warp-specialized form), one block of " << threads_
+         << " threads per program; tile element e lives in thread e % " << threads_ << ", entry e / " << threads_ << ".\n";
+    out_ << "extern \"C\" __global__ __launch_bounds__(" << threads_ << ", 1) void " << er.kernelName << "(" << sig.str() << ") {\n";
     ++indent_;
     line("using namespace tawa;");
     line("const int tid = thread_idx();");
     line("float* red = reinterpret_cast<float*>(dynamic_smem_1024());  // cross-warp reduction scratch");
-    line("unsigned char* stage = reinterpret_cast<unsigned char*>(dynamic_smem_1024()) + 16;  // tiles that change layout");
+    line("unsigned char* stage = reinterpret_cast<unsigned char*>(dynamic_smem_1024()) + " + std::to_string(scratchBytes()) +
+         ";  // tiles that change layout");
     line("(void)red;");
     line("(void)stage;");
     emitBlock(f_.body);
     --indent_;
     out_ << "}\n";
     er.source = out_.str();
-    // Alignment slack, the cross-warp reduction scratch (4 words), and the largest tile staged in
-    // shared memory to change its layout (broadcast, permute, reductions and scans along an axis).
-    er.smemBytes = 1024 + 16 + (stageBytes_ + 15) / 16 * 16;
+    // Alignment slack, the cross-warp reduction scratch (a word per warp), and the largest tile staged
+    // in shared memory to change its layout (broadcast, permute, reductions and scans along an axis).
+    er.smemBytes = 1024 + scratchBytes() + (stageBytes_ + 15) / 16 * 16;
     return er;
   }
 
@@ -113,15 +126,15 @@ class SimtEmitter {
   // ---- tiles
 
   // Entries per thread of a tile value (1 for scalars). A tile of any rank is laid out by its
-  // row-major element index e: element e lives in thread e % 128, entry e / 128.
+  // row-major element index e: element e lives in thread e % T, entry e / T (T = threads_).
   int64_t entries(const Type& t, const Op&) {
     if (!t.isTile()) return 1;
-    return (t.numel() + kThreads - 1) / kThreads;
+    return (t.numel() + threads_ - 1) / threads_;
   }
-  // Whether entry k of this thread is an element of an N-element tile (always, when N % 128 == 0).
-  static std::string inTile(const Type& t) {
-    if (!t.isTile() || t.numel() % kThreads == 0) return "";
-    return "tid + " + std::to_string(kThreads) + " * k < " + std::to_string(t.numel());
+  // Whether entry k of this thread is an element of an N-element tile (always, when N % T == 0).
+  std::string inTile(const Type& t) const {
+    if (!t.isTile() || t.numel() % threads_ == 0) return "";
+    return "tid + " + std::to_string(threads_) + " * k < " + std::to_string(t.numel());
   }
   // Row-major strides of a shape.
   static std::vector<int64_t> stridesOf(const std::vector<int64_t>& shape) {
@@ -129,10 +142,10 @@ class SimtEmitter {
     for (size_t d = shape.size(); d-- > 1;) st[d - 1] = st[d] * shape[d];
     return st;
   }
-  // The C expression of element e's index along dimension d of `shape`, e = tid + 128 * k.
-  static std::string indexAlong(const std::vector<int64_t>& shape, size_t d) {
+  // The C expression of element e's index along dimension d of `shape`, e = tid + T * k.
+  std::string indexAlong(const std::vector<int64_t>& shape, size_t d) const {
     const auto st = stridesOf(shape);
-    std::string e = "(tid + " + std::to_string(kThreads) + " * k)";
+    std::string e = "(tid + " + std::to_string(threads_) + " * k)";
     if (st[d] != 1) e = "(" + e + " / " + std::to_string(st[d]) + ")";
     return d == 0 ? e : "(" + e + " % " + std::to_string(shape[d]) + ")";
   }
@@ -142,7 +155,7 @@ class SimtEmitter {
          (cond.empty() ? body : "if (" + cond + ") " + body));
   }
   // The condition for entry k to take part: inside the tile (inTile) and, when given, the mask.
-  static std::string guarded(const Type& t, const std::string& mask) {
+  std::string guarded(const Type& t, const std::string& mask) const {
     std::string guard = inTile(t);
     return guard.empty() ? mask : mask.empty() ? guard : "(" + guard + ") && " + mask;
   }
@@ -323,7 +336,7 @@ class SimtEmitter {
       }
       case OpKind::Arange: {
         int64_t start = op.intAttr("start");
-        define(op, "static_cast<int32_t>(" + std::to_string(start) + " + tid + " + std::to_string(kThreads) + " * k)");
+        define(op, "static_cast<int32_t>(" + std::to_string(start) + " + tid + " + std::to_string(threads_) + " * k)");
         return;
       }
       case OpKind::Splat: define(op, nameFor(op.operand(0))); return;
@@ -546,7 +559,7 @@ class SimtEmitter {
     stageBytes_ = std::max(stageBytes_, offset + bytes);
     const std::string st = nameFor(v) + "_st" + std::to_string(counter_++);
     line(c + "* " + st + " = reinterpret_cast<" + c + "*>(stage" + (offset ? " + " + std::to_string(offset) : "") + ");");
-    perEntry(t, op, inTile(t), st + "[tid + " + std::to_string(kThreads) + " * k] = " + nameFor(v) + "[k];");
+    perEntry(t, op, inTile(t), st + "[tid + " + std::to_string(threads_) + " * k] = " + nameFor(v) + "[k];");
     line("syncthreads();  // the tile is in shared memory");
     return st;
   }
@@ -669,7 +682,7 @@ class SimtEmitter {
   }
 
   // The identity and the combining expression (of %a and %b) of a reduction or scan kind on f32 or
-  // i32 elements; the C type and the scratch (`red`, four 4-byte words) as that type.
+  // i32 elements; the C type and the scratch (`red`, a 4-byte word per warp) as that type.
   struct Combiner {
     std::string type, id, comb, scratch;
     std::string operator()(const std::string& x, const std::string& y) const {
@@ -727,12 +740,12 @@ class SimtEmitter {
     line("if ((tid & 31) == 0) " + c.scratch + "[tid / 32] = " + acc + ";");
     line("syncthreads();");
     const std::string w = c.scratch;
-    line("const " + c.type + " " + n + " = " + c(c(w + "[0]", w + "[1]"), c(w + "[2]", w + "[3]")) + ";");
+    line("const " + c.type + " " + n + " = " + warpTree(c, w, 0, warps_) + ";");
     line("syncthreads();  // the scratch is free for the next reduction");
   }
 
-  // tile.scan of a 1-D tile: entry k of the 128 threads is the chunk of elements [128k, 128k + 128);
-  // each chunk is scanned across the warp (shuffles up) and across the four warps (the scratch), then
+  // tile.scan of a 1-D tile: entry k of the T threads is the chunk of elements [Tk, Tk + T); each
+  // chunk is scanned across the warp (shuffles up) and across the T / 32 warps (the scratch), then
   // combined with the carry of the chunks before it. A reverse scan mirrors it: chunks from the last,
   // shuffles down, the warps after.
   void scan(const Op& op) {
@@ -754,9 +767,9 @@ class SimtEmitter {
     line("if ((tid & 31) == " + std::string(rev ? "0" : "31") + ") " + w + "[tid / 32] = v;");
     line("syncthreads();");
     line(c.type + " before = " + c.id + ";");
-    line(rev ? "for (int p = 3; p > tid / 32; --p) before = " + c(w + "[p]", "before") + ";"
+    line(rev ? "for (int p = " + std::to_string(warps_ - 1) + "; p > tid / 32; --p) before = " + c(w + "[p]", "before") + ";"
              : "for (int p = 0; p < tid / 32; ++p) before = " + c("before", w + "[p]") + ";");
-    line("const " + c.type + " total = " + c(c(w + "[0]", w + "[1]"), c(w + "[2]", w + "[3]")) + ";");
+    line("const " + c.type + " total = " + warpTree(c, w, 0, warps_) + ";");
     line("syncthreads();  // the scratch is free again");
     line(n + "[k] = " + c(n + "_carry", c("before", "v")) + ";");
     line(n + "_carry = " + c(n + "_carry", "total") + ";");
@@ -860,8 +873,19 @@ class SimtEmitter {
     line("}");
   }
 
+  // The combination of the per-warp partial results scratch[lo .. lo + n), pairwise (four warps:
+  // (w0 + w1) + (w2 + w3)): one fixed order, the same in every thread and every schedule.
+  template <class C>
+  static std::string warpTree(const C& c, const std::string& w, int lo, int n) {
+    if (n == 1) return w + "[" + std::to_string(lo) + "]";
+    return c(warpTree(c, w, lo, n / 2), warpTree(c, w, lo + n / 2, n / 2));
+  }
+  // Bytes of the cross-warp scratch: one 4-byte word per warp, at least 16.
+  int scratchBytes() const { return std::max(16, 4 * warps_); }
+
   const ir::Func& f_;
   EmitOptions opt_;
+  const int threads_, warps_;
   std::ostringstream out_;
   int indent_ = 0;
   std::map<const Value*, std::string> names_;
