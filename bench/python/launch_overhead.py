@@ -6,7 +6,7 @@ the steps JITFunction.run takes before the driver launch; no GPU is needed for t
     ~/.cache/tawa/triton-3.6.0/bin/python bench/python/launch_overhead.py
 
 Prints one row per kernel: medians over 15 batches of 2000 calls, in microseconds per call. With
---gpu-path DRIVER (a build of python/tests/recording_libcuda.c), it also times whole launches on
+--gpu-path DRIVER (a build of tests/lit/cuda_runtime/Inputs/recording_libcuda.c), it also times whole launches on
 CUDA tensors (python/tests/fake_torch.py) through the GPU path down to cuLaunchKernel, which that
 driver only answers: tawa's own CPU cost of a GPU launch, without the driver's.
 """
@@ -100,7 +100,7 @@ def main():
     import triton.language as tl
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--gpu-path", metavar="DRIVER", help="a build of python/tests/recording_libcuda.c")
+    ap.add_argument("--gpu-path", metavar="DRIVER", help="a build of tests/lit/cuda_runtime/Inputs/recording_libcuda.c")
     opts = ap.parse_args()
 
     x = np.random.rand(4096).astype(np.float32)

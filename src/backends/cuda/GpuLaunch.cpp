@@ -63,9 +63,9 @@ GpuKernel::GpuKernel(Driver& d, EmitResult er, const Location& at) : d_(d), er_(
     throw UserError(at, "the kernel needs " + std::to_string(er_.smemBytes) + " bytes of shared memory; " + d_.device().name + " allows " +
                             std::to_string(d_.device().maxSmemOptin) + " per block",
                     "lower the aref depth (--depth) or the block sizes");
-  const CompiledModule cm = compile(er_.source);
-  std::ifstream f(cm.cubinPath, std::ios::binary);
-  if (!f) throw UserError(Location::at(std::make_shared<const std::string>(cm.cubinPath), 0, 0), "cannot read the compiled cubin");
+  cm_ = compile(er_.source);
+  std::ifstream f(cm_.cubinPath, std::ios::binary);
+  if (!f) throw UserError(Location::at(std::make_shared<const std::string>(cm_.cubinPath), 0, 0), "cannot read the compiled cubin");
   const std::string cubin((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   module_ = d_.loadModule(cubin);
   try {
@@ -91,7 +91,11 @@ void GpuKernel::launch(const std::vector<exec::Arg>& args, const std::array<int6
                        const std::function<uint64_t(int)>& addressOf, CUstream stream) {
   LaunchParams lp;
   packLaunchParams(d_, er_, args, grid, addressOf, 0, lp);
-  d_.launch(fn_, launchGrid(er_, grid), er_.threads, static_cast<int>(er_.smemBytes), lp.params, stream);
+  launch(lp, grid, stream);
+}
+
+void GpuKernel::launch(LaunchParams& params, const std::array<int64_t, 3>& grid, CUstream stream) {
+  d_.launch(fn_, launchGrid(er_, grid), er_.threads, static_cast<int>(er_.smemBytes), params.params, stream);
 }
 
 }  // namespace tawa::cuda

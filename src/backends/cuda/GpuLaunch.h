@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+#include "backends/cuda/Compiler.h"
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/Emitter.h"
 #include "backends/exec/Executor.h"
@@ -44,13 +45,17 @@ class GpuKernel {
   GpuKernel& operator=(const GpuKernel&) = delete;
 
   const EmitResult& emitted() const { return er_; }
-  // Enqueues one launch on `stream` (nullptr: the legacy default stream).
+  const CompiledModule& compiled() const { return cm_; }
+  // Enqueues one launch on `stream` (nullptr: the legacy default stream) over the logical grid `grid`.
   void launch(const std::vector<exec::Arg>& args, const std::array<int64_t, 3>& grid, const std::function<uint64_t(int)>& addressOf,
               CUstream stream);
+  // The same with parameters packed beforehand (packLaunchParams), for launches repeated unchanged.
+  void launch(LaunchParams& params, const std::array<int64_t, 3>& grid, CUstream stream);
 
  private:
   Driver& d_;
   EmitResult er_;
+  CompiledModule cm_;
   CUmodule module_ = nullptr;
   CUfunction fn_ = nullptr;
 };

@@ -30,12 +30,6 @@ namespace {
 
 Location where(const std::string& what = "<cuda>") { return Location::at(std::make_shared<const std::string>(what), 0, 0); }
 
-std::string readBinary(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw UserError(where(path), "cannot read the compiled cubin");
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
 std::string num(const char* f, double v) {
   char b[64];
   std::snprintf(b, sizeof b, f, v);
@@ -72,18 +66,6 @@ struct Events {
   ~Events() {
     for (CUevent e : ev) try {
         d.destroyEvent(e);
-      } catch (...) {
-      }
-  }
-};
-
-struct LoadedCubin {
-  Driver& d;
-  CUmodule m = nullptr;
-  explicit LoadedCubin(Driver& drv) : d(drv) {}
-  ~LoadedCubin() {
-    if (m) try {
-        d.unloadModule(m);
       } catch (...) {
       }
   }
@@ -267,12 +249,9 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   const std::vector<int64_t> intArgs = integerArgs(bound.args);
   // Tensor maps TMA cannot take with these arguments become tile maps (device buffers are 256-byte aligned).
   er = withTileMaps(er, intArgs, [](int) -> uint64_t { return 0; }, &std::cerr);
-  CompiledModule cm = compile(er.source);
+  GpuKernel gk(d, er, nv.kernel->loc);  // compiled (or from the cache), its shared memory checked, loaded
+  const CompiledModule& cm = gk.compiled();
   double compileS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (er.smemBytes > dev.maxSmemOptin)
-    throw UserError(nv.kernel->loc, "the kernel needs " + std::to_string(er.smemBytes) + " bytes of shared memory; " + dev.name +
-                                        " allows " + std::to_string(dev.maxSmemOptin) + " per block",
-                    "lower the aref depth (--depth) or the block sizes");
 
   // Buffers on the device, with the same initial contents as the reference's (random, never
   // zeros: an element the kernel fails to write keeps a value the executor overwrote).
@@ -301,12 +280,6 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   LaunchParams lp;
   packLaunchParams(d, er, bound.args, bound.grid, [&](int b) { return static_cast<uint64_t>(dbuf.ptrs.at(static_cast<size_t>(b))); },
                    profileBuf, lp);
-  std::vector<void*>& params = lp.params;
-
-  LoadedCubin mod(d);
-  mod.m = d.loadModule(readBinary(cm.cubinPath));
-  CUfunction fn = d.function(mod.m, er.kernelName);
-  d.setMaxDynamicSmem(fn, static_cast<int>(er.smemBytes));
 
   int64_t blocks = g[0] * g[1] * g[2];
   out << "ran @" << nv.kernel->name << " on GPU 0 (" << dev.name << ", sm_" << dev.ccMajor << dev.ccMinor << ", "
@@ -324,7 +297,7 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
         << " B spill stores, " << u.spillLoads << " B spill loads\n";
 
   // One checked launch.
-  d.launch(fn, g, er.threads, static_cast<int>(er.smemBytes), params);
+  gk.launch(lp, bound.grid, nullptr);
   d.synchronize();
   std::vector<exec::Buffer> gpu = bound.buffers;
   for (size_t i = 0; i < gpu.size(); ++i)  // an array of pointers keeps the executor's addresses
@@ -355,13 +328,13 @@ int runOnGpu(const GpuRunOptions& o, std::ostream& out) {
   }
 
   // Timing: warm-up launches, then each timed launch between two events; the median is reported.
-  for (int i = 0; i < o.warmup; ++i) d.launch(fn, g, er.threads, static_cast<int>(er.smemBytes), params);
+  for (int i = 0; i < o.warmup; ++i) gk.launch(lp, bound.grid, nullptr);
   d.synchronize();
   Events ev(d);
   for (int i = 0; i < 2 * o.reps; ++i) ev.ev.push_back(d.createEvent());
   for (int i = 0; i < o.reps; ++i) {
     d.record(ev.ev[static_cast<size_t>(2 * i)]);
-    d.launch(fn, g, er.threads, static_cast<int>(er.smemBytes), params);
+    gk.launch(lp, bound.grid, nullptr);
     d.record(ev.ev[static_cast<size_t>(2 * i + 1)]);
   }
   d.synchronize();
