@@ -567,15 +567,17 @@ class SimtEmitter {
   int64_t stagedBytes(const Type& t) const { return t.numel() * (t.elemIsPtr ? 8 : std::max<int64_t>(1, ir::byteWidth(t.scalar))); }
 
   // tile.dot in a kernel that could not be warp-specialized (no loop to pipeline, say): both
-  // operands staged in shared memory, each result element the sum over K of the products in f32 (i32
-  // for integers), k in order, added to the accumulator operand, rounded once to the result type.
-  // Plain FMAs, not the tensor cores: correct for every kernel, and slow.
+  // operands staged in shared memory. f16 and bf16 operands whose shape the tensor cores take (M a
+  // multiple of 16, N of 8, K of 16) run on them through mma.sync (dotMma); otherwise each result
+  // element is the sum over K of the products in f32 (i32 for integers), k in order, added to the
+  // accumulator operand, rounded once to the result type: plain FMAs, correct for every kernel, slow.
   void dot(const Op& op) {
     const Value *a = op.operand(0), *b = op.operand(1);
     const Value* acc = op.numOperands() > 2 ? op.operand(2) : nullptr;
     const Type &at = a->type(), &bt = b->type(), &rt = op.result()->type();
     if (rt.shape.size() != 2 || at.shape.size() != 2 || bt.shape.size() != 2)
       throw UserError(op.loc(), "a tile.dot of rank " + std::to_string(rt.shape.size()) + " has no SIMT form", "a 2-D tl.dot");
+    if (mmaShape(op)) return dotMma(op);
     const bool integer = !ir::isFloat(at.scalar);
     const std::string accT = integer ? "int" : "float", K = std::to_string(at.shape[1]), N = std::to_string(rt.shape[1]);
     auto value = [&](const std::string& e, Scalar sc) { return integer ? "static_cast<int>(" + e + ")" : isHalf(sc) ? "to_f32(" + e + ")" : "static_cast<float>(" + e + ")"; };
@@ -602,6 +604,65 @@ class SimtEmitter {
     const Scalar to = rt.scalar;
     line("TAWA_UNROLL for (int k = 0; k < " + E + "; ++k) " + r + "[k] = " +
          (isHalf(to) ? narrow(to, sum + "[k]") : "static_cast<" + cOf(to, op.loc()) + ">(" + sum + "[k])") + ";");
+    unstage();
+  }
+
+  // Whether the SIMT dot `op` runs on the tensor cores: f16 or bf16 operands of one type, an f32
+  // result, M a multiple of 16, N of 8, K of 16, and A, B and the f32 result fit the staging area.
+  bool mmaShape(const Op& op) const {
+    const Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
+    if (!isHalf(at.scalar) || bt.scalar != at.scalar || rt.scalar != Scalar::F32) return false;
+    const int64_t M = rt.shape[0], N = rt.shape[1], K = at.shape[1];
+    if (M % 16 || N % 8 || K % 16) return false;
+    return (M * K * 2 + 15) / 16 * 16 + (K * N * 2 + 15) / 16 * 16 + M * N * 4 <= 200 * 1024;
+  }
+
+  // The tensor-core form of the SIMT dot: A (M x K) and B (K x N) staged row-major, the accumulator
+  // (or zeros) written to an f32 M x N array after them; each warp takes 16x8 tiles of the result in
+  // turn (tile t: rows 16 (t / (N/8)), columns 8 (t % (N/8))) and, for each 16-deep slice of K, loads
+  // its lanes' fragments (primitives.cuh's mma_16816_*: the PTX layout) and issues mma.sync, adding
+  // into the tile; then every thread reads its own elements back. Sums: f32 in the tensor core's
+  // order, not the FMA path's (the emulator adds each 16-product slice exactly, then rounds).
+  void dotMma(const Op& op) {
+    const Value *a = op.operand(0), *b = op.operand(1);
+    const Value* acc = op.numOperands() > 2 ? op.operand(2) : nullptr;
+    const Type &at = a->type(), &rt = op.result()->type();
+    const int64_t M = rt.shape[0], N = rt.shape[1], K = at.shape[1];
+    const std::string Ns = std::to_string(N), Ks = std::to_string(K), T = std::to_string(threads_);
+    const std::string mma = at.scalar == Scalar::BF16 ? "mma_16816_bf16" : "mma_16816_f16";
+    const int64_t bOff = (stagedBytes(at) + 15) / 16 * 16, cOff = bOff + (stagedBytes(op.operand(1)->type()) + 15) / 16 * 16;
+    const std::string sa = stageTile(a, op), sb = stageTile(b, op, bOff);
+    stageBytes_ = std::max(stageBytes_, cOff + M * N * 4);
+    const std::string r = nameFor(op.result()), g = inTile(rt), E = std::to_string(entries(rt, op)), c = unique(r + "_c");
+    line("float* " + c + " = reinterpret_cast<float*>(stage + " + std::to_string(cOff) + ");  // the f32 result, row-major");
+    perEntry(rt, op, g, c + "[tid + " + T + " * k] = " + (acc ? "static_cast<float>(" + ref(acc) + ")" : std::string("0.0f")) + ";");
+    line("syncthreads();");
+    line("for (int t = tid / 32; t < " + std::to_string(M / 16 * (N / 8)) + "; t += " + std::to_string(warps_) + ") {  // this warp's 16x8 tiles");
+    ++indent_;
+    line("const int lg = (tid & 31) >> 2, lq = tid & 3;");
+    line("float* c0 = " + c + " + (t / " + std::to_string(N / 8) + " * 16 + lg) * " + Ns + " + t % " + std::to_string(N / 8) + " * 8 + 2 * lq;");
+    line("float* c8 = c0 + " + std::to_string(8 * N) + ";");
+    line("float d[4] = {c0[0], c0[1], c8[0], c8[1]};");
+    line("for (int kk = 0; kk < " + Ks + "; kk += 16) {");
+    ++indent_;
+    line("const auto* a0 = " + sa + " + (t / " + std::to_string(N / 8) + " * 16 + lg) * " + Ks + " + kk + 2 * lq;");
+    line("const auto* a8 = a0 + " + std::to_string(8 * K) + ";");
+    line("const uint32_t af[4] = {pack_pair(a0[0], a0[1]), pack_pair(a8[0], a8[1]), pack_pair(a0[8], a0[9]), pack_pair(a8[8], a8[9])};");
+    line("const auto* b0 = " + sb + " + (kk + 2 * lq) * " + Ns + " + t % " + std::to_string(N / 8) + " * 8 + lg;");
+    line("const uint32_t bf[2] = {pack_pair(b0[0], b0[" + Ns + "]), pack_pair(b0[" + std::to_string(8 * N) + "], b0[" + std::to_string(9 * N) + "])};");
+    line(mma + "(d, af, bf);");
+    --indent_;
+    line("}");
+    line("c0[0] = d[0];");
+    line("c0[1] = d[1];");
+    line("c8[0] = d[2];");
+    line("c8[1] = d[3];");
+    --indent_;
+    line("}");
+    line("syncthreads();");
+    line(declare(op.result(), op) + ";");
+    perEntry(rt, op, g, r + "[k] = " + c + "[tid + " + T + " * k];");
+    (void)E;
     unstage();
   }
 

@@ -12,22 +12,26 @@
 //     tile.for with carried values, tile.if, tile.while (a scalar condition), tile.return.
 //   guarantees: one `extern "C" __global__ __launch_bounds__(128, 1)` kernel, one block of 128
 //     threads (one warp group) per program of the grid, whose parameters are the IR function's
-//     arguments in order (pointers as raw device pointers, scalars by value). A tile of N elements is
-//     spread over the threads cyclically: thread t holds elements t, t + 128, ... as a register array
-//     of ceil(N / 128) entries indexed by unrolled constants (lanes past N, when N < 128, hold
-//     nothing and never load, store or reduce). A tile of higher rank is spread the same way by its
+//     arguments in order (pointers as raw device pointers, scalars by value). The block has T
+//     threads, 128 to 1024, enough that the largest tile is about 32 entries per thread. A tile of N
+//     elements is spread over the threads cyclically: thread t holds elements t, t + T, ... as a
+//     register array of ceil(N / T) entries indexed by unrolled constants (lanes past N, when N < T,
+//     hold nothing and never load, store or reduce). A tile of higher rank is spread the same way by its
 //     row-major element index, so expand_dims and reshape move nothing. A reduction of a 1-D tile
-//     combines each thread's entries, the warp through shuffles, and the four warps through 16 bytes
-//     of the dynamic shared-memory buffer. Broadcast, permute, and reductions and scans along an axis
+//     combines each thread's entries, the warp through shuffles, and the T / 32 warps (pairwise, in
+//     one order) through a word per warp (at least 16 bytes) of the dynamic shared-memory buffer. Broadcast, permute, and reductions and scans along an axis
 //     of a tile of rank >= 2 read the source from shared memory (1-D scans use shuffles): every
-//     thread writes its entries to the staging area after those 16 bytes, the block waits, each
+//     thread writes its entries to the staging area after those words, the block waits, each
 //     result element is read (or combined along the axis, in order, so every schedule gives the
 //     same bits) at its index, and the block waits again before the area is reused; the dynamic
 //     shared memory grows by the largest staged tile (at most 200 KiB: a larger one is a located
 //     error).
-//     tile.dot stages both operands (B after A) and sums each result element's products in f32 (i32
-//     for integer operands), k in order, from the accumulator operand, rounding once: FMA units,
-//     not the tensor cores.
+//     tile.dot stages both operands (B after A). f16 and bf16 operands with an f32 result (M a
+//     multiple of 16, N of 8, K of 16: every Triton dot of them) run on the tensor cores: the
+//     accumulator goes to an f32 array after B, each warp takes its 16x8 tiles in turn through
+//     mma.sync.m16n8k16, and every thread reads its elements back. Other operands (f32, 8-bit) sum
+//     each result element's products in f32 (i32 for integers), k in order, from the accumulator
+//     operand, rounding once: FMA units.
 //     A scalar store is made by thread 0 only. tile.for's num_stages is ignored (no software
 //     pipelining on this path). `#line` directives go back to the kernel source. Anything else is
 //     a UserError located at the op.

@@ -124,11 +124,11 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
     if (simt) *simt = true;
     // Correct but slow: said on stderr whatever the flags, so that nobody times it unaware.
     std::cerr << lk.kernel->loc.str() << ": warning: '@" << name << "' is not warp-specialized (" << why
-              << "): emitted as a SIMT kernel whose tl.dot runs on FMA units, not the tensor cores (slow)\n";
+              << "): emitted as a SIMT kernel, without TMA or wgmma (its f16/bf16 tl.dot on mma.sync, others on FMA units: slow)\n";
     if (ws.explain)
-      *ws.explain << "@" << name << ": not warp-specialized (" << why << "): emitted as a SIMT kernel (one block of 128 threads per program) whose "
-                  << "tile.dot is FMA loops over operands staged in shared memory, in f32 (i32): correct, and far slower than "
-                  << "the tensor cores\n";
+      *ws.explain << "@" << name << ": not warp-specialized (" << why << "): emitted as a SIMT kernel (" << r.threads
+                  << " threads per program) whose tile.dot stages its operands in shared memory and runs on mma.sync "
+                  << "(f16/bf16 operands) or FMA loops in f32 (i32): correct, and slower than the warp-specialized form\n";
     return r;
   }
   if (simt) *simt = true;

@@ -498,6 +498,21 @@ TAWA_DEVICE uint32_t pack_pair(bf16 lo, bf16 hi) {
   __nv_bfloat162 h = __halves2bfloat162(lo, hi);
   return *reinterpret_cast<uint32_t*>(&h);
 }
+// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.f32: the warp's 16x8 f32 tile d += A (16x16) *
+// B (16x8), every lane of the warp taking part. Fragments (PTX ISA, "Matrix Fragments for
+// mma.m16n8k16 with floating point type"), with g = lane / 4 and q = lane % 4, low half first:
+// a[0] = A[g][2q, 2q+1], a[1] = A[g+8][2q, 2q+1], a[2] = A[g][2q+8, 2q+9], a[3] = A[g+8][2q+8, 2q+9];
+// b[0] = B[2q, 2q+1][g], b[1] = B[2q+8, 2q+9][g]; d = D[g][2q], D[g][2q+1], D[g+8][2q], D[g+8][2q+1].
+TAWA_DEVICE void mma_16816_f16(float* d, const uint32_t* a, const uint32_t* b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+TAWA_DEVICE void mma_16816_bf16(float* d, const uint32_t* a, const uint32_t* b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
 
 // ---- clocks and the profile's event records (emitted only with --profile)
 

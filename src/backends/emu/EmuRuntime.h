@@ -1574,6 +1574,37 @@ inline int32_t shuffleInt(int32_t v, int from, const char* file, int line) {
   return r;
 }
 }  // namespace emu
+namespace emu {
+// mma.sync.aligned.m16n8k16 with f32 accumulators (primitives.cuh gives the fragment layout): the
+// warp's lanes hand over their A and B registers (six exchanges, so every lane of the warp must
+// arrive, as on the GPU), and each lane computes its four elements of D: the 16 products of each
+// element in double, added exactly, then to its C value and rounded once to f32 (as the emulator's
+// wgmma does).
+template <class T>
+inline void mma16816(float* d, const uint32_t* a, const uint32_t* b, const char* file, int line) {
+  uint32_t A[4][32], B[2][32];
+  for (int r = 0; r < 6; ++r) {
+    float f;
+    std::memcpy(&f, r < 4 ? &a[r] : &b[r - 4], 4);
+    std::memcpy(r < 4 ? A[r] : B[r - 4], warpExchange(f, file, line), 128);
+  }
+  charge(8);  // the modelled clock: a few issue cycles of the warp
+  auto half = [](uint32_t w, int hi) { return to_f32(T{static_cast<uint16_t>(hi ? w >> 16 : w & 0xffffu)}); };
+  // A[row][col] is in lane (row % 8) * 4 + (col % 8) / 2, register row / 8 + 2 * (col / 8), half col % 2;
+  // B[k][n] in lane n * 4 + (k % 8) / 2, register k / 8, half k % 2.
+  auto elemA = [&](int row, int col) { return half(A[row / 8 + 2 * (col / 8)][(row % 8) * 4 + (col % 8) / 2], col % 2); };
+  auto elemB = [&](int k, int n) { return half(B[k / 8][n * 4 + (k % 8) / 2], k % 2); };
+  const int lane = self().tid % 32, g = lane / 4, q = lane % 4;
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + 8 * (i / 2), col = 2 * q + i % 2;
+    double s = 0;
+    for (int k = 0; k < 16; ++k) s += static_cast<double>(elemA(row, k)) * elemB(k, col);
+    d[i] = static_cast<float>(static_cast<double>(d[i]) + s);
+  }
+}
+}  // namespace emu
+inline void mma_16816_f16(float* d, const uint32_t* a, const uint32_t* b, TAWA_EMU_LOC) { emu::mma16816<f16>(d, a, b, TAWA_EMU_AT); }
+inline void mma_16816_bf16(float* d, const uint32_t* a, const uint32_t* b, TAWA_EMU_LOC) { emu::mma16816<bf16>(d, a, b, TAWA_EMU_AT); }
 inline int32_t shfl_xor(int32_t v, int mask, TAWA_EMU_LOC) {
   if (mask < 0 || mask > 31) emu::fail("shfl.sync.bfly with lane mask " + std::to_string(mask) + " outside [0, 31]", TAWA_EMU_AT);
   return emu::shuffleInt(v, (emu::self().tid % 32) ^ mask, TAWA_EMU_AT);

@@ -5,7 +5,7 @@
  *   load <bytes>                        cuModuleLoadData
  *   function <name>                     cuModuleGetFunction
  *   smem <bytes>                        cuFuncSetAttribute(max dynamic shared memory)
- *   alloc <bytes> | copy | sync | memset | event   (what a zero-copy launch must never do)
+ *   alloc <bytes> -> <address> | copy | sync | memset | event   (what a zero-copy launch must never do)
  *   map base=0x.. rank=R dims=a,b,.. strides=s,.. box=x,y,.. swizzle=S
  *   launch grid=X,Y,Z block=B smem=N stream=0x.. params=p0,p1,...
  * A launch prints the first 8 bytes of each of its first $TAWA_FAKE_CUDA_PARAMS parameters in hex (a
@@ -87,10 +87,10 @@ CUresult cuFuncSetAttribute(void* f, int attr, int v) {
   return kOk;
 }
 CUresult cuMemAlloc_v2(unsigned long long* p, size_t n) {
-  char line[64];
-  snprintf(line, sizeof line, "alloc %zu", n);
-  logLine(line);
+  char line[96];
   *p = (unsigned long long)(uintptr_t)malloc(n ? n : 1);
+  snprintf(line, sizeof line, "alloc %zu -> %#llx", n, *p);
+  logLine(line);
   return kOk;
 }
 CUresult cuMemFree_v2(unsigned long long p) { free((void*)(uintptr_t)p); return kOk; }
