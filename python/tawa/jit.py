@@ -549,6 +549,8 @@ class JITFunction:
         return ck, bound, run_args, opts, on_gpu
 
     def _grid(self, grid, bound, opts):
+        if type(grid) is tuple and len(grid) == 3 and type(grid[0]) is int and type(grid[1]) is int and type(grid[2]) is int:
+            return grid  # the common case, as is
         if callable(grid):
             meta = {p[0]: v for p, v in zip(self._params, bound) if v is not _MISSING}
             meta.update(opts)

@@ -345,19 +345,19 @@ void checkLaunch(const ir::Func& f, const std::vector<Arg>& args, const std::arr
     if (grid[d] < 1) throw UserError(apiLoc("grid"), "grid dimension " + std::to_string(d) + " is " + std::to_string(grid[d]) + ", not positive");
 }
 
-// Scalar argument `a` as the executor takes a parameter of type `t`.
-exec::Arg scalarArg(const ir::Type& t, const Arg& a, const std::string& who, const Location& at) {
-  if (std::holds_alternative<Array>(a)) throw UserError(at, who + " is a scalar (" + t.str() + "), not an array");
+std::string argName(const ir::Func& f, size_t k) { return "argument " + std::to_string(k) + " ('" + f.arg(k)->nameHint + "')"; }
+
+// Scalar argument k, `a`, as the executor takes a parameter of type `t` (its name made only for an error).
+exec::Arg scalarArg(const ir::Type& t, const Arg& a, const ir::Func& f, size_t k, const Location& at) {
+  if (std::holds_alternative<Array>(a)) throw UserError(at, argName(f, k) + " is a scalar (" + t.str() + "), not an array");
   if (t.elemIsFloat()) {
     if (auto* d = std::get_if<double>(&a)) return exec::Arg::real(*d);
     return exec::Arg::real(static_cast<double>(std::get<int64_t>(a)));
   }
   auto* i = std::get_if<int64_t>(&a);
-  if (!i) throw UserError(at, who + " is " + t.str() + " and needs an integer");
+  if (!i) throw UserError(at, argName(f, k) + " is " + t.str() + " and needs an integer");
   return exec::Arg::integer(*i);
 }
-
-std::string argName(const ir::Func& f, size_t k) { return "argument " + std::to_string(k) + " ('" + f.arg(k)->nameHint + "')"; }
 
 Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array<int64_t, 3>& grid) {
   const Location at = f.loc;
@@ -379,7 +379,7 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
       b.buffers.push_back(copyIn(*a, t.scalar, p->nameHint, who, at));
       b.arrays.push_back(a);
     } else if (t.isScalar()) {
-      b.args.push_back(scalarArg(t, args[k], who, at));
+      b.args.push_back(scalarArg(t, args[k], f, k, at));
     } else {
       throw UserError(at, who + " has type " + t.str() + ", which a launch cannot pass");
     }
@@ -423,24 +423,24 @@ DeviceBound bindDevice(const ir::Func& f, const std::vector<Arg>& args, const st
   DeviceBound b;
   for (size_t k = 0; k < args.size(); ++k) {
     const ir::Type& t = f.arg(k)->type();
-    const std::string who = argName(f, k);
+    const auto who = [&] { return argName(f, k); };  // for errors only: a launch makes no strings
     if (t.isPtr()) {
       const Array* a = std::get_if<Array>(&args[k]);
-      if (!a) throw UserError(at, who + " is a pointer to " + std::string(ir::scalarName(t.scalar)) + ": pass an array");
+      if (!a) throw UserError(at, who() + " is a pointer to " + std::string(ir::scalarName(t.scalar)) + ": pass an array");
       auto dt = driver::parseDtypeName(a->dtype);
-      if (!dt) throw UserError(at, who + ": unknown dtype '" + a->dtype + "'");
+      if (!dt) throw UserError(at, who() + ": unknown dtype '" + a->dtype + "'");
       if (*dt != t.scalar)
-        throw UserError(at, who + " is " + a->dtype + " but the kernel was specialized for " + std::string(ir::scalarName(t.scalar)));
-      if (a->elements < 1 || !a->data) throw UserError(at, who + " is empty or null");
+        throw UserError(at, who() + " is " + a->dtype + " but the kernel was specialized for " + std::string(ir::scalarName(t.scalar)));
+      if (a->elements < 1 || !a->data) throw UserError(at, who() + " is empty or null");
       if (!a->pointees.empty())
-        throw UserError(at, who + " names host arrays it points to; on the GPU an array of pointers holds device addresses",
+        throw UserError(at, who() + " names host arrays it points to; on the GPU an array of pointers holds device addresses",
                         "pass a device array of the pointees' device addresses (torch.tensor([t.data_ptr() ...], device='cuda'))");
       b.args.push_back(exec::Arg::buf(static_cast<int>(b.addresses.size())));
       b.addresses.push_back(reinterpret_cast<uint64_t>(a->data));
     } else if (t.isScalar()) {
-      b.args.push_back(scalarArg(t, args[k], who, at));
+      b.args.push_back(scalarArg(t, args[k], f, k, at));
     } else {
-      throw UserError(at, who + " has type " + t.str() + ", which a launch cannot pass");
+      throw UserError(at, who() + " has type " + t.str() + ", which a launch cannot pass");
     }
   }
   return b;
