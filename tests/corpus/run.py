@@ -1,8 +1,8 @@
 """Runs the real-kernel corpus (cases.py) through tawa: each kernel, unmodified from its package,
 on fresh random inputs (written here as .npy and loaded), on the CPU executor against its numpy
 reference where references.py has one; on the CPU emulator of the sm_90a CUDA kernel (checked by
-tawa against the executor); and compiled for sm_90a to PTX (noting the tl.dot kernels that take the
-SIMT fallback, whose dots run on FMA units). Prints one line per kernel and a
+tawa against the executor); and compiled for sm_90a to a cubin (noting the tl.dot kernels that take
+the SIMT fallback, and ptxas's spills at the default flags). Prints one line per kernel and a
 summary, and with --markdown a table. Exit status 1 when a kernel fails on the executor, differs
 from its reference, or when any backend crashes (a located error, exit status 1, is a result).
 
@@ -112,7 +112,7 @@ def short(err, root):
 def run_case(args, case):
     root = os.path.join(args.cache, case.root)
     path = os.path.join(root, case.file)
-    res = {"case": case, "exec": "", "ref": "", "emu": "", "sm_90a": "", "crash": False}
+    res = {"case": case, "exec": "", "ref": "", "emu": "", "sm_90a": "", "spills": None, "crash": False}
     with tempfile.TemporaryDirectory() as d:
         rng = np.random.default_rng()
         inputs, values = make_inputs(case, rng, d)
@@ -147,12 +147,17 @@ def run_case(args, case):
             res["crash"] |= rc not in (0, 1)
             res["emu"] = "ok" if rc == 0 and "check=ok" in out else "error: " + short(err, root)
         if "sm_90a" in args.backends:
-            rc, err, _ = tawa(args, ["compile"] + base + ["--target", "sm_90a", "--emit", "ptx", "-o", os.path.join(d, "k.ptx")])
+            rc, err, out = tawa(args, ["compile"] + base + ["--target", "sm_90a", "--emit", "cubin", "-o", os.path.join(d, "k.cubin"),
+                                       "--resource-usage"])
             res["crash"] |= rc not in (0, 1)
             # A tl.dot kernel the warp-specialized path cannot take compiles through the SIMT fallback
-            # (FMA dots, a warning on stderr): right, and far from the tensor cores' speed.
-            fallback = rc == 0 and "is not warp-specialized (" in err
+            # (no TMA or wgmma, a warning on stderr): right, and slower than the warp-specialized form.
+            fallback = rc == 0 and "is not warp-specialized (" in out
             res["sm_90a"] = ("ok (SIMT fallback)" if fallback else "ok") if rc == 0 else "error: " + short(err, root)
+            # ptxas's spills (stores + loads, bytes) at the default flags: what "ptxas clean" measures.
+            spills = re.findall(r"(\d+) B spill stores, (\d+) B spill loads", out)
+            if rc == 0 and spills:
+                res["spills"] = sum(int(a) + int(b) for a, b in spills)
     return res
 
 
@@ -175,9 +180,11 @@ def main():
     rows = []
     for r in results:
         c = r["case"]
+        spill = "" if r["spills"] is None else f" ({r['spills']} B of spills)" if r["spills"] else ""
         print(f"{c.root.split('-')[0]:7} {c.kernel:45} exec: {r['exec'] or '-':4} {r['ref'] or '':14} emu: {r['emu'][:70] or '-'} | "
-              f"sm_90a: {r['sm_90a'][:70] or '-'}")
-        rows.append(f"| {c.root} | `{c.file}`:`{c.kernel}` | {r['exec']} | {r['ref']} | {r['emu'] or '-'} | {r['sm_90a'] or '-'} |")
+              f"sm_90a: {r['sm_90a'][:70] or '-'}{spill}")
+        rows.append(f"| {c.root} | `{c.file}`:`{c.kernel}` | {r['exec']} | {r['ref']} | {r['emu'] or '-'} | {r['sm_90a'] or '-'} | "
+                    f"{'-' if r['spills'] is None else r['spills']} |")
     n = len(results)
     ran = sum(r["exec"] == "ok" for r in results)
     expected = sum(r["exec"].startswith("expected error") for r in results)
@@ -187,13 +194,14 @@ def main():
     sm90 = sum(r["sm_90a"].startswith("ok") for r in results)
     fallback = sum(r["sm_90a"] == "ok (SIMT fallback)" for r in results)
     crashes = sum(r["crash"] for r in results)
+    spilling = sum(bool(r["spills"]) for r in results)
     summary = (f"corpus: {n} kernels; exec ran {ran}/{n} ({expected} expected error(s)), right against a numpy reference {right} (wrong {wrong}, "
-               f"{ran - right - wrong} without a reference); emu {emu}/{n}; sm_90a {sm90}/{n} ({fallback} through the SIMT fallback); "
-               f"crashes {crashes}")
+               f"{ran - right - wrong} without a reference); emu {emu}/{n}; sm_90a {sm90}/{n} ({fallback} through the SIMT fallback, "
+               f"{spilling} with spills); crashes {crashes}")
     print(summary)
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write("| package | kernel | exec | reference | emu | sm_90a |\n|---|---|---|---|---|---|\n")
+            f.write("| package | kernel | exec | reference | emu | sm_90a | ptxas spills (B) |\n|---|---|---|---|---|---|---|\n")
             f.write("\n".join(rows) + "\n\n" + summary + "\n")
     sys.exit(1 if ran + expected < n or wrong or crashes else 0)
 
