@@ -5,17 +5,20 @@ the fastest, and launches with it. Measurements go into the SQLite record that `
 (``record=``, default ``$TAWA_CACHE_DIR/autotune.db`` or ``~/.cache/tawa/autotune.db``), so a restarted
 process reuses what was tuned instead of tuning again.
 
-What is measured: on the CPU backends (exec, emu) a kernel's GPU time cannot be timed, so each
-configuration is ranked by the modelled time of its profiled launch (tawa's cost model of an
-H200-class SM, as ``tawa.profile`` reports it), recorded under the device "tawa cost model (H200,
-modelled)" so that modelled figures are never ranked with measured ones. Trial launches run on
-copies of the array arguments: the caller's arrays see only the final launch.
+What is measured: on CUDA tensors, the GPU time of each configuration (torch's CUDA events around
+``GPU_REPS`` launches on torch's current stream after a warm-up; the median), recorded under the GPU's
+name. On the CPU backends (exec, emu) a kernel's GPU time cannot be timed, so each configuration is
+ranked by the modelled time of its profiled launch (tawa's cost model of an H200-class SM, as
+``tawa.profile`` reports it), recorded under the device "tawa cost model (H200, modelled)" so that
+modelled figures are never ranked with measured ones. Trial launches run on copies of the array
+arguments: the caller's arrays see only the final launch.
 
 With ``ray=True`` (or a cluster address, ``ray="auto"``) the configurations not in the record are
 measured at once as Ray tasks, one CPU each, across the cluster (``ray.init`` is called when Ray is
 not initialized yet); each task loads the kernel from its file, so the file must be readable on
 every node. This process alone writes the record, in the order of ``configs``, each result once
-(Ray runs a task again when its worker dies before answering).
+(Ray runs a task again when its worker dies before answering). CUDA tensors are measured in this
+process, on its GPU, whatever ``ray`` says.
 """
 
 import json
@@ -28,6 +31,7 @@ from .jit import JITFunction, _array, cache_root, wrap
 from .profiler import profile
 
 MODEL_DEVICE = "tawa cost model (H200, modelled)"
+GPU_WARMUP, GPU_REPS = 2, 10  # launches per configuration on a GPU: untimed, then timed
 
 
 class Config:
@@ -97,23 +101,24 @@ class Autotuner:
         self._lock = threading.Lock()
         self.__name__ = self.fn.__name__
 
-    def _record(self):
-        return _tawa.TuneRecord(self.record_path or _default_record(), MODEL_DEVICE)
+    def _record(self, device):
+        return _tawa.TuneRecord(self.record_path or _default_record(), device)
 
     def _tune(self, grid, args, kwargs, keyvals, backend):
         name = f"{self.fn.path}:{self.fn.__name__}[{', '.join(f'{k}={v}' for k, v in zip(self.key, keyvals))}]"
         space = json.dumps([c.all_kwargs() for c in self.configs], sort_keys=True)
-        rec = self._record()
+        gpu = backend == "cuda"
+        rec = self._record(_gpu_name() if gpu else MODEL_DEVICE)
         prog = rec.program(name, "tawa.autotune", space)
         texts = [json.dumps(c.all_kwargs(), sort_keys=True) for c in self.configs]
         times = [rec.lookup(prog, text) for text in texts]
         missing = [i for i, t in enumerate(times) if t is None]
-        if self.ray and missing:
+        if self.ray and missing and not gpu:
             new = self._measure_on_ray(grid, args, kwargs, [self.configs[i] for i in missing], backend)
         else:
             new = [self._measure(grid, args, kwargs, self.configs[i], backend) for i in missing]
         for i, t in zip(missing, new):
-            rec.add(prog, texts[i], t, "tawa.autotune" + (" (ray)" if self.ray else ""),
+            rec.add(prog, texts[i], t, "tawa.autotune" + (" (gpu)" if gpu else " (ray)" if self.ray else ""),
                     "" if t != float("inf") else "the trial launch failed")
             self.measured += 1
             times[i] = t
@@ -126,6 +131,8 @@ class Autotuner:
     def _measure(self, grid, args, kwargs, config, backend):
         trial_kwargs = dict(kwargs)
         trial_kwargs.update(config.all_kwargs())
+        if backend == "cuda":
+            return _gpu_seconds(self.fn, grid, args, trial_kwargs)
         return _modelled_seconds(self.fn, grid, args, trial_kwargs, backend)
 
     def _measure_on_ray(self, grid, args, kwargs, configs, backend):
@@ -152,7 +159,7 @@ class Autotuner:
     def _run(self, grid, args, kwargs):
         params = self.fn._signature()
         index = {p[0]: i for i, p in enumerate(params)}
-        backend = kwargs.get("backend") or self.fn.backend or "exec"
+        backend = kwargs.get("backend") or self.fn.backend or ("cuda" if _on_gpu(args, kwargs) else "exec")
         keyvals = []
         for k in self.key:
             if k in kwargs:
@@ -192,6 +199,47 @@ def _modelled_seconds(fn, grid, args, kwargs, backend):
                         fn.path, fn.def_line, 1, "the kernel has no warp-specialized form to model",
                         "launch it with fixed constexprs instead")
     return launch.report["kernel_us"] * 1e-6
+
+
+def _on_gpu(args, kwargs):
+    """Whether the launch's arrays are CUDA tensors."""
+    for v in list(args) + list(kwargs.values()):
+        a = _array(v)
+        if a is not None and not isinstance(a[0], str) and a[4]:
+            return True
+    return False
+
+
+def _gpu_name():
+    import sys
+
+    return sys.modules["torch"].cuda.get_device_name(0)
+
+
+def _gpu_seconds(fn, grid, args, kwargs):
+    """The GPU time of one configuration: GPU_WARMUP launches, then GPU_REPS each between two of
+    torch's CUDA events on the current stream, on copies of the tensors; the median, in seconds.
+    +inf when the configuration does not compile or launch (a located error of tawa's)."""
+    import statistics
+    import sys
+
+    torch = sys.modules["torch"]
+    trial_args = [_copy(a) for a in args]
+    trial_kwargs = {k: _copy(v) for k, v in kwargs.items()}
+    try:
+        for _ in range(GPU_WARMUP):
+            fn[grid](*trial_args, **trial_kwargs)
+        ms = []
+        for _ in range(GPU_REPS):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn[grid](*trial_args, **trial_kwargs)
+            end.record()
+            end.synchronize()
+            ms.append(start.elapsed_time(end))
+    except TawaError:
+        return float("inf")
+    return statistics.median(ms) * 1e-3
 
 
 def _ray_trial(path, name, do_not_specialize, grid, args, kwargs, backend):

@@ -1,5 +1,6 @@
 """A stand-in for the few parts of torch that a tawa launch reads from CUDA tensors (dtype, device,
-data_ptr(), shape, stride(), element_size(), numel(), is_contiguous()) and torch.cuda.current_stream(), for tests of the GPU
+data_ptr(), shape, stride(), element_size(), numel(), is_contiguous(), clone()) and torch.cuda
+(current_stream(), Event, synchronize(), get_device_name()), for tests of the GPU
 launch path on machines without torch or a GPU. install() puts it in sys.modules as "torch"."""
 import sys
 import types
@@ -43,6 +44,11 @@ class Tensor:
             n *= d
         return n
 
+    def clone(self):
+        """A copy at another fake address (256-byte aligned, as torch allocates)."""
+        _next[0] += 1 << 24
+        return Tensor(_next[0], self.dtype[len("torch."):], self.shape, self.device.type, self.device.index, self._stride)
+
     def is_contiguous(self):
         row_major, acc = [], 1
         for n in reversed(self.shape):
@@ -54,6 +60,25 @@ class Tensor:
 Tensor.__module__ = "torch"
 
 _current = [0x5151]
+_next = [1 << 44]  # where clones go
+# What the CUDA events report, in ms, one value per elapsed_time() call in order (tests of tawa.autotune
+# on CUDA tensors set it: nothing runs on this fake GPU to be timed).
+elapsed = []
+
+
+class _Event:
+    def __init__(self, enable_timing=False):
+        self.recorded = False
+
+    def record(self, stream=None):
+        self.recorded = True
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end):
+        assert self.recorded and end.recorded, "both events recorded"
+        return elapsed.pop(0)
 
 
 def set_stream(handle):
@@ -64,6 +89,8 @@ def set_stream(handle):
 def install():
     torch = types.ModuleType("torch")
     torch.Tensor = Tensor
-    torch.cuda = types.SimpleNamespace(current_stream=lambda device=None: _Stream(_current[0]))
+    torch.cuda = types.SimpleNamespace(current_stream=lambda device=None: _Stream(_current[0]), Event=_Event,
+                                       synchronize=lambda device=None: None,
+                                       get_device_name=lambda device=None: "recording sm_90 test device")
     sys.modules["torch"] = torch
     return torch

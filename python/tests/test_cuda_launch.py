@@ -142,3 +142,34 @@ def test_cuda_tensor_errors():
         assert str(e.value).startswith(kernels.add.path + ":"), str(e.value)  # located at the kernel
     with pytest.raises(tawa.TawaError, match="item 0 is a CUDA tensor"):
         tawa.pointer_array([x])
+
+
+def test_autotune_times_each_configuration_on_the_gpu_and_remembers(recording_driver, tmp_path):
+    """tawa.autotune on CUDA tensors: each configuration launched GPU_WARMUP + GPU_REPS times on
+    copies of the tensors, timed with torch's CUDA events (here: the times the stand-in reports, 3, 1
+    and 2 ms), the fastest kept under the GPU's name in the record; a second process reuses it and
+    launches only the chosen configuration, on the caller's tensors."""
+    record = str(tmp_path / "tune.db")
+    x, y, o = 1 << 36, 2 << 36, 3 << 36
+    body = f"""
+        at = sys.modules["tawa.autotune"]  # the module (tawa.autotune is the decorator)
+        configs = [tawa.Config({{"BLOCK": 128}}), tawa.Config({{"BLOCK": 256}}), tawa.Config({{"BLOCK": 512}})]
+        tuned = tawa.autotune(configs=configs, key=["n"], record={record!r})(kernels.add)
+        fake_torch.elapsed.extend([3.0] * at.GPU_REPS + [1.0] * at.GPU_REPS + [2.0] * at.GPU_REPS)
+        x, y, o = T({x}, "float32", [4096]), T({y}, "float32", [4096]), T({o}, "float32", [4096])
+        tuned[lambda m: (tawa.cdiv(4096, m["BLOCK"]),)](x, y, o, 4096)
+        print(tuned.best[("4096",)], tuned.measured, len(fake_torch.elapsed))
+        """
+    r, log = launch(recording_driver, tmp_path, body, params=3)
+    assert r.stdout.split() == ["Config({'BLOCK':", "256})", "3", "0"], r.stdout
+    launches = [l for l in log if l.startswith("launch")]
+    at = sys.modules["tawa.autotune"]
+    assert len(launches) == 3 * (at.GPU_WARMUP + at.GPU_REPS) + 1
+    trials, final = launches[:-1], launches[-1]
+    assert all(f"{x:#x}" not in l for l in trials), "trials run on copies"
+    assert final.startswith("launch grid=16,1,1 ") and final.endswith(f"params={x:#x},{y:#x},{o:#x}")
+    # A new process: the record answers, nothing is timed, one launch.
+    (tmp_path / "driver.log").unlink()
+    r2, log2 = launch(recording_driver, tmp_path, body, params=3)
+    assert r2.stdout.split()[:3] == ["Config({'BLOCK':", "256})", "0"], r2.stdout
+    assert [l for l in log2 if l.startswith("launch")] == [final]
