@@ -602,14 +602,29 @@ class JITFunction:
         """Checks the warp-specialized pipeline on these arguments, which stay untouched: it runs under
         ``seeds`` interleavings of its warp groups (``backend="exec"``, the default: the lowered IR on
         the executor) or of its threads (``backend="emu"``: the emitted CUDA kernel) and is compared
-        with the kernel as written. Returns a one-line summary; a deadlock, race, out-of-bounds access
-        or difference raises TawaError naming the seed and the source line."""
-        ck, bound, run_args, opts, on_gpu = self._get(args, kwargs)
+        with the kernel as written. CUDA tensors are checked through host copies (.cpu()). Returns a
+        one-line summary; a deadlock, race, out-of-bounds access or difference raises TawaError naming
+        the seed and the source line."""
+        ck, bound, run_args, opts, on_gpu = self._get(args, dict(kwargs))  # (_get takes the options out)
+        if on_gpu:  # the pipeline runs on the CPU: on host copies of the tensors (check never writes them)
+            args = [self._host_copy(self._params[i][0], v) for i, v in enumerate(args)]
+            kwargs = {k: self._host_copy(k, v) for k, v in kwargs.items()}
+            ck, bound, run_args, opts, on_gpu = self._get(args, kwargs)
         g = self._grid(grid, bound, opts)
-        if on_gpu:
-            raise self._error("check runs the pipeline on the CPU, and these arrays are CUDA tensors",
-                              "pass host copies (.cpu()): the check never writes them")
         return ck._k.check(self._backend(opts, on_gpu), run_args, g, seeds)
+
+    def _host_copy(self, name, v):
+        """A CUDA tensor's host copy (a descriptor's, its base's), for a check on the CPU."""
+        if _descriptor(v):
+            base = self._host_copy(name, v.base)
+            return v if base is v.base else TensorDescriptor(base, v.shape, v.strides, v.block_shape, getattr(v, "padding", "zero"))
+        a = _array(v)
+        if a is None or isinstance(a[0], str) or not a[4]:
+            return v
+        if not v.is_contiguous():
+            raise self._error(f"check copies CUDA tensors to the host, and '{name}' is a strided view, whose copy "
+                              "would not keep its strides", "pass a contiguous tensor, or host copies of the arrays")
+        return v.cpu()
 
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self._run(grid, args, kwargs)

@@ -1,5 +1,5 @@
 """A stand-in for the few parts of torch that a tawa launch reads from CUDA tensors (dtype, device,
-data_ptr(), shape, stride(), element_size(), numel(), is_contiguous(), clone()) and torch.cuda
+data_ptr(), shape, stride(), element_size(), numel(), is_contiguous(), clone(), cpu()) and torch.cuda
 (current_stream(), Event, synchronize(), get_device_name()), for tests of the GPU
 launch path on machines without torch or a GPU. install() puts it in sys.modules as "torch"."""
 import sys
@@ -48,6 +48,13 @@ class Tensor:
         """A copy at another fake address (256-byte aligned, as torch allocates)."""
         _next[0] += 1 << 24
         return Tensor(_next[0], self.dtype[len("torch."):], self.shape, self.device.type, self.device.index, self._stride)
+
+    def cpu(self):
+        """A host copy: this stand-in holds no data, so fresh random values (never zero) of its dtype."""
+        import numpy as np
+
+        host = np.random.default_rng().uniform(0.5, 1.5, size=self.shape).astype(self.dtype[len("torch."):])
+        return host
 
     def is_contiguous(self):
         row_major, acc = [], 1

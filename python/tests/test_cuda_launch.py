@@ -133,7 +133,8 @@ def test_cuda_tensor_errors():
          "backend 'cuda' launches on CUDA tensors, and these arrays are host arrays"),
         (lambda: kernels.add[(1,)](T(1 << 20, "float32", [64], index=1), x, x, 64, BLOCK=64),
          "tensor argument 'x' lives on 'cuda:1'"),
-        (lambda: kernels.add.check((1,), x, x, x, 64, BLOCK=64), "check runs the pipeline on the CPU"),
+        (lambda: kernels.add.check((1,), T(1 << 20, "float32", [64], stride=[2]), x, x, 32, BLOCK=64),
+         "check copies CUDA tensors to the host, and 'x' is a strided view"),
     ]
     for call, message in cases:
         with pytest.raises(tawa.TawaError) as e:
@@ -173,3 +174,15 @@ def test_autotune_times_each_configuration_on_the_gpu_and_remembers(recording_dr
     r2, log2 = launch(recording_driver, tmp_path, body, params=3)
     assert r2.stdout.split()[:3] == ["Config({'BLOCK':", "256})", "0"], r2.stdout
     assert [l for l in log2 if l.startswith("launch")] == [final]
+
+
+def test_check_runs_on_host_copies_of_cuda_tensors():
+    """tawa.check on CUDA tensors: the pipeline runs on the CPU on their host copies (.cpu(); the
+    stand-in's copies hold fresh random values), nothing is launched on the GPU."""
+    T = fake_torch.Tensor
+    M, N, K = 128, 128, 64
+    a, b, c = T(1 << 36, "float16", [M, K]), T(2 << 36, "float16", [K, N]), T(3 << 36, "float16", [M, N])
+    summary = tawa.check(kernels.matmul, (2, 2), a, b, c, M, N, K, K, 1, N, 1, N, 1, BM=64, BN=64, BK=32, seeds=3)
+    assert "agrees bit for bit with the kernel as written under 3 interleaving(s)" in summary, summary
+    summary = tawa.check(kernels.matmul, (2, 2), a, b, c, M, N, K, K, 1, N, 1, N, 1, BM=64, BN=64, BK=32, seeds=2, backend="emu")
+    assert "2 schedule(s) of the emitted CUDA kernel agree bit for bit" in summary, summary
