@@ -1777,6 +1777,9 @@ class Emitter {
               for (const std::string& t : pending_[i].then) line(t);
           }
         }
+        // The fence the other branch's MMAs had: where the two paths meet, ptxas finds a warpgroup.arrive
+        // on both (without it, it inserts one at the join and says so: its C7519 note).
+        if (thenGroups > 0) line("tawa::wgmma_fence();");
         for (size_t g = 0; g < thenGroups; ++g) line("tawa::wgmma_commit_group();  // empty: matches the other branch's MMA group");
         pending_ = thenState;
       }
@@ -2212,6 +2215,20 @@ class Emitter {
       as = fresh("a_tile");
       line("const uint8_t* " + as + " = " + a->base + ";");
     }
+    // A in registers: its f16/bf16 pairs packed into 32-bit words before the fence. Packed after it,
+    // the moves that make them would write registers an MMA reads after the last warpgroup.arrive,
+    // and ptxas would add one before each MMA (its C7519 note), serializing them.
+    std::string packed;
+    if (af) {
+      packed = fresh("a_regs");
+      const int64_t words = k / 16 * 4;
+      line("uint32_t " + packed + "[" + std::to_string(acc.mBlocks) + "][" + std::to_string(words) + "];");
+      for (int64_t mb = 0; mb < acc.mBlocks; ++mb) {
+        const std::string r = af->name + "[" + std::to_string(mb) + "]";
+        line("TAWA_UNROLL for (int w = 0; w < " + std::to_string(words) + "; ++w) " + packed + "[" + std::to_string(mb) +
+             "][w] = tawa::pack_pair(" + r + "[2 * w], " + r + "[2 * w + 1]);");
+      }
+    }
     for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");
     line("tawa::wgmma_fence();");
     for (int64_t kk = 0; kk < k / 16; ++kk) {
@@ -2223,12 +2240,12 @@ class Emitter {
           call = "tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k16_f32_" + ty + "<" + (bKMajor ? "0" : "1") + ">(" + acc.name +
                  "[" + std::to_string(mb) + "], " + da + ", " + db + ", 1);";
         } else {
-          std::string r = af->name + "[" + std::to_string(mb) + "]";
-          auto pk = [&](int64_t i) {
-            return "tawa::pack_pair(" + r + "[" + std::to_string(8 * kk + i) + "], " + r + "[" + std::to_string(8 * kk + i + 1) + "])";
-          };
+          // k-step kk's A fragment is registers 8kk..8kk+7 of the fragment: packed words 4kk..4kk+3.
+          const std::string w = packed + "[" + std::to_string(mb) + "][" + std::to_string(4 * kk);
           call = "tawa::wgmma_mma_async_rs_m64n" + std::to_string(n) + "k16_f32_" + ty + "<" + (bKMajor ? "0" : "1") + ">(" +
-                 acc.name + "[" + std::to_string(mb) + "], " + pk(0) + ", " + pk(2) + ", " + pk(4) + ", " + pk(6) + ", " + db + ", 1);";
+                 acc.name + "[" + std::to_string(mb) + "], " + w + "], " + packed + "[" + std::to_string(mb) + "][" +
+                 std::to_string(4 * kk + 1) + "], " + packed + "[" + std::to_string(mb) + "][" + std::to_string(4 * kk + 2) + "], " +
+                 packed + "[" + std::to_string(mb) + "][" + std::to_string(4 * kk + 3) + "], " + db + ", 1);";
         }
         line(call);
       }

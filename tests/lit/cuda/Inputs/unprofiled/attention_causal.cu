@@ -198,12 +198,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
           for (int ri = 0; ri < 32; ++ri) acc_done[mi][ri] = acc[mi][ri];
         {  // 64x64 += 64x64 * 64x64: 4 x wgmma m64n64k16 (A in registers, B N-major)
           const uint8_t* b_tile_1 = ring1_1 + v_prev_slot * 8192;
+          uint32_t a_regs[1][16];
+          TAWA_UNROLL for (int w = 0; w < 16; ++w) a_regs[0][w] = tawa::pack_pair(p_prev[0][2 * w], p_prev[0][2 * w + 1]);
           tawa::fence_operands(acc_done[0]);
           tawa::wgmma_fence();
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], tawa::pack_pair(p_prev[0][0], p_prev[0][1]), tawa::pack_pair(p_prev[0][2], p_prev[0][3]), tawa::pack_pair(p_prev[0][4], p_prev[0][5]), tawa::pack_pair(p_prev[0][6], p_prev[0][7]), tawa::wgmma_smem_desc(b_tile_1 + 0, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], tawa::pack_pair(p_prev[0][8], p_prev[0][9]), tawa::pack_pair(p_prev[0][10], p_prev[0][11]), tawa::pack_pair(p_prev[0][12], p_prev[0][13]), tawa::pack_pair(p_prev[0][14], p_prev[0][15]), tawa::wgmma_smem_desc(b_tile_1 + 2048, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], tawa::pack_pair(p_prev[0][16], p_prev[0][17]), tawa::pack_pair(p_prev[0][18], p_prev[0][19]), tawa::pack_pair(p_prev[0][20], p_prev[0][21]), tawa::pack_pair(p_prev[0][22], p_prev[0][23]), tawa::wgmma_smem_desc(b_tile_1 + 4096, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], tawa::pack_pair(p_prev[0][24], p_prev[0][25]), tawa::pack_pair(p_prev[0][26], p_prev[0][27]), tawa::pack_pair(p_prev[0][28], p_prev[0][29]), tawa::pack_pair(p_prev[0][30], p_prev[0][31]), tawa::wgmma_smem_desc(b_tile_1 + 6144, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][0], a_regs[0][1], a_regs[0][2], a_regs[0][3], tawa::wgmma_smem_desc(b_tile_1 + 0, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][4], a_regs[0][5], a_regs[0][6], a_regs[0][7], tawa::wgmma_smem_desc(b_tile_1 + 2048, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][8], a_regs[0][9], a_regs[0][10], a_regs[0][11], tawa::wgmma_smem_desc(b_tile_1 + 4096, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][12], a_regs[0][13], a_regs[0][14], a_regs[0][15], tawa::wgmma_smem_desc(b_tile_1 + 6144, 8192, 1024, 1), 1);
           tawa::wgmma_commit_group();  // waited for where the result is first used
         }
         const int32_t slot_5 = v20 % 2;
@@ -213,6 +215,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         for (int mi = 0; mi < 1; ++mi)
         TAWA_UNROLL
           for (int ri = 0; ri < 32; ++ri) acc_done[mi][ri] = acc[mi][ri];
+        tawa::wgmma_fence();
         tawa::wgmma_commit_group();  // empty: matches the other branch's MMA group
       }
       tawa::wgmma_wait_group<1>();
@@ -389,12 +392,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         for (int ri = 0; ri < 32; ++ri) acc_done_1[mi][ri] = acc[mi][ri];
       {  // 64x64 += 64x64 * 64x64: 4 x wgmma m64n64k16 (A in registers, B N-major)
         const uint8_t* b_tile_2 = ring1_1 + v_prev_slot * 8192;
+        uint32_t a_regs_1[1][16];
+        TAWA_UNROLL for (int w = 0; w < 16; ++w) a_regs_1[0][w] = tawa::pack_pair(p_prev[0][2 * w], p_prev[0][2 * w + 1]);
         tawa::fence_operands(acc_done_1[0]);
         tawa::wgmma_fence();
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], tawa::pack_pair(p_prev[0][0], p_prev[0][1]), tawa::pack_pair(p_prev[0][2], p_prev[0][3]), tawa::pack_pair(p_prev[0][4], p_prev[0][5]), tawa::pack_pair(p_prev[0][6], p_prev[0][7]), tawa::wgmma_smem_desc(b_tile_2 + 0, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], tawa::pack_pair(p_prev[0][8], p_prev[0][9]), tawa::pack_pair(p_prev[0][10], p_prev[0][11]), tawa::pack_pair(p_prev[0][12], p_prev[0][13]), tawa::pack_pair(p_prev[0][14], p_prev[0][15]), tawa::wgmma_smem_desc(b_tile_2 + 2048, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], tawa::pack_pair(p_prev[0][16], p_prev[0][17]), tawa::pack_pair(p_prev[0][18], p_prev[0][19]), tawa::pack_pair(p_prev[0][20], p_prev[0][21]), tawa::pack_pair(p_prev[0][22], p_prev[0][23]), tawa::wgmma_smem_desc(b_tile_2 + 4096, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], tawa::pack_pair(p_prev[0][24], p_prev[0][25]), tawa::pack_pair(p_prev[0][26], p_prev[0][27]), tawa::pack_pair(p_prev[0][28], p_prev[0][29]), tawa::pack_pair(p_prev[0][30], p_prev[0][31]), tawa::wgmma_smem_desc(b_tile_2 + 6144, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][0], a_regs_1[0][1], a_regs_1[0][2], a_regs_1[0][3], tawa::wgmma_smem_desc(b_tile_2 + 0, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][4], a_regs_1[0][5], a_regs_1[0][6], a_regs_1[0][7], tawa::wgmma_smem_desc(b_tile_2 + 2048, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][8], a_regs_1[0][9], a_regs_1[0][10], a_regs_1[0][11], tawa::wgmma_smem_desc(b_tile_2 + 4096, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][12], a_regs_1[0][13], a_regs_1[0][14], a_regs_1[0][15], tawa::wgmma_smem_desc(b_tile_2 + 6144, 8192, 1024, 1), 1);
         tawa::wgmma_commit_group();  // waited for where the result is first used
       }
       const int32_t slot_6 = v31 % 2;
@@ -404,6 +409,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
         for (int ri = 0; ri < 32; ++ri) acc_done_1[mi][ri] = acc[mi][ri];
+      tawa::wgmma_fence();
       tawa::wgmma_commit_group();  // empty: matches the other branch's MMA group
     }
 #line 21 "examples/attention.py"
@@ -478,12 +484,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
           for (int ri = 0; ri < 32; ++ri) acc_done_2[mi][ri] = acc_2[mi][ri];
         {  // 64x64 += 64x64 * 64x64: 4 x wgmma m64n64k16 (A in registers, B N-major)
           const uint8_t* b_tile_4 = ring1_1 + v_prev_slot_1 * 8192;
+          uint32_t a_regs_2[1][16];
+          TAWA_UNROLL for (int w = 0; w < 16; ++w) a_regs_2[0][w] = tawa::pack_pair(p_prev_1[0][2 * w], p_prev_1[0][2 * w + 1]);
           tawa::fence_operands(acc_done_2[0]);
           tawa::wgmma_fence();
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], tawa::pack_pair(p_prev_1[0][0], p_prev_1[0][1]), tawa::pack_pair(p_prev_1[0][2], p_prev_1[0][3]), tawa::pack_pair(p_prev_1[0][4], p_prev_1[0][5]), tawa::pack_pair(p_prev_1[0][6], p_prev_1[0][7]), tawa::wgmma_smem_desc(b_tile_4 + 0, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], tawa::pack_pair(p_prev_1[0][8], p_prev_1[0][9]), tawa::pack_pair(p_prev_1[0][10], p_prev_1[0][11]), tawa::pack_pair(p_prev_1[0][12], p_prev_1[0][13]), tawa::pack_pair(p_prev_1[0][14], p_prev_1[0][15]), tawa::wgmma_smem_desc(b_tile_4 + 2048, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], tawa::pack_pair(p_prev_1[0][16], p_prev_1[0][17]), tawa::pack_pair(p_prev_1[0][18], p_prev_1[0][19]), tawa::pack_pair(p_prev_1[0][20], p_prev_1[0][21]), tawa::pack_pair(p_prev_1[0][22], p_prev_1[0][23]), tawa::wgmma_smem_desc(b_tile_4 + 4096, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], tawa::pack_pair(p_prev_1[0][24], p_prev_1[0][25]), tawa::pack_pair(p_prev_1[0][26], p_prev_1[0][27]), tawa::pack_pair(p_prev_1[0][28], p_prev_1[0][29]), tawa::pack_pair(p_prev_1[0][30], p_prev_1[0][31]), tawa::wgmma_smem_desc(b_tile_4 + 6144, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][0], a_regs_2[0][1], a_regs_2[0][2], a_regs_2[0][3], tawa::wgmma_smem_desc(b_tile_4 + 0, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][4], a_regs_2[0][5], a_regs_2[0][6], a_regs_2[0][7], tawa::wgmma_smem_desc(b_tile_4 + 2048, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][8], a_regs_2[0][9], a_regs_2[0][10], a_regs_2[0][11], tawa::wgmma_smem_desc(b_tile_4 + 4096, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][12], a_regs_2[0][13], a_regs_2[0][14], a_regs_2[0][15], tawa::wgmma_smem_desc(b_tile_4 + 6144, 8192, 1024, 1), 1);
           tawa::wgmma_commit_group();  // waited for where the result is first used
         }
         const int32_t slot_8 = v36 % 2;
@@ -493,6 +501,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         for (int mi = 0; mi < 1; ++mi)
         TAWA_UNROLL
           for (int ri = 0; ri < 32; ++ri) acc_done_2[mi][ri] = acc_2[mi][ri];
+        tawa::wgmma_fence();
         tawa::wgmma_commit_group();  // empty: matches the other branch's MMA group
       }
       tawa::wgmma_wait_group<1>();
@@ -672,12 +681,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         for (int ri = 0; ri < 32; ++ri) acc_done_3[mi][ri] = acc_2[mi][ri];
       {  // 64x64 += 64x64 * 64x64: 4 x wgmma m64n64k16 (A in registers, B N-major)
         const uint8_t* b_tile_5 = ring1_1 + v_prev_slot_1 * 8192;
+        uint32_t a_regs_3[1][16];
+        TAWA_UNROLL for (int w = 0; w < 16; ++w) a_regs_3[0][w] = tawa::pack_pair(p_prev_1[0][2 * w], p_prev_1[0][2 * w + 1]);
         tawa::fence_operands(acc_done_3[0]);
         tawa::wgmma_fence();
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], tawa::pack_pair(p_prev_1[0][0], p_prev_1[0][1]), tawa::pack_pair(p_prev_1[0][2], p_prev_1[0][3]), tawa::pack_pair(p_prev_1[0][4], p_prev_1[0][5]), tawa::pack_pair(p_prev_1[0][6], p_prev_1[0][7]), tawa::wgmma_smem_desc(b_tile_5 + 0, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], tawa::pack_pair(p_prev_1[0][8], p_prev_1[0][9]), tawa::pack_pair(p_prev_1[0][10], p_prev_1[0][11]), tawa::pack_pair(p_prev_1[0][12], p_prev_1[0][13]), tawa::pack_pair(p_prev_1[0][14], p_prev_1[0][15]), tawa::wgmma_smem_desc(b_tile_5 + 2048, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], tawa::pack_pair(p_prev_1[0][16], p_prev_1[0][17]), tawa::pack_pair(p_prev_1[0][18], p_prev_1[0][19]), tawa::pack_pair(p_prev_1[0][20], p_prev_1[0][21]), tawa::pack_pair(p_prev_1[0][22], p_prev_1[0][23]), tawa::wgmma_smem_desc(b_tile_5 + 4096, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], tawa::pack_pair(p_prev_1[0][24], p_prev_1[0][25]), tawa::pack_pair(p_prev_1[0][26], p_prev_1[0][27]), tawa::pack_pair(p_prev_1[0][28], p_prev_1[0][29]), tawa::pack_pair(p_prev_1[0][30], p_prev_1[0][31]), tawa::wgmma_smem_desc(b_tile_5 + 6144, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][0], a_regs_3[0][1], a_regs_3[0][2], a_regs_3[0][3], tawa::wgmma_smem_desc(b_tile_5 + 0, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][4], a_regs_3[0][5], a_regs_3[0][6], a_regs_3[0][7], tawa::wgmma_smem_desc(b_tile_5 + 2048, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][8], a_regs_3[0][9], a_regs_3[0][10], a_regs_3[0][11], tawa::wgmma_smem_desc(b_tile_5 + 4096, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][12], a_regs_3[0][13], a_regs_3[0][14], a_regs_3[0][15], tawa::wgmma_smem_desc(b_tile_5 + 6144, 8192, 1024, 1), 1);
         tawa::wgmma_commit_group();  // waited for where the result is first used
       }
       const int32_t slot_9 = v46 % 2;
@@ -687,6 +698,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
         for (int ri = 0; ri < 32; ++ri) acc_done_3[mi][ri] = acc_2[mi][ri];
+      tawa::wgmma_fence();
       tawa::wgmma_commit_group();  // empty: matches the other branch's MMA group
     }
     tawa::wgmma_wait_group<0>();
