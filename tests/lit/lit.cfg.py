@@ -24,6 +24,19 @@ else:
     config.substitutions.append(("%triton-python", "sh -c 'echo \"no Triton 3.6.0 environment at " + triton_venv +
                                  " (run ./scripts/install-deps.sh)\" >&2; exit 1' --"))
 
+# nvdisasm, for tests that read the SASS ptxas made: $TAWA_NVDISASM, the CUDA toolkit's, or the copy
+# Triton's package carries (the toolkit here has none). Where none is found, a test that uses it fails
+# and says so.
+nvdisasm = os.environ.get("TAWA_NVDISASM", "")
+for cand in (nvdisasm, "/usr/local/cuda/bin/nvdisasm",
+             os.path.join(triton_venv, "lib", "python3.11", "site-packages", "triton", "backends", "nvidia", "bin", "nvdisasm")):
+    if cand and os.access(cand, os.X_OK):
+        config.substitutions.append(("%nvdisasm", cand))
+        break
+else:
+    config.substitutions.append(("%nvdisasm", "sh -c 'echo \"no nvdisasm (set TAWA_NVDISASM, or run ./scripts/install-deps.sh for "
+                                 "Triton 3.6.0, which carries one)\" >&2; exit 1' --"))
+
 # The dynamic loader itself, to run tawa with `--inhibit-cache` (as on a machine whose loader has no
 # entry for the CUDA toolkit's libraries).
 for ld in ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"):

@@ -175,6 +175,7 @@ class Emitter {
     countUses(f_.body, uses_);
     res_.kernelName = opt_.kernelName.empty() ? sanitize(f_.name) : opt_.kernelName;
     taken_.insert(res_.kernelName);
+    taken_.insert("keep_order");
     if (opt_.profile)
       for (const char* n : {"prof_out", "prof_smem", "prof_ring", "prof_t", "prof_rec"}) taken_.insert(n);
     collect();
@@ -439,6 +440,11 @@ class Emitter {
     // Descriptors: the box and swizzle follow the slot they are copied into, or the staging tile.
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
+        if (op->kind() == OpKind::Dot) {  // A made in registers (attention's P): see keepAfterWork
+          const Op* d = op->operand(0)->definingOp();
+          while (d && d->kind() == OpKind::Permute) d = d->operand(0)->definingOp();
+          if (!d || (d->kind() != OpKind::SmemLoad && d->kind() != OpKind::DescLoad)) keepOrder_ = true;
+        }
         if (op->kind() == OpKind::MakeDesc) {
           collectDesc(*op);
         } else if (op->kind() == OpKind::TmaLoad) {
@@ -1003,6 +1009,11 @@ class Emitter {
       atomicOld_.at(op) = off;
       off += 8;
     }
+    if (keepOrder_) {
+      off = alignUp(off, 16);
+      keepOffset_ = off;
+      off += static_cast<int64_t>(regions_.size() - 1) * 128 * 4;  // a word per consumer thread
+    }
     if (opt_.profile) {
       off = alignUp(off, 16);
       profOffset_ = off;
@@ -1090,6 +1101,9 @@ class Emitter {
       line("uint64_t* " + pv.bar + " = reinterpret_cast<uint64_t*>(smem + " + std::to_string(pv.barOffset) + ");  // " + pv.name +
            " is full (1 arrival + tx per phase)");
     }
+    if (keepOrder_)
+      line("float* keep_order = reinterpret_cast<float*>(smem + " + std::to_string(keepOffset_) +
+           ");  // a word per consumer thread: a row vector's sum stored before an MMA wait (keepAfterWork)");
     if (opt_.profile)
       line("uint8_t* prof_smem = smem + " + std::to_string(profOffset_) + ";  // --profile: " + std::to_string(regions_.size()) +
            " ring(s), one per warp group: 32 B header + " + std::to_string(opt_.profileCapacity) + " events x 16 B");
@@ -1825,6 +1839,7 @@ class Emitter {
 
   // Writes fr (a 2-D fragment or a row vector) element by element from e.
   void writeFrag(const Frag& fr, const std::function<std::string(const Ctx&)>& e) {
+    if (fr.row && fr.elem == Scalar::F32) lastRow_ = fr, lastRowSeq_ = ++seq_;
     Ctx c = fr.row ? rowCtx() : fragCtx();
     std::string body = e(c);
     bool r = mentions(body, "row"), col = mentions(body, "col");
@@ -2256,7 +2271,7 @@ class Emitter {
     std::set<const Value*> reads;
     if (a && a->ring) reads.insert(a->ring);
     if (b.ring) reads.insert(b.ring);
-    pending_.push_back(Group{{acc}, {}, reads});
+    pending_.push_back(Group{{acc}, {}, reads, ++seq_, af != nullptr});
   }
 
   // An MxN f32 result lives in registers of one consumer warp group; the budget leaves 40 of its
@@ -2294,6 +2309,7 @@ class Emitter {
   // Waits until groups 0..newest of pending_ have completed (none when newest < 0).
   void completeThrough(const Op& op, int newest) {
     if (newest < 0) return;
+    keepAfterWork(newest);
     profMark(op, profile::Scope::MmaWait, "-1");
     line("tawa::wgmma_wait_group<" + std::to_string(pending_.size() - 1 - static_cast<size_t>(newest)) + ">();");
     for (int i = 0; i <= newest; ++i) {
@@ -2302,6 +2318,22 @@ class Emitter {
       for (const std::string& t : pending_[static_cast<size_t>(i)].then) line(t);
     }
     pending_.erase(pending_.begin(), pending_.begin() + newest + 1);
+  }
+  // Before waiting for groups 0..newest: when one of them is a register-A MMA group and a row vector
+  // was computed since its issue, the sum of this thread's entries of it goes to its keep_order word
+  // (never read: the store only pins the wait after the work it depends on; see keepOrder_).
+  void keepAfterWork(int newest) {
+    if (!keepOrder_ || !lastRow_ || region_ <= 0) return;
+    bool overlapped = false;
+    for (int i = 0; i <= newest; ++i)
+      overlapped |= pending_[static_cast<size_t>(i)].registerA && pending_[static_cast<size_t>(i)].seq < lastRowSeq_;
+    if (!overlapped) return;
+    std::string sum;
+    for (int64_t mi = 0; mi < lastRow_->mBlocks; ++mi)
+      for (int h = 0; h < 2; ++h)
+        sum += (sum.empty() ? "" : " + ") + lastRow_->name + "[" + std::to_string(mi) + "][" + std::to_string(h) + "]";
+    line("keep_order[" + std::to_string(region_ - 1) + " * 128 + tawa::warpgroup_thread_idx()] = " + sum +
+         ";  // keeps the wait below after " + lastRow_->name);
   }
   void waitAll(const Op& op) {
     std::set<std::string> all;
@@ -2597,7 +2629,18 @@ class Emitter {
     std::vector<Frag> writes;
     std::vector<std::string> then;
     std::set<const Value*> reads;  // the rings (nv.smem_alloc) whose slots its MMAs read
+    uint64_t seq = 0;              // when it was issued (seq_)
+    bool registerA = false;        // its MMAs read A from registers
   };
+  // Register-A MMAs (attention's PV) are waited for after the work that overlaps them (the softmax);
+  // ptxas would hoist that wait above the work, since the instructions after it (the rescale of O) need
+  // only values computed before it. keepAfterWork stores the newest row vector (the row sums, which
+  // need every exponential) to shared memory right before the wait: the wait stays after that store.
+  bool keepOrder_ = false;
+  int64_t keepOffset_ = 0;
+  uint64_t seq_ = 0;
+  std::optional<Frag> lastRow_;
+  uint64_t lastRowSeq_ = 0;
   std::vector<Group> pending_;
   std::map<const Op*, std::string> releaseVars_;  // mbarrier arrives deferred through a variable set in a tile.if
   std::map<const Value*, Frag> yieldInto_;        // a dot whose result a tile.if yields accumulates into its storage
