@@ -6,7 +6,7 @@ the steps JITFunction.run takes before the driver launch; no GPU is needed for t
     ~/.cache/tawa/triton-3.6.0/bin/python bench/python/launch_overhead.py
 
 Prints one row per kernel: medians over 15 batches of 2000 calls, in microseconds per call. With
---gpu-path DRIVER (a build of tests/lit/cuda_runtime/Inputs/recording_libcuda.c), it also times whole launches on
+--gpu-path DRIVER (a build of tests/lit/cuda_runtime/Inputs/fake_libcuda.c), it also times whole launches on
 CUDA tensors (python/tests/fake_torch.py) through the GPU path down to cuLaunchKernel, which that
 driver only answers: tawa's own CPU cost of a GPU launch, without the driver's.
 """
@@ -90,7 +90,7 @@ add = per_call_us(lambda: kernels.add[(4,)](x, x, x, 4096, BLOCK=1024))
 mm = per_call_us(lambda: kernels.matmul[(2, 2)](a, a, a, 128, 128, 128, 128, 1, 128, 1, 128, 1, BM=64, BN=64, BK=32))
 print(f"{{add:.2f}} {{mm:.2f}}")
 """
-    env = dict(os.environ, TAWA_LIBCUDA=driver)
+    env = dict(os.environ, TAWA_LIBCUDA=driver, TAWA_FAKE_CUDA_RUN="1")
     env.pop("TAWA_FAKE_CUDA_LOG", None)
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout.split()
     print(f"whole launch on CUDA tensors, tawa's side (recording driver): add {out[0]} us, matmul (3 TMA maps) {out[1]} us")
@@ -100,7 +100,7 @@ def main():
     import triton.language as tl
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--gpu-path", metavar="DRIVER", help="a build of tests/lit/cuda_runtime/Inputs/recording_libcuda.c")
+    ap.add_argument("--gpu-path", metavar="DRIVER", help="a build of tests/lit/cuda_runtime/Inputs/fake_libcuda.c (run with TAWA_FAKE_CUDA_RUN=1)")
     opts = ap.parse_args()
 
     x = np.random.rand(4096).astype(np.float32)

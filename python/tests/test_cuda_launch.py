@@ -1,6 +1,6 @@
 """Launching on CUDA tensors, without a GPU: the launch path from kernel[grid](...) down to
-cuLaunchKernel, checked against a recording driver (tests/lit/cuda_runtime/Inputs/recording_libcuda.c,
-built here and loaded through $TAWA_LIBCUDA) and a stand-in for torch (fake_torch.py). What is checked is what the launcher asks of
+cuLaunchKernel, checked against a recording driver (tests/lit/cuda_runtime/Inputs/fake_libcuda.c with
+TAWA_FAKE_CUDA_RUN=1, built here and loaded through $TAWA_LIBCUDA) and a stand-in for torch (fake_torch.py). What is checked is what the launcher asks of
 the driver: the kernel is compiled (NVRTC, ptxas: a real cubin) and loaded once, every launch passes
 the tensors' own device addresses and torch's current stream, encodes the TMA maps from those
 addresses, and never allocates, copies or synchronizes. Whether the kernel then computes the right
@@ -40,7 +40,7 @@ def recording_driver(tmp_path_factory):
     cc = shutil.which("cc") or shutil.which("gcc")
     assert cc, "a C compiler builds the recording driver (the project's build needs one too)"
     out = tmp_path_factory.mktemp("driver") / "libcuda.so.1"
-    source = os.path.join(HERE, "..", "..", "tests", "lit", "cuda_runtime", "Inputs", "recording_libcuda.c")
+    source = os.path.join(HERE, "..", "..", "tests", "lit", "cuda_runtime", "Inputs", "fake_libcuda.c")
     subprocess.run([cc, "-shared", "-fPIC", "-o", str(out), source], check=True)
     return str(out)
 
@@ -48,7 +48,7 @@ def recording_driver(tmp_path_factory):
 def launch(driver, tmp_path, body, params=0):
     """Runs PRELUDE + body in a child process over `driver`; (result, the driver's log lines)."""
     log = tmp_path / "driver.log"
-    env = dict(os.environ, TAWA_LIBCUDA=driver, TAWA_FAKE_CUDA_LOG=str(log), TAWA_FAKE_CUDA_PARAMS=str(params))
+    env = dict(os.environ, TAWA_LIBCUDA=driver, TAWA_FAKE_CUDA_RUN="1", TAWA_FAKE_CUDA_LOG=str(log), TAWA_FAKE_CUDA_PARAMS=str(params))
     r = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body)], env=env, capture_output=True, text=True,
                        timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr
