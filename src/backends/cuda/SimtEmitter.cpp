@@ -579,8 +579,15 @@ class SimtEmitter {
       throw UserError(op.loc(), "a tile.dot of rank " + std::to_string(rt.shape.size()) + " has no SIMT form", "a 2-D tl.dot");
     if (mmaShape(op)) return dotMma(op);
     const bool integer = !ir::isFloat(at.scalar);
+    // f32 operands of a tf32 dot (Triton's default) are rounded as the tensor cores read them (and the executor models).
+    const bool tf32 = op.hasAttr("input_precision") && op.strAttr("input_precision") == "tf32";
     const std::string accT = integer ? "int" : "float", K = std::to_string(at.shape[1]), N = std::to_string(rt.shape[1]);
-    auto value = [&](const std::string& e, Scalar sc) { return integer ? "static_cast<int>(" + e + ")" : isHalf(sc) ? "to_f32(" + e + ")" : "static_cast<float>(" + e + ")"; };
+    auto value = [&](const std::string& e, Scalar sc) {
+      return integer         ? "static_cast<int>(" + e + ")"
+             : isHalf(sc)    ? "to_f32(" + e + ")"
+             : tf32 && sc == Scalar::F32 ? "round_tf32(" + e + ")"
+                                         : "static_cast<float>(" + e + ")";
+    };
     const std::string sa = stageTile(a, op), sb = stageTile(b, op, (stagedBytes(at) + 15) / 16 * 16);
     // k (the product index) outermost and not unrolled, this thread's entries innermost: each entry's
     // sum still adds its products in k order from the accumulator, and the code holds one step's

@@ -663,6 +663,15 @@ inline To bitcast(From x) {
   return r;
 }
 #endif
+
+// An f32 operand as a tf32 dot reads it (Triton's default input_precision for f32 dots): rounded to 10
+// mantissa bits, to nearest, ties away from zero (cvt.rna.tf32.f32; the executor's ir::roundTf32);
+// infinities and NaN unchanged. For the SIMT path's FMA dot, which has no tf32 instruction to do it.
+TAWA_DEVICE float round_tf32(float x) {
+  const uint32_t u = bitcast<uint32_t>(x);
+  if ((u & 0x7f800000u) == 0x7f800000u) return x;
+  return bitcast<float>((u + 0x1000u) & ~0x1fffu);  // half of the dropped bits' unit added to the magnitude, then cut
+}
 }  // namespace tawa
 
 // ---- libdevice's functions (tile.math {fn}; the one list of them is src/ir/MathFns.cpp, and a unit

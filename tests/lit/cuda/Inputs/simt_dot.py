@@ -16,14 +16,15 @@ def dot_once(a, b, bias, c, M, BM: tl.constexpr, BN: tl.constexpr, BK: tl.conste
     tl.store(c + rm[:, None] * BN + rn[None, :], acc.to(tl.float16), mask=rm[:, None] < M)
 
 
+# The dot stored as it comes out: i8 operands (i32 sums), f32 ones (tf32 or ieee, as PREC says).
 @triton.jit
-def dot_i8(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def dot_stored(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PREC: tl.constexpr = "tf32"):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.arange(0, BN)
     rk = tl.arange(0, BK)
     x = tl.load(a + rm[:, None] * BK + rk[None, :])
     y = tl.load(b + rk[:, None] * BN + rn[None, :])
-    tl.store(c + rm[:, None] * BN + rn[None, :], tl.dot(x, y))
+    tl.store(c + rm[:, None] * BN + rn[None, :], tl.dot(x, y, input_precision=PREC))
 
 
 
@@ -43,13 +44,3 @@ def gemm_gather(x_base, rows_of, w_base, out_base, R, K, N, BR: tl.constexpr, BN
         total = tl.dot(x, w, total)
     tl.store(out_base + r[:, None] * N + cols[None, :], total.to(tl.float16), mask=live[:, None])
 
-
-# f32 operands: no mma.sync form of tawa's takes them, so the FMA path (k in order, f32 sums).
-@triton.jit
-def dot_f32(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    x = tl.load(a + rm[:, None] * BK + rk[None, :])
-    y = tl.load(b + rk[:, None] * BN + rn[None, :])
-    tl.store(c + rm[:, None] * BN + rn[None, :], tl.dot(x, y, input_precision="ieee"))
