@@ -206,12 +206,11 @@ TEST(EmuAttentionMutation, PingPongWithoutTheFirstTurn) {
 }
 
 TEST(EmuAttentionMutation, SwappedAFragmentRegisters) {
-  // The A-from-registers operand of PV takes the fragment registers 8kk..8kk+7 in order; swapping the
-  // first two packed registers (rows r and r+8) must give wrong numbers, not a pass.
+  // The A-from-registers operand of PV takes the fragment's packed words 4kk..4kk+3 in order; swapping
+  // the first two (rows r and r+8) must give wrong numbers, not a pass.
   Attn a{64, 64, 64, 2, false};
   auto er = emitAttention(a);
-  ASSERT_TRUE(mutate(er, "tawa::pack_pair(p_prev[0][0], p_prev[0][1]), tawa::pack_pair(p_prev[0][2], p_prev[0][3])",
-                     "tawa::pack_pair(p_prev[0][2], p_prev[0][3]), tawa::pack_pair(p_prev[0][0], p_prev[0][1])", "_swapped"))
+  ASSERT_TRUE(mutate(er, "(acc_done[0], a_regs[0][0], a_regs[0][1], ", "(acc_done[0], a_regs[0][1], a_regs[0][0], ", "_swapped"))
       << er.source;
   AttnRun r = runAttention(er, a, freshSeed());
   EXPECT_GT(mismatches(r, nullptr), 0);
