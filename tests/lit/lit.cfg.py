@@ -27,9 +27,11 @@ else:
 # nvdisasm, for tests that read the SASS ptxas made: $TAWA_NVDISASM, the CUDA toolkit's, or the copy
 # Triton's package carries (the toolkit here has none). Where none is found, a test that uses it fails
 # and says so.
+import glob
+
 nvdisasm = os.environ.get("TAWA_NVDISASM", "")
-for cand in (nvdisasm, "/usr/local/cuda/bin/nvdisasm",
-             os.path.join(triton_venv, "lib", "python3.11", "site-packages", "triton", "backends", "nvidia", "bin", "nvdisasm")):
+for cand in [nvdisasm, "/usr/local/cuda/bin/nvdisasm"] + sorted(
+        glob.glob(os.path.join(triton_venv, "lib", "python3*", "site-packages", "triton", "backends", "nvidia", "bin", "nvdisasm"))):
     if cand and os.access(cand, os.X_OK):
         config.substitutions.append(("%nvdisasm", cand))
         break
