@@ -116,10 +116,12 @@ TAWA_FP8 = [("tawa fp8 128x256x128 coop D3", "gen:gemm_fp8_128x256x128.tir", ["-
 # tawa attention variants of examples/attention.py: (label, BLOCK_M, consumer warp groups, extra
 # flags). 64-key blocks when causal (the diagonal stage needs BLOCK_M % BLOCK_N == 0), 128 otherwise;
 # D = 2. The 128-row form is FlashAttention-3's: two cooperative consumers of 64 rows each
-# (split-consumers) taking turns issuing their MMAs (ping-pong); the last variant turns that off, to
-# measure what the ping-pong is worth.
+# (split-consumers) taking turns issuing their MMAs (ping-pong); the next variant turns that off, to
+# measure what the ping-pong is worth, and the last gives back the register split of before 2026-12-06
+# (producer 40, consumers 232; now 32/240), to measure what that is worth.
 TAWA_ATTN = [("tawa 64-row", 64, 1, []), ("tawa 128-row coop", 128, 2, []),
-             ("tawa 128-row coop no-ping-pong", 128, 2, ["--no-ping-pong"])]
+             ("tawa 128-row coop no-ping-pong", 128, 2, ["--no-ping-pong"]),
+             ("tawa 128-row coop regs 40/232", 128, 2, ["--producer-regs", "40", "--consumer-regs", "232"])]
 
 
 def attn_spec(b, h, s, d, causal, bm):
