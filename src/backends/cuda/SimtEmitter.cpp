@@ -85,7 +85,7 @@ class SimtEmitter {
     er.source = out_.str();
     // Alignment slack, the cross-warp reduction scratch (a word per warp), and the largest tile staged
     // in shared memory to change its layout (broadcast, permute, reductions and scans along an axis).
-    er.smemBytes = 1024 + scratchBytes() + (stageBytes_ + 15) / 16 * 16;
+    er.smemBytes = 1024 + scratchBytes() + after(stageBytes_);
     return er;
   }
 
@@ -546,8 +546,7 @@ class SimtEmitter {
   std::string stageTile(const Value* v, const Op& op, int64_t offset = 0) {
     const Type& t = v->type();
     const std::string c = elemC(t, op.loc());
-    const int64_t bytes = t.numel() * (t.elemIsPtr ? 8 : std::max<int64_t>(1, ir::byteWidth(t.scalar)));
-    constexpr int64_t kMaxStage = 200 * 1024;
+    const int64_t bytes = stagedBytes(t);
     if (bytes > kMaxStage)
       throw UserError(op.loc(), std::string(op.name()) + " moves a " + t.str() + " tile (" + std::to_string(bytes) +
                                     " bytes) between threads through shared memory, which holds at most " + std::to_string(kMaxStage),
@@ -564,7 +563,10 @@ class SimtEmitter {
     return st;
   }
   void unstage() { line("syncthreads();  // the staging area is free again"); }
-  int64_t stagedBytes(const Type& t) const { return t.numel() * (t.elemIsPtr ? 8 : std::max<int64_t>(1, ir::byteWidth(t.scalar))); }
+  static int64_t stagedBytes(const Type& t) { return t.numel() * (t.elemIsPtr ? 8 : std::max<int64_t>(1, ir::byteWidth(t.scalar))); }
+  // Where the next staged tile starts after `bytes` of tiles: 16-byte aligned.
+  static int64_t after(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+  static constexpr int64_t kMaxStage = 200 * 1024;  // the staging area's bytes at most
 
   // tile.dot in a kernel that could not be warp-specialized (no loop to pipeline, say): both
   // operands staged in shared memory. f16 and bf16 operands whose shape the tensor cores take (M a
@@ -588,7 +590,7 @@ class SimtEmitter {
              : tf32 && sc == Scalar::F32 ? "round_tf32(" + e + ")"
                                          : "static_cast<float>(" + e + ")";
     };
-    const std::string sa = stageTile(a, op), sb = stageTile(b, op, (stagedBytes(at) + 15) / 16 * 16);
+    const std::string sa = stageTile(a, op), sb = stageTile(b, op, after(stagedBytes(at)));
     // k (the product index) outermost and not unrolled, this thread's entries innermost: each entry's
     // sum still adds its products in k order from the accumulator, and the code holds one step's
     // FMAs, not all of them (NVRTC took minutes on 128x256 tiles unrolled whole).
@@ -621,7 +623,7 @@ class SimtEmitter {
     if (!isHalf(at.scalar) || bt.scalar != at.scalar || rt.scalar != Scalar::F32) return false;
     const int64_t M = rt.shape[0], N = rt.shape[1], K = at.shape[1];
     if (M % 16 || N % 8 || K % 16) return false;
-    return (M * K * 2 + 15) / 16 * 16 + (K * N * 2 + 15) / 16 * 16 + M * N * 4 <= 200 * 1024;
+    return after(stagedBytes(at)) + after(stagedBytes(bt)) + M * N * 4 <= kMaxStage;
   }
 
   // The tensor-core form of the SIMT dot: A (M x K) and B (K x N) staged row-major, the accumulator
@@ -637,10 +639,10 @@ class SimtEmitter {
     const int64_t M = rt.shape[0], N = rt.shape[1], K = at.shape[1];
     const std::string Ns = std::to_string(N), Ks = std::to_string(K), T = std::to_string(threads_);
     const std::string mma = at.scalar == Scalar::BF16 ? "mma_16816_bf16" : "mma_16816_f16";
-    const int64_t bOff = (stagedBytes(at) + 15) / 16 * 16, cOff = bOff + (stagedBytes(op.operand(1)->type()) + 15) / 16 * 16;
+    const int64_t bOff = after(stagedBytes(at)), cOff = bOff + after(stagedBytes(op.operand(1)->type()));
     const std::string sa = stageTile(a, op), sb = stageTile(b, op, bOff);
     stageBytes_ = std::max(stageBytes_, cOff + M * N * 4);
-    const std::string r = nameFor(op.result()), g = inTile(rt), E = std::to_string(entries(rt, op)), c = unique(r + "_c");
+    const std::string r = nameFor(op.result()), g = inTile(rt), c = unique(r + "_c");
     line("float* " + c + " = reinterpret_cast<float*>(stage + " + std::to_string(cOff) + ");  // the f32 result, row-major");
     perEntry(rt, op, g, c + "[tid + " + T + " * k] = " + (acc ? "static_cast<float>(" + ref(acc) + ")" : std::string("0.0f")) + ";");
     line("syncthreads();");
@@ -669,7 +671,6 @@ class SimtEmitter {
     line("syncthreads();");
     line(declare(op.result(), op) + ";");
     perEntry(rt, op, g, r + "[k] = " + c + "[tid + " + T + " * k];");
-    (void)E;
     unstage();
   }
 
