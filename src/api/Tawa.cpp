@@ -192,10 +192,10 @@ struct Kernel::Impl {
     std::lock_guard<std::mutex> lock(mu);
     auto it = gpu.find(key);
     if (it == gpu.end()) {
-      cuda::Driver& d = cuda::Driver::get();
-      cuda::requireHopper(d, tile.kernel->loc);  // before compiling for a device that cannot run it
-      std::ostream* note = opt.explain;
-      it = gpu.emplace(key, std::make_unique<cuda::GpuKernel>(d, key.empty() ? er : cuda::withTileMaps(er, ints, baseOf, note), tile.kernel->loc)).first;
+      // GpuKernel checks the device (sm_90) and the shared memory before compiling.
+      it = gpu.emplace(key, std::make_unique<cuda::GpuKernel>(cuda::Driver::get(), key.empty() ? er : cuda::withTileMaps(er, ints, baseOf, opt.explain),
+                                                               tile.kernel->loc))
+               .first;
     }
     return *it->second;
   }
