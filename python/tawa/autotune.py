@@ -27,7 +27,7 @@ import threading
 
 from . import _tawa
 from .errors import TawaError
-from .jit import JITFunction, _array, cache_root, wrap
+from .jit import JITFunction, _array, _on_gpu, cache_root, wrap
 from .profiler import profile
 
 MODEL_DEVICE = "tawa cost model (H200, modelled)"
@@ -199,15 +199,6 @@ def _modelled_seconds(fn, grid, args, kwargs, backend):
                         fn.path, fn.def_line, 1, "the kernel has no warp-specialized form to model",
                         "launch it with fixed constexprs instead")
     return launch.report["kernel_us"] * 1e-6
-
-
-def _on_gpu(args, kwargs):
-    """Whether the launch's arrays are CUDA tensors."""
-    for v in list(args) + list(kwargs.values()):
-        a = _array(v)
-        if a is not None and not isinstance(a[0], str) and a[4]:
-            return True
-    return False
 
 
 def _gpu_name():

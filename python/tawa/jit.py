@@ -131,6 +131,15 @@ def _array(x):
     return (addr, dtype, extent, not addr & 15, on_gpu)
 
 
+def _on_gpu(args, kwargs):
+    """Whether a launch's arrays (descriptors' bases included) are CUDA tensors."""
+    for v in list(args) + list(kwargs.values()):
+        a = _array(v.base if _descriptor(v) else v)
+        if a is not None and not isinstance(a[0], str) and a[4]:
+            return True
+    return False
+
+
 class PointerArray(_np.ndarray):
     """An array of pointers: int64 elements holding the addresses of ``pointees`` (host arrays), as
     Triton's grouped GEMM reads its matrices (``tl.load(ptrs + g).to(tl.pointer_type(tl.float16))``).
@@ -605,11 +614,11 @@ class JITFunction:
         with the kernel as written. CUDA tensors are checked through host copies (.cpu()). Returns a
         one-line summary; a deadlock, race, out-of-bounds access or difference raises TawaError naming
         the seed and the source line."""
-        ck, bound, run_args, opts, on_gpu = self._get(args, dict(kwargs))  # (_get takes the options out)
-        if on_gpu:  # the pipeline runs on the CPU: on host copies of the tensors (check never writes them)
-            args = [self._host_copy(self._params[i][0], v) for i, v in enumerate(args)]
+        if _on_gpu(args, kwargs):  # the pipeline runs on the CPU: on host copies of the tensors (check never writes them)
+            params = self._signature()
+            args = [self._host_copy(params[i][0] if i < len(params) else str(i), v) for i, v in enumerate(args)]
             kwargs = {k: self._host_copy(k, v) for k, v in kwargs.items()}
-            ck, bound, run_args, opts, on_gpu = self._get(args, kwargs)
+        ck, bound, run_args, opts, on_gpu = self._get(args, kwargs)
         g = self._grid(grid, bound, opts)
         return ck._k.check(self._backend(opts, on_gpu), run_args, g, seeds)
 
