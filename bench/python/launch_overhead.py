@@ -86,14 +86,19 @@ from launch_overhead import per_call_us
 T = fake_torch.Tensor
 x = T(1 << 32, "float32", [4096])
 a = T(1 << 33, "float16", [128, 128])
+mm_args = (a, a, a, 128, 128, 128, 128, 1, 128, 1, 128, 1)
 add = per_call_us(lambda: kernels.add[(4,)](x, x, x, 4096, BLOCK=1024))
-mm = per_call_us(lambda: kernels.matmul[(2, 2)](a, a, a, 128, 128, 128, 128, 1, 128, 1, 128, 1, BM=64, BN=64, BK=32))
-print(f"{{add:.2f}} {{mm:.2f}}")
+mm = per_call_us(lambda: kernels.matmul[(2, 2)](*mm_args, BM=64, BN=64, BK=32))
+# the same launches through the Python launcher alone (JITFunction._run), without the C++ one in front
+add_py = per_call_us(lambda: kernels.add._run((4,), (x, x, x, 4096), {{"BLOCK": 1024}}))
+mm_py = per_call_us(lambda: kernels.matmul._run((2, 2), mm_args, {{"BM": 64, "BN": 64, "BK": 32}}))
+print(f"{{add:.2f}} {{mm:.2f}} {{add_py:.2f}} {{mm_py:.2f}}")
 """
     env = dict(os.environ, TAWA_LIBCUDA=driver, TAWA_FAKE_CUDA_RUN="1")
     env.pop("TAWA_FAKE_CUDA_LOG", None)
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout.split()
-    print(f"whole launch on CUDA tensors, tawa's side (recording driver): add {out[0]} us, matmul (3 TMA maps) {out[1]} us")
+    print(f"whole launch on CUDA tensors, tawa's side (recording driver): add {out[0]} us, matmul (3 TMA maps) {out[1]} us; "
+          f"through the Python launcher alone: add {out[2]} us, matmul {out[3]} us")
 
 
 def main():

@@ -1,6 +1,6 @@
 // tawa._tawa: the Python binding of the library API (include/tawa/tawa.h). Thin on purpose: argument
-// binding, specialization and caching live in python/tawa/jit.py; this file converts values and
-// errors. A tawa::Error becomes tawa.errors.TawaError carrying the file, line, column, message and
+// binding, specialization and caching live in python/tawa/jit.py (launcher.cpp only remembers what
+// it chose, for the launches it has seen); this file converts values and errors. A tawa::Error becomes tawa.errors.TawaError carrying the file, line, column, message and
 // hint; the GIL is released while a kernel compiles or runs.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/array.h>
@@ -11,6 +11,8 @@
 #include <nanobind/stl/vector.h>
 
 #include <tawa/tawa.h>
+
+#include "launcher.h"
 
 namespace nb = nanobind;
 
@@ -173,6 +175,8 @@ NB_MODULE(_tawa, m) {
       .def("add", &tawa::TuneRecord::add, nb::arg("program"), nb::arg("config"), nb::arg("seconds"), nb::arg("origin"),
            nb::arg("detail") = "")
       .def("best", &tawa::TuneRecord::best, nb::arg("program"), nb::arg("top") = 1);
+
+  bindLauncher(m);
 
   m.def("signature", [](const std::string& path, const std::string& kernel) {
     std::vector<std::tuple<std::string, bool, bool>> out;

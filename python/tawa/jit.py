@@ -6,6 +6,8 @@ the kernel's parameters, computes the specialization key as Triton does (array d
 alignment, integer widths and 16-divisibility, integers equal to 1 and ``None`` as constants,
 ``do_not_specialize``, constexpr values, launch options), and looks the key up in memory, then on
 disk (the specialized tile IR, checked against the source files it came from), before compiling.
+A launch of common arguments seen before skips all of that: python/src/launcher.cpp keys it in C++
+and launches the kernel chosen for it the first time.
 
 Host arrays (numpy arrays, CPU torch tensors) run on the CPU executor (``backend="exec"``, the
 default) or on the emulator of the CUDA kernel (``backend="emu"``); the arrays are updated in place.
@@ -18,6 +20,7 @@ import json
 import os
 import re
 import threading
+import weakref
 
 from . import _tawa
 from . import profiler as _profiler
@@ -81,6 +84,18 @@ for _name, _short in _NUMPY_DTYPES.items():
         pass  # bfloat16 and fp8 exist only with ml_dtypes; their names are matched below
 
 
+def _dtype_short(d):
+    """Triton's short name of an array's dtype object (numpy's or torch's), or None."""
+    if isinstance(d, _np.dtype):
+        return _NUMPY_BY_DTYPE.get(d) or _NUMPY_DTYPES.get(d.name)
+    short = _TORCH_BY_DTYPE.get(d)
+    if short is None:
+        short = _TORCH_DTYPES.get(str(d))
+        if short is not None:
+            _TORCH_BY_DTYPE[d] = short  # str(dtype) once per dtype object
+    return short
+
+
 def _array(x):
     """(address, dtype, elements, aligned, on_gpu) of an array (a host array, or a torch tensor on
     cuda:0), or None when x is not an array; an error tuple (kind, detail) for an array tawa cannot
@@ -91,7 +106,7 @@ def _array(x):
     """
     t = type(x)
     if t is _np.ndarray:
-        dtype = _NUMPY_BY_DTYPE.get(x.dtype) or _NUMPY_DTYPES.get(x.dtype.name)
+        dtype = _dtype_short(x.dtype)
         if dtype is None:
             return ("unsupported", x.dtype.name)
         addr = x.__array_interface__["data"][0]
@@ -100,12 +115,9 @@ def _array(x):
         shape, strides, item = x.shape, x.strides, x.itemsize
         on_gpu = False
     elif t.__name__ in ("Tensor", "Parameter") and t.__module__.startswith("torch"):
-        dtype = _TORCH_BY_DTYPE.get(x.dtype)
+        dtype = _dtype_short(x.dtype)
         if dtype is None:
-            dtype = _TORCH_DTYPES.get(str(x.dtype))
-            if dtype is None:
-                return ("unsupported", str(x.dtype))
-            _TORCH_BY_DTYPE[x.dtype] = dtype  # str(dtype) once per dtype object
+            return ("unsupported", str(x.dtype))
         device = x.device
         on_gpu = device.type == "cuda"
         if on_gpu and device.index not in (None, 0):
@@ -318,14 +330,25 @@ class JITFunction:
         self.def_line = fn.__code__.co_firstlineno if fn is not None else 1
         self._dns = set(do_not_specialize)
         self._dns_align = set(do_not_specialize_on_alignment)
-        if backend is not None and backend not in _BACKENDS:
-            raise ValueError(f"unknown backend {backend!r}: one of {', '.join(_BACKENDS)}")
         self.backend = backend
         self._params = None  # [(name, constexpr, has_default)], from the front end on first launch
         self._cache = {}
+        self._launcher = None  # _tawa.Launcher: the launches seen, by their arguments' key, made on first launch
         self._lock = threading.Lock()
         self.compiles = 0  # specializations compiled (not found in memory or on disk)
         self.disk_hits = 0
+
+    @property
+    def backend(self):
+        """The backend every launch of this kernel uses (None: "cuda" for CUDA tensors, else "exec")."""
+        return self._backend_name
+
+    @backend.setter
+    def backend(self, backend):
+        if backend is not None and backend not in _BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}: one of {', '.join(_BACKENDS)}")
+        self._backend_name = backend
+        self._launcher = None  # it launches with the backend it was made with
 
     # -- the parameters, as the front end reads them
     def _signature(self):
@@ -635,11 +658,20 @@ class JITFunction:
                               "would not keep its strides", "pass a contiguous tensor, or host copies of the arrays")
         return v.cpu()
 
+    def _make_launcher(self):
+        """The C++ launcher in front of _run (python/src/launcher.cpp): a launch whose arguments'
+        key it has seen goes straight to the kernel _run chose for it; anything else to _run."""
+        params = self._signature()
+        flags = [(p[0], p[1], p[2], self._no_spec[i], self._no_align[i]) for i, p in enumerate(params)]
+        self._launcher = _tawa.Launcher(flags, _OPTIONS, weakref.WeakMethod(self._run), _dtype_short, _profiler.session,
+                                        _torch_stream, self._backend_name or "")
+        return self._launcher
+
     def __getitem__(self, grid):
-        return lambda *args, **kwargs: self._run(grid, args, kwargs)
+        return lambda *args, **kwargs: (self._launcher or self._make_launcher())(grid, args, kwargs)
 
     def run(self, *args, grid, **kwargs):
-        return self._run(grid, args, kwargs)
+        return (self._launcher or self._make_launcher())(grid, args, kwargs)
 
     def warmup(self, *args, **kwargs):
         """Compiles the specialization these arguments select without launching; returns it."""

@@ -77,6 +77,34 @@ def test_vector_add_launches_on_the_tensors_and_torchs_stream(recording_driver, 
     assert not [l for l in log if l.split()[0] in NEVER_PER_LAUNCH], log
 
 
+def test_seen_launches_follow_the_arrays(recording_driver, tmp_path, rng):
+    """The C++ launcher (python/src/launcher.cpp) remembers a launch's kernel by its key, never its
+    arrays: host arrays and CUDA tensors of the same dtype and alignment are different launches, and a
+    seen launch on other tensors passes their addresses."""
+    addrs = [int(a) << 8 for a in rng.integers(1 << 30, 1 << 38, size=6)]
+    n = 16 * int(rng.integers(20, 300))
+    r, log = launch(recording_driver, tmp_path, f"""
+        import numpy as np
+        k = tawa.JITFunction(kernels.add.fn)
+        h = np.random.default_rng().uniform(0.5, 1.5, {n}).astype(np.float32)
+        out = np.zeros({n}, np.float32)
+        g = ({(n + 1023) // 1024},)
+        k[g](h, h, out, {n}, BLOCK=1024)               # host arrays: the executor
+        assert (out == h + h).all()
+        a = [T(p, "float32", [{n}]) for p in {addrs}]
+        for i in (0, 3, 0):                             # the same key three times: two sets of tensors
+            k[g](a[i], a[i + 1], a[i + 2], {n}, BLOCK=1024)
+        out[:] = 0
+        k[g](h, h, out, {n}, BLOCK=1024)               # host arrays again, after the GPU launches
+        assert (out == h + h).all()
+        print(k._launcher.size, k.compiles)
+        """, params=4)
+    assert r.stdout.split() == ["2", "1"]  # two keys (host, GPU); one compile (the same specialization)
+    launches = [l for l in log if l.startswith("launch")]
+    assert [l.split("params=")[1] for l in launches] == [
+        ",".join(f"{v:#x}" for v in addrs[i:i + 3] + [n]) for i in (0, 3, 0)]
+
+
 def test_tma_gemm_encodes_its_maps_from_the_tensors(recording_driver, tmp_path, rng):
     M, N, K = 128, 128, 64
     a, b, c = (int(v) << 8 for v in rng.integers(1 << 30, 1 << 38, size=3))
