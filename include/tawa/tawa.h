@@ -193,8 +193,10 @@ class Kernel {
   // Runs the warp-specialized kernel once, profiled per warp group, on the caller's arrays (written as
   // run() writes them): exec times each warp group's ops with tawa's cost model of an H200-class SM;
   // emu runs the CUDA kernel emitted with its own clock64 records on the emulator (the same model
-  // advances its clock). Every figure is modelled, and says so. On host arrays only (exec, emu; the
-  // GPU's own records: tawa profile --backend cuda).
+  // advances its clock): every figure modelled, and said so. cuda launches that instrumented kernel on
+  // the caller's device arrays and opt.stream, with an event buffer it allocates, zeroes, reads back
+  // and frees, and waits for it (a profile is one synchronous launch): the clock is GPU 0's. A kernel
+  // without warp groups (simt()) is an Error.
   ProfileReport profile(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt = {}) const;
 
   struct Impl;

@@ -160,13 +160,14 @@ NB_MODULE(_tawa, m) {
           nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("seeds") = 8)
       .def(
           "profile",
-          [](const tawa::Kernel& k, const std::string& backend, nb::list args, std::array<int64_t, 3> grid, int threads, uint64_t seed) {
-            const Launch l(backend, args, threads, seed);
+          [](const tawa::Kernel& k, const std::string& backend, nb::list args, std::array<int64_t, 3> grid, int threads, uint64_t seed,
+             uintptr_t stream) {
+            const Launch l(backend, args, threads, seed, stream);
             nb::gil_scoped_release unlocked;
             tawa::ProfileReport r = k.profile(l.backend, l.args, grid, l.opt);
             return std::make_tuple(std::move(r.summary), std::move(r.json), std::move(r.trace));
           },
-          nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("threads") = 0, nb::arg("seed") = 0);
+          nb::arg("backend"), nb::arg("args"), nb::arg("grid"), nb::arg("threads") = 0, nb::arg("seed") = 0, nb::arg("stream") = 0);
 
   nb::class_<tawa::TuneRecord>(m, "TuneRecord")
       .def(nb::init<const std::string&, const std::string&>(), nb::arg("path"), nb::arg("device") = "")

@@ -610,24 +610,18 @@ class JITFunction:
         ck, bound, run_args, opts, on_gpu = self._get(args, kwargs)  # kwargs: a fresh dict of this call
         g = self._grid(grid, bound, opts)
         backend = self._backend(opts, on_gpu)
-        if backend == "cuda":
-            if _profiler.session() is not None:
-                raise self._error("tawa.profile() runs kernels on host arrays (exec, emu); these are CUDA tensors",
-                                  "profile on the GPU with tawa profile --backend cuda, or pass host copies")
-            ck._k.run("cuda", run_args, g, 0, 0, _torch_stream())
-            ck.last_run_seconds = None  # enqueued on the stream, not timed
-            return ck
+        threads, seed = opts.get("threads", 0), opts.get("seed", 0)
+        stream = _torch_stream() if backend == "cuda" else 0
         prof = _profiler.session()
-        if prof is not None:
-            if ck.simt:
-                ck._k.run(backend, run_args, g, opts.get("threads", 0), opts.get("seed", 0))
-                prof._record_unprofiled(ck.name, g, "not profiled: no tile.dot and no tensor descriptor, so no warp groups "
-                                                    "(the CUDA backend emits it as a SIMT kernel)")
-            else:
-                prof._record(ck.name, g, *ck._k.profile(backend, run_args, g, opts.get("threads", 0), opts.get("seed", 0)))
+        if prof is not None and not ck.simt:
+            # On the GPU: the instrumented kernel on torch's stream, waited for (its clock measured).
+            prof._record(ck.name, g, *ck._k.profile(backend, run_args, g, threads, seed, stream))
             return ck
-        seconds, _ = ck._k.run(backend, run_args, g, opts.get("threads", 0), opts.get("seed", 0))
-        ck.last_run_seconds = seconds
+        seconds, _ = ck._k.run(backend, run_args, g, threads, seed, stream)
+        ck.last_run_seconds = None if backend == "cuda" else seconds  # on the GPU only enqueued, not timed
+        if prof is not None:
+            prof._record_unprofiled(ck.name, g, "not profiled: no tile.dot and no tensor descriptor, so no warp groups "
+                                                "(the CUDA backend emits it as a SIMT kernel)")
         return ck
 
     def check(self, grid, *args, seeds=8, **kwargs):

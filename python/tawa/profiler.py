@@ -3,8 +3,10 @@
 Proton-like: the block's launches compute their results as usual, and each leaves a record with the
 per-role summary (where the producer and the consumers were busy, waiting or issuing), the roofline
 position, advice, and a Chrome trace (open it in https://ui.perfetto.dev). On the executor and the
-emulator every figure is modelled by tawa's cost model of an H200-class SM, and says so. A kernel
-with no warp-specialized form (no tile.dot, no tensor descriptor) runs unprofiled and is listed so.
+emulator every figure is modelled by tawa's cost model of an H200-class SM, and says so. On CUDA
+tensors the kernel is launched instrumented (its elected threads record tawa's scopes with clock64)
+on torch's current stream and waited for: its figures are GPU 0's clock. A kernel with no
+warp-specialized form (no tile.dot, no tensor descriptor) runs unprofiled and is listed so.
 """
 
 import json

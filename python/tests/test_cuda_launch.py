@@ -137,6 +137,40 @@ def test_tma_gemm_encodes_its_maps_from_the_tensors(recording_driver, tmp_path, 
     assert not [l for l in log if l.split()[0] in NEVER_PER_LAUNCH], log
 
 
+def test_profile_on_cuda_tensors(recording_driver, tmp_path, rng):
+    """tawa.profile() on CUDA tensors: the instrumented kernel (one more parameter, its event buffer:
+    allocated, zeroed, read back after the launch) on torch's stream, waited for, the summary timed
+    by GPU 0's clock; a SIMT kernel in the block launches as usual, listed unprofiled. (This driver
+    runs nothing, so the kernel records no events: the summary says so.)"""
+    a, b, c = (int(v) << 8 for v in rng.integers(1 << 30, 1 << 38, size=3))
+    r, log = launch(recording_driver, tmp_path, f"""
+        A, B, C = T({a}, "float16", [128, 64]), T({b}, "float16", [64, 128]), T({c}, "float16", [128, 128])
+        args = (A, B, C, 128, 128, 64, 64, 1, 128, 1, 128, 1)
+        src = kernels.matmul.warmup(*args, BM=64, BN=64, BK=32).cuda
+        assert src[src.index("__global__"):].split("{{")[0].count("const ") == 9  # the 10th: the event buffer
+        fake_torch.set_stream(0x4242)
+        x = T(1 << 40, "float32", [64])
+        with tawa.profile() as prof:
+            kernels.matmul[(2, 2)](*args, BM=64, BN=64, BK=32)
+            kernels.add[(1,)](x, x, x, 64, BLOCK=64)
+        first, second = prof.launches
+        assert first.profiled and not second.profiled, prof.launches
+        print(first.summary)
+        """, params="10,4")
+    assert "times measured by GPU 0's clock64" in r.stdout and "0 cycles) measured" in r.stdout, r.stdout
+    assert "events: 0 recorded, 0 lost" in r.stdout and "advice (from the measured summary)" in r.stdout, r.stdout
+    allocs = [l for l in log if l.startswith("alloc")]
+    assert len(allocs) == 1, log  # the event buffer, nothing else
+    buffer = allocs[0].split("-> ")[1]
+    at = log.index(allocs[0])
+    matmul = next(i for i, l in enumerate(log) if l.startswith("launch grid=2,2,1"))
+    assert log[at + 1] == "memset" and "sync" in log[at + 2:matmul]
+    assert log[matmul].endswith(f",{buffer}") and "stream=0x4242 " in log[matmul], log[matmul]
+    assert log[matmul + 1:matmul + 3] == ["sync", "copy"], log[matmul:]
+    add = [l for l in log[matmul + 1:] if l.startswith("launch")]
+    assert len(add) == 1 and add[0].startswith("launch grid=1,1,1") and "stream=0x4242 " in add[0]
+
+
 def test_no_driver_is_a_located_error(tmp_path):
     env = dict(os.environ, TAWA_LIBCUDA=str(tmp_path / "absent.so"))
     r = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent("""

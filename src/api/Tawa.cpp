@@ -20,6 +20,7 @@
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/Emitter.h"
 #include "backends/cuda/GpuLaunch.h"
+#include "backends/cuda/ProfileBuffer.h"
 #include "backends/cuda/Runner.h"
 #include "backends/cuda/Target.h"
 #include "backends/emu/Emulator.h"
@@ -108,7 +109,7 @@ struct Kernel::Impl {
 
   mutable std::mutex mu;  // the lazily made stages below
   mutable std::optional<std::string> wsText, nvText;
-  mutable std::optional<cuda::EmitResult> emitted;
+  mutable std::optional<cuda::EmitResult> emitted, emittedProfiled;  // the latter: instrumented for profile() on the GPU
   mutable std::optional<cuda::CompiledModule> compiled;
   mutable std::string passExplain;
   // Loaded on GPU 0, by the tensor maps the launch's arguments make tile maps ("" for none).
@@ -159,19 +160,21 @@ struct Kernel::Impl {
     return *slot;
   }
 
-  const cuda::EmitResult& emit() const {
+  // The CUDA kernel as loaded; `profiled`: with --profile instrumentation (the same when loaded so).
+  const cuda::EmitResult& emit(bool profiled = false) const {
     std::lock_guard<std::mutex> lock(mu);
-    if (!emitted) {
+    auto& slot = profiled && !opt.profile ? emittedProfiled : emitted;
+    if (!slot) {
       std::ostringstream why;
       auto lk = fresh();
       cuda::EmitOptions eo;
       eo.pingPong = opt.pingPong;
-      eo.profile = opt.profile;
+      eo.profile = opt.profile || profiled;
       eo.profileCapacity = opt.profileCapacity;
-      emitted = cuda::withSpecTileMaps(cuda::emitForTarget(lk, passOptions(opt, &why), eo), *lk.kernel, spec, &why);
+      slot = cuda::withSpecTileMaps(cuda::emitForTarget(lk, passOptions(opt, &why), eo), *lk.kernel, spec, &why);
       if (passExplain.empty()) passExplain = why.str();
     }
-    return *emitted;
+    return *slot;
   }
 
   const cuda::CompiledModule& compile() const {
@@ -183,17 +186,18 @@ struct Kernel::Impl {
 
   // The kernel loaded on GPU 0 for a launch with `args`, whose IR argument k is at device address
   // baseOf(k): the tensor maps TMA cannot take at those addresses and strides are tile maps.
-  cuda::GpuKernel& gpuKernel(const std::vector<exec::Arg>& args, const std::function<uint64_t(int)>& baseOf) const {
-    const cuda::EmitResult& er = emit();
+  cuda::GpuKernel& gpuKernel(const std::vector<exec::Arg>& args, const std::function<uint64_t(int)>& baseOf, bool profiled = false) const {
+    const cuda::EmitResult& er = emit(profiled);
     const std::vector<int64_t> ints = cuda::integerArgs(args);
-    std::string key;
+    std::string key = profiled ? "profiled: " : "";
     for (const auto& s : er.tensorMaps)
       if (s.generic.empty() && !cuda::tmaObstacle(s, ints, static_cast<cuda::CUdeviceptr>(baseOf(s.baseArg))).empty()) key += s.param + " ";
     std::lock_guard<std::mutex> lock(mu);
     auto it = gpu.find(key);
     if (it == gpu.end()) {
       // GpuKernel checks the device (sm_90) and the shared memory before compiling.
-      it = gpu.emplace(key, std::make_unique<cuda::GpuKernel>(cuda::Driver::get(), key.empty() ? er : cuda::withTileMaps(er, ints, baseOf, opt.explain),
+      const bool tileMaps = key.size() > (profiled ? std::strlen("profiled: ") : 0);
+      it = gpu.emplace(key, std::make_unique<cuda::GpuKernel>(cuda::Driver::get(), tileMaps ? cuda::withTileMaps(er, ints, baseOf, opt.explain) : er,
                                                                tile.kernel->loc))
                .first;
     }
@@ -415,6 +419,16 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
 struct DeviceBound {
   std::vector<exec::Arg> args;
   std::vector<uint64_t> addresses;
+  // The device address of buffer b; of IR argument k's buffer (0 for a scalar).
+  std::function<uint64_t(int)> addressOf() const {
+    return [this](int b) { return addresses.at(static_cast<size_t>(b)); };
+  }
+  std::function<uint64_t(int)> baseOf() const {
+    return [this](int k) -> uint64_t {
+      const exec::Arg& a = args.at(static_cast<size_t>(k));
+      return a.kind == exec::Arg::Kind::Buffer ? addresses.at(static_cast<size_t>(a.buffer)) : 0;
+    };
+  }
 };
 
 DeviceBound bindDevice(const ir::Func& f, const std::vector<Arg>& args, const std::array<int64_t, 3>& grid) {
@@ -494,12 +508,7 @@ RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<i
         throw UserError(f.loc, "a kernel loaded with profile instrumentation launches through profile(), not run()",
                         "load it without profile=True, or use tawa profile --backend cuda");
       const DeviceBound db = bindDevice(f, args, grid);
-      const auto addressOf = [&](int buffer) { return db.addresses.at(static_cast<size_t>(buffer)); };
-      const auto baseOf = [&](int arg) -> uint64_t {
-        const exec::Arg& a = db.args.at(static_cast<size_t>(arg));
-        return a.kind == exec::Arg::Kind::Buffer ? addressOf(a.buffer) : 0;
-      };
-      impl_->gpuKernel(db.args, baseOf).launch(db.args, grid, addressOf, static_cast<cuda::CUstream>(opt.stream));
+      impl_->gpuKernel(db.args, db.baseOf()).launch(db.args, grid, db.addressOf(), static_cast<cuda::CUstream>(opt.stream));
       return st;
     }
     Bound b = bindArgs(f, args, grid);
@@ -562,38 +571,88 @@ CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::ar
   });
 }
 
+namespace {
+
+// A device allocation freed when it goes out of scope.
+struct DeviceScratch {
+  cuda::Driver& d;
+  cuda::CUdeviceptr p;
+  DeviceScratch(cuda::Driver& drv, size_t bytes) : d(drv), p(drv.alloc(bytes)) {}
+  ~DeviceScratch() {
+    try {
+      d.free(p);
+    } catch (...) {  // a context torn down by a fault: nothing left to free
+    }
+  }
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+};
+
+}  // namespace
+
 ProfileReport Kernel::profile(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt) const {
   return guarded([&] {
     const ir::Func& f = *impl_->tile.kernel;
-    if (backend == Backend::Cuda)
-      throw UserError(apiLoc("backend"), "profile() runs on host arrays (backend exec or emu)",
-                      "profile on the GPU with tawa profile --backend cuda");
-    Bound b = bindArgs(f, args, grid);
+    if (impl_->simt)
+      throw UserError(f.loc, "@" + impl_->name + " has no warp groups to profile (no tile.dot and no tensor descriptor: a SIMT kernel)",
+                      "run it with run()");
     // The spec with the launch's scalar values, for the FLOPs of a kernel with a dot (M, N, K).
     driver::Spec spec = impl_->spec;
-    for (size_t k = 0; k < args.size(); ++k)
+    for (size_t k = 0; k < args.size() && k < f.numArgs(); ++k)
       for (auto& e : spec.entries)
         if (e.kind == driver::SpecEntry::Kind::Scalar && e.name == f.arg(k)->nameHint) {
           if (auto* i = std::get_if<int64_t>(&args[k])) e.value = *i;
           if (auto* d = std::get_if<double>(&args[k])) e.value = *d;
         }
-    auto ws = driver::specialize(impl_->fresh(), passOptions(impl_->opt, nullptr), "nv");
-    driver::Bound input;
-    input.buffers = std::move(b.buffers), input.args = b.args, input.grid = grid;
     profile::ProfileOptions po;
-    po.backend = backend == Backend::Exec ? "exec" : "emu";
+    po.backend = backend == Backend::Exec ? "exec" : backend == Backend::Emu ? "emu" : "cuda";
     po.ws = passOptions(impl_->opt, nullptr);
     po.seed = opt.seed ? opt.seed : 1;
     po.threads = opt.threads;
     po.profileCapacity = impl_->opt.profileCapacity;
+    const auto report = [&](const profile::ProfileResult& res) {
+      ProfileReport rep;
+      std::ostringstream text, trace;
+      profile::printSummary(text, res.summary, res.advice);
+      profile::writeTrace(trace, res, po.backend);
+      rep.summary = text.str();
+      rep.json = profile::toJson(res.summary, res.advice).dump(2);
+      rep.trace = trace.str();
+      return rep;
+    };
+    if (backend == Backend::Cuda) {
+      // The instrumented kernel on the caller's device arrays and stream; its event buffer is
+      // allocated, zeroed, read back and freed here, and the launch waited for: a profile is one
+      // synchronous launch.
+      const DeviceBound db = bindDevice(f, args, grid);
+      cuda::GpuKernel& gk = impl_->gpuKernel(db.args, db.baseOf(), true);
+      const cuda::EmitResult& er = gk.emitted();
+      const std::array<int64_t, 3> launched = cuda::launchGrid(er, grid);
+      const size_t bytes = static_cast<size_t>(er.profile.bytesPerBlock() * launched[0] * launched[1] * launched[2]);
+      cuda::Driver& d = cuda::Driver::get();
+      DeviceScratch events(d, bytes);
+      d.fill(events.p, 0, bytes);
+      cuda::LaunchParams lp;
+      cuda::packLaunchParams(d, er, db.args, grid, db.addressOf(), events.p, lp);
+      d.synchronize();  // the zeroed buffer before the kernel, whichever stream it runs on
+      gk.launch(lp, grid, static_cast<cuda::CUstream>(opt.stream));
+      d.synchronize();
+      std::vector<uint8_t> host(bytes);
+      d.copyToHost(host.data(), events.p, bytes);
+      double arrayBytes = 0;
+      for (const auto& a : args)
+        if (const auto* arr = std::get_if<Array>(&a))
+          if (auto dt = driver::parseDtypeName(arr->dtype)) arrayBytes += static_cast<double>(arr->elements * ir::byteWidth(*dt));
+      auto traces = cuda::decodeProfile(er.profile, host.data(), host.size(), launched, po.model.clockGHz);
+      auto ws = driver::specialize(impl_->fresh(), po.ws, "nv");
+      return report(profile::summarizeRecords(std::move(traces), ws, spec, arrayBytes, 0, true, po));
+    }
+    Bound b = bindArgs(f, args, grid);
+    auto ws = driver::specialize(impl_->fresh(), po.ws, "nv");
+    driver::Bound input;
+    input.buffers = std::move(b.buffers), input.args = b.args, input.grid = grid;
     auto res = profile::profileBound(ws, spec, input, po);
-    ProfileReport rep;
-    std::ostringstream text, trace;
-    profile::printSummary(text, res.summary, res.advice);
-    profile::writeTrace(trace, res, po.backend);
-    rep.summary = text.str();
-    rep.json = profile::toJson(res.summary, res.advice).dump(2);
-    rep.trace = trace.str();
+    ProfileReport rep = report(res);
     writeBack(b, input.buffers);
     return rep;
   });

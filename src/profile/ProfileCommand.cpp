@@ -49,15 +49,17 @@ Examples:
   tawa profile ... --backend cuda  # the same on GPU 0 (clock64 measured); without a GPU: exit 1
 )";
 
+double bufferBytes(const driver::Bound& input) {
+  double bytes = 0;
+  for (const auto& b : input.buffers) bytes += static_cast<double>(b.data.size());  // each buffer moved once
+  return bytes;
+}
+
 }  // namespace
 
-namespace {
-
-// The summary of the kernel's own --profile records, decoded into a recorder (`traces`).
-ProfileResult fromEmittedRecords(std::vector<BlockTrace> traces, const driver::LoadedKernel& ws, const driver::Spec& spec,
-                                 const driver::Bound& input, double executedFlops, bool gpu, const ProfileOptions& opt) {
-  double flops = cuda::dotFlops(*ws.module, spec).value_or(executedFlops), bytes = 0;
-  for (const auto& b : input.buffers) bytes += static_cast<double>(b.data.size());  // each buffer moved once
+ProfileResult summarizeRecords(std::vector<BlockTrace> traces, const driver::LoadedKernel& ws, const driver::Spec& spec, double bytes,
+                               double executedFlops, bool gpu, const ProfileOptions& opt) {
+  const double flops = cuda::dotFlops(*ws.module, spec).value_or(executedFlops);
   ProfileResult res;
   res.recorder = std::make_unique<Recorder>(opt.model, static_cast<size_t>(opt.profileCapacity));
   const double n = std::max<double>(1, static_cast<double>(traces.size()));
@@ -75,6 +77,8 @@ ProfileResult fromEmittedRecords(std::vector<BlockTrace> traces, const driver::L
   return res;
 }
 
+namespace {
+
 // --backend cuda: the runner compiles, launches once checked against the executor, and decodes the
 // kernel's records (clock64 measured).
 ProfileResult profileOnGpu(const std::string& path, const std::string& kernel, const driver::Spec& spec, const std::string& grid,
@@ -90,7 +94,7 @@ ProfileResult profileOnGpu(const std::string& path, const std::string& kernel, c
   g.spec = opt.specText;
   std::ostringstream log;
   cuda::runOnGpu(g, log);
-  return fromEmittedRecords(std::move(traces), ws, spec, input, 0, true, opt);
+  return summarizeRecords(std::move(traces), ws, spec, bufferBytes(input), 0, true, opt);
 }
 
 }  // namespace
@@ -106,7 +110,7 @@ ProfileResult profileBound(const driver::LoadedKernel& ws, const driver::Spec& s
     emu::LaunchStats st = emu::launch(er, input.args, input.buffers, input.grid, o);
     auto traces = cuda::decodeProfile(er.profile, st.profile.data(), st.profile.size(), cuda::launchGrid(er, input.grid), opt.model.clockGHz);
     // the work of the wgmma it ran serves when the spec does not say M, N and K
-    return fromEmittedRecords(std::move(traces), ws, spec, input, st.mmaFlops, false, opt);
+    return summarizeRecords(std::move(traces), ws, spec, bufferBytes(input), st.mmaFlops, false, opt);
   }
   if (opt.backend != "exec")
     throw UserError(where("--backend"), "unknown backend '" + opt.backend + "'", "backends: exec, emu, cuda");

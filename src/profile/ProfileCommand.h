@@ -55,6 +55,12 @@ ProfileResult profileKernel(const std::string& path, const std::string& kernel, 
 // kernel with a dot (its integer entries M, N, K).
 ProfileResult profileBound(const driver::LoadedKernel& ws, const driver::Spec& spec, driver::Bound& input, const ProfileOptions& opt);
 
+// The summary of a --profile kernel's own records (`traces`, decoded from its buffer) of a launch that
+// moved `bytes` of arrays: `gpu` says the clock was GPU 0's (measured), else the emulator's (modelled);
+// `executedFlops` serves when the spec does not say M, N and K.
+ProfileResult summarizeRecords(std::vector<BlockTrace> traces, const driver::LoadedKernel& ws, const driver::Spec& spec, double bytes,
+                               double executedFlops, bool gpu, const ProfileOptions& opt);
+
 // The Chrome trace of a profile (with the note that says how `backend` timed it).
 void writeTrace(std::ostream& os, const ProfileResult& res, const std::string& backend);
 

@@ -225,10 +225,10 @@ void printSummary(std::ostream& os, const Summary& s, const std::vector<Advice>&
   os << "  events: " << s.events << " recorded, " << s.lostEvents << " lost"
      << (s.lostEvents ? " (a block's buffer was full: raise " + s.capacityFlag + ")" : std::string()) << "\n";
   if (advice.empty()) {
-    os << "advice: none — no rule fired on the modelled summary\n";
+    os << "advice: none — no rule fired on the " << how << " summary\n";
     return;
   }
-  os << "advice (from the modelled summary):\n";
+  os << "advice (from the " << how << " summary):\n";
   for (auto& a : advice) os << "  - [" << a.param << "] " << a.text << "\n";
 }
 

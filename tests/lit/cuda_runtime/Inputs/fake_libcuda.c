@@ -13,7 +13,9 @@
  *       map base=0x.. rank=R type=T dims=a,b,.. strides=s,.. box=x,y,.. swizzle=S
  *       launch grid=X,Y,Z block=B smem=N stream=0x.. params=p0,p1,...
  *     A launch prints the first 8 bytes of each of its first $TAWA_FAKE_CUDA_PARAMS parameters in hex
- *     (a tensor map's first 8 bytes are its base, as this file encodes them).
+ *     (a tensor map's first 8 bytes are its base, as this file encodes them); a comma-separated list
+ *     gives the count of each launch in turn, its last entry every later launch's (kernels of other
+ *     parameter counts in one process).
  * Built by the tests themselves: cc -shared -fPIC -o libcuda.so.1 fake_libcuda.c */
 #include <stddef.h>
 #include <stdint.h>
@@ -153,11 +155,19 @@ CUresult cuTensorMapEncodeTiled(void* map, int type, unsigned rank, void* base, 
 CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned smem,
                         void* stream, void** params, void** extra) {
   char line[2048];
+  static int launches = 0;
   const char* count = getenv("TAWA_FAKE_CUDA_PARAMS");
-  int np = count ? atoi(count) : 0, n;
+  int np = 0, n;
   (void)f; (void)extra;
   if (!running()) return kNotSupported;
   if (!recording()) return kOk;
+  for (int i = 0; count; ++i) {  /* this launch's entry of the list, or its last */
+    np = atoi(count);
+    count = strchr(count, ',');
+    if (!count || i == launches) break;
+    ++count;
+  }
+  ++launches;
   n = snprintf(line, sizeof line, "launch grid=%u,%u,%u block=%u smem=%u stream=%#llx params=", gx, gy, gz, bx * by * bz, smem,
                (unsigned long long)(uintptr_t)stream);
   for (int i = 0; i < np && n < 1900; ++i) {
