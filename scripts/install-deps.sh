@@ -36,7 +36,10 @@ fi
 # The Python package's build (scikit-build-core, nanobind) and tests (pytest, numpy), in the same
 # environment: scripts/python-package.sh installs tawa there, and its tests wrap Triton's kernels.
 # Ray: tawa tune --ray's actors (python -m tawa.tune_workers) and its tests on a local cluster.
-py_pins=("nanobind==2.9.2" "scikit-build-core==0.11.6" "pytest==8.4.2" "numpy==2.3.5" "ray==2.52.1")
+# PyTorch 2.11 (the H200 machine's, and the one that pins Triton 3.6.0): CPU tensors in the tests, and
+# tawa.custom_op checked by torch.library.opcheck and torch.compile. PyPI's wheel is the CUDA build,
+# with its CUDA libraries about 4.7 GB installed (under a minute here); no GPU is needed to run it.
+py_pins=("nanobind==2.9.2" "scikit-build-core==0.11.6" "pytest==8.4.2" "numpy==2.3.5" "ray==2.52.1" "torch==2.11.0")
 if "$venv/bin/python" - "${py_pins[@]}" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version

@@ -26,6 +26,7 @@ from .errors import TawaError
 from .jit import ArgumentError, CompiledKernel, JITFunction, PointerArray, TensorDescriptor, jit, load, pointer_array, wrap
 from .profiler import profile
 from .autotune import Autotuner, Config, autotune
+from .torch_library import custom_op
 
 __version__ = _tawa.version()
 
@@ -52,4 +53,4 @@ def kernels(path):
     return _tawa.kernels(path)
 
 
-__all__ = ["ArgumentError", "Autotuner", "Config", "autotune", "CompiledKernel", "JITFunction", "PointerArray", "TawaError", "TensorDescriptor", "cdiv", "check", "jit", "kernels", "load", "pointer_array", "profile", "wrap"]
+__all__ = ["ArgumentError", "Autotuner", "Config", "autotune", "CompiledKernel", "JITFunction", "PointerArray", "TawaError", "TensorDescriptor", "cdiv", "check", "custom_op", "jit", "kernels", "load", "pointer_array", "profile", "wrap"]
