@@ -88,8 +88,19 @@ struct Options {
   // explanation() instead.
   std::ostream* explain = nullptr;
   // Breaks the lowering on purpose, to see check() catch it (tawa check --inject): skip-release,
-  // wrong-phase, depth-off-by-one, missing-expect-tx or early-release; "" for none.
+  // wrong-phase, depth-off-by-one, missing-expect-tx or early-release; or the emitted CUDA kernel,
+  // which only check(Backend::Emu) runs (release-before-wait, ...); "" for none.
   std::string inject;
+};
+
+// What the passes chose for a warp-specialized kernel (all zero and false for a SIMT one).
+struct Pipeline {
+  bool simt = false;       // no warp-specialized form
+  int depth = 0;           // slots per aref ring (D)
+  int mmaDepth = 0;        // MMA groups in flight before a slot is released (P)
+  int consumers = 0;       // consumer warp groups
+  bool pvOverlap = false;  // attention: the PV MMA overlapped with the next block's QK^T and softmax
+  bool pingPong = false;   // the CUDA kernel's consumers take turns issuing their MMAs (emitted kernels only)
 };
 
 struct Param {
@@ -114,6 +125,8 @@ struct CheckReport {
   int seeds = 0;
   int64_t programs = 0;  // programs per run (the grid's size)
   std::string summary;   // one line: what ran and what agreed
+  Pipeline pipeline;     // the pipeline checked
+  std::string comparisons;  // emu: a line per buffer, how the first schedule compared with the executor
 };
 
 // A buffer Kernel::inputs made (dtype in the IR's spelling: f16, i32, ...), its elements in their
@@ -158,6 +171,10 @@ class Kernel {
   // True when the kernel has no warp-specialized form (no tile.dot, no tensor descriptor): the CUDA
   // backend emits it as a SIMT kernel and the "ws"/"nv" stages do not exist.
   bool simt() const;
+
+  // What the passes chose (the "nv" stage); `emitted`: also what emitting the CUDA kernel chose
+  // (pingPong), emitting it.
+  Pipeline pipeline(bool emitted = false) const;
 
   // "tile" (as written, canonicalized), "ws" (warp-specialized) or "nv" (arefs lowered to mbarriers).
   std::string ir(const std::string& stage = "tile") const;

@@ -6,6 +6,7 @@
 //   only after the launch returned).
 #include "tawa/tawa.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -35,7 +36,9 @@
 #include "profile/ProfileCommand.h"
 #include "tune/Record.h"
 #include "tune/Workers.h"
+#include "transforms/LowerAref.h"
 #include "transforms/PassManager.h"
+#include "transforms/WarpSpecialize.h"
 
 #ifndef TAWA_VERSION
 #define TAWA_VERSION "unknown"
@@ -63,6 +66,11 @@ auto guarded(F&& f) -> decltype(f()) {
   }
 }
 
+bool isEmitterFault(const std::string& inject) {
+  const auto& faults = cuda::emitterFaults();
+  return !inject.empty() && std::find(faults.begin(), faults.end(), inject) != faults.end();
+}
+
 transforms::PassOptions passOptions(const Options& o, std::ostream* explain) {
   transforms::PassOptions p;
   p.depth = o.depth;
@@ -72,7 +80,7 @@ transforms::PassOptions passOptions(const Options& o, std::ostream* explain) {
   p.groupM = o.groupM;
   p.producerRegs = o.producerRegs;
   p.consumerRegs = o.consumerRegs;
-  p.fault = o.inject;
+  p.fault = isEmitterFault(o.inject) ? "" : o.inject;  // the emitter's own faults break the CUDA kernel, not the lowering
   p.explain = o.explain ? o.explain : explain;
   return p;
 }
@@ -110,6 +118,7 @@ struct Kernel::Impl {
   mutable std::mutex mu;  // the lazily made stages below
   mutable std::optional<std::string> wsText, nvText;
   mutable std::optional<cuda::EmitResult> emitted, emittedProfiled;  // the latter: instrumented for profile() on the GPU
+  mutable bool emittedSimt = false;  // the CUDA kernel is a SIMT one (no tile.dot, or the SIMT fallback of one)
   mutable std::optional<cuda::CompiledModule> compiled;
   mutable std::string passExplain;
   // Loaded on GPU 0, by the tensor maps the launch's arguments make tile maps ("" for none).
@@ -170,8 +179,11 @@ struct Kernel::Impl {
       cuda::EmitOptions eo;
       eo.pingPong = opt.pingPong;
       eo.profile = opt.profile || profiled;
+      if (isEmitterFault(opt.inject)) eo.fault = opt.inject;
       eo.profileCapacity = opt.profileCapacity;
-      slot = cuda::withSpecTileMaps(cuda::emitForTarget(lk, passOptions(opt, &why), eo), *lk.kernel, spec, &why);
+      bool simtKernel = false;
+      slot = cuda::withSpecTileMaps(cuda::emitForTarget(lk, passOptions(opt, &why), eo, &simtKernel), *lk.kernel, spec, &why);
+      emittedSimt = simtKernel;
       if (passExplain.empty()) passExplain = why.str();
     }
     return *slot;
@@ -205,8 +217,25 @@ struct Kernel::Impl {
   }
 };
 
+namespace {
+
+// An injected fault must be one the lowering or the emitter knows: an unknown one would make the
+// passes fail, and the CUDA backend fall back to a SIMT kernel that then checks clean.
+void checkInject(const std::string& inject) {
+  if (inject.empty() || isEmitterFault(inject)) return;
+  const auto& lowering = transforms::lowerArefFaults();
+  if (std::find(lowering.begin(), lowering.end(), inject) != lowering.end()) return;
+  std::string known;
+  for (const auto& f : lowering) known += (known.empty() ? "" : ", ") + f;
+  for (const auto& f : cuda::emitterFaults()) known += ", " + f + " (the emitted CUDA kernel)";
+  throw UserError(Location::at(std::make_shared<const std::string>("--inject"), 0, 0), "unknown fault '" + inject + "'", "faults: " + known);
+}
+
+}  // namespace
+
 Kernel Kernel::load(const std::string& path, const std::string& name, const std::string& spec, const Options& opt) {
   return guarded([&] {
+    checkInject(opt.inject);
     auto impl = std::make_shared<Impl>();
     impl->spec = driver::parseSignature(spec);
     impl->opt = opt;
@@ -229,6 +258,7 @@ Kernel Kernel::load(const std::string& path, const std::string& name, const std:
 
 Kernel Kernel::fromIR(const std::string& irText, const std::string& spec, const Options& opt) {
   return guarded([&] {
+    checkInject(opt.inject);
     auto impl = std::make_shared<Impl>();
     impl->spec = driver::parseSignature(spec);
     impl->opt = opt;
@@ -249,6 +279,24 @@ std::vector<Param> Kernel::params() const {
     out.push_back({f.arg(k)->nameHint, t.isPtr(), std::string(ir::scalarName(t.scalar))});
   }
   return out;
+}
+
+Pipeline Kernel::pipeline(bool emitted) const {
+  return guarded([&] {
+    Pipeline p;
+    if (emitted) impl_->emit();
+    p.simt = impl_->simt || (emitted && impl_->emittedSimt);  // a tl.dot kernel the passes cannot take falls back to SIMT code
+    if (p.simt) return p;
+    const auto nv = reparse(impl_->stageText("nv"), impl_->name);
+    p.depth = transforms::ringDepth(*nv.kernel);
+    p.consumers = transforms::consumerRegions(*nv.kernel);
+    ir::walk(nv.kernel->body, [&](const ir::Op* op) {
+      if (op->hasAttr("mma_depth")) p.mmaDepth = static_cast<int>(op->intAttr("mma_depth"));
+      if (op->hasAttr("pv_overlap")) p.pvOverlap = true;
+    });
+    if (emitted) p.pingPong = impl_->emit().pingPong;
+    return p;
+  });
 }
 
 std::string Kernel::ir(const std::string& stage) const {
@@ -548,6 +596,7 @@ CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::ar
       auto nv = reparse(impl_->stageText("nv"), impl_->name);
       auto r = driver::checkSpecialized(impl_->tile, nv, input, seeds);
       rep.seeds = r.seeds;  // what ran
+      rep.pipeline = pipeline();
       rep.summary = "@" + impl_->name + ": the warp-specialized kernel (P = " + std::to_string(r.mmaDepth) + ") agrees bit for bit " +
                     "with the kernel as written under " + std::to_string(seeds) + " interleaving(s) of its warp groups on the executor; " +
                     "no deadlock, slot race or out-of-bounds access";
@@ -559,11 +608,13 @@ CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::ar
     exec::LaunchOptions lo;
     lo.grid = grid;
     exec::launch(*impl_->tile.module, f, b.args, want, lo);
-    std::ostringstream lines;  // the comparison's per-buffer lines: the summary says it in one
+    std::ostringstream lines;  // the comparison's per-buffer lines
     emu::runSchedules(impl_->emit(), b.args, b.buffers, grid, seeds, f.loc, true, [&](const std::vector<exec::Buffer>& got) {
       cuda::checkBuffers(got, want, "emulated CUDA kernel (schedule 1)", f.loc, "", lines);
     });
     rep.seeds = seeds;
+    rep.pipeline = pipeline(true);
+    rep.comparisons = lines.str();
     rep.summary = "@" + impl_->name + ": " + std::to_string(seeds) + " schedule(s) of the emitted CUDA kernel agree bit for bit, " +
                   "the first with the kernel as written on the executor; no deadlock, race, missing fence, out-of-bounds access or " +
                   "mbarrier misuse";

@@ -175,8 +175,30 @@ TEST(Api, CheckRunsThePipelineUnderManySeedsAndCatchesABrokenLowering) {
     auto rep = k.check(backend, args, {1, 1, 1}, 3);
     EXPECT_EQ(rep.seeds, 3);
     EXPECT_NE(rep.summary.find("agree"), std::string::npos) << rep.summary;
+    // What ran: D 2 by default, P 1, one consumer; the emulator's comparison, buffer by buffer.
+    EXPECT_EQ(rep.pipeline.depth, 2);
+    EXPECT_EQ(rep.pipeline.mmaDepth, 1);
+    EXPECT_EQ(rep.pipeline.consumers, 1);
+    EXPECT_FALSE(rep.pipeline.simt);
+    EXPECT_EQ(rep.comparisons.empty(), backend == tawa::Backend::Exec) << rep.comparisons;
+    if (backend == tawa::Backend::Emu) EXPECT_NE(rep.comparisons.find("check c_ptr: matches the CPU executor"), std::string::npos);
   }
   for (uint16_t v : c) ASSERT_EQ(v, 0x3C00) << "check must not write the caller's arrays";
+  tawa::Options deeper;
+  deeper.depth = 3, deeper.mmaDepth = 0;
+  const tawa::Pipeline p = tawa::Kernel::load(kSrc + "/examples/matmul.py", "matmul_kernel", spec, deeper).pipeline();
+  EXPECT_EQ(p.depth, 3);
+  EXPECT_EQ(p.mmaDepth, 0);
+  EXPECT_TRUE(tawa::Kernel::load(kSrc + "/examples/vector_add.py", "add_kernel", "x_ptr:*fp32, y_ptr:*fp32, out_ptr:*fp32, n_elements:i32, "
+                                 "BLOCK_SIZE=256").pipeline().simt);
+  // An emitter fault goes to the emitter only (lit emu/release_order shows the emulator stopping it in
+  // attention): the passes never see it, so the kernel stays warp-specialized (not the SIMT fallback
+  // an unknown lowering fault would make of it) and its lowered IR checks clean.
+  tawa::Options emitterFault;
+  emitterFault.inject = "release-before-wait";
+  auto racy = tawa::Kernel::load(kSrc + "/examples/matmul.py", "matmul_kernel", spec, emitterFault);
+  EXPECT_FALSE(racy.pipeline(true).simt);
+  EXPECT_NO_THROW(racy.check(tawa::Backend::Exec, args, {1, 1, 1}, 2));
   tawa::Options broken;
   broken.inject = "skip-release";
   auto bad = tawa::Kernel::load(kSrc + "/examples/matmul.py", "matmul_kernel", spec, broken);

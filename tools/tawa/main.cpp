@@ -185,6 +185,16 @@ void addWsFlags(CLI::App* c, WsFlags& w) {
       ->each([](const std::string&) { frontend::setExplain(&std::cerr); });
 }
 
+// The library API's options from the warp-specialization and CUDA flags.
+tawa::Options kernelOptions(const WsFlags& w) {
+  tawa::Options ko;
+  ko.depth = w.opt.depth, ko.mmaDepth = w.opt.mmaDepth, ko.consumers = w.opt.consumers, ko.persistent = w.opt.persistent;
+  ko.groupM = w.opt.groupM, ko.producerRegs = w.opt.producerRegs, ko.consumerRegs = w.opt.consumerRegs;
+  ko.pingPong = !w.noPingPong, ko.profile = w.profile, ko.profileCapacity = w.profileCapacity;
+  if (w.explain) ko.explain = &std::cerr;
+  return ko;
+}
+
 int cmdOpt(const Common& o, const std::string& passes, bool printAfterAll, bool timePasses, bool noLoc, const std::string& out,
            WsFlags& w) {
   driver::Spec spec = driver::parseSpec(o.spec);
@@ -275,12 +285,7 @@ int cmdCompile(const Common& o, WsFlags& w, const std::string& emit, const std::
                bool resourceUsage) {
   if (!target.empty()) {
     cuda::checkTargetOptions(target, emit, out);
-    tawa::Options ko;
-    ko.depth = w.opt.depth, ko.mmaDepth = w.opt.mmaDepth, ko.consumers = w.opt.consumers, ko.persistent = w.opt.persistent;
-    ko.groupM = w.opt.groupM, ko.producerRegs = w.opt.producerRegs, ko.consumerRegs = w.opt.consumerRegs;
-    ko.pingPong = !w.noPingPong, ko.profile = w.profile, ko.profileCapacity = w.profileCapacity;
-    if (w.explain) ko.explain = &std::cerr;
-    const tawa::Kernel k = tawa::Kernel::load(o.file, o.kernel, o.spec, ko);
+    const tawa::Kernel k = tawa::Kernel::load(o.file, o.kernel, o.spec, kernelOptions(w));
     if (emit == "cuda") writeOut(out, k.cuda(), false);
     if (emit == "ptx") writeOut(out, k.ptx(), false);
     if (emit == "cubin") writeOut(out, k.cubin(), true);
@@ -318,23 +323,36 @@ int cmdCheck(const Common& o, WsFlags& w, const std::string& grid, int seeds, co
   if (emitFault && backend != "emu")
     throw UserError(flagLoc("--inject"), "fault '" + inject + "' breaks the emitted CUDA kernel, which tawa check runs only with --backend emu",
                     "add --backend emu");
-  w.opt.fault = emitFault ? "" : inject;
-  if (w.explain) w.opt.explain = &std::cerr;
-  if (backend == "emu") {
-    cuda::GpuRunOptions g;
-    g.file = o.file, g.kernel = o.kernel, g.spec = o.spec, g.grid = grid, g.seed = dataSeed, g.ws = w.opt, g.pingPong = !w.noPingPong;
-    g.emitFault = emitFault ? inject : "";
-    return emu::checkOnEmu(g, seeds, std::cout);
-  }
-  if (w.noPingPong)
+  if (w.noPingPong && backend != "emu")
     throw UserError(flagLoc("--no-ping-pong"), "--no-ping-pong changes the CUDA kernel, which tawa check runs only with --backend emu",
                     "add --backend emu");
-  driver::Spec spec = driver::parseSpec(o.spec);
-  std::cout << "check " << o.file << ": warp-specialize (D = " << (w.opt.depth ? std::to_string(w.opt.depth) : "auto") << ", P = " << w.opt.mmaDepth
-            << (inject.empty() ? "" : ", injected fault " + inject) << "), lower to mbarriers, run " << seeds
-            << " interleaving(s); inputs from seed " << dataSeed << std::endl;
-  auto rep = driver::check(o.file, o.kernel, spec, grid, w.opt, seeds, dataSeed);
-  std::cout << "ok: @" << rep.kernel << " (MMA depth " << rep.mmaDepth << (rep.pvOverlap ? ", PV overlapped" : "") << "), " << rep.seeds << " seed(s) x " << rep.programs
+  driver::parseSpec(o.spec);  // the spec's own errors, as a launch needs it (shapes and values given)
+  tawa::Options ko = kernelOptions(w);
+  ko.inject = inject;
+  if (backend == "exec")
+    std::cout << "check " << o.file << ": warp-specialize (D = " << (w.opt.depth ? std::to_string(w.opt.depth) : "auto") << ", P = " << w.opt.mmaDepth
+              << (inject.empty() ? "" : ", injected fault " + inject) << "), lower to mbarriers, run " << seeds
+              << " interleaving(s); inputs from seed " << dataSeed << std::endl;
+  const tawa::Kernel k = tawa::Kernel::load(o.file, o.kernel, o.spec, ko);
+  tawa::Inputs in = k.inputs(grid, dataSeed);
+  if (backend == "emu") {
+    const tawa::Pipeline p = k.pipeline(true);
+    std::cout << "check " << o.file << " on the CPU emulator of the CUDA backend: @" << k.name() << " emitted for sm_90a";
+    if (p.simt)
+      std::cout << " (SIMT kernel: no warp-specialized form)";
+    else
+      std::cout << " (D = " << p.depth << ", P = " << w.opt.mmaDepth << ", " << p.consumers << " consumer group(s)"
+                << (p.pingPong ? ", the consumers taking turns (ping-pong)" : "") << (inject.empty() || emitFault ? "" : ", injected fault " + inject)
+                << (emitFault ? ", injected emitter fault " + inject : "") << ")";
+    std::cout << ", run under " << seeds << " thread schedule(s); inputs from seed " << dataSeed << std::endl;
+    const tawa::CheckReport rep = k.check(tawa::Backend::Emu, in.args, in.grid, seeds);
+    std::cout << rep.comparisons << "ok: @" << k.name() << ": " << seeds << " schedule(s) of the emitted CUDA kernel agree bit for bit, the first "
+              << "with the CPU executor; no deadlock, race, missing fence, out-of-bounds access or mbarrier misuse\n";
+    return 0;
+  }
+  const tawa::CheckReport rep = k.check(tawa::Backend::Exec, in.args, in.grid, seeds);
+  std::cout << "ok: @" << k.name() << " (MMA depth " << rep.pipeline.mmaDepth << (rep.pipeline.pvOverlap ? ", PV overlapped" : "") << "), "
+            << rep.seeds << " seed(s) x " << rep.programs
             << " program(s): every seed agrees bit for bit with the unspecialized kernel; no deadlock, slot race or "
                "out-of-bounds access\n";
   return 0;

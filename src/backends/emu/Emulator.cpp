@@ -530,27 +530,4 @@ std::optional<std::string> firstDifference(const std::vector<exec::Buffer>& got,
   return std::nullopt;
 }
 
-int checkOnEmu(const cuda::GpuRunOptions& o, int seeds, std::ostream& out) {
-  requireSpecAndGrid(o, "tawa check");
-  cuda::EmitOptions emitOpt;
-  emitOpt.pingPong = o.pingPong;
-  emitOpt.fault = o.emitFault;
-  const Emitted em = emitAndBind(o, emitOpt);
-  const auto& [spec, nv, simt, er, bound] = em;
-  out << "check " << o.file << " on the CPU emulator of the CUDA backend: @" << nv.kernel->name << " emitted for sm_90a";
-  if (simt) out << " (SIMT kernel: no warp-specialized form)";
-  else
-    out << " (D = " << transforms::ringDepth(*nv.kernel) << ", P = " << o.ws.mmaDepth << ", " << transforms::consumerRegions(*nv.kernel) << " consumer group(s)"
-        << (er.pingPong ? ", the consumers taking turns (ping-pong)" : "") << (o.ws.fault.empty() ? "" : ", injected fault " + o.ws.fault)
-        << (o.emitFault.empty() ? "" : ", injected emitter fault " + o.emitFault) << ")";
-  out << ", run under " << seeds << " thread schedule(s); inputs from seed " << o.seed << std::endl;
-  runSchedules(er, bound.args, bound.buffers, bound.grid, seeds, where(o.file), false, [&](const std::vector<exec::Buffer>& got) {
-    cuda::checkAgainstExecutor(o.file, o.kernel, spec, bound.args, bound.buffers, bound.grid, got, nv.kernel->numArgs(), o.threads,
-                               o.seed, "emulated CUDA kernel (schedule 1)", where(o.file), "", out);
-  });
-  out << "ok: @" << nv.kernel->name << ": " << seeds << " schedule(s) of the emitted CUDA kernel agree bit for bit, the first "
-      << "with the CPU executor; no deadlock, race, missing fence, out-of-bounds access or mbarrier misuse\n";
-  return 0;
-}
-
 }  // namespace tawa::emu

@@ -68,13 +68,7 @@ LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& arg
 // `tawa run --backend emu`: the GPU runner's options (reps and warm-up are ignored: one launch).
 int runOnEmu(const cuda::GpuRunOptions& opt, std::ostream& out);
 
-// `tawa check --backend emu`: the emitted CUDA kernel (ping-pong included, and any fault injected
-// into the lowering through opt.ws.fault) run under scheduler seeds 1..seeds on fresh copies of the
-// same inputs. Schedule 1 is checked against the CPU executor, every other schedule against schedule
-// 1 bit for bit. A fault the emulator detects, or a difference, is a UserError.
-int checkOnEmu(const cuda::GpuRunOptions& opt, int seeds, std::ostream& out);
-
-// The core of checkOnEmu (and of the library API's check on the emulator): runs the emitted kernel
+// The library API's check on the emulator (`tawa check --backend emu`): runs the emitted kernel
 // under schedules 1..seeds on fresh copies of `initial`; `checkFirst` judges schedule 1's buffers,
 // and every later schedule must give their very bits (a UserError at `at` otherwise: a race). With
 // `nameSchedule` a fault the emulator reports is prefixed with the schedule it happened under.
