@@ -84,6 +84,7 @@ struct Options {
   bool pingPong = true;     // two consumers take turns issuing their MMAs
   bool profile = false;     // instrument the CUDA kernel (tawa's scopes recorded with clock64)
   int profileCapacity = 256;  // with profile: events per warp group
+  int profileEvents = 4096;   // profile() on exec: events each block's recorder keeps (lost ones are counted)
   // Where the front end and the passes say what they decide, as they decide it; null: kept for
   // explanation() instead.
   std::ostream* explain = nullptr;

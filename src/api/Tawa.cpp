@@ -661,6 +661,7 @@ ProfileReport Kernel::profile(Backend backend, const std::vector<Arg>& args, std
     po.seed = opt.seed ? opt.seed : 1;
     po.threads = opt.threads;
     po.profileCapacity = impl_->opt.profileCapacity;
+    po.eventsPerBlock = static_cast<size_t>(std::max(1, impl_->opt.profileEvents));
     const auto report = [&](const profile::ProfileResult& res) {
       ProfileReport rep;
       std::ostringstream text, trace;

@@ -1,24 +1,16 @@
-// `tawa profile`: warp-specializes a kernel (driver::specialize, stage "nv"), runs it on the CPU
-// executor with a profile::Recorder, writes a Chrome trace and prints the per-role summary, the
-// roofline position and advice. On the executor every figure is modelled by the cost model.
-// --backend emu emits the kernel's CUDA C++ with --profile (the kernel records its own scopes with
-// tawa::clock64), runs it on the CPU emulator, whose clock is modelled by the same cost model, and
-// decodes the kernel's buffer into the same events; --backend cuda is that on GPU 0, and without a
-// GPU it is the runner's "no GPU" error.
-//
-//   std::function<int()> profileAction;
-//   tawa::profile::addProfileCommand(app, profileAction);   // before app.parse
-//   if (profileAction) return profileAction();               // after parsing, inside the try block
-//
-// The action is set only when `profile` was parsed. It prints user errors itself and returns 1.
+// `tawa profile`'s library side: warp-specializes a kernel (driver::specialize, stage "nv"), runs it
+// on the CPU executor with a profile::Recorder and summarizes each role, the roofline position and
+// advice; on the executor every figure is modelled by the cost model. The emu backend emits the
+// kernel's CUDA C++ with --profile (the kernel records its own scopes with tawa::clock64), runs it on
+// the CPU emulator, whose clock is modelled by the same cost model, and decodes the kernel's buffer
+// into the same events; cuda is that on GPU 0 (the GPU runner), and without a GPU the runner's "no
+// GPU" error. The command line (tools/tawa/ProfileCli.cpp) and the library API (Kernel::profile) use it.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "driver/Launch.h"
 #include "driver/Spec.h"
@@ -63,7 +55,5 @@ ProfileResult summarizeRecords(std::vector<BlockTrace> traces, const driver::Loa
 
 // The Chrome trace of a profile (with the note that says how `backend` timed it).
 void writeTrace(std::ostream& os, const ProfileResult& res, const std::string& backend);
-
-void addProfileCommand(CLI::App& app, std::function<int()>& action);
 
 }  // namespace tawa::profile

@@ -9,6 +9,7 @@
 #include "TempDir.h"
 #include "backends/cuda/Driver.h"
 #include "driver/Spec.h"
+#include "ProfileCli.h"
 #include "profile/ProfileCommand.h"
 
 using namespace tawa;
@@ -399,7 +400,7 @@ TEST(ProfileCommand, BackendsEmuCudaAndUnknown) {
     SCOPED_TRACE(c.backend);
     CLI::App app;
     std::function<int()> action;
-    addProfileCommand(app, action);
+    tawa::cli::addProfileCommand(app, action);
     std::string trace = (tawa::test::tempDir() / ("profile_backend_" + c.backend + ".json")).string();
     std::vector<std::string> args = {"tawa", "profile", kGemm, "--backend", c.backend, "--spec", gemmSpec(64), "--grid", "1", "-o", trace};
     std::vector<char*> argv;

@@ -18,7 +18,7 @@
 #include "backends/emu/Emulator.h"
 #include "driver/Launch.h"
 #include "frontend/Frontend.h"
-#include "profile/ProfileCommand.h"
+#include "ProfileCli.h"
 #include "tune/TuneCommand.h"
 #include "driver/Spec.h"
 #include "ir/Printer.h"
@@ -477,7 +477,7 @@ Examples:
 )");
 
   std::function<int()> profileAction;
-  tawa::profile::addProfileCommand(app, profileAction);
+  tawa::cli::addProfileCommand(app, profileAction);
 
   if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "opt" && std::string(argv[1]) != "run" && std::string(argv[1]) != "compile" && std::string(argv[1]) != "check" &&
       std::string(argv[1]) != "profile" && std::string(argv[1]) != "tune") {
