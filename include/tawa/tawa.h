@@ -56,6 +56,7 @@ struct Array {
   std::string dtype;
   int64_t elements = 0;
   std::vector<int64_t> shape;  // optional: the shape errors and traces name it by (its product is elements)
+  std::string name;             // optional, for an array of pointers' pointee: the name comparisons call it by (else PARAM[k])
   // An array of pointers (i64 or u64 elements; Triton's grouped GEMM reads its matrices so): element k
   // is the address of pointees[k]. The launch gives the kernel each backend's own addresses of them and
   // copies the pointees in and back like arguments; it never writes this array itself.
@@ -101,7 +102,11 @@ struct Pipeline {
   int mmaDepth = 0;        // MMA groups in flight before a slot is released (P)
   int consumers = 0;       // consumer warp groups
   bool pvOverlap = false;  // attention: the PV MMA overlapped with the next block's QK^T and softmax
-  bool pingPong = false;   // the CUDA kernel's consumers take turns issuing their MMAs (emitted kernels only)
+  // Emitted kernels only (Kernel::pipeline(true)):
+  bool pingPong = false;   // the CUDA kernel's consumers take turns issuing their MMAs
+  int threads = 0;         // threads per block
+  int64_t smemBytes = 0;   // dynamic shared memory per block
+  bool persistent = false; // a persistent kernel: its blocks walk the grid's tiles
 };
 
 struct Param {
@@ -115,11 +120,23 @@ struct RunOptions {
   uint64_t seed = 0;  // interleaving of warp groups (executor) or of the emulator's threads
   // Cuda: the CUstream to launch on (a torch stream's cuda_stream); nullptr: the legacy default stream.
   void* stream = nullptr;
+  // Emu: also run the kernel as written on the executor, on copies of the same inputs, and compare
+  // every array within its dtype's tolerance (RunStats::comparisons); a difference is an Error.
+  bool check = false;
+  // Emu, a kernel loaded with Options::profile: the file to write the Chrome trace of its own records
+  // to ("": KERNEL.trace.json); RunStats::notes says what it holds.
+  std::string profileTrace;
 };
 
 struct RunStats {
   double seconds = 0;         // the launch itself (0 for Cuda: the launch is only enqueued)
   double compileSeconds = 0;  // the emulator's host compile (0 on a cache hit or for the executor)
+  // Emu: the emulator's account of the launch.
+  bool cacheHit = false;       // the host compile came from the cache
+  int64_t blocks = 0;          // blocks run (a persistent kernel's, not its grid's)
+  uint64_t switches = 0, mmaOps = 0, tmaOps = 0;  // fiber switches, wgmma and TMA operations
+  std::string comparisons;     // RunOptions::check: a line per array
+  std::string notes;           // a profiled kernel: its events, lost events and trace file (one line)
 };
 
 struct CheckReport {

@@ -284,7 +284,10 @@ std::vector<Param> Kernel::params() const {
 Pipeline Kernel::pipeline(bool emitted) const {
   return guarded([&] {
     Pipeline p;
-    if (emitted) impl_->emit();
+    if (emitted) {
+      const cuda::EmitResult& er = impl_->emit();
+      p.threads = er.threads, p.smemBytes = er.smemBytes, p.persistent = er.persistentPrograms > 0;
+    }
     p.simt = impl_->simt || (emitted && impl_->emittedSimt);  // a tl.dot kernel the passes cannot take falls back to SIMT code
     if (p.simt) return p;
     const auto nv = reparse(impl_->stageText("nv"), impl_->name);
@@ -449,7 +452,7 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
         continue;
       }
       auto dt = driver::parseDtypeName(q.dtype);
-      const std::string name = b.buffers[i].name + "[" + std::to_string(j) + "]";
+      const std::string name = q.name.empty() ? b.buffers[i].name + "[" + std::to_string(j) + "]" : q.name;
       if (!dt) throw UserError(at, "array " + name + ": unknown dtype '" + q.dtype + "'");
       if (!q.pointees.empty()) throw UserError(at, "array " + name + " is itself an array of pointers: one level is supported");
       b.buffers[i].addressesOf.push_back(static_cast<int>(b.buffers.size()));
@@ -530,7 +533,9 @@ Inputs Kernel::inputs(const std::string& grid, uint64_t seed, const std::vector<
       in.buffers.push_back({b.name, std::string(ir::scalarName(b.dtype)), b.shape, std::move(b.data), b.addressesOf});
     const auto array = [&](size_t i) {
       HostBuffer& h = in.buffers[i];
-      return Array{h.data.data(), h.dtype, static_cast<int64_t>(h.data.size() / static_cast<size_t>(ir::byteWidth(bound.buffers[i].dtype))), h.shape};
+      Array a{h.data.data(), h.dtype, static_cast<int64_t>(h.data.size() / static_cast<size_t>(ir::byteWidth(bound.buffers[i].dtype))), h.shape};
+      a.name = h.name;
+      return a;
     };
     for (const auto& a : bound.args) {
       if (a.kind == exec::Arg::Kind::Buffer) {
@@ -569,11 +574,33 @@ RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<i
       exec::launch(*impl_->tile.module, f, b.args, b.buffers, lo);
       st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } else {
+      std::vector<exec::Buffer> want;
+      if (opt.check) want = b.buffers;  // the inputs, before the launch writes them
       emu::Options eo;
       eo.seed = opt.seed;
-      auto ls = emu::launch(impl_->emit(), b.args, b.buffers, grid, eo);
+      const cuda::EmitResult& er = impl_->emit();
+      auto ls = emu::launch(er, b.args, b.buffers, grid, eo);
       st.seconds = ls.seconds;
       st.compileSeconds = ls.compileSeconds;
+      st.cacheHit = ls.cacheHit, st.blocks = ls.blocks, st.switches = ls.switches, st.mmaOps = ls.mmaOps, st.tmaOps = ls.tmaOps;
+      if (impl_->opt.profile) {
+        std::ostringstream line;
+        cuda::writeProfileTrace(er, ls.profile, cuda::launchGrid(er, grid), eo.model.clockGHz, true,
+                                "modelled: the kernel's own --profile records, timed by the CPU emulator's clock (tawa's cost model), "
+                                "not by a GPU",
+                                opt.profileTrace.empty() ? er.kernelName + ".trace.json" : opt.profileTrace, line);
+        st.notes = line.str();
+      }
+      if (opt.check) {
+        exec::LaunchOptions lo;
+        lo.grid = grid;
+        lo.threads = opt.threads;
+        lo.seed = opt.seed;
+        exec::launch(*impl_->tile.module, f, b.args, want, lo);
+        std::ostringstream lines;
+        cuda::checkBuffers(b.buffers, want, "emulated CUDA kernel", f.loc, "", lines);
+        st.comparisons = lines.str();
+      }
     }
     writeBack(b, b.buffers);
     return st;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <string>
@@ -350,6 +351,35 @@ TEST(Api, ArraysOfPointersNameTheCallersArrays) {
   } catch (const tawa::Error& e) {
     EXPECT_GT(e.diagnostic().line, 0) << e.what();
     EXPECT_NE(std::string(e.what()).find("names arrays it points to, so it must hold 64-bit integers, not f32"), std::string::npos) << e.what();
+  }
+}
+
+// run() on the emulator with check: the kernel as written runs on the executor beside it, and each
+// array's comparison is a line; a profiled kernel's records become a trace file and a note.
+TEST(Api, EmulatorRunChecksAgainstTheExecutorAndWritesItsProfile) {
+  const std::string spec = "a:*fp16[M,K], b:*fp16[K,N], c:*fp16[M,N], M:i32=128, N:i32=192, K:i32=96, stride_am:i32=96, stride_ak:i32=1, "
+                           "stride_bk:i32=192, stride_bn:i32=1, stride_cm:i32=192, stride_cn:i32=1";
+  tawa::Options profiled;
+  profiled.profile = true;
+  for (bool profile : {false, true}) {
+    auto k = tawa::Kernel::load(kSrc + "/examples/matmul_desc.tir", "", spec, profile ? profiled : tawa::Options{});
+    tawa::Inputs in = k.inputs("cdiv(M, 64), cdiv(N, 64)", rng()());
+    std::vector<uint16_t> before(in.buffers[2].data.size() / 2);
+    std::memcpy(before.data(), in.buffers[2].data.data(), in.buffers[2].data.size());
+    tawa::RunOptions ro;
+    ro.check = true;
+    ro.profileTrace = (tawa::test::tempDir() / "emu_run.trace.json").string();
+    const tawa::RunStats st = k.run(tawa::Backend::Emu, in.args, in.grid, ro);
+    EXPECT_NE(st.comparisons.find("check c: matches the CPU executor"), std::string::npos) << st.comparisons;
+    EXPECT_GT(st.tmaOps, 0u);
+    EXPECT_GT(st.mmaOps, 0u);
+    EXPECT_EQ(st.blocks, 2 * 3);
+    EXPECT_NE(std::memcmp(before.data(), in.buffers[2].data.data(), in.buffers[2].data.size()), 0) << "the result is written back";
+    EXPECT_EQ(st.notes.find("profile (modelled clock): ") == 0, profile) << st.notes;
+    const tawa::Pipeline p = k.pipeline(true);
+    EXPECT_EQ(p.threads, 256);
+    EXPECT_GT(p.smemBytes, 0);
+    EXPECT_FALSE(p.persistent);
   }
 }
 

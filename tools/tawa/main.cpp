@@ -218,6 +218,56 @@ int cmdOpt(const Common& o, const std::string& passes, bool printAfterAll, bool 
   return 0;
 }
 
+// A launch's buffers as the executor's, to describe and save them.
+driver::Bound asBuffers(tawa::Inputs in) {
+  driver::Bound out;
+  for (auto& h : in.buffers) {
+    exec::Buffer b(h.name, *driver::parseDtypeName(h.dtype), h.shape);
+    b.data = std::move(h.data);
+    out.buffers.push_back(std::move(b));
+  }
+  return out;
+}
+
+// `tawa run --backend emu`: the CUDA kernel on the CPU emulator, through the library API, checked
+// against the executor unless --check none.
+int runOnEmu(const Common& o, const std::string& grid, const std::vector<std::string>& loads, const std::string& save, uint64_t seed,
+             int threads, const WsFlags& w, const std::string& checkMode) {
+  if (checkMode != "exec" && checkMode != "none")
+    throw UserError(flagLoc("--check"), "unknown check '" + checkMode + "'", "exec (compare with the CPU executor) or none");
+  driver::parseSpec(o.spec);  // the spec's own errors, as a launch needs it (shapes and values given)
+  const tawa::Kernel k = tawa::Kernel::load(o.file, o.kernel, o.spec, kernelOptions(w));
+  tawa::Inputs in = k.inputs(grid, seed, loads);
+  tawa::RunOptions ro;
+  ro.seed = seed, ro.threads = threads, ro.check = checkMode == "exec", ro.profileTrace = w.profileTrace;
+  const tawa::RunStats st = k.run(tawa::Backend::Emu, in.args, in.grid, ro);
+  const tawa::Pipeline p = k.pipeline(true);
+  const auto& g = in.grid;
+  char line[512];
+  std::snprintf(line, sizeof line, "ran @%s on the CPU emulator of the CUDA backend: grid (%lld, %lld, %lld) of %d threads, %lld B shared memory; ",
+                k.name().c_str(), static_cast<long long>(g[0]), static_cast<long long>(g[1]), static_cast<long long>(g[2]), p.threads,
+                static_cast<long long>(p.smemBytes));
+  std::cout << line;
+  if (p.simt)
+    std::cout << "SIMT kernel (no warp-specialized form)\n";
+  else
+    std::cout << "D = " << p.depth << ", P = " << w.opt.mmaDepth << ", " << p.consumers << " consumer group(s)\n";
+  if (p.persistent) std::cout << "persistent: " << st.blocks << " block(s) walk the grid's " << g[0] * g[1] * g[2] << " tile(s)\n";
+  std::snprintf(line, sizeof line, "compiled as host C++ in %.2f s%s; emulated in %.3f s (%llu fiber switches, %llu wgmma, %llu TMA)\n",
+                st.compileSeconds, st.cacheHit ? " (from the cache)" : "", st.seconds, static_cast<unsigned long long>(st.switches),
+                static_cast<unsigned long long>(st.mmaOps), static_cast<unsigned long long>(st.tmaOps));
+  std::cout << line << st.notes << st.comparisons;
+  if (!save.empty()) {
+    const driver::Bound out = asBuffers(std::move(in));
+    driver::saveAll(out, save);
+    std::cout << "saved " << out.buffers.size() << " buffer(s) from the emulator to " << save << "/\n";
+  }
+  std::snprintf(line, sizeof line, "result: kernel=%s backend=emu check=%s emulated_s=%.6f\n", k.name().c_str(),
+                ro.check ? "ok" : "skipped", st.seconds);
+  std::cout << line;
+  return 0;
+}
+
 int cmdRun(const Common& o, const std::string& grid, const std::vector<std::string>& loads, const std::string& save,
            uint64_t seed, std::string backend, int threads, WsFlags& w, int reps, int warmup, const std::string& checkMode) {
   if (o.spec.empty()) throw UserError(Location::at(std::make_shared<const std::string>("<spec>"), 1, 1), "tawa run needs --spec");
@@ -236,14 +286,7 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
     if (w.explain) g.ws.explain = &std::cerr;
     return cuda::runOnGpu(g, std::cout);
   }
-  if (backend == "emu") {
-    cuda::GpuRunOptions g;
-    g.file = o.file, g.kernel = o.kernel, g.spec = o.spec, g.grid = grid, g.loads = loads, g.save = save, g.seed = seed;
-    g.ws = w.opt, g.check = checkMode, g.threads = threads;
-    g.profile = w.profile, g.profileCapacity = w.profileCapacity, g.profileTrace = w.profileTrace, g.pingPong = !w.noPingPong;
-    if (w.explain) g.ws.explain = &std::cerr;
-    return emu::runOnEmu(g, std::cout);
-  }
+  if (backend == "emu") return runOnEmu(o, grid, loads, save, seed, threads, w, checkMode);
   if (backend != "exec")
     throw UserError(Location::at(std::make_shared<const std::string>("--backend"), 0, 0),
                     "unknown backend '" + backend + "'", "backends: cuda (GPU 0), emu (the CUDA code on the CPU emulator), exec (CPU executor)");
@@ -267,12 +310,7 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
   std::cout << "ran @" << k.name() << " on the CPU executor (" << (noGpu.empty() ? std::string("--backend exec") : "no GPU: " + noGpu) << "), grid (" << g[0] << ", "
             << g[1] << ", " << g[2] << ") = " << g[0] * g[1] * g[2] << " programs on " << cores
             << " thread(s), seed " << seed << ", " << ms << " ms\n";
-  driver::Bound out;  // the buffers as the executor's, to describe and save them
-  for (auto& h : in.buffers) {
-    exec::Buffer b(h.name, *driver::parseDtypeName(h.dtype), h.shape);
-    b.data = std::move(h.data);
-    out.buffers.push_back(std::move(b));
-  }
+  const driver::Bound out = asBuffers(std::move(in));
   for (auto& b : out.buffers) std::cout << describe(b) << "\n";
   if (!save.empty()) {
     driver::saveAll(out, save);

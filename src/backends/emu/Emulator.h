@@ -11,8 +11,8 @@
 //     place. A fault the emulator detects (deadlock, race, missing proxy fence, out-of-bounds or
 //     misaligned access, mbarrier over-arrival, tx underflow, wgmma misuse) is a UserError located at
 //     the kernel source line of the faulting primitive (through the emitted #line directives).
-//   runOnEmu(): `tawa run --backend emu`, like runOnGpu: specialize, emit, emulate, check against the
-//     CPU executor, print the time.
+// The library API (src/api) runs and checks kernels on it: `tawa run --backend emu`, `tawa check
+// --backend emu`, `backend="emu"` from Python.
 #pragma once
 
 #include <array>
@@ -64,9 +64,6 @@ struct LaunchStats {
 // `buffers`, which the launch reads and writes in place).
 LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& args, std::vector<exec::Buffer>& buffers,
                    std::array<int64_t, 3> grid, const Options& opt = {});
-
-// `tawa run --backend emu`: the GPU runner's options (reps and warm-up are ignored: one launch).
-int runOnEmu(const cuda::GpuRunOptions& opt, std::ostream& out);
 
 // The library API's check on the emulator (`tawa check --backend emu`): runs the emitted kernel
 // under schedules 1..seeds on fresh copies of `initial`; `checkFirst` judges schedule 1's buffers,
