@@ -75,6 +75,9 @@ struct Launch {
 
 NB_MODULE(_tawa, m) {
   m.doc() = "tawa's library API (see tawa/__init__.py for the user-facing module)";
+  // Kernels stay alive to the end when something that is never torn down holds them: torch.library's
+  // operator registry holds tawa.custom_op's implementations. nanobind would list them as leaks at exit.
+  nb::set_leak_warnings(false);
 
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {

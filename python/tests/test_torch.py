@@ -95,3 +95,24 @@ def test_custom_op_errors():
     add = add_op()
     with pytest.raises(tawa.TawaError, match=r"kernels\.py:\d+:\d+: error: array argument 'x' has dtype"):
         add(torch.ones(10, dtype=torch.complex64), torch.ones(10, dtype=torch.complex64))  # located at the kernel
+
+
+def test_a_program_with_a_custom_op_exits_quietly(tmp_path):
+    """torch.library holds the op's implementation (and so tawa's kernels) until the process ends:
+    nothing may be reported at exit (nanobind would list them as leaked)."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "op.py"
+    script.write_text(f"""
+import sys
+sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+import torch, kernels, tawa
+op = tawa.custom_op("tawa_exit::add", kernels.add, schema="(Tensor x, Tensor y) -> Tensor",
+                    outputs=lambda x, y: torch.empty_like(x), args=lambda x, y, out: (x, y, out, x.numel()), grid=(4,), BLOCK=256)
+x = torch.rand(1000) + 0.5
+assert torch.equal(op(x, x), x + x)
+""")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
