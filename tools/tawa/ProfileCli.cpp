@@ -139,18 +139,26 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
       ->check(CLI::Range(0, 4096));
   c->footer(kExamples);
   c->callback([f, &action] {
-    action = [f]() -> int {
-      try {
-        return run(*f);
-      } catch (const UserError& e) {
-        std::cerr << e.format() << "\n";
-        return 1;
-      } catch (const tawa::Error& e) {
-        std::cerr << e.what() << "\n";
-        return 1;
-      }
-    };
+    action = [f]() -> int { return reportErrors([&] { return run(*f); }); };
   });
+}
+
+int reportErrors(const std::function<int()>& command) {
+  try {
+    return command();
+  } catch (const UserError& e) {
+    std::cerr << e.format() << "\n";
+    return 1;
+  } catch (const tawa::Error& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const InternalError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 2;
+  }
 }
 
 }  // namespace tawa::cli

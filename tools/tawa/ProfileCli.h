@@ -1,4 +1,4 @@
-// `tawa profile` on the command line (ProfileCli.cpp):
+// `tawa profile` on the command line (ProfileCli.cpp), and how every command reports its errors:
 //
 //   std::function<int()> profileAction;
 //   tawa::cli::addProfileCommand(app, profileAction);   // before app.parse
@@ -14,5 +14,9 @@
 namespace tawa::cli {
 
 void addProfileCommand(CLI::App& app, std::function<int()>& action);
+
+// Runs a command, printing what it throws as the command line reports it: a user's mistake (a
+// located diagnostic) is status 1, anything else an internal error, status 2.
+int reportErrors(const std::function<int()>& command);
 
 }  // namespace tawa::cli

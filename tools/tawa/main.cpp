@@ -534,8 +534,8 @@ Examples:
   }
   if (seedOpt->count() == 0) seed = std::random_device{}();
 
-  try {
-    if (profileAction) return profileAction();
+  if (profileAction) return profileAction();
+  return tawa::cli::reportErrors([&]() -> int {
     if (app.got_subcommand("tune")) return tuneAction();
     if (compile->parsed()) {
       if (!compileTarget.empty() && compile->get_option("--emit")->count() == 0) emit = "cuda";
@@ -545,18 +545,6 @@ Examples:
       return cmdCheck(checkCommon, checkWs, checkGrid, seeds, inject, checkSeedOpt->count() ? checkSeed : seed, checkBackend);
     if (opt->parsed()) return cmdOpt(common, passes, printAfterAll, timePasses, noLoc, out, optWs);
     if (run->parsed()) return cmdRun(runCommon, grid, loads, save, seed, backend, threads, runWs, reps, warmup, checkMode);
-  } catch (const UserError& e) {
-    std::cerr << e.format() << "\n";
-    return 1;
-  } catch (const tawa::Error& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
-  } catch (const InternalError& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
-    return 2;
-  }
-  return 0;
+    return 0;
+  });
 }
