@@ -584,11 +584,13 @@ class SimtEmitter {
     // f32 operands of a tf32 dot (Triton's default) are rounded as the tensor cores read them (and the executor models).
     const bool tf32 = op.hasAttr("input_precision") && op.strAttr("input_precision") == "tf32";
     const std::string accT = integer ? "int" : "float", K = std::to_string(at.shape[1]), N = std::to_string(rt.shape[1]);
-    auto value = [&](const std::string& e, Scalar sc) {
+    // An operand's element as the sum's type (rounded to tf32 where the dot reads tf32); the
+    // accumulator's is never rounded: it is the running sum, kept in f32.
+    auto value = [&](const std::string& e, Scalar sc, bool operand = true) {
       return integer         ? "static_cast<int>(" + e + ")"
              : isHalf(sc)    ? "to_f32(" + e + ")"
-             : tf32 && sc == Scalar::F32 ? "round_tf32(" + e + ")"
-                                         : "static_cast<float>(" + e + ")";
+             : operand && tf32 && sc == Scalar::F32 ? "round_tf32(" + e + ")"
+                                                    : "static_cast<float>(" + e + ")";
     };
     const std::string sa = stageTile(a, op), sb = stageTile(b, op, after(stagedBytes(at)));
     // k (the product index) outermost and not unrolled, this thread's entries innermost: each entry's
@@ -599,7 +601,7 @@ class SimtEmitter {
     line(declare(op.result(), op) + ";");
     line(accT + " " + sum + "[" + E + "];");
     line("TAWA_UNROLL for (int k = 0; k < " + E + "; ++k) " + sum + "[k] = " +
-         (acc ? value(ref(acc), acc->type().scalar) : std::string(integer ? "0" : "0.0f")) + ";");
+         (acc ? value(ref(acc), acc->type().scalar, false) : std::string(integer ? "0" : "0.0f")) + ";");
     line("for (int kk = 0; kk < " + K + "; ++kk) {");
     ++indent_;
     line("TAWA_UNROLL for (int k = 0; k < " + E + "; ++k) {");

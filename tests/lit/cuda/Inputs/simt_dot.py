@@ -44,3 +44,18 @@ def gemm_gather(x_base, rows_of, w_base, out_base, R, K, N, BR: tl.constexpr, BN
         total = tl.dot(x, w, total)
     tl.store(out_base + r[:, None] * N + cols[None, :], total.to(tl.float16), mask=live[:, None])
 
+
+
+# f32 operands (tf32 by default) summed over a K loop into an accumulator that starts from memory:
+# the FMA path's accumulator carried from one iteration to the next.
+@triton.jit
+def dot_acc_f32(a, b, bias, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.load(bias + rm[:, None] * BN + rn[None, :])
+    for k0 in range(0, K, BK):
+        x = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :])
+        y = tl.load(b + (k0 + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(x, y, acc)
+    tl.store(c + rm[:, None] * BN + rn[None, :], acc)
