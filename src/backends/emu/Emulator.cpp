@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -290,15 +291,20 @@ LaunchStats launch(const cuda::EmitResult& emitted, const std::vector<exec::Arg>
     t.elemBytes = static_cast<uint32_t>(ir::byteWidth(s.elem));
     t.swizzleBytes = static_cast<uint32_t>(s.swizzleBytes);
     uint64_t extent = a.globalDim[0] * t.elemBytes;  // bytes from the base to the last element's end
+    bool unbounded = false;  // a dimension no mask bounds (block-access gives it INT32_MAX): only what is read counts
     for (uint32_t d = 0; d < a.rank; ++d) {
       t.dims[d] = a.globalDim[d];
       t.box[d] = a.boxDim[d];
+      unbounded = unbounded || a.globalDim[d] == static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
       if (d > 0) {
         t.strideBytes[d - 1] = a.globalStrides[d - 1];
         extent += (t.dims[d] - 1) * t.strideBytes[d - 1];
       }
     }
-    if (extent > t.bufferBytes)
+    // A map of fixed extents must lie inside its buffer; an unbounded one may reach past it, as on
+    // the GPU, where only the boxes read matter: every element a copy reads is checked against the
+    // buffer as it is read (an out-of-bounds read is an error there).
+    if (!unbounded && extent > t.bufferBytes)
       throw UserError(where(), "tensor map " + s.param + " covers " + std::to_string(extent) + " bytes but its buffer " + buf.name +
                                    " has " + std::to_string(t.bufferBytes));
     static_assert(sizeof(TawaEmuTensorMap) <= sizeof(MapBytes), "the emulator's tensor map fits in a CUtensorMap");
