@@ -3280,6 +3280,60 @@ class Lowerer {
     return Val::none();
   }
 
+  // A batched tl.dot, [B, M, K] x [B, K, N] (+ [B, M, N]) -> [B, M, N]: one 2-D tl.dot per batch
+  // element (its operands sliced out along the first axis, the other arguments as given), the B
+  // products joined back along a new first axis, in order (B a power of two, as Triton's shapes are).
+  Val batchedDot(const std::vector<std::optional<Val>>& v, const std::vector<Pos>& w, Pos p) {
+    const Type &tx = v[0]->v->type(), &ty = v[1]->v->type();
+    const int64_t batch = tx.shape[0];
+    if (ty.shape[0] != batch)
+      fail(p, "batched tl.dot of batch sizes " + std::to_string(batch) + " and " + std::to_string(ty.shape[0]) + ": they must be equal");
+    if (batch < 1 || (batch & (batch - 1)) != 0) fail(p, "batched tl.dot's batch size " + std::to_string(batch) + " must be a power of two");
+    const bool hasAcc = v[2] && v[2]->k != Val::K::None;
+    if (hasAcc && (!v[2]->isIR() || !v[2]->v->type().isTile() || v[2]->v->type().rank() != 3 || v[2]->v->type().shape[0] != batch))
+      fail(w[2], "a batched tl.dot's accumulator must be a [" + std::to_string(batch) + ", M, N] tensor, got " + describe(*v[2]));
+    auto element = [&](ir::Value* x, int64_t i) {  // x[i], of shape x.shape[1:]
+      const Type& t = x->type();
+      std::vector<int64_t> one = t.shape;
+      one[0] = 1;
+      at(p);
+      ir::Value* slice = b_.op1(OpKind::Slice, {x}, t.withShape(one), {{"axis", int64_t{0}}, {"start", i}});
+      return reshapeTo(slice, {t.shape[1], t.shape[2]}, p);
+    };
+    static const char* const kNames[] = {"input", "other", "acc", "input_precision", "allow_tf32", "max_num_imprecise_acc", "out_dtype"};
+    std::vector<Val> parts;
+    for (int64_t i = 0; i < batch; ++i) {
+      Args one;
+      one.at = p;
+      one.pos = {Val::ir(element(v[0]->v, i)), Val::ir(element(v[1]->v, i))};
+      one.posAt = {w[0], w[1]};
+      for (size_t k = 2; k < v.size(); ++k) {
+        if (!v[k] || v[k]->k == Val::K::None) continue;
+        one.kw.push_back({kNames[k], k == 2 ? Val::ir(element(v[2]->v, i)) : *v[k]});
+        one.kwAt.push_back(w[k]);
+      }
+      parts.push_back(dot(one));
+    }
+    // Pairwise joins, each along a new last axis moved to the front: [2, ...] then [4, ...], in order.
+    while (parts.size() > 1) {
+      std::vector<Val> next;
+      for (size_t k = 0; k < parts.size(); k += 2) {
+        Val j = join(parts[k], parts[k + 1], p);
+        const int64_t rank = j.v->type().rank();
+        std::vector<int64_t> order{rank - 1};
+        for (int64_t d = 0; d < rank - 1; ++d) order.push_back(d);
+        ir::Value* t = permute(j, order, p, "tl.dot").v;  // [2, (2^l,) M, N]
+        std::vector<int64_t> shape = t->type().shape;
+        if (shape.size() == 4) shape = {shape[0] * shape[1], shape[2], shape[3]};
+        next.push_back(Val::ir(shape.size() == t->type().shape.size() ? t : reshapeTo(t, shape, p)));
+      }
+      parts = std::move(next);
+    }
+    Val r = parts[0];
+    if (r.v->type().rank() == 2) r = Val::ir(reshapeTo(r.v, {1, r.v->type().shape[0], r.v->type().shape[1]}, p));  // a batch of one
+    return r;
+  }
+
   Val dot(const Args& a) {
     std::vector<Pos> w;
     auto v = bind(a, "tl.dot", {"input", "other", "acc", "input_precision", "allow_tf32", "max_num_imprecise_acc", "out_dtype"},
@@ -3291,10 +3345,8 @@ class Lowerer {
     ir::Value* x = v[0]->v;
     ir::Value* y = v[1]->v;
     const Type &tx = x->type(), &ty = y->type();
-    if (tx.rank() != 2 || ty.rank() != 2) {
-      if (tx.rank() == 3 && ty.rank() == 3) fail(p, "batched (3-D) tl.dot: not supported yet");
-      fail(p, "tl.dot needs 2-D tensors, got " + tx.str() + " and " + ty.str());
-    }
+    if (tx.rank() == 3 && ty.rank() == 3) return batchedDot(v, w, p);
+    if (tx.rank() != 2 || ty.rank() != 2) fail(p, "tl.dot needs 2-D tensors (or 3-D ones: a batch of products), got " + tx.str() + " and " + ty.str());
     if (tx.shape[1] != ty.shape[0])
       fail(p, "tl.dot of mismatched shapes " + shapeStr(tx.shape) + " and " + shapeStr(ty.shape) + ": the inner dimensions differ",
            "the first operand is [M, K] and the second [K, N]; transpose with tl.trans if needed");
