@@ -182,8 +182,23 @@ struct Kernel::Impl {
       if (isEmitterFault(opt.inject)) eo.fault = opt.inject;
       eo.profileCapacity = opt.profileCapacity;
       bool simtKernel = false;
+      std::string unbroken;  // an emitter fault's kernel without it: the fault must change something
+      if (!eo.fault.empty()) {
+        auto plain = fresh();
+        cuda::EmitOptions po = eo;
+        po.fault.clear();
+        unbroken = cuda::emitForTarget(plain, passOptions(opt, nullptr), po).source;
+      }
       slot = cuda::withSpecTileMaps(cuda::emitForTarget(lk, passOptions(opt, &why), eo, &simtKernel), *lk.kernel, spec, &why);
       emittedSimt = simtKernel;
+      if (!eo.fault.empty() && slot->source == unbroken) {
+        slot.reset();
+        throw UserError(Location::at(std::make_shared<const std::string>("--inject"), 0, 0),
+                        "fault '" + eo.fault + "' changes nothing in the CUDA kernel emitted for @" + name +
+                            ": a check with it would prove nothing",
+                        "release-before-wait moves a release the emitter defers until an MMA completes (attention's PV MMA); a "
+                        "GEMM's releases are placed by the pipeline pass: inject early-release there");
+      }
       if (passExplain.empty()) passExplain = why.str();
     }
     return *slot;

@@ -193,13 +193,19 @@ TEST(Api, CheckRunsThePipelineUnderManySeedsAndCatchesABrokenLowering) {
   EXPECT_TRUE(tawa::Kernel::load(kSrc + "/examples/vector_add.py", "add_kernel", "x_ptr:*fp32, y_ptr:*fp32, out_ptr:*fp32, n_elements:i32, "
                                  "BLOCK_SIZE=256").pipeline().simt);
   // An emitter fault goes to the emitter only (lit emu/release_order shows the emulator stopping it in
-  // attention): the passes never see it, so the kernel stays warp-specialized (not the SIMT fallback
-  // an unknown lowering fault would make of it) and its lowered IR checks clean.
+  // attention): the passes never see it, so the lowered IR checks clean. A GEMM's releases are placed
+  // by the pipeline pass, so release-before-wait changes nothing in its CUDA kernel: an error, not a
+  // check that would prove nothing.
   tawa::Options emitterFault;
   emitterFault.inject = "release-before-wait";
   auto racy = tawa::Kernel::load(kSrc + "/examples/matmul.py", "matmul_kernel", spec, emitterFault);
-  EXPECT_FALSE(racy.pipeline(true).simt);
   EXPECT_NO_THROW(racy.check(tawa::Backend::Exec, args, {1, 1, 1}, 2));
+  try {
+    racy.check(tawa::Backend::Emu, args, {1, 1, 1}, 2);
+    FAIL() << "a fault that changes nothing was checked";
+  } catch (const tawa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("changes nothing in the CUDA kernel emitted for @matmul_kernel"), std::string::npos) << e.what();
+  }
   tawa::Options broken;
   broken.inject = "skip-release";
   auto bad = tawa::Kernel::load(kSrc + "/examples/matmul.py", "matmul_kernel", spec, broken);
