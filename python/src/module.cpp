@@ -1,6 +1,7 @@
 // tawa._tawa: the Python binding of the library API (include/tawa/tawa.h). Thin on purpose: argument
 // binding, specialization and caching live in python/tawa/jit.py (launcher.cpp only remembers what
-// it chose, for the launches it has seen); this file converts values and errors. A tawa::Error becomes tawa.errors.TawaError carrying the file, line, column, message and
+// it chose, for the launches it has seen); this file converts values and errors. A tawa::Error
+// becomes tawa.errors.TawaError carrying the file, line, column, message and
 // hint; the GIL is released while a kernel compiles or runs.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/array.h>

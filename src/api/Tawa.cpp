@@ -182,23 +182,20 @@ struct Kernel::Impl {
       if (isEmitterFault(opt.inject)) eo.fault = opt.inject;
       eo.profileCapacity = opt.profileCapacity;
       bool simtKernel = false;
-      std::string unbroken;  // an emitter fault's kernel without it: the fault must change something
-      if (!eo.fault.empty()) {
+      cuda::EmitResult er = cuda::emitForTarget(lk, passOptions(opt, &why), eo, &simtKernel);
+      if (!eo.fault.empty()) {  // an emitter fault must change the kernel: compared with it emitted without
         auto plain = fresh();
         cuda::EmitOptions po = eo;
         po.fault.clear();
-        unbroken = cuda::emitForTarget(plain, passOptions(opt, nullptr), po).source;
+        if (cuda::emitForTarget(plain, passOptions(opt, nullptr), po).source == er.source)
+          throw UserError(Location::at(std::make_shared<const std::string>("--inject"), 0, 0),
+                          "fault '" + eo.fault + "' changes nothing in the CUDA kernel emitted for @" + name +
+                              ": a check with it would prove nothing",
+                          "release-before-wait moves a release the emitter defers until an MMA completes (attention's PV MMA); a "
+                          "GEMM's releases are placed by the pipeline pass: inject early-release there");
       }
-      slot = cuda::withSpecTileMaps(cuda::emitForTarget(lk, passOptions(opt, &why), eo, &simtKernel), *lk.kernel, spec, &why);
+      slot = cuda::withSpecTileMaps(std::move(er), *lk.kernel, spec, &why);
       emittedSimt = simtKernel;
-      if (!eo.fault.empty() && slot->source == unbroken) {
-        slot.reset();
-        throw UserError(Location::at(std::make_shared<const std::string>("--inject"), 0, 0),
-                        "fault '" + eo.fault + "' changes nothing in the CUDA kernel emitted for @" + name +
-                            ": a check with it would prove nothing",
-                        "release-before-wait moves a release the emitter defers until an MMA completes (attention's PV MMA); a "
-                        "GEMM's releases are placed by the pipeline pass: inject early-release there");
-      }
       if (passExplain.empty()) passExplain = why.str();
     }
     return *slot;
@@ -216,15 +213,15 @@ struct Kernel::Impl {
   cuda::GpuKernel& gpuKernel(const std::vector<exec::Arg>& args, const std::function<uint64_t(int)>& baseOf, bool profiled = false) const {
     const cuda::EmitResult& er = emit(profiled);
     const std::vector<int64_t> ints = cuda::integerArgs(args);
-    std::string key = profiled ? "profiled: " : "";
+    std::string tileMaps;  // the maps TMA cannot take at these addresses
     for (const auto& s : er.tensorMaps)
-      if (s.generic.empty() && !cuda::tmaObstacle(s, ints, static_cast<cuda::CUdeviceptr>(baseOf(s.baseArg))).empty()) key += s.param + " ";
+      if (s.generic.empty() && !cuda::tmaObstacle(s, ints, static_cast<cuda::CUdeviceptr>(baseOf(s.baseArg))).empty()) tileMaps += s.param + " ";
+    const std::string key = (profiled ? "profiled: " : "") + tileMaps;
     std::lock_guard<std::mutex> lock(mu);
     auto it = gpu.find(key);
     if (it == gpu.end()) {
       // GpuKernel checks the device (sm_90) and the shared memory before compiling.
-      const bool tileMaps = key.size() > (profiled ? std::strlen("profiled: ") : 0);
-      it = gpu.emplace(key, std::make_unique<cuda::GpuKernel>(cuda::Driver::get(), tileMaps ? cuda::withTileMaps(er, ints, baseOf, opt.explain) : er,
+      it = gpu.emplace(key, std::make_unique<cuda::GpuKernel>(cuda::Driver::get(), tileMaps.empty() ? er : cuda::withTileMaps(er, ints, baseOf, opt.explain),
                                                                tile.kernel->loc))
                .first;
     }
@@ -301,7 +298,7 @@ Pipeline Kernel::pipeline(bool emitted) const {
     Pipeline p;
     if (emitted) {
       const cuda::EmitResult& er = impl_->emit();
-      p.threads = er.threads, p.smemBytes = er.smemBytes, p.persistent = er.persistentPrograms > 0;
+      p.threads = er.threads, p.smemBytes = er.smemBytes, p.persistent = er.persistentPrograms > 0, p.pingPong = er.pingPong;
     }
     p.simt = impl_->simt || (emitted && impl_->emittedSimt);  // a tl.dot kernel the passes cannot take falls back to SIMT code
     if (p.simt) return p;
@@ -312,7 +309,6 @@ Pipeline Kernel::pipeline(bool emitted) const {
       if (op->hasAttr("mma_depth")) p.mmaDepth = static_cast<int>(op->intAttr("mma_depth"));
       if (op->hasAttr("pv_overlap")) p.pvOverlap = true;
     });
-    if (emitted) p.pingPong = impl_->emit().pingPong;
     return p;
   });
 }
@@ -738,11 +734,10 @@ ProfileReport Kernel::profile(Backend backend, const std::vector<Arg>& args, std
         if (const auto* arr = std::get_if<Array>(&a))
           if (auto dt = driver::parseDtypeName(arr->dtype)) arrayBytes += static_cast<double>(arr->elements * ir::byteWidth(*dt));
       auto traces = cuda::decodeProfile(er.profile, host.data(), host.size(), launched, po.model.clockGHz);
-      auto ws = driver::specialize(impl_->fresh(), po.ws, "nv");
-      return report(profile::summarizeRecords(std::move(traces), ws, spec, arrayBytes, 0, true, po));
+      return report(profile::summarizeRecords(std::move(traces), reparse(impl_->stageText("nv"), impl_->name), spec, arrayBytes, 0, true, po));
     }
     Bound b = bindArgs(f, args, grid);
-    auto ws = driver::specialize(impl_->fresh(), po.ws, "nv");
+    const auto ws = reparse(impl_->stageText("nv"), impl_->name);  // the stage the other entry points use, made once
     driver::Bound input;
     input.buffers = std::move(b.buffers), input.args = b.args, input.grid = grid;
     auto res = profile::profileBound(ws, spec, input, po);
