@@ -15,7 +15,6 @@
 #include "backends/cuda/Emitter.h"
 #include "backends/cuda/Runner.h"
 #include "backends/cuda/Target.h"
-#include "backends/emu/Emulator.h"
 #include "driver/Launch.h"
 #include "frontend/Frontend.h"
 #include "ProfileCli.h"

@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "backends/cuda/Emitter.h"
-#include "backends/cuda/Runner.h"
 #include "backends/exec/Executor.h"
 #include "profile/CostModel.h"
 
