@@ -208,6 +208,16 @@ struct Kernel::Impl {
     return *compiled;
   }
 
+  // Runs the kernel as written on the executor over `buffers`, in place.
+  void runAsWritten(const std::vector<exec::Arg>& args, std::vector<exec::Buffer>& buffers, const std::array<int64_t, 3>& grid,
+                    int threads = 0, uint64_t seed = 0) const {
+    exec::LaunchOptions lo;
+    lo.grid = grid;
+    lo.threads = threads;
+    lo.seed = seed;
+    exec::launch(*tile.module, *tile.kernel, args, buffers, lo);
+  }
+
   // The kernel loaded on GPU 0 for a launch with `args`, whose IR argument k is at device address
   // baseOf(k): the tensor maps TMA cannot take at those addresses and strides are tile maps.
   cuda::GpuKernel& gpuKernel(const std::vector<exec::Arg>& args, const std::function<uint64_t(int)>& baseOf, bool profiled = false) const {
@@ -577,12 +587,8 @@ RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<i
     }
     Bound b = bindArgs(f, args, grid);
     if (backend == Backend::Exec) {
-      exec::LaunchOptions lo;
-      lo.grid = grid;
-      lo.threads = opt.threads;
-      lo.seed = opt.seed;
       auto t0 = std::chrono::steady_clock::now();
-      exec::launch(*impl_->tile.module, f, b.args, b.buffers, lo);
+      impl_->runAsWritten(b.args, b.buffers, grid, opt.threads, opt.seed);
       st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } else {
       std::vector<exec::Buffer> want;
@@ -603,11 +609,7 @@ RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<i
         st.notes = line.str();
       }
       if (opt.check) {
-        exec::LaunchOptions lo;
-        lo.grid = grid;
-        lo.threads = opt.threads;
-        lo.seed = opt.seed;
-        exec::launch(*impl_->tile.module, f, b.args, want, lo);
+        impl_->runAsWritten(b.args, want, grid, opt.threads, opt.seed);
         std::ostringstream lines;
         cuda::checkBuffers(b.buffers, want, "emulated CUDA kernel", f.loc, "", lines);
         st.comparisons = lines.str();
@@ -643,9 +645,7 @@ CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::ar
     // The emulator: schedule 1 against the executor's run of the kernel as written (within the
     // dtype's tolerance), every later schedule bit for bit against schedule 1.
     std::vector<exec::Buffer> want = b.buffers;
-    exec::LaunchOptions lo;
-    lo.grid = grid;
-    exec::launch(*impl_->tile.module, f, b.args, want, lo);
+    impl_->runAsWritten(b.args, want, grid);
     std::ostringstream lines;  // the comparison's per-buffer lines
     emu::runSchedules(impl_->emit(), b.args, b.buffers, grid, seeds, f.loc, true, [&](const std::vector<exec::Buffer>& got) {
       cuda::checkBuffers(got, want, "emulated CUDA kernel (schedule 1)", f.loc, "", lines);
