@@ -58,8 +58,10 @@ struct Array {
   std::vector<int64_t> shape;  // optional: the shape errors and traces name it by (its product is elements)
   std::string name;             // optional, for an array of pointers' pointee: the name comparisons call it by (else PARAM[k])
   // An array of pointers (i64 or u64 elements; Triton's grouped GEMM reads its matrices so): element k
-  // is the address of pointees[k]. The launch gives the kernel each backend's own addresses of them and
-  // copies the pointees in and back like arguments; it never writes this array itself.
+  // is the address of pointees[k]. On the host backends the launch gives the kernel each backend's own
+  // addresses of them and copies the pointees in and back like arguments; it never writes this array
+  // itself. On Cuda the array already holds the pointees' device addresses; naming the pointees
+  // (device arrays) is needed only for RunOptions::check, which reads them and checks the addresses.
   std::vector<Array> pointees;
 
   Array() = default;
@@ -70,7 +72,8 @@ struct Array {
 using Arg = std::variant<Array, int64_t, double>;
 
 // Exec and Emu run on host arrays; Cuda launches on GPU 0, where every Array's `data` is a device
-// address (a torch CUDA tensor's data_ptr()) and an array of pointers already holds device addresses.
+// address (a torch CUDA tensor's data_ptr(), a DeviceArray's data()) and an array of pointers
+// already holds device addresses.
 enum class Backend { Exec, Emu, Cuda };
 
 // The warp-specialization knobs (0 = let the passes choose) and how the CUDA kernel is emitted.
@@ -120,16 +123,20 @@ struct RunOptions {
   uint64_t seed = 0;  // interleaving of warp groups (executor) or of the emulator's threads
   // Cuda: the CUstream to launch on (a torch stream's cuda_stream); nullptr: the legacy default stream.
   void* stream = nullptr;
-  // Emu: also run the kernel as written on the executor, on copies of the same inputs, and compare
-  // every array within its dtype's tolerance (RunStats::comparisons); a difference is an Error.
+  // Emu, Cuda: also run the kernel as written on the executor, on copies of the same inputs, and
+  // compare every array within its dtype's tolerance (RunStats::comparisons); a difference is an
+  // Error. Cuda: the arrays (and the pointees of arrays of pointers) are copied to the host before
+  // the launch and after it, and the launch is waited for: a checked launch is a synchronous one.
   bool check = false;
-  // Emu, a kernel loaded with Options::profile: the file to write the Chrome trace of its own records
-  // to ("": KERNEL.trace.json); RunStats::notes says what it holds.
+  // Emu, Cuda, a kernel loaded with Options::profile: the file to write the Chrome trace of its own
+  // records to ("": KERNEL.trace.json); RunStats::notes says what it holds. Cuda: the event buffer is
+  // allocated, read back and freed around the launch, which is waited for.
   std::string profileTrace;
 };
 
 struct RunStats {
   double seconds = 0;         // the launch itself (0 for Cuda: the launch is only enqueued)
+  std::array<int64_t, 3> launched{0, 0, 0};  // Cuda: the grid launched (a persistent kernel's blocks, not its tiles)
   double compileSeconds = 0;  // the emulator's host compile (0 on a cache hit or for the executor)
   // Emu: the emulator's account of the launch.
   bool cacheHit = false;       // the host compile came from the cache
@@ -234,12 +241,69 @@ class Kernel {
   // without warp groups (simt()) is an Error.
   ProfileReport profile(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt = {}) const;
 
+  // Times the kernel on GPU 0 as run(Backend::Cuda) launches it (the arrays are written by every
+  // launch): `warmup` launches, then `reps` launches each between two CUDA events on opt.stream, the
+  // parameters packed once for all of them; waits for the stream and returns each timed launch's
+  // milliseconds, in launch order. A kernel loaded with Options::profile records into one event buffer
+  // for all launches (allocated and freed here, never read).
+  std::vector<double> bench(const std::vector<Arg>& args, std::array<int64_t, 3> grid, int warmup, int reps, const RunOptions& opt = {}) const;
+
+  // The floating-point operations of one launch of a kernel with a dot: 2*M*N*K from the spec's
+  // integer entries named M, N and K (any case); nothing when the kernel has no dot or the spec lacks one.
+  std::optional<double> flops() const;
+
   struct Impl;
 
  private:
   explicit Kernel(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<Impl> impl_;
 };
+
+// GPU 0 as the driver reports it.
+struct GpuInfo {
+  std::string name;
+  int ccMajor = 0, ccMinor = 0;
+  int multiprocessors = 0;
+  int driverVersion = 0;  // e.g. 13000
+};
+// Opens the driver and GPU 0: an Error saying what is missing without a driver or a device, or
+// when GPU 0 is not a Hopper GPU (sm_90), which is all tawa emits for.
+GpuInfo gpu();
+
+// Memory on GPU 0 for callers that own none (tawa run --backend cuda makes its buffers so; Python
+// callers pass torch tensors instead): `bytes` bytes, uninitialized, freed with the object.
+class DeviceArray {
+ public:
+  explicit DeviceArray(size_t bytes);
+  ~DeviceArray();
+  DeviceArray(DeviceArray&& o) noexcept;
+  DeviceArray& operator=(DeviceArray&& o) noexcept;
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+
+  void* data() const { return reinterpret_cast<void*>(address_); }  // the device address
+  size_t bytes() const { return bytes_; }
+  // The whole array from or to host memory; both wait for every stream of GPU 0 first.
+  void upload(const void* host);
+  void download(void* host) const;
+
+ private:
+  uint64_t address_ = 0;
+  size_t bytes_ = 0;
+};
+
+// A launch's inputs (Kernel::inputs) copied to GPU 0: a DeviceArray per buffer (an array of pointers
+// holding its pointees' device addresses) and the launch's arguments over them, for run, bench and
+// profile on Backend::Cuda.
+struct DeviceInputs {
+  std::vector<DeviceArray> arrays;  // per buffer of the Inputs, in order
+  std::vector<Arg> args;
+  std::array<int64_t, 3> grid{1, 1, 1};
+  // Every buffer copied back into `in`, the Inputs it was made from (an array of pointers keeps its
+  // host addresses there).
+  void download(Inputs& in) const;
+};
+DeviceInputs toDevice(const Inputs& in);
 
 // The tuner's SQLite record (the file `tawa tune --record` reads and writes), for launchers that tune
 // a kernel's configurations themselves (tawa.autotune): a restarted process finds what was measured.

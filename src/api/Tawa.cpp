@@ -16,23 +16,26 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "backends/cuda/Compiler.h"
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/Emitter.h"
 #include "backends/cuda/GpuLaunch.h"
 #include "backends/cuda/ProfileBuffer.h"
-#include "backends/cuda/Runner.h"
+#include "backends/cuda/LaunchArgs.h"
 #include "backends/cuda/Target.h"
 #include "backends/emu/Emulator.h"
 #include "backends/exec/Executor.h"
 #include "driver/Check.h"
+#include "driver/Compare.h"
 #include "driver/Launch.h"
 #include "driver/Spec.h"
 #include "frontend/Frontend.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "profile/CostModel.h"
 #include "profile/ProfileCommand.h"
 #include "tune/Record.h"
 #include "tune/Workers.h"
@@ -491,6 +494,7 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
 struct DeviceBound {
   std::vector<exec::Arg> args;
   std::vector<uint64_t> addresses;
+  std::vector<const Array*> arrays;  // per buffer, the caller's array
   // The device address of buffer b; of IR argument k's buffer (0 for a scalar).
   std::function<uint64_t(int)> addressOf() const {
     return [this](int b) { return addresses.at(static_cast<size_t>(b)); };
@@ -518,11 +522,14 @@ DeviceBound bindDevice(const ir::Func& f, const std::vector<Arg>& args, const st
       if (*dt != t.scalar)
         throw UserError(at, who() + " is " + a->dtype + " but the kernel was specialized for " + std::string(ir::scalarName(t.scalar)));
       if (a->elements < 1 || !a->data) throw UserError(at, who() + " is empty or null");
-      if (!a->pointees.empty())
-        throw UserError(at, who() + " names host arrays it points to; on the GPU an array of pointers holds device addresses",
-                        "pass a device array of the pointees' device addresses (torch.tensor([t.data_ptr() ...], device='cuda'))");
+      if (!a->pointees.empty() && static_cast<int64_t>(a->pointees.size()) != a->elements)
+        throw UserError(at, who() + " holds " + std::to_string(a->elements) + " addresses but names " + std::to_string(a->pointees.size()) +
+                                " arrays they point to");
+      if (!a->pointees.empty() && !ir::holdsAddress(t.scalar))
+        throw UserError(at, who() + " names arrays it points to, so it must hold 64-bit integers, not " + std::string(ir::scalarName(t.scalar)));
       b.args.push_back(exec::Arg::buf(static_cast<int>(b.addresses.size())));
       b.addresses.push_back(reinterpret_cast<uint64_t>(a->data));
+      b.arrays.push_back(a);
     } else if (t.isScalar()) {
       b.args.push_back(scalarArg(t, args[k], f, k, at));
     } else {
@@ -573,16 +580,170 @@ Inputs Kernel::inputs(const std::string& grid, uint64_t seed, const std::vector<
   });
 }
 
+namespace {
+
+// A device allocation freed when it goes out of scope.
+struct DeviceScratch {
+  cuda::Driver& d;
+  cuda::CUdeviceptr p;
+  DeviceScratch(cuda::Driver& drv, size_t bytes) : d(drv), p(drv.alloc(bytes)) {}
+  ~DeviceScratch() {
+    try {
+      d.free(p);
+    } catch (...) {  // a context torn down by a fault: nothing left to free
+    }
+  }
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+};
+
+// CUDA events destroyed when they go out of scope.
+struct DeviceEvents {
+  cuda::Driver& d;
+  std::vector<cuda::CUevent> ev;
+  explicit DeviceEvents(cuda::Driver& drv) : d(drv) {}
+  ~DeviceEvents() {
+    for (cuda::CUevent e : ev) try {
+        d.destroyEvent(e);
+      } catch (...) {
+      }
+  }
+  DeviceEvents(const DeviceEvents&) = delete;
+  DeviceEvents& operator=(const DeviceEvents&) = delete;
+};
+
+int64_t arrayBytes(const Array& a, const Location& at) {
+  auto dt = driver::parseDtypeName(a.dtype);
+  if (!dt) throw UserError(at, "unknown dtype '" + a.dtype + "'");
+  return a.elements * ir::byteWidth(*dt);
+}
+
+// Host copies of a GPU launch's device arrays (and of the pointees of its arrays of pointers), as
+// arguments the host backends take: what a checked GPU launch compares. One copy per device address.
+struct HostMirror {
+  std::map<uint64_t, std::vector<uint8_t>> bytes;
+  std::vector<Arg> args;
+
+  HostMirror(const std::vector<Arg>& device, const Location& at) {
+    const auto mirror = [&](const Array& a) {
+      Array h = a;
+      auto& v = bytes[reinterpret_cast<uint64_t>(a.data)];
+      v.resize(std::max<size_t>(v.size(), static_cast<size_t>(arrayBytes(a, at))));
+      h.data = v.data();
+      return h;
+    };
+    for (const Arg& x : device) {
+      const Array* a = std::get_if<Array>(&x);
+      if (!a) {
+        args.push_back(x);
+        continue;
+      }
+      Array h = mirror(*a);
+      h.pointees.clear();
+      for (const Array& q : a->pointees) h.pointees.push_back(mirror(q));
+      args.push_back(std::move(h));
+    }
+    // The vectors are sized before any Array keeps a pointer into them: point again, in case a
+    // later, larger view of the same address grew one.
+    for (size_t k = 0; k < args.size(); ++k)
+      if (Array* h = std::get_if<Array>(&args[k])) {
+        const Array& a = std::get<Array>(device[k]);
+        h->data = bytes[reinterpret_cast<uint64_t>(a.data)].data();
+        for (size_t j = 0; j < h->pointees.size(); ++j) h->pointees[j].data = bytes[reinterpret_cast<uint64_t>(a.pointees[j].data)].data();
+      }
+  }
+  // Reads every device array again.
+  void download(cuda::Driver& d) {
+    for (auto& [address, v] : bytes) d.copyToHost(v.data(), static_cast<cuda::CUdeviceptr>(address), v.size());
+  }
+  // Each array of pointers must hold the device addresses of the pointees it names.
+  void checkAddresses(const std::vector<Arg>& device, const ir::Func& f) const {
+    for (size_t k = 0; k < device.size(); ++k) {
+      const Array* a = std::get_if<Array>(&device[k]);
+      if (!a || a->pointees.empty()) continue;
+      const std::vector<uint8_t>& v = bytes.at(reinterpret_cast<uint64_t>(a->data));
+      for (size_t j = 0; j < a->pointees.size(); ++j) {
+        uint64_t held = 0;
+        std::memcpy(&held, v.data() + 8 * j, 8);
+        if (held != reinterpret_cast<uint64_t>(a->pointees[j].data)) {
+          char text[160];
+          std::snprintf(text, sizeof text, "element %zu holds 0x%llx but the array it names is at 0x%llx", j,
+                        static_cast<unsigned long long>(held), static_cast<unsigned long long>(reinterpret_cast<uint64_t>(a->pointees[j].data)));
+          throw UserError(f.loc, argName(f, k) + ", an array of pointers on the GPU: " + text,
+                          "write each pointee's device address into it (torch.tensor([t.data_ptr() ...], dtype=torch.int64, device='cuda'))");
+        }
+      }
+    }
+  }
+};
+
+// One launch of a kernel emitted with profile instrumentation, waited for: its event buffer is
+// allocated and zeroed before it (after whatever the caller enqueued), read back and freed after it.
+std::vector<uint8_t> launchRecorded(cuda::GpuKernel& gk, const DeviceBound& db, const std::array<int64_t, 3>& grid, cuda::CUstream stream) {
+  const cuda::EmitResult& er = gk.emitted();
+  const std::array<int64_t, 3> launched = cuda::launchGrid(er, grid);
+  const size_t bytes = static_cast<size_t>(er.profile.bytesPerBlock() * launched[0] * launched[1] * launched[2]);
+  cuda::Driver& d = cuda::Driver::get();
+  DeviceScratch events(d, bytes);
+  d.fill(events.p, 0, bytes);
+  cuda::LaunchParams lp;
+  cuda::packLaunchParams(d, er, db.args, grid, db.addressOf(), events.p, lp);
+  d.synchronize();  // the zeroed buffer before the kernel, whichever stream it runs on
+  gk.launch(lp, grid, stream);
+  d.synchronize();
+  std::vector<uint8_t> records(bytes);
+  d.copyToHost(records.data(), events.p, bytes);
+  return records;
+}
+
+}  // namespace
+
 RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt) const {
   return guarded([&] {
     const ir::Func& f = *impl_->tile.kernel;
     RunStats st;
     if (backend == Backend::Cuda) {
-      if (impl_->opt.profile)
-        throw UserError(f.loc, "a kernel loaded with profile instrumentation launches through profile(), not run()",
-                        "load it without profile=True, or use tawa profile --backend cuda");
       const DeviceBound db = bindDevice(f, args, grid);
-      impl_->gpuKernel(db.args, db.baseOf()).launch(db.args, grid, db.addressOf(), static_cast<cuda::CUstream>(opt.stream));
+      const bool profiled = impl_->opt.profile;
+      cuda::GpuKernel& gk = impl_->gpuKernel(db.args, db.baseOf(), profiled);
+      const cuda::EmitResult& er = gk.emitted();
+      st.launched = cuda::launchGrid(er, grid);
+      const auto stream = static_cast<cuda::CUstream>(opt.stream);
+      if (!opt.check && !profiled) {  // the zero-copy launch: enqueued, never waited for
+        gk.launch(db.args, grid, db.addressOf(), stream);
+        return st;
+      }
+      // A checked or profiled launch: synchronous, its inputs and event records copied to the host.
+      cuda::Driver& d = cuda::Driver::get();
+      std::optional<HostMirror> host;
+      d.synchronize();  // whatever the caller enqueued has written the inputs
+      if (opt.check) {
+        host.emplace(args, f.loc);
+        host->download(d);
+        host->checkAddresses(args, f);
+      }
+      std::optional<Bound> want;
+      if (opt.check) want = bindArgs(f, host->args, grid);  // copies of the inputs, before the launch writes them
+      if (!profiled) {
+        gk.launch(db.args, grid, db.addressOf(), stream);
+        d.synchronize();
+      } else {
+        const std::vector<uint8_t> records = launchRecorded(gk, db, grid, stream);
+        std::ostringstream line;
+        cuda::writeProfileTrace(er, records, st.launched, profile::CostModel::h200().clockGHz, false,
+                                "measured on GPU 0: clock64 within a block, %globaltimer between blocks; cycles shown at 1.98 GHz",
+                                opt.profileTrace.empty() ? er.kernelName + ".trace.json" : opt.profileTrace, line);
+        st.notes = line.str();
+      }
+      if (opt.check) {
+        host->download(d);
+        const Bound got = bindArgs(f, host->args, grid);
+        impl_->runAsWritten(want->args, want->buffers, grid, opt.threads, opt.seed);
+        std::ostringstream lines;
+        driver::checkBuffers(got.buffers, want->buffers, "GPU", f.loc,
+                             "tawa check FILE with the same spec and flags runs the warp-specialized kernel on the CPU", lines);
+        st.comparisons = lines.str();
+      }
       return st;
     }
     Bound b = bindArgs(f, args, grid);
@@ -611,7 +772,7 @@ RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<i
       if (opt.check) {
         impl_->runAsWritten(b.args, want, grid, opt.threads, opt.seed);
         std::ostringstream lines;
-        cuda::checkBuffers(b.buffers, want, "emulated CUDA kernel", f.loc, "", lines);
+        driver::checkBuffers(b.buffers, want, "emulated CUDA kernel", f.loc, "", lines);
         st.comparisons = lines.str();
       }
     }
@@ -648,7 +809,7 @@ CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::ar
     impl_->runAsWritten(b.args, want, grid);
     std::ostringstream lines;  // the comparison's per-buffer lines
     emu::runSchedules(impl_->emit(), b.args, b.buffers, grid, seeds, f.loc, true, [&](const std::vector<exec::Buffer>& got) {
-      cuda::checkBuffers(got, want, "emulated CUDA kernel (schedule 1)", f.loc, "", lines);
+      driver::checkBuffers(got, want, "emulated CUDA kernel (schedule 1)", f.loc, "", lines);
     });
     rep.seeds = seeds;
     rep.pipeline = pipeline(true);
@@ -659,25 +820,6 @@ CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::ar
     return rep;
   });
 }
-
-namespace {
-
-// A device allocation freed when it goes out of scope.
-struct DeviceScratch {
-  cuda::Driver& d;
-  cuda::CUdeviceptr p;
-  DeviceScratch(cuda::Driver& drv, size_t bytes) : d(drv), p(drv.alloc(bytes)) {}
-  ~DeviceScratch() {
-    try {
-      d.free(p);
-    } catch (...) {  // a context torn down by a fault: nothing left to free
-    }
-  }
-  DeviceScratch(const DeviceScratch&) = delete;
-  DeviceScratch& operator=(const DeviceScratch&) = delete;
-};
-
-}  // namespace
 
 ProfileReport Kernel::profile(Backend backend, const std::vector<Arg>& args, std::array<int64_t, 3> grid, const RunOptions& opt) const {
   return guarded([&] {
@@ -717,23 +859,12 @@ ProfileReport Kernel::profile(Backend backend, const std::vector<Arg>& args, std
       const DeviceBound db = bindDevice(f, args, grid);
       cuda::GpuKernel& gk = impl_->gpuKernel(db.args, db.baseOf(), true);
       const cuda::EmitResult& er = gk.emitted();
-      const std::array<int64_t, 3> launched = cuda::launchGrid(er, grid);
-      const size_t bytes = static_cast<size_t>(er.profile.bytesPerBlock() * launched[0] * launched[1] * launched[2]);
-      cuda::Driver& d = cuda::Driver::get();
-      DeviceScratch events(d, bytes);
-      d.fill(events.p, 0, bytes);
-      cuda::LaunchParams lp;
-      cuda::packLaunchParams(d, er, db.args, grid, db.addressOf(), events.p, lp);
-      d.synchronize();  // the zeroed buffer before the kernel, whichever stream it runs on
-      gk.launch(lp, grid, static_cast<cuda::CUstream>(opt.stream));
-      d.synchronize();
-      std::vector<uint8_t> host(bytes);
-      d.copyToHost(host.data(), events.p, bytes);
+      const std::vector<uint8_t> host = launchRecorded(gk, db, grid, static_cast<cuda::CUstream>(opt.stream));
       double arrayBytes = 0;
       for (const auto& a : args)
         if (const auto* arr = std::get_if<Array>(&a))
           if (auto dt = driver::parseDtypeName(arr->dtype)) arrayBytes += static_cast<double>(arr->elements * ir::byteWidth(*dt));
-      auto traces = cuda::decodeProfile(er.profile, host.data(), host.size(), launched, po.model.clockGHz);
+      auto traces = cuda::decodeProfile(er.profile, host.data(), host.size(), cuda::launchGrid(er, grid), po.model.clockGHz);
       return report(profile::summarizeRecords(std::move(traces), reparse(impl_->stageText("nv"), impl_->name), spec, arrayBytes, 0, true, po));
     }
     Bound b = bindArgs(f, args, grid);
@@ -745,6 +876,129 @@ ProfileReport Kernel::profile(Backend backend, const std::vector<Arg>& args, std
     writeBack(b, input.buffers);
     return rep;
   });
+}
+
+std::vector<double> Kernel::bench(const std::vector<Arg>& args, std::array<int64_t, 3> grid, int warmup, int reps, const RunOptions& opt) const {
+  return guarded([&] {
+    if (reps < 1 || warmup < 0)
+      throw UserError(apiLoc("bench"), "bench needs at least one timed launch and no negative warm-up (got reps " + std::to_string(reps) +
+                                           ", warmup " + std::to_string(warmup) + ")");
+    const ir::Func& f = *impl_->tile.kernel;
+    const DeviceBound db = bindDevice(f, args, grid);
+    cuda::GpuKernel& gk = impl_->gpuKernel(db.args, db.baseOf(), impl_->opt.profile);
+    const cuda::EmitResult& er = gk.emitted();
+    cuda::Driver& d = cuda::Driver::get();
+    std::optional<DeviceScratch> events;  // a profiled kernel's records, never read
+    if (impl_->opt.profile) {
+      const std::array<int64_t, 3> launched = cuda::launchGrid(er, grid);
+      events.emplace(d, static_cast<size_t>(er.profile.bytesPerBlock() * launched[0] * launched[1] * launched[2]));
+    }
+    cuda::LaunchParams lp;
+    cuda::packLaunchParams(d, er, db.args, grid, db.addressOf(), events ? events->p : 0, lp);
+    const auto stream = static_cast<cuda::CUstream>(opt.stream);
+    for (int i = 0; i < warmup; ++i) gk.launch(lp, grid, stream);
+    DeviceEvents ev(d);
+    for (int i = 0; i < 2 * reps; ++i) ev.ev.push_back(d.createEvent());
+    for (int i = 0; i < reps; ++i) {
+      d.record(ev.ev[static_cast<size_t>(2 * i)], stream);
+      gk.launch(lp, grid, stream);
+      d.record(ev.ev[static_cast<size_t>(2 * i + 1)], stream);
+    }
+    std::vector<double> ms;
+    for (int i = 0; i < reps; ++i) ms.push_back(d.elapsedMs(ev.ev[static_cast<size_t>(2 * i)], ev.ev[static_cast<size_t>(2 * i + 1)]));
+    return ms;
+  });
+}
+
+std::optional<double> Kernel::flops() const { return driver::dotFlops(*impl_->tile.module, impl_->spec); }
+
+GpuInfo gpu() {
+  return guarded([] {
+    cuda::Driver& d = cuda::Driver::get();
+    cuda::requireHopper(d, apiLoc("<cuda>"));
+    const cuda::DeviceInfo& dev = d.device();
+    GpuInfo g;
+    g.name = dev.name, g.ccMajor = dev.ccMajor, g.ccMinor = dev.ccMinor, g.multiprocessors = dev.multiprocessors;
+    g.driverVersion = dev.driverVersion;
+    return g;
+  });
+}
+
+DeviceArray::DeviceArray(size_t bytes) : bytes_(bytes) {
+  address_ = guarded([&] { return static_cast<uint64_t>(cuda::Driver::get().alloc(bytes)); });
+}
+DeviceArray::~DeviceArray() {
+  if (!address_) return;
+  try {
+    cuda::Driver::get().free(static_cast<cuda::CUdeviceptr>(address_));
+  } catch (...) {  // a context torn down by a fault: nothing left to free
+  }
+}
+DeviceArray::DeviceArray(DeviceArray&& o) noexcept : address_(std::exchange(o.address_, 0)), bytes_(std::exchange(o.bytes_, 0)) {}
+DeviceArray& DeviceArray::operator=(DeviceArray&& o) noexcept {
+  if (this != &o) {
+    DeviceArray gone(std::move(*this));
+    address_ = std::exchange(o.address_, 0);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+void DeviceArray::upload(const void* host) {
+  guarded([&] {
+    cuda::Driver::get().copyToDevice(static_cast<cuda::CUdeviceptr>(address_), host, bytes_);
+    return 0;
+  });
+}
+void DeviceArray::download(void* host) const {
+  guarded([&] {
+    cuda::Driver::get().copyToHost(host, static_cast<cuda::CUdeviceptr>(address_), bytes_);
+    return 0;
+  });
+}
+
+DeviceInputs toDevice(const Inputs& in) {
+  DeviceInputs out;
+  out.grid = in.grid;
+  for (const HostBuffer& b : in.buffers) {
+    out.arrays.emplace_back(b.data.size());
+    if (b.addressesOf.empty()) out.arrays.back().upload(b.data.data());
+  }
+  for (size_t i = 0; i < in.buffers.size(); ++i) {  // arrays of pointers: the pointees' device addresses
+    const HostBuffer& b = in.buffers[i];
+    if (b.addressesOf.empty()) continue;
+    std::vector<uint8_t> bytes(b.data.size(), 0);
+    for (size_t j = 0; j < b.addressesOf.size() && 8 * j + 8 <= bytes.size(); ++j) {
+      const auto address = reinterpret_cast<uint64_t>(out.arrays.at(static_cast<size_t>(b.addressesOf[j])).data());
+      std::memcpy(bytes.data() + 8 * j, &address, 8);
+    }
+    out.arrays[i].upload(bytes.data());
+  }
+  // The arguments: each host array of the Inputs is the device array of the buffer it points into.
+  const auto onDevice = [&](const Array& a) {
+    for (size_t i = 0; i < in.buffers.size(); ++i)
+      if (in.buffers[i].data.data() == a.data) {
+        Array d = a;
+        d.data = out.arrays[i].data();
+        return d;
+      }
+    throw Error(Diagnostic{"", 0, 0, "toDevice: an argument's array is not one of the Inputs' buffers", ""});
+  };
+  for (const Arg& x : in.args) {
+    const Array* a = std::get_if<Array>(&x);
+    if (!a) {
+      out.args.push_back(x);
+      continue;
+    }
+    Array d = onDevice(*a);
+    for (Array& q : d.pointees) q = onDevice(q);
+    out.args.push_back(std::move(d));
+  }
+  return out;
+}
+
+void DeviceInputs::download(Inputs& in) const {
+  for (size_t i = 0; i < in.buffers.size() && i < arrays.size(); ++i)
+    if (in.buffers[i].addressesOf.empty()) arrays[i].download(in.buffers[i].data.data());
 }
 
 struct TuneRecord::Impl {

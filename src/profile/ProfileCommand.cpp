@@ -6,11 +6,10 @@
 #include <sstream>
 #include <iostream>
 
-#include "backends/cuda/Driver.h"
 #include "backends/cuda/ProfileBuffer.h"
-#include "backends/cuda/Runner.h"
 #include "backends/emu/Emulator.h"
 #include "driver/Check.h"
+#include "driver/Compare.h"
 #include "driver/Launch.h"
 #include "frontend/Frontend.h"
 #include "ir/Diagnostic.h"
@@ -44,7 +43,7 @@ double bufferBytes(const driver::Bound& input) {
 
 ProfileResult summarizeRecords(std::vector<BlockTrace> traces, const driver::LoadedKernel& ws, const driver::Spec& spec, double bytes,
                                double executedFlops, bool gpu, const ProfileOptions& opt) {
-  const double flops = cuda::dotFlops(*ws.module, spec).value_or(executedFlops);
+  const double flops = driver::dotFlops(*ws.module, spec).value_or(executedFlops);
   ProfileResult res;
   res.recorder = std::make_unique<Recorder>(opt.model, static_cast<size_t>(opt.profileCapacity));
   const double n = std::max<double>(1, static_cast<double>(traces.size()));
@@ -62,28 +61,6 @@ ProfileResult summarizeRecords(std::vector<BlockTrace> traces, const driver::Loa
   return res;
 }
 
-namespace {
-
-// --backend cuda: the runner compiles, launches once checked against the executor, and decodes the
-// kernel's records (clock64 measured).
-ProfileResult profileOnGpu(const std::string& path, const std::string& kernel, const driver::Spec& spec, const std::string& grid,
-                           const ProfileOptions& opt) {
-  cuda::Driver::get();  // without a driver or a GPU: the runner's error, before any work
-  auto ws = driver::specialize(path, kernel, spec, opt.ws, "nv");
-  auto input = driver::bind(*ws.kernel, spec, grid, opt.dataSeed);
-  std::vector<BlockTrace> traces;
-  cuda::GpuRunOptions g;
-  g.file = path, g.kernel = kernel, g.grid = grid, g.seed = opt.dataSeed, g.ws = opt.ws, g.threads = opt.threads;
-  g.reps = 1, g.warmup = 0;
-  g.profile = true, g.profileCapacity = opt.profileCapacity, g.profileTraces = &traces;
-  g.spec = opt.specText;
-  std::ostringstream log;
-  cuda::runOnGpu(g, log);
-  return summarizeRecords(std::move(traces), ws, spec, bufferBytes(input), 0, true, opt);
-}
-
-}  // namespace
-
 ProfileResult profileBound(const driver::LoadedKernel& ws, const driver::Spec& spec, driver::Bound& input, const ProfileOptions& opt) {
   if (opt.backend == "emu") {  // the kernel's own --profile records on the emulator (modelled clock)
     cuda::EmitOptions eo;
@@ -98,7 +75,7 @@ ProfileResult profileBound(const driver::LoadedKernel& ws, const driver::Spec& s
     return summarizeRecords(std::move(traces), ws, spec, bufferBytes(input), st.mmaFlops, false, opt);
   }
   if (opt.backend != "exec")
-    throw UserError(where("--backend"), "unknown backend '" + opt.backend + "'", "backends: exec, emu, cuda");
+    throw UserError(where("--backend"), "unknown backend '" + opt.backend + "'", "backends: exec, emu");
   ProfileResult res;
   res.recorder = std::make_unique<Recorder>(opt.model, opt.eventsPerBlock);
   exec::LaunchOptions lo;
@@ -115,9 +92,8 @@ ProfileResult profileBound(const driver::LoadedKernel& ws, const driver::Spec& s
 
 ProfileResult profileKernel(const std::string& path, const std::string& kernel, const driver::Spec& spec,
                             const std::string& grid, const ProfileOptions& opt) {
-  if (opt.backend == "cuda") return profileOnGpu(path, kernel, spec, grid, opt);
-  if (opt.backend != "exec" && opt.backend != "emu")
-    throw UserError(where("--backend"), "unknown backend '" + opt.backend + "'", "backends: exec, emu, cuda");
+  if (opt.backend != "exec" && opt.backend != "emu")  // the GPU's profile is tawa::Kernel::profile(Backend::Cuda), on the caller's buffers
+    throw UserError(where("--backend"), "unknown backend '" + opt.backend + "'", "backends: exec, emu");
   auto ws = driver::specialize(path, kernel, spec, opt.ws, "nv");
   auto input = driver::bind(*ws.kernel, spec, grid, opt.dataSeed);
   return profileBound(ws, spec, input, opt);

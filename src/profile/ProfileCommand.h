@@ -3,8 +3,9 @@
 // advice; on the executor every figure is modelled by the cost model. The emu backend emits the
 // kernel's CUDA C++ with --profile (the kernel records its own scopes with tawa::clock64), runs it on
 // the CPU emulator, whose clock is modelled by the same cost model, and decodes the kernel's buffer
-// into the same events; cuda is that on GPU 0 (the GPU runner), and without a GPU the runner's "no
-// GPU" error. The command line (tools/tawa/ProfileCli.cpp) and the library API (Kernel::profile) use it.
+// into the same events. On GPU 0 the library API (Kernel::profile(Backend::Cuda)) launches that
+// kernel itself and summarizes its records here (summarizeRecords). The command line
+// (tools/tawa/ProfileCli.cpp) reaches all of it through the library API.
 #pragma once
 
 #include <functional>
@@ -22,10 +23,9 @@ namespace tawa::profile {
 
 struct ProfileOptions {
   transforms::PassOptions ws;
-  std::string backend = "exec";  // exec, emu or cuda
+  std::string backend = "exec";  // exec or emu (profileKernel, profileBound); cuda: writeTrace's note
   size_t eventsPerBlock = 4096;   // exec
   int profileCapacity = 256;      // emu, cuda: events per warp group in the kernel's ring
-  std::string specText;           // cuda: the spec as written (the GPU runner parses it itself)
   uint64_t seed = 1;      // scheduler seed (the modelled times do not depend on it)
   uint64_t dataSeed = 1;  // random inputs
   int threads = 0;
@@ -38,7 +38,7 @@ struct ProfileResult {
   std::vector<Advice> advice;
 };
 
-// Specializes, runs with the recorder and summarizes. UserError for bad kernels, specs or grids.
+// Specializes, runs with the recorder (exec) or the emulator (emu) and summarizes. UserError for bad kernels, specs or grids.
 ProfileResult profileKernel(const std::string& path, const std::string& kernel, const driver::Spec& spec,
                             const std::string& grid, const ProfileOptions& opt);
 

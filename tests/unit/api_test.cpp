@@ -182,7 +182,9 @@ TEST(Api, CheckRunsThePipelineUnderManySeedsAndCatchesABrokenLowering) {
     EXPECT_EQ(rep.pipeline.consumers, 1);
     EXPECT_FALSE(rep.pipeline.simt);
     EXPECT_EQ(rep.comparisons.empty(), backend == tawa::Backend::Exec) << rep.comparisons;
-    if (backend == tawa::Backend::Emu) EXPECT_NE(rep.comparisons.find("check c_ptr: matches the CPU executor"), std::string::npos);
+    if (backend == tawa::Backend::Emu) {
+      EXPECT_NE(rep.comparisons.find("check c_ptr: matches the CPU executor"), std::string::npos);
+    }
   }
   for (uint16_t v : c) ASSERT_EQ(v, 0x3C00) << "check must not write the caller's arrays";
   tawa::Options deeper;
@@ -409,7 +411,10 @@ TEST(Api, CudaBackendTakesDeviceArraysOnly) {
   expectError([&] { k.profile(tawa::Backend::Cuda, args, {1, 1, 1}); }, "has no warp groups to profile");
   tawa::Array withPointees = a;
   withPointees.pointees = std::vector<tawa::Array>(64, a);
-  expectError([&] { k.run(tawa::Backend::Cuda, {withPointees, a, a, int64_t{64}}, {1, 1, 1}); }, "names host arrays it points to");
+  expectError([&] { k.run(tawa::Backend::Cuda, {withPointees, a, a, int64_t{64}}, {1, 1, 1}); }, "so it must hold 64-bit integers, not f32");
+  withPointees.pointees.pop_back();
+  expectError([&] { k.run(tawa::Backend::Cuda, {withPointees, a, a, int64_t{64}}, {1, 1, 1}); }, "holds 64 addresses but names 63 arrays");
+  expectError([&] { k.bench(args, {1, 1, 1}, 0, 0); }, "bench needs at least one timed launch");
   expectError([&] { k.run(tawa::Backend::Cuda, {tawa::Array{x.data(), "fp16", 64}, a, a, int64_t{64}}, {1, 1, 1}); },
               "is fp16 but the kernel was specialized for f32");
   expectError([&] { k.run(tawa::Backend::Cuda, {a, a, a}, {1, 1, 1}); }, "takes 4 argument(s), got 3");

@@ -11,12 +11,13 @@
 
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/Emitter.h"
-#include "backends/cuda/Runner.h"
+#include "driver/Compare.h"
 #include "driver/Check.h"
 #include "driver/Launch.h"
 #include "backends/exec/Executor.h"
 #include "driver/Spec.h"
 #include "TensorMapSpec2d.h"
+#include "tawa/tawa.h"
 
 using namespace tawa;
 
@@ -131,14 +132,14 @@ TEST(CudaRuntime, CompareBuffersByDtype) {
   exec::Buffer ref("c", ir::Scalar::F16, {4, 8});
   for (int64_t i = 0; i < ref.numel(); ++i) ref.setFloat(i, 0.25 + 0.125 * static_cast<double>(i % 7) - 0.5 * (i % 3));
   exec::Buffer gpu = ref;
-  auto same = cuda::compareBuffers(gpu, ref);
+  auto same = driver::compareBuffers(gpu, ref);
   EXPECT_TRUE(same.ok);
   EXPECT_EQ(same.maxAbsErr, 0);
   // One unit in the last place of f16 passes; a wrong element fails and is located.
   gpu.setFloat(5, ref.getFloat(5) * (1 + 1.0 / 1024));
-  EXPECT_TRUE(cuda::compareBuffers(gpu, ref).ok);
+  EXPECT_TRUE(driver::compareBuffers(gpu, ref).ok);
   gpu.setFloat(9, ref.getFloat(9) + 1.0);
-  auto bad = cuda::compareBuffers(gpu, ref);
+  auto bad = driver::compareBuffers(gpu, ref);
   EXPECT_FALSE(bad.ok);
   EXPECT_EQ(bad.mismatches, 1);
   EXPECT_EQ(bad.firstBad, 9);
@@ -150,37 +151,36 @@ TEST(CudaRuntime, CompareBuffersByDtype) {
   f32.setFloat(2, 3);
   exec::Buffer nan = f32;
   nan.setFloat(1, std::nan(""));
-  EXPECT_FALSE(cuda::compareBuffers(nan, f32).ok);
+  EXPECT_FALSE(driver::compareBuffers(nan, f32).ok);
   // Integers compare exactly.
   exec::Buffer iref("n", ir::Scalar::I32, {2});
   iref.setInt(0, 3);
   iref.setInt(1, 4);
   exec::Buffer ig = iref;
   ig.setInt(1, 5);
-  EXPECT_FALSE(cuda::compareBuffers(ig, iref).ok);
-  EXPECT_LT(cuda::relativeTolerance(ir::Scalar::F32), cuda::relativeTolerance(ir::Scalar::F16));
-  EXPECT_LT(cuda::relativeTolerance(ir::Scalar::F16), cuda::relativeTolerance(ir::Scalar::BF16));
-  EXPECT_LT(cuda::relativeTolerance(ir::Scalar::BF16), cuda::relativeTolerance(ir::Scalar::F8E4M3));
+  EXPECT_FALSE(driver::compareBuffers(ig, iref).ok);
+  EXPECT_LT(driver::relativeTolerance(ir::Scalar::F32), driver::relativeTolerance(ir::Scalar::F16));
+  EXPECT_LT(driver::relativeTolerance(ir::Scalar::F16), driver::relativeTolerance(ir::Scalar::BF16));
+  EXPECT_LT(driver::relativeTolerance(ir::Scalar::BF16), driver::relativeTolerance(ir::Scalar::F8E4M3));
 }
 
 TEST(CudaRuntime, DotFlopsFromSpec) {
   driver::Spec spec = driver::parseSpec(kGemmSpec);
   auto lk = driver::loadKernel(example("matmul_desc.tir"), "", spec);
-  auto f = cuda::dotFlops(*lk.module, spec);
+  auto f = driver::dotFlops(*lk.module, spec);
   ASSERT_TRUE(f.has_value());
   EXPECT_DOUBLE_EQ(*f, 2.0 * 256 * 192 * 320);
   driver::Spec sm = driver::parseSpec("out:*fp32[37,100], x:*fp32[37,100], in_stride:i32=100, out_stride:i32=100, n_cols:i32=100");
   auto soft = driver::loadKernel(example("softmax.tir"), "", sm);
-  EXPECT_FALSE(cuda::dotFlops(*soft.module, sm).has_value());
+  EXPECT_FALSE(driver::dotFlops(*soft.module, sm).has_value());
 }
 
-// The check both runners share: a result equal to the executor's passes with a line per buffer; one
-// element moved far off is a UserError naming the buffer, the element's index, both values and who
-// produced it.
-TEST(CudaRuntime, CheckAgainstExecutorNamesTheFirstBadElement) {
+// The check every backend's run shares: a result equal to the executor's passes with a line per
+// buffer; one element moved far off is a UserError naming the buffer, the element's index, both
+// values and who produced it.
+TEST(CudaRuntime, CheckBuffersNamesTheFirstBadElement) {
   driver::Spec spec = driver::parseSpec(kGemmSpec);
-  const std::string file = example("matmul_desc.tir");
-  auto lk = driver::loadKernel(file, "", spec);
+  auto lk = driver::loadKernel(example("matmul_desc.tir"), "", spec);
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
   auto bound = driver::bind(*lk.kernel, spec, "cdiv(M, 64), cdiv(N, 64)", seed);
@@ -188,39 +188,33 @@ TEST(CudaRuntime, CheckAgainstExecutorNamesTheFirstBadElement) {
   exec::LaunchOptions lo;
   lo.grid = bound.grid;
   exec::launch(*lk.module, *lk.kernel, bound.args, got, lo);
-  // The executor's result is itself checked against naive double loops elsewhere; here it stands in
-  // for a device's result.
+  std::vector<exec::Buffer> want = got;  // the executor's result stands in for a device's (it is checked against double loops elsewhere)
   std::ostringstream out;
-  cuda::checkAgainstExecutor(file, "", spec, bound.args, bound.buffers, bound.grid, got, lk.kernel->numArgs(), 1, seed, "GPU",
-                             Location{}, "", out);
+  driver::checkBuffers(got, want, "GPU", Location{}, "", out);
   EXPECT_NE(out.str().find("check c: matches the CPU executor (f16, max |err| 0,"), std::string::npos) << out.str();
   exec::Buffer& c = got[2];
   ASSERT_EQ(c.name, "c");
   const int64_t bad = 5 * 192 + 7;
   c.setFloat(bad, c.getFloat(bad) + 100.0);
-  std::string msg = userError([&] {
-    cuda::checkAgainstExecutor(file, "", spec, bound.args, bound.buffers, bound.grid, got, lk.kernel->numArgs(), 1, seed,
-                               "emulated CUDA kernel", Location{}, "", out);
-  });
+  std::string msg = userError([&] { driver::checkBuffers(got, want, "emulated CUDA kernel", Location{}, "", out); });
   EXPECT_NE(msg.find("the emulated CUDA kernel's result differs from the CPU executor's: buffer c, 1 of 49152 element(s) out of "
                      "tolerance; first at [5, 7]: emulated CUDA kernel "),
             std::string::npos)
       << msg;
 }
 
-// Where there is no driver or no device, the runner says so before doing any work.
-TEST(CudaRuntime, NoGpuIsAClearUserError) {
+// Where there is no driver or no device, the library says so before doing any work.
+TEST(CudaRuntime, NoGpuIsAClearError) {
   auto av = cuda::probeGpu();
   if (av.ok) GTEST_SKIP() << "this machine has a CUDA device";
   EXPECT_TRUE(av.reason.find("no CUDA driver") != std::string::npos || av.reason.find("no CUDA device") != std::string::npos)
       << av.reason;
-  cuda::GpuRunOptions o;
-  o.file = example("matmul_desc.tir");
-  o.spec = kGemmSpec;
-  o.grid = "cdiv(M, 64), cdiv(N, 64)";
-  std::ostringstream out;
-  EXPECT_EQ(userError([&] { cuda::runOnGpu(o, out); }), av.reason);
-  EXPECT_EQ(out.str(), "");
+  try {
+    tawa::gpu();
+    ADD_FAILURE() << "tawa::gpu() found a GPU that probeGpu did not";
+  } catch (const tawa::Error& e) {
+    EXPECT_EQ(e.diagnostic().message, av.reason);
+  }
 }
 
 // On a Hopper GPU: the descriptor GEMM (with a partial K block and partial N blocks) compiled,
@@ -230,19 +224,20 @@ TEST(CudaRuntime, GemmOnHopper) {
   if (!av.ok) GTEST_SKIP() << av.reason;
   if (cuda::Driver::get().device().ccMajor != 9) GTEST_SKIP() << "not a Hopper GPU";
   for (int consumers : {1, 2}) {
-    cuda::GpuRunOptions o;
-    o.file = example(consumers == 1 ? "matmul_desc.tir" : "matmul_desc_128.tir");
-    o.spec =
+    tawa::Options ko;
+    ko.depth = 3;
+    ko.consumers = consumers;
+    const tawa::Kernel k = tawa::Kernel::load(
+        example(consumers == 1 ? "matmul_desc.tir" : "matmul_desc_128.tir"), "",
         "a:*fp16[M,K], b:*fp16[K,N], c:*fp16[M,N], M:i32=384, N:i32=200, K:i32=328, stride_am:i32=328, stride_ak:i32=1, "
-        "stride_bk:i32=200, stride_bn:i32=1, stride_cm:i32=200, stride_cn:i32=1";
-    o.grid = consumers == 1 ? "cdiv(M, 64), cdiv(N, 64)" : "cdiv(M, 128), cdiv(N, 128)";
-    o.ws.depth = 3;
-    o.ws.consumers = consumers;
-    o.seed = 11;
-    o.reps = 3;
-    std::ostringstream out;
-    EXPECT_EQ(cuda::runOnGpu(o, out), 0);
-    EXPECT_NE(out.str().find("matches the CPU executor"), std::string::npos) << out.str();
-    EXPECT_NE(out.str().find("TFLOP/s"), std::string::npos) << out.str();
+        "stride_bk:i32=200, stride_bn:i32=1, stride_cm:i32=200, stride_cn:i32=1",
+        ko);
+    tawa::Inputs in = k.inputs(consumers == 1 ? "cdiv(M, 64), cdiv(N, 64)" : "cdiv(M, 128), cdiv(N, 128)", 11);
+    const tawa::DeviceInputs dev = tawa::toDevice(in);
+    tawa::RunOptions ro;
+    ro.check = true;
+    const tawa::RunStats st = k.run(tawa::Backend::Cuda, dev.args, dev.grid, ro);
+    EXPECT_NE(st.comparisons.find("matches the CPU executor"), std::string::npos) << st.comparisons;
+    EXPECT_EQ(k.bench(dev.args, dev.grid, 1, 3).size(), 3u);
   }
 }

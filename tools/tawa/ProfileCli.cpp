@@ -1,7 +1,6 @@
-// `tawa profile`: the kernel profiled per warp group, its summary, advice and Chrome trace. The
-// executor and the emulator run through the library API (tawa::Kernel::profile on the inputs
-// Kernel::inputs makes); --backend cuda runs the GPU runner, which owns the device buffers and
-// checks the profiled launch against the executor.
+// `tawa profile`: the kernel profiled per warp group, its summary, advice and Chrome trace, through
+// the library API (tawa::Kernel::profile on the inputs Kernel::inputs makes; --backend cuda on
+// copies of them made on GPU 0 by tawa::toDevice).
 #include "ProfileCli.h"
 
 #include <fstream>
@@ -58,20 +57,19 @@ Report profileThroughApi(const Flags& f) {
   ko.depth = f.opt.ws.depth, ko.mmaDepth = f.opt.ws.mmaDepth, ko.consumers = f.opt.ws.consumers;
   ko.profileCapacity = f.opt.profileCapacity;
   ko.profileEvents = static_cast<int>(f.opt.eventsPerBlock);
+  if (f.opt.backend == "cuda") tawa::gpu();  // without a driver or a Hopper GPU: its error, before any work
   const tawa::Kernel k = tawa::Kernel::load(f.file, f.kernel, f.spec, ko);
   tawa::Inputs in = k.inputs(f.grid, f.opt.dataSeed);
   tawa::RunOptions ro;
   ro.seed = f.opt.seed, ro.threads = f.opt.threads;
-  tawa::ProfileReport rep = k.profile(f.opt.backend == "emu" ? tawa::Backend::Emu : tawa::Backend::Exec, in.args, in.grid, ro);
+  tawa::ProfileReport rep;
+  if (f.opt.backend == "cuda") {  // on buffers made on GPU 0 from the same inputs
+    const tawa::DeviceInputs dev = tawa::toDevice(in);
+    rep = k.profile(tawa::Backend::Cuda, dev.args, dev.grid, ro);
+  } else {
+    rep = k.profile(f.opt.backend == "emu" ? tawa::Backend::Emu : tawa::Backend::Exec, in.args, in.grid, ro);
+  }
   return {k.name(), std::move(rep.summary), std::move(rep.json), std::move(rep.trace)};
-}
-
-Report profileOnGpu(const Flags& f) {
-  auto res = profile::profileKernel(f.file, f.kernel, driver::parseSpec(f.spec), f.grid, f.opt);
-  std::ostringstream text, trace;
-  profile::printSummary(text, res.summary, res.advice);
-  profile::writeTrace(trace, res, f.opt.backend);
-  return {res.summary.kernel, text.str(), profile::toJson(res.summary, res.advice).dump(2), trace.str()};
 }
 
 int run(Flags& f) {
@@ -80,8 +78,7 @@ int run(Flags& f) {
   if (f.spec.empty()) throw UserError(where("<spec>"), "tawa profile needs --spec");
   if (f.grid.empty()) throw UserError(where("<grid>"), "tawa profile needs --grid");
   driver::parseSpec(f.spec);  // the spec's own errors, as a launch needs it (shapes and values given)
-  f.opt.specText = f.spec;
-  const Report r = f.opt.backend == "cuda" ? profileOnGpu(f) : profileThroughApi(f);
+  const Report r = profileThroughApi(f);
   const std::string out = f.out.empty() ? r.kernel + ".trace.json" : f.out;
   {
     std::ofstream os(out);

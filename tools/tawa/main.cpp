@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -13,7 +15,6 @@
 #include "driver/Check.h"
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/Emitter.h"
-#include "backends/cuda/Runner.h"
 #include "backends/cuda/Target.h"
 #include "driver/Launch.h"
 #include "frontend/Frontend.h"
@@ -267,6 +268,68 @@ int runOnEmu(const Common& o, const std::string& grid, const std::vector<std::st
   return 0;
 }
 
+std::string fixed(const char* format, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, format, v);
+  return b;
+}
+
+// `tawa run --backend cuda`: through the library API, on buffers this command makes on GPU 0 from
+// the spec's fresh seeded inputs (or .npy files): one launch checked against the CPU executor
+// (unless --check none; with --profile, its trace written), then warm-up and timed launches (CUDA
+// events, the median reported) with TFLOP/s (2*M*N*K, for kernels with a dot) and GB/s (every
+// buffer moved once). Without a driver or a Hopper GPU: exit 1 before any work.
+int runOnGpu(const Common& o, const std::string& grid, const std::vector<std::string>& loads, const std::string& save, uint64_t seed,
+             int threads, const WsFlags& w, int reps, int warmup, const std::string& checkMode) {
+  if (checkMode != "exec" && checkMode != "none")
+    throw UserError(flagLoc("--check"), "unknown check '" + checkMode + "'", "exec (compare with the CPU executor) or none");
+  const tawa::GpuInfo dev = tawa::gpu();  // the driver and the device first: without them nothing else is worth doing
+  driver::parseSpec(o.spec);  // the spec's own errors, as a launch needs it (shapes and values given)
+  const tawa::Kernel k = tawa::Kernel::load(o.file, o.kernel, o.spec, kernelOptions(w));
+  const std::string usage = k.resources();  // compiled before any device memory is taken
+  tawa::Inputs in = k.inputs(grid, seed, loads);
+  tawa::DeviceInputs dev_in = tawa::toDevice(in);
+  int64_t totalBytes = 0;
+  for (const auto& a : dev_in.arrays) totalBytes += static_cast<int64_t>(a.bytes());
+
+  tawa::RunOptions ro;
+  ro.seed = seed, ro.threads = threads, ro.check = checkMode == "exec", ro.profileTrace = w.profileTrace;
+  const tawa::RunStats st = k.run(tawa::Backend::Cuda, dev_in.args, dev_in.grid, ro);
+  const tawa::Pipeline p = k.pipeline(true);
+  const auto& g = st.launched;
+  std::cout << "ran @" << k.name() << " on GPU 0 (" << dev.name << ", sm_" << dev.ccMajor << dev.ccMinor << ", " << dev.multiprocessors
+            << " SMs, driver " << dev.driverVersion / 1000 << "." << (dev.driverVersion % 1000) / 10 << ") through the CUDA backend: grid ("
+            << g[0] << ", " << g[1] << ", " << g[2] << ") = " << g[0] * g[1] * g[2] << " block(s) of " << p.threads << " threads, "
+            << p.smemBytes << " B dynamic shared memory; "
+            << (p.simt ? std::string("SIMT kernel (no warp-specialized form)")
+                       : "D = " + std::to_string(p.depth) + ", P = " + std::to_string(w.opt.mmaDepth) + ", " + std::to_string(p.consumers) +
+                             " consumer group(s)")
+            << "; seed " << seed << "\n";
+  std::cout << k.compileReport() << usage << st.notes << st.comparisons;
+  if (ro.check) std::cout << "checked against the CPU executor\n";
+  if (!save.empty()) {
+    dev_in.download(in);
+    const driver::Bound out = asBuffers(std::move(in));
+    driver::saveAll(out, save);
+    std::cout << "saved " << out.buffers.size() << " buffer(s) from the GPU to " << save << "/\n";
+  }
+
+  std::vector<double> ms = k.bench(dev_in.args, dev_in.grid, warmup, reps);
+  std::sort(ms.begin(), ms.end());
+  const double med = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+  const std::optional<double> flops = k.flops();
+  const double gbps = static_cast<double>(totalBytes) / (med * 1e-3) / 1e9;
+  std::cout << "time: median " << fixed("%.4f", med) << " ms over " << reps << " launch(es) (min " << fixed("%.4f", ms.front()) << ", max "
+            << fixed("%.4f", ms.back()) << ") after " << warmup << " warm-up(s)";
+  if (flops) std::cout << "; " << fixed("%.1f", *flops / (med * 1e-3) / 1e12) << " TFLOP/s (2*M*N*K)";
+  std::cout << "; " << fixed("%.1f", gbps) << " GB/s (" << totalBytes << " B: every buffer once)\n";
+  // One line for scripts.
+  std::cout << "result: kernel=" << k.name() << " backend=cuda check=" << (ro.check ? "ok" : "skipped") << " median_ms=" << fixed("%.6f", med)
+            << " tflops=" << (flops ? fixed("%.3f", *flops / (med * 1e-3) / 1e12) : std::string("n/a")) << " gbps=" << fixed("%.3f", gbps)
+            << "\n";
+  return 0;
+}
+
 int cmdRun(const Common& o, const std::string& grid, const std::vector<std::string>& loads, const std::string& save,
            uint64_t seed, std::string backend, int threads, WsFlags& w, int reps, int warmup, const std::string& checkMode) {
   if (o.spec.empty()) throw UserError(Location::at(std::make_shared<const std::string>("<spec>"), 1, 1), "tawa run needs --spec");
@@ -277,14 +340,7 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
     backend = av.ok ? "cuda" : "exec";
     noGpu = av.reason;
   }
-  if (backend == "cuda") {
-    cuda::GpuRunOptions g;
-    g.file = o.file, g.kernel = o.kernel, g.spec = o.spec, g.grid = grid, g.loads = loads, g.save = save, g.seed = seed;
-    g.ws = w.opt, g.reps = reps, g.warmup = warmup, g.check = checkMode, g.threads = threads;
-    g.profile = w.profile, g.profileCapacity = w.profileCapacity, g.profileTrace = w.profileTrace, g.pingPong = !w.noPingPong;
-    if (w.explain) g.ws.explain = &std::cerr;
-    return cuda::runOnGpu(g, std::cout);
-  }
+  if (backend == "cuda") return runOnGpu(o, grid, loads, save, seed, threads, w, reps, warmup, checkMode);
   if (backend == "emu") return runOnEmu(o, grid, loads, save, seed, threads, w, checkMode);
   if (backend != "exec")
     throw UserError(Location::at(std::make_shared<const std::string>("--backend"), 0, 0),

@@ -329,18 +329,22 @@ CUdeviceptr Driver::alloc(size_t bytes) {
 }
 
 void Driver::free(CUdeviceptr p) {
+  current();
   if (p) check(cuMemFree_(p), "cuMemFree");
 }
 
 void Driver::copyToDevice(CUdeviceptr dst, const void* src, size_t bytes) {
+  current();
   if (bytes) check(cuMemcpyHtoD_(dst, src, bytes), "cuMemcpyHtoD");
 }
 
 void Driver::copyToHost(void* dst, CUdeviceptr src, size_t bytes) {
+  current();
   if (bytes) check(cuMemcpyDtoH_(dst, src, bytes), "cuMemcpyDtoH");
 }
 
 void Driver::fill(CUdeviceptr dst, uint8_t byte, size_t bytes) {
+  current();
   if (bytes) check(cuMemsetD8_(dst, byte, bytes), "cuMemsetD8");
 }
 
@@ -370,6 +374,7 @@ void Driver::synchronize() {
 
 CUevent Driver::createEvent() {
   CUevent e = nullptr;
+  current();
   check(cuEventCreate_(&e, 0), "cuEventCreate");
   return e;
 }
@@ -378,7 +383,7 @@ void Driver::destroyEvent(CUevent e) {
   if (e) check(cuEventDestroy_(e), "cuEventDestroy");
 }
 
-void Driver::record(CUevent e) { check(cuEventRecord_(e, nullptr), "cuEventRecord"); }
+void Driver::record(CUevent e, CUstream stream) { current(); check(cuEventRecord_(e, stream), "cuEventRecord"); }
 
 float Driver::elapsedMs(CUevent start, CUevent end) {
   check(cuEventSynchronize_(end), "cuEventSynchronize");

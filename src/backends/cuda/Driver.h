@@ -144,7 +144,7 @@ class Driver {
   void synchronize();
   CUevent createEvent();
   void destroyEvent(CUevent e);
-  void record(CUevent e);
+  void record(CUevent e, CUstream stream = nullptr);  // on `stream` (nullptr: the legacy default stream)
   float elapsedMs(CUevent start, CUevent end);  // synchronizes on `end`
 
   Driver(const Driver&) = delete;

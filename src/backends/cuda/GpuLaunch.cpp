@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "backends/cuda/Compiler.h"
-#include "backends/cuda/Runner.h"
+#include "backends/cuda/LaunchArgs.h"
 
 namespace tawa::cuda {
 

@@ -22,7 +22,7 @@
 #include <sstream>
 
 #include "backends/cuda/Compiler.h"
-#include "backends/cuda/Runner.h"
+#include "backends/cuda/LaunchArgs.h"
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/ProfileBuffer.h"
 #include "backends/emu/EmuAbi.h"

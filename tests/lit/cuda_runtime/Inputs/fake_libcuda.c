@@ -6,7 +6,7 @@
  *     gets past its GPU probe (its measurements run $TAWA_SELF, which a test points at a fake
  *     runner), and `tawa run --backend cuda` shows how a failing driver call is reported;
  *   - with TAWA_FAKE_CUDA_RUN=1 those calls succeed (a module must be an ELF image, a real cubin;
- *     memory comes from malloc and is never touched by a kernel), and each call that matters appends
+ *     memory comes from malloc, copies and fills are real, and no kernel touches it), and each call that matters appends
  *     a line to $TAWA_FAKE_CUDA_LOG when that is set (nothing is formatted otherwise):
  *       load | function <name> | smem <bytes>      module, kernel, dynamic shared memory
  *       alloc <bytes> -> <address> | copy | sync | memset | event   (what a zero-copy launch never does)
@@ -115,20 +115,20 @@ CUresult cuMemFree_v2(unsigned long long p) {
   return kOk;
 }
 CUresult cuMemcpyHtoD_v2(unsigned long long d, const void* s, size_t n) {
-  (void)d; (void)s; (void)n;
   if (!running()) return kNotSupported;
+  memcpy((void*)(uintptr_t)d, s, n);
   logLine("copy");
   return kOk;
 }
 CUresult cuMemcpyDtoH_v2(void* d, unsigned long long s, size_t n) {
-  (void)d; (void)s; (void)n;
   if (!running()) return kNotSupported;
+  memcpy(d, (const void*)(uintptr_t)s, n);
   logLine("copy");
   return kOk;
 }
 CUresult cuMemsetD8_v2(unsigned long long d, unsigned char v, size_t n) {
-  (void)d; (void)v; (void)n;
   if (!running()) return kNotSupported;
+  memset((void*)(uintptr_t)d, v, n);
   logLine("memset");
   return kOk;
 }

@@ -1,0 +1,116 @@
+#include "driver/Compare.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+
+#include "ir/Diagnostic.h"
+
+namespace tawa::driver {
+
+namespace {
+
+std::string num(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string indexStr(const exec::Buffer& b, int64_t flat) {
+  std::string s;
+  for (size_t d = b.shape.size(); d-- > 0;) {
+    int64_t e = b.shape[d];
+    s = (d ? ", " : "") + std::to_string(flat % e) + s;
+    flat /= e;
+  }
+  return "[" + s + "]";
+}
+
+}  // namespace
+
+double relativeTolerance(ir::Scalar s) {
+  using ir::Scalar;
+  switch (s) {
+    case Scalar::F64: return 1e-9;
+    case Scalar::F32: return 1e-4;   // f32 results of f32 accumulation in another order
+    case Scalar::F16: return 4e-3;   // 2^-10 per unit in the last place: four of them
+    case Scalar::BF16: return 3e-2;  // 2^-7: four units
+    case Scalar::F8E4M3: return 1.3e-1;
+    case Scalar::F8E5M2: return 2.6e-1;
+    default: return 0;               // integers: exact
+  }
+}
+
+Comparison compareBuffers(const exec::Buffer& got, const exec::Buffer& ref) {
+  Comparison c;
+  c.elements = ref.numel();
+  TAWA_ASSERT(got.numel() == ref.numel() && got.dtype == ref.dtype, "a result buffer has the reference's shape and type");
+  bool isFloat = ir::isFloat(ref.dtype);
+  double sumSq = 0, errSq = 0;
+  for (int64_t i = 0; i < c.elements; ++i) sumSq += ref.get(i) * ref.get(i);
+  double rms = c.elements ? std::sqrt(sumSq / static_cast<double>(c.elements)) : 0;
+  c.rtol = relativeTolerance(ref.dtype);
+  c.atol = isFloat ? c.rtol * rms : 0;
+  for (int64_t i = 0; i < c.elements; ++i) {
+    double g = got.get(i), r = ref.get(i);
+    bool bad;
+    if (std::isnan(r) || std::isnan(g)) {
+      bad = std::isnan(r) != std::isnan(g);
+    } else if (std::isinf(r) || std::isinf(g)) {
+      bad = g != r;
+    } else {
+      double e = std::fabs(g - r);
+      c.maxAbsErr = std::max(c.maxAbsErr, e);
+      errSq += e * e;
+      bad = e > c.rtol * std::fabs(r) + c.atol;
+    }
+    if (bad) {
+      if (c.firstBad < 0) {
+        c.firstBad = i;
+        c.got = g;
+        c.want = r;
+      }
+      ++c.mismatches;
+    }
+  }
+  c.relL2 = sumSq > 0 ? std::sqrt(errSq / sumSq) : std::sqrt(errSq);
+  c.ok = c.mismatches == 0;
+  return c;
+}
+
+void checkBuffers(const std::vector<exec::Buffer>& got, const std::vector<exec::Buffer>& want, const std::string& who,
+                  const Location& at, const std::string& hint, std::ostream& out) {
+  for (size_t i = 0; i < want.size(); ++i) {
+    Comparison c = compareBuffers(got[i], want[i]);
+    std::string stats = std::string(ir::scalarName(want[i].dtype)) + ", max |err| " + num("%.3g", c.maxAbsErr) + ", ||err||/||ref|| " +
+                        num("%.3g", c.relL2) + ", tolerance " + num("%.3g", c.rtol) + "*|ref| + " + num("%.3g", c.atol);
+    if (!c.ok)
+      throw UserError(at, "the " + who + "'s result differs from the CPU executor's: buffer " + want[i].name + ", " +
+                              std::to_string(c.mismatches) + " of " + std::to_string(c.elements) + " element(s) out of tolerance; first at " +
+                              indexStr(want[i], c.firstBad) + ": " + who + " " + num("%.6g", c.got) + ", executor " + num("%.6g", c.want) +
+                              " (" + stats + ")",
+                      hint);
+    out << "  check " << want[i].name << ": matches the CPU executor (" << stats << ")\n";
+  }
+}
+
+std::optional<double> dotFlops(const ir::Module& m, const driver::Spec& spec) {
+  bool hasDot = false;
+  for (const auto& f : m.funcs)
+    ir::walk(f->body, [&](const ir::Op* op) {
+      if (op->kind() == ir::OpKind::Dot || op->kind() == ir::OpKind::Wgmma) hasDot = true;
+    });
+  if (!hasDot) return std::nullopt;
+  auto vals = spec.intValues();
+  auto find = [&](char n) -> std::optional<double> {
+    for (const auto& [k, v] : vals)
+      if (k.size() == 1 && std::toupper(static_cast<unsigned char>(k[0])) == n) return static_cast<double>(v);
+    return std::nullopt;
+  };
+  auto M = find('M'), N = find('N'), K = find('K');
+  if (!M || !N || !K) return std::nullopt;
+  return 2.0 * *M * *N * *K;
+}
+
+}  // namespace tawa::driver

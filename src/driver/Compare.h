@@ -1,0 +1,46 @@
+// Comparing a backend's result with the executor's: what `tawa run --backend cuda|emu`, the library
+// API's run(check) and check(emu) share. Requires buffers of the same shape and type (the
+// reference's copy); guarantees a verdict per buffer within the output type's tolerance, and the
+// first buffer out of tolerance as a UserError naming its first bad element, both values and the
+// tolerance. Runs on the host, after the launch.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/exec/Executor.h"
+#include "driver/Spec.h"
+
+namespace tawa::driver {
+
+// Tolerance of a comparison against the executor: |got - ref| <= rtol * |ref| + atol, where atol is
+// rtol times the reference's root mean square (so values that cancel to near zero still compare).
+// rtol grows with the output type's rounding step (a few units in the last place, since the GPU
+// sums in a different order); integers compare exactly.
+double relativeTolerance(ir::Scalar s);
+
+struct Comparison {
+  bool ok = true;
+  int64_t elements = 0, mismatches = 0;
+  int64_t firstBad = -1;           // flat index of the first element out of tolerance
+  double got = 0, want = 0;        // its values
+  double maxAbsErr = 0, relL2 = 0; // ||got - ref|| / ||ref||
+  double rtol = 0, atol = 0;
+};
+Comparison compareBuffers(const exec::Buffer& got, const exec::Buffer& ref);
+
+// Each buffer of `got` against `want` (compareBuffers), a line per buffer to `out` ("  check NAME:
+// matches the CPU executor (...)"); the first out of tolerance is a UserError at `at` naming its
+// first bad element, both values and the tolerance. `who` names the result's source in it ("GPU",
+// "emulated CUDA kernel"); `hint` goes with it.
+void checkBuffers(const std::vector<exec::Buffer>& got, const std::vector<exec::Buffer>& want, const std::string& who,
+                  const Location& at, const std::string& hint, std::ostream& out);
+
+// FLOPs of one launch for kernels that hold a tile.dot (any level): 2*M*N*K from the spec's
+// integer entries named M, N and K (any case). nullopt when the kernel has no dot or a name lacks.
+std::optional<double> dotFlops(const ir::Module& m, const Spec& spec);
+
+}  // namespace tawa::driver
