@@ -24,7 +24,7 @@
 #include "backends/cuda/GpuLaunch.h"
 #include "backends/cuda/ProfileBuffer.h"
 #include "backends/cuda/LaunchArgs.h"
-#include "backends/cuda/Target.h"
+#include "driver/Target.h"
 #include "backends/emu/Emulator.h"
 #include "backends/exec/Executor.h"
 #include "driver/Check.h"
@@ -185,19 +185,19 @@ struct Kernel::Impl {
       if (isEmitterFault(opt.inject)) eo.fault = opt.inject;
       eo.profileCapacity = opt.profileCapacity;
       bool simtKernel = false;
-      cuda::EmitResult er = cuda::emitForTarget(lk, passOptions(opt, &why), eo, &simtKernel);
+      cuda::EmitResult er = driver::emitForTarget(lk, passOptions(opt, &why), eo, &simtKernel);
       if (!eo.fault.empty()) {  // an emitter fault must change the kernel: compared with it emitted without
         auto plain = fresh();
         cuda::EmitOptions po = eo;
         po.fault.clear();
-        if (cuda::emitForTarget(plain, passOptions(opt, nullptr), po).source == er.source)
+        if (driver::emitForTarget(plain, passOptions(opt, nullptr), po).source == er.source)
           throw UserError(Location::at(std::make_shared<const std::string>("--inject"), 0, 0),
                           "fault '" + eo.fault + "' changes nothing in the CUDA kernel emitted for @" + name +
                               ": a check with it would prove nothing",
                           "release-before-wait moves a release the emitter defers until an MMA completes (attention's PV MMA); a "
                           "GEMM's releases are placed by the pipeline pass: inject early-release there");
       }
-      slot = cuda::withSpecTileMaps(std::move(er), *lk.kernel, spec, &why);
+      slot = driver::withSpecTileMaps(std::move(er), *lk.kernel, spec, &why);
       emittedSimt = simtKernel;
       if (passExplain.empty()) passExplain = why.str();
     }

@@ -22,7 +22,7 @@ struct CheckReport {
 
 // True when the kernel has nothing for a producer warp group to stream into consumers: no tile.dot
 // and no tensor descriptor (row-wise and element-wise kernels). The CUDA backend emits such a kernel
-// as a SIMT kernel (cuda::emitForTarget).
+// as a SIMT kernel (driver::emitForTarget).
 bool simtOnly(const ir::Func& kernel);
 
 // The warp-specialization pipeline up to `stage` ("ws" or "nv"); UserError when the kernel could

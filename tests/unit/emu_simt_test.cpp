@@ -1,5 +1,5 @@
 // The SIMT path of the CUDA backend (kernels without a warp-specialized form): the example
-// softmax, layer-norm and vector-add kernels, Triton and tile IR, emitted by cuda::emitForTarget,
+// softmax, layer-norm and vector-add kernels, Triton and tile IR, emitted by driver::emitForTarget,
 // run on the CPU emulator on fresh random data and compared with naive double-precision references
 // (not with the executor); sizes that need masks, loops over chunks, several entries per thread,
 // tiles smaller than the block, and fewer programs than rows. Each also compiles for sm_90a
@@ -11,7 +11,7 @@
 
 #include "backends/cuda/Compiler.h"
 #include "backends/cuda/SimtEmitter.h"
-#include "backends/cuda/Target.h"
+#include "driver/Target.h"
 #include "backends/emu/Emulator.h"
 #include "driver/Launch.h"
 #include "driver/Spec.h"
@@ -38,7 +38,7 @@ SimtRun run(const std::string& file, const std::string& kernel, const std::strin
   driver::Spec s = driver::parseSpec(spec);
   driver::LoadedKernel lk;
   bool simt = false;
-  r.er = cuda::emitForTarget(example(file), kernel, s, {}, {}, lk, &simt);
+  r.er = driver::emitForTarget(example(file), kernel, s, {}, {}, lk, &simt);
   EXPECT_TRUE(simt) << file << " took the warp-specialized path";
   r.input = driver::bind(*lk.kernel, s, grid, seed);
   r.output = r.input.buffers;
@@ -191,7 +191,7 @@ TEST(CudaSimt, ExamplesCompileForSm90aWithoutSpills) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.file);
     driver::LoadedKernel lk;
-    auto er = cuda::emitForTarget(example(c.file), c.kernel, driver::parseSpec(c.spec), {}, {}, lk);
+    auto er = driver::emitForTarget(example(c.file), c.kernel, driver::parseSpec(c.spec), {}, {}, lk);
     auto cm = cuda::compile(er.source);
     ASSERT_EQ(cm.usage.size(), 1u);
     EXPECT_EQ(cm.usage[0].spillStores, 0);

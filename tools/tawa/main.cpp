@@ -15,7 +15,7 @@
 #include "driver/Check.h"
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/Emitter.h"
-#include "backends/cuda/Target.h"
+#include "driver/Target.h"
 #include "driver/Launch.h"
 #include "frontend/Frontend.h"
 #include "ProfileCli.h"
@@ -377,7 +377,7 @@ int cmdRun(const Common& o, const std::string& grid, const std::vector<std::stri
 int cmdCompile(const Common& o, WsFlags& w, const std::string& emit, const std::string& out, const std::string& target,
                bool resourceUsage) {
   if (!target.empty()) {
-    cuda::checkTargetOptions(target, emit, out);
+    driver::checkTargetOptions(target, emit, out);
     const tawa::Kernel k = tawa::Kernel::load(o.file, o.kernel, o.spec, kernelOptions(w));
     if (emit == "cuda") writeOut(out, k.cuda(), false);
     if (emit == "ptx") writeOut(out, k.ptx(), false);

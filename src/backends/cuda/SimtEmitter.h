@@ -37,7 +37,7 @@
 //     a UserError located at the op.
 //   runs: in `tawa compile --target sm_90a` and `tawa run --backend cuda|emu` for kernels that
 //     driver::simtOnly picks (no tile.dot, no tensor descriptor), and for tl.dot and descriptor kernels
-//     the warp-specialized path cannot take (with a warning), through cuda::emitForTarget.
+//     the warp-specialized path cannot take (with a warning), through driver::emitForTarget.
 #pragma once
 
 #include "backends/cuda/Emitter.h"

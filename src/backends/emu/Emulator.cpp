@@ -26,12 +26,7 @@
 #include "backends/cuda/Driver.h"
 #include "backends/cuda/ProfileBuffer.h"
 #include "backends/emu/EmuAbi.h"
-#include "backends/cuda/Target.h"
-#include "driver/Check.h"
-#include "driver/Launch.h"
 #include "profile/CostModel.h"
-#include "transforms/PassManager.h"
-#include "transforms/WarpSpecialize.h"
 
 namespace tawa::emu {
 

@@ -1,4 +1,4 @@
-#include "backends/cuda/Target.h"
+#include "driver/Target.h"
 
 #include <cstdio>
 #include <fstream>
@@ -16,7 +16,9 @@
 #include "ir/Printer.h"
 #include "transforms/PassManager.h"
 
-namespace tawa::cuda {
+namespace tawa::driver {
+
+using namespace cuda;  // the emitters' types
 
 namespace {
 
@@ -158,4 +160,4 @@ void checkTargetOptions(const std::string& target, const std::string& emit, cons
     throw UserError(flag("--emit"), "a cubin is binary: write it to a file with -o FILE");
 }
 
-}  // namespace tawa::cuda
+}  // namespace tawa::driver
