@@ -265,7 +265,7 @@ LaunchStats launch(const cuda::EmitResult& emitted, const std::vector<exec::Arg>
   st.cacheHit = ck.cacheHit;
   st.compileSeconds = ck.compileSeconds;
 
-  // Tensor maps: the driver's checks (shared with the GPU runner), then the emulator's own encoding.
+  // Tensor maps: the driver's checks (shared with the GPU launcher), then the emulator's own encoding.
   struct alignas(64) MapBytes {
     unsigned char b[128];
   };  // a host CUtensorMap
