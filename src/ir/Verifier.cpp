@@ -53,6 +53,12 @@ class Verifier {
     need(it != op.attrs.end() && std::holds_alternative<int64_t>(it->second), op,
          std::string("needs an integer attribute '") + k + "'");
   }
+  // A block store's optional {reduce = "add"}: it adds into memory (TMA's reduce-add) instead of writing, f32 or i32 only.
+  void reduceAttr(const Op& op, Scalar elem) {
+    if (!op.hasAttr("reduce")) return;
+    need(strAttrOr(op, "reduce") == "add", op, "'reduce' must be \"add\"");
+    need(elem == Scalar::F32 || elem == Scalar::I32, op, "a reduce-add store takes f32 or i32 elements, not " + std::string(scalarName(elem)));
+  }
   // A string attribute's value, or "" when it is missing or not a string.
   static std::string strAttrOr(const Op& op, const char* k) {
     auto it = op.attrs.find(k);
@@ -443,6 +449,8 @@ class Verifier {
         Type block = Type::tileOf(d.shape, Type::scalarOf(d.scalar));
         const Type& v = store ? ty(op, 1) : op.result()->type();
         need(v == block, op, std::string(store ? "value" : "result") + " must be " + block.str() + ", got " + v.str());
+        if (store) reduceAttr(op, d.scalar);
+        else need(!op.hasAttr("reduce"), op, "a load takes no 'reduce'");
         return;
       }
       case OpKind::Dot: {
@@ -624,6 +632,7 @@ class Verifier {
         numOperands(op, 2 + ty(op, 0).shape.size(), 2 + ty(op, 0).shape.size());
         numResults(op, 0);
         need(ty(op, 1) == Type::tileOf(ty(op, 0).shape, Type::scalarOf(ty(op, 0).scalar)), op, "value must be the descriptor's block");
+        reduceAttr(op, ty(op, 0).scalar);
         return;
       }
       case OpKind::SmemLoad:

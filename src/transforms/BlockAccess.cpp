@@ -133,6 +133,7 @@ struct PredV {
 struct Plan {
   Op* op = nullptr;
   bool store = false;
+  bool reduce = false;  // a tl.atomic_add become a reduce-add block store
   Value* base = nullptr;
   Sym rest;                            // moved into the base
   std::vector<Sym> start, bound, stride;
@@ -151,6 +152,7 @@ class BlockAccess {
       for (size_t k = 0; k < op->numOperands(); ++k) users_[op->operand(k)].push_back({op, k});
       if ((op->kind() == OpKind::Load || op->kind() == OpKind::Store) && op->operand(0)->type().isTile())
         accesses.push_back(op);
+      if (op->kind() == OpKind::Atomic && op->operand(0)->type().isTile() && op->strAttr("kind") == "add") accesses.push_back(op);
     });
     int pos = 0;
     for (auto& op : f_.body.ops()) topPos_[op.get()] = pos++;
@@ -694,9 +696,61 @@ class BlockAccess {
     return b && b->parentOp && inside(b->parentOp, loop);
   }
 
+  // The pointer argument a pointer (scalar or tile) is computed from: through addptr, splat and the
+  // shape ops, and a tile.for's carried value to its initial one; null when it comes from anything
+  // else (a load, a bitcast).
+  static Value* rootPointer(Value* v) {
+    for (int steps = 0; steps < 10000 && v; ++steps) {
+      if (Op* d = v->definingOp()) {
+        switch (d->kind()) {
+          case OpKind::AddPtr: case OpKind::Splat: case OpKind::ExpandDims: case OpKind::Broadcast: case OpKind::Permute:
+          case OpKind::Reshape: case OpKind::MakeDesc:
+            v = d->operand(0);
+            continue;
+          default: return nullptr;
+        }
+      }
+      Block* body = v->ownerBlock();
+      Op* loop = body ? body->parentOp : nullptr;
+      if (!loop) return v;  // a function argument
+      if (loop->kind() != OpKind::For || v->index() == 0) return nullptr;
+      v = loop->operand(3 + static_cast<size_t>(v->index() - 1));
+    }
+    return nullptr;
+  }
+
+  // A tile tl.atomic_add may become a reduce-add block store (TMA's cp.reduce.async.bulk.tensor on the
+  // GPU), which completes asynchronously and orders nothing: only when nothing could tell. Its old
+  // values are unused; its element type is f32 or i32; and the kernel holds no other atomic (a
+  // counter whose release would order the adds before another program reads them) and no other
+  // access to the buffer it adds into (a load could see the adds incomplete). Distinct pointer
+  // arguments are taken not to overlap, as for every block access.
+  bool reducible(Op* op) {
+    const Scalar e = op->operand(1)->type().scalar;
+    if (e != Scalar::F32 && e != Scalar::I32)
+      return fail<bool>("a block reduce-add takes f32 or i32 values, not " + std::string(ir::scalarName(e))).has_value();
+    std::map<const Value*, int> uses;
+    countUses(f_.body, uses);
+    if (uses.count(op->result())) return fail<bool>("the atomic's old values are used").has_value();
+    Value* root = rootPointer(op->operand(0));
+    if (!root) return fail<bool>("the atomic's address does not come from a pointer argument").has_value();
+    std::string other;
+    walk(f_.body, [&](Op* o) {
+      if (o == op || !other.empty()) return;
+      if (o->kind() == OpKind::Atomic) other = "the kernel has another atomic, " + at(*o);
+      const bool access = o->kind() == OpKind::Load || o->kind() == OpKind::Store || o->kind() == OpKind::MakeDesc;
+      if (access && rootPointer(o->operand(0)) != root && rootPointer(o->operand(0)) != nullptr) return;
+      if (access) other = at(*o) + " also accesses the buffer the atomic adds into (or its address is not understood)";
+    });
+    if (!other.empty()) return fail<bool>(other).has_value();
+    return true;
+  }
+
   // ---- recognizing one access
   std::optional<Plan> analyze(Op* op) {
-    bool store = op->kind() == OpKind::Store;
+    const bool reduce = op->kind() == OpKind::Atomic;
+    if (reduce && !reducible(op)) return std::nullopt;
+    bool store = op->kind() == OpKind::Store || reduce;
     const Type& pt = op->operand(0)->type();
     int rank = pt.rank();
     if (rank > kIndexVars) return fail<Plan>("rank " + std::to_string(rank) + " is too large");
@@ -716,6 +770,7 @@ class BlockAccess {
     Plan p;
     p.op = op;
     p.store = store;
+    p.reduce = reduce;
     p.base = ptr->base;
     p.start.resize(static_cast<size_t>(rank));
     p.bound.resize(static_cast<size_t>(rank));
@@ -1026,13 +1081,15 @@ class BlockAccess {
     for (auto& s : p.start) offs.push_back(e.emit(s));
     std::string dims;
     for (size_t d = 0; d < p.masked.size(); ++d) dims += (d ? ", " : "") + std::string(p.masked[d] ? "masked" : "unbounded");
-    say("block-access: " + at(*op) + ": rewritten as a block " + (p.store ? "store" : "load") + " of " +
+    say("block-access: " + at(*op) + ": rewritten as a block " + (p.reduce ? "reduce-add store" : p.store ? "store" : "load") + " of " +
         desc->type().str() + " (dimensions: " + dims + "; descriptor " +
         (hoist ? "hoisted before " + at(*top) : std::string("made at the access")) + ")");
     if (p.store) {
       std::vector<Value*> sops{desc, op->operand(1)};
       sops.insert(sops.end(), offs.begin(), offs.end());
-      b.create(OpKind::DescStore, sops, {});
+      std::map<std::string, AttrValue> attrs;
+      if (p.reduce) attrs["reduce"] = std::string("add");
+      b.create(OpKind::DescStore, sops, {}, attrs);
     } else {
       std::vector<Value*> lops{desc};
       lops.insert(lops.end(), offs.begin(), offs.end());

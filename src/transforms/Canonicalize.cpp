@@ -189,6 +189,7 @@ class Canonicalizer {
       case OpKind::Add:
         if (zero(op->operand(1))) forwardTo(op, op->operand(0));
         else if (zero(op->operand(0))) forwardTo(op, op->operand(1));
+        else accumulateDot(op);
         return;
       case OpKind::Sub:
         if (zero(op->operand(1))) forwardTo(op, op->operand(0));
@@ -206,6 +207,26 @@ class Canonicalizer {
         return;
       default:
         return;
+    }
+  }
+
+  // `acc + tl.dot(a, b)` (either order), the dot without an accumulator and used only here, is
+  // tl.dot(a, b, acc): the MMA then accumulates into acc, as Triton combines the two. The sum is
+  // rounded in another order (acc is the MMA's starting value, not added at the end).
+  void accumulateDot(Op* op) {
+    for (size_t k = 0; k < 2; ++k) {
+      Op* d = op->operand(k)->definingOp();
+      Value* acc = op->operand(1 - k);
+      if (!d || d->kind() != OpKind::Dot || d->numOperands() != 2 || d->parent != op->parent || uses_[d->result()] != 1 ||
+          acc->type() != d->result()->type() || acc == d->result())
+        continue;
+      Builder b(op->parent, op->loc());
+      b.setInsertionPointBefore(op);
+      Value* r = b.op1(OpKind::Dot, {d->operand(0), d->operand(1), acc}, op->result()->type(), d->attrs);
+      r->nameHint = op->result()->nameHint;
+      forwardTo(op, r);
+      d->parent->erase(d);
+      return;
     }
   }
 

@@ -6,7 +6,9 @@
 //     by the taken region; a tile.for whose constant trip count is zero is replaced by its initial
 //     values; pure ops whose results are unused are removed; a column half (or P-th) of a 2-D tile
 //     written as Triton's epilogue subtiling writes it (reshape to M x P x H, permute (0, 2, 1),
-//     tl.split) becomes one tile.slice of the tile along axis 1. Integer division by a constant zero is
+//     tl.split) becomes one tile.slice of the tile along axis 1; `acc + tl.dot(a, b)` becomes
+//     tl.dot(a, b, acc) when the dot has no accumulator of its own and nothing else uses it (Triton
+//     combines them so; the sum is rounded in the MMA's order). Integer division by a constant zero is
 //     left alone (the executor reports it where it happens). The result verifies.
 //   runs: first, and after any pass that exposes constants.
 #pragma once

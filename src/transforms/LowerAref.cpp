@@ -291,7 +291,7 @@ class Lowerer {
     Builder b(store->parent, store->loc());
     b.setInsertionPointBefore(store);
     b.create(OpKind::FenceProxyAsync, {}, {});
-    b.create(OpKind::TmaStore, store->operands, {});
+    b.create(OpKind::TmaStore, store->operands, {}, store->attrs);  // a reduce-add store stays one
     store->parent->erase(store);
   }
 

@@ -493,12 +493,21 @@ class Specializer {
       b.create(OpKind::Yield, {}, {});
     }
     // ---- consumers: one, or two cooperative ones that each own one half of the rows
-    std::vector<std::set<size_t>> groups;
+    // Cooperative: one group per half of the accumulator (a carried tile); each group also carries
+    // the scalars the consumer carries (block pointers' offsets, counters: every copy computes
+    // them), and the epilogue's uses of those belong to the first group (`owned`).
+    std::vector<std::set<size_t>> groups, owned;
     if (cooperative_) {
-      for (size_t k : main_.consumerCarried) groups.push_back({k});
-    } else {
-      groups.push_back(main_.consumerCarried);
+      std::set<size_t> scalars;
+      for (size_t k : main_.consumerCarried)
+        if (!loop->result(k)->type().isTile()) scalars.insert(k);
+      for (size_t k : main_.consumerCarried) {
+        if (scalars.count(k)) continue;
+        groups.push_back(scalars), groups.back().insert(k);
+        owned.push_back(owned.empty() ? scalars : std::set<size_t>{}), owned.back().insert(k);
+      }
     }
+    if (groups.empty()) groups.push_back(main_.consumerCarried), owned.push_back(main_.consumerCarried);
     for (size_t g = 0; g < groups.size(); ++g) {
       Op* cons = top.create(OpKind::WgRegion, {}, {},
                             {{"role", std::string("consumer")}, {"num_warps", int64_t{4}}, {"regs", int64_t{consumerRegsFor(opt_, static_cast<int>(nConsumers))}}});
@@ -520,7 +529,7 @@ class Specializer {
       Wrapper w = wrapOuter(b, map, false);
       Builder& ib = w.inner ? *w.inner : b;
       Op* nl = consumerLoop(ib, loop, main_, groups[g], aref, payload, map, w.counter ? w.counter : firstCount(b));
-      if (w.inner) finishOuter(w, map, nl, /*producer=*/false, loop, groups.size() == 1 ? nullptr : &groups[g], g == 0);
+      if (w.inner) finishOuter(w, map, nl, /*producer=*/false, loop, groups.size() == 1 ? nullptr : &owned[g], g == 0);
       Value* count = follows_.empty() ? nullptr : nl->result(nl->numResults() - 1);
       auto release = [&](bool afterEpilogue) {
         for (Op* op : preloads)
@@ -535,7 +544,7 @@ class Specializer {
         if (fw != follows_.end()) {
           Op* fl = consumerLoop(b, op, fw->roles, fw->roles.consumerCarried, aref, payload, map, count);
           count = fl->result(fl->numResults() - 1);
-        } else if (epilogueBelongs(*op, loop, groups[g], groups.size() == 1, g == 0)) {
+        } else if (epilogueBelongs(*op, loop, owned[g], groups.size() == 1, g == 0)) {
           cloneOp(b, *op, map);
         }
       }
@@ -632,7 +641,7 @@ class Specializer {
     if (only || op.kind() == OpKind::Barrier) return true;  // a barrier: every consumer meets there
     std::vector<const Op*> work{&op};
     std::set<const Op*> seen;
-    bool usesLoop = false;
+    bool usesLoop = false, mine = false, othersTile = false;
     while (!work.empty()) {
       const Op* o = work.back();
       work.pop_back();
@@ -641,13 +650,16 @@ class Specializer {
       walk(const_cast<Op&>(*o), [&](Op* in) { read.insert(read.end(), in->operands.begin(), in->operands.end()); });
       for (Value* v : read) {
         if (v->definingOp() == loop) {
-          if (carried.count(static_cast<size_t>(v->index()))) return true;
           usesLoop = true;
+          if (carried.count(static_cast<size_t>(v->index()))) mine = true;
+          else if (v->type().isTile()) othersTile = true;  // another group's half
         } else if (const Op* d = v->definingOp(); d && d->parent == loop->parent) {
           work.push_back(d);
         }
       }
     }
+    if (othersTile) return false;  // reads another group's half (its scalars are carried here too)
+    if (mine) return true;
     if (usesLoop) return false;  // the other group's
     // Pure ops independent of the loop are computed by every group; anything else (a store of
     // something else, a region) is done once, by the first group.
@@ -934,7 +946,7 @@ class Specializer {
       for (Op* op : epilogue) {
         eb.setLoc(op->loc());
         if (op->kind() == OpKind::DescStore) {
-          eb.create(OpKind::DescStore, {cHalf, em.at(op->operand(1)), h ? row2 : row, op->operand(3)}, {});
+          eb.create(OpKind::DescStore, {cHalf, em.at(op->operand(1)), h ? row2 : row, op->operand(3)}, {}, op->attrs);
           continue;
         }
         std::vector<Value*> halfOps;

@@ -1050,10 +1050,11 @@ class Emitter {
     line("// Rings of D = " + std::to_string(depth) + " slots" + (p >= 0 ? ", MMA depth P = " + std::to_string(p) : std::string()) +
          "; dynamic shared memory " + std::to_string(res_.smemBytes) + " bytes (" + std::to_string(smemUsed_) +
          " used, 1024 for alignment).");
-    bool threadStore = false;
-    for (const Op* op : stagingOrder_) threadStore = threadStore || tileMap(op->operand(0));
+    bool threadStore = false, reduce = false;
+    for (const Op* op : stagingOrder_) threadStore = threadStore || tileMap(op->operand(0)), reduce = reduce || op->hasAttr("reduce");
     line(std::string("// Epilogue: accumulators -> shared staging (row-major, unswizzled) -> ") +
-         (threadStore ? "global, stored by the warp group's threads." : "TMA store."));
+         (threadStore ? (reduce ? "global, added by the warp group's threads (atomicAdd)." : "global, stored by the warp group's threads.")
+                      : (reduce ? "TMA reduce-add (tl.atomic_add)." : "TMA store.")));
     for (const auto& s : res_.tensorMaps)
       line("// " + std::string(s.generic.empty() ? "Tensor map " : "Tile map ") + s.param + ": " + std::string(scalarName(s.elem)) +
            ", box " + std::to_string(s.boxRows) + "x" + std::to_string(s.boxCols) +
@@ -2473,6 +2474,7 @@ class Emitter {
   // is held by the four threads of a quad; the first of them writes it to global memory, inside the
   // descriptor's extent (rows past it are not stored, as TMA would clip them).
   void emitVecStore(const Op& op) {
+    if (op.hasAttr("reduce")) unsupported(op, "a 1-D reduce-add store (an atomic add of a row vector) is not emitted yet");
     const VecDesc& d = vecDescs_.at(op.operand(0));
     const Frag& v = frag(op, op.operand(1));
     if (!v.row) unsupported(op, "a 1-D store takes a row vector of the accumulator (a reduction along its rows)");
@@ -2550,9 +2552,14 @@ class Emitter {
          v.name + "[mi][ri], " + v.name + "[mi][ri + 1]);");
     line("  }");
     line("}");
+    // {reduce = "add"} (a tl.atomic_add block-access made a block): the box is added into memory
+    // (TMA's reduce-add, or threads' atomicAdd for a tile map), element type f32 or i32.
+    const bool reduce = op.hasAttr("reduce");
+    const std::string red = reduce ? std::string(op.operand(1)->type().scalar == Scalar::F32 ? "float" : "int32_t") : "";
     if (const TensorMapSpec* tm = tileMap(op.operand(0))) {
       line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // this warp group has written the staging");
-      line("tawa::tile_store_generic<" + std::to_string(byteWidth(tm->elem)) + ", " + std::to_string(tm->boxCols) + ", " +
+      line((reduce ? "tawa::tile_reduce_add_generic<" + red : "tawa::tile_store_generic<" + std::to_string(byteWidth(tm->elem))) + ", " +
+           std::to_string(tm->boxCols) + ", " +
            std::to_string(tm->boxRows) + ">(" + tileMapArgs(*tm) + ", " + coord(op.operand(0), 1, ex(op.operand(3))) + ", " +
            coord(op.operand(0), 0, ex(op.operand(2))) + ", " + sliceCoord(op.operand(0)) + ", " + s.name +
            ", tawa::warpgroup_thread_idx(), 128);");
@@ -2563,7 +2570,8 @@ class Emitter {
     line("tawa::fence_proxy_async_shared_cta();  // the staging writes, before the TMA engine reads them");
     line("tawa::bar_sync(" + std::to_string(region_) + ", 128);                 // this warp group has written its part (bar 0 is the block's)");
     line("if (tawa::warpgroup_thread_idx() == 0) {");
-    line("  tawa::cp_async_bulk_tensor_" + std::to_string(map.rank()) + "d_shared_to_global(&" + map.param + ", " +
+    line("  tawa::" + (reduce ? "cp_reduce_add_async_bulk_tensor_" + std::to_string(map.rank()) + "d_shared_to_global<" + red + ">(&"
+                             : "cp_async_bulk_tensor_" + std::to_string(map.rank()) + "d_shared_to_global(&") + map.param + ", " +
          coord(op.operand(0), 1, ex(op.operand(3))) + ", " + coord(op.operand(0), 0, ex(op.operand(2))) + sliceCoords(op.operand(0)) +
          ", " + s.name + ");");
     line("  tawa::cp_async_bulk_commit_group();");

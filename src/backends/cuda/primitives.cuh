@@ -278,6 +278,49 @@ TAWA_DEVICE void tile_store_generic(void* base, long long cols, long long rows, 
   }
 }
 
+// cp.reduce.async.bulk.tensor .add: like the stores above, but the box in shared memory is added into
+// global memory, element by element and atomically (the element type is the map's: T, f32 or s32,
+// says it for the emulator); bulk-group completion, out-of-bounds parts skipped.
+template <class T>
+TAWA_DEVICE void cp_reduce_add_async_bulk_tensor_2d_shared_to_global(const CUtensorMap* map, int c0, int c1, const void* src) {
+  asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];"
+               ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(src))
+               : "memory");
+}
+template <class T>
+TAWA_DEVICE void cp_reduce_add_async_bulk_tensor_3d_shared_to_global(const CUtensorMap* map, int c0, int c1, int c2, const void* src) {
+  asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2, %3}], [%4];"
+               ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(src))
+               : "memory");
+}
+template <class T>
+TAWA_DEVICE void cp_reduce_add_async_bulk_tensor_4d_shared_to_global(const CUtensorMap* map, int c0, int c1, int c2, int c3,
+                                                                     const void* src) {
+  asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2, %3, %4}], [%5];"
+               ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_addr(src))
+               : "memory");
+}
+template <class T>
+TAWA_DEVICE void cp_reduce_add_async_bulk_tensor_5d_shared_to_global(const CUtensorMap* map, int c0, int c1, int c2, int c3, int c4,
+                                                                     const void* src) {
+  asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];"
+               ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(smem_addr(src))
+               : "memory");
+}
+// tile_store_generic's reduce-add: thread `t` of `n` adds its share of the box into memory with
+// atomicAdd (T: float or int32_t).
+template <class T, int BOX_C, int BOX_R>
+TAWA_DEVICE void tile_reduce_add_generic(void* base, long long cols, long long rows, long long col_stride, long long row_stride,
+                                         long long slices, long long slice_stride, int c0, int c1, int c2, const void* src, int t, int n) {
+  if (c2 < 0 || c2 >= slices) return;
+  T* g = static_cast<T*>(base) + static_cast<long long>(c2) * slice_stride;
+  const T* s = static_cast<const T*>(src);
+  for (int i = t; i < BOX_R * BOX_C; i += n) {
+    const long long r = static_cast<long long>(c1) + i / BOX_C, c = static_cast<long long>(c0) + i % BOX_C;
+    if (r >= 0 && r < rows && c >= 0 && c < cols) atomicAdd(&g[r * row_stride + c * col_stride], s[i]);
+  }
+}
+
 // cp.async.bulk.commit_group: closes the bulk group of this thread's issued stores.
 TAWA_DEVICE void cp_async_bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 // cp.async.bulk.wait_group.read N: the stores' shared-memory sources may be reused (at most N groups pending).

@@ -66,6 +66,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <type_traits>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -197,6 +198,7 @@ struct WarpGroup {
 
 struct AsyncOp {
   bool store = false, done = false;
+  int reduce = 0;                               // store: 0 writes, 1 adds f32, 2 adds s32 (cp.reduce.async.bulk.tensor .add)
   TawaEmuTensorMap map;
   int c[5] = {};                                // coordinates, inner first (rank of the map)
   uint32_t smem = 0, bar = 0;                   // window addresses
@@ -1011,21 +1013,37 @@ inline void runAsync(AsyncOp& op) {
     fail("the shared memory source of a TMA store issued by " + who(op.tid) +
              " was overwritten before the store read it (no cp.async.bulk.wait_group.read before reuse)",
          op.file, op.line);
+  if (op.reduce && m.elemBytes != 4) fail("cp.reduce.async.bulk.tensor .add on a map of " + std::to_string(m.elemBytes) + "-byte elements", op.file, op.line);
   for (uint64_t i = 0; i < elems; ++i) {
     if (!boxElement(m, op.c, i, g)) continue;  // out of bounds: skipped
     uint32_t a = swizzle(op.smem + static_cast<uint32_t>(i * m.elemBytes), m.swizzleBytes);
     uint8_t* dst = globalAt(m, g, op.file, op.line);
     if (r.failed) return;
-    std::memcpy(dst, r.smem.data() + (a - kWindowBase), m.elemBytes);
+    const uint8_t* from = r.smem.data() + (a - kWindowBase);
+    if (op.reduce == 1) {  // blocks run one at a time: the read-modify-write is atomic
+      float x, y;
+      std::memcpy(&x, dst, 4), std::memcpy(&y, from, 4);
+      x += y;
+      std::memcpy(dst, &x, 4);
+    } else if (op.reduce == 2) {
+      uint32_t x, y;  // two's complement: the add wraps
+      std::memcpy(&x, dst, 4), std::memcpy(&y, from, 4);
+      x += y;
+      std::memcpy(dst, &x, 4);
+    } else {
+      std::memcpy(dst, from, m.elemBytes);
+    }
   }
 }
 
 // A cp.async.bulk.tensor of `rank` coordinates (inner first) on `map`, whose rank must match.
-inline void issueTma(bool store, void* smemPtr, const void* map, int rank, const int* c, uint64_t* bar, const char* file, int line) {
+inline void issueTma(bool store, void* smemPtr, const void* map, int rank, const int* c, uint64_t* bar, const char* file, int line,
+                     int reduce = 0) {
   Runtime& r = rt();
   Fiber& f = self();
   AsyncOp op;
   op.store = store;
+  op.reduce = reduce;
   op.map = mapOf(map, file, line);
   if (op.map.rank != static_cast<uint32_t>(rank))
     fail("cp.async.bulk.tensor." + std::to_string(rank) + "d on a tensor map of rank " + std::to_string(op.map.rank), file, line);
@@ -1186,6 +1204,30 @@ inline void tile_store_generic(void* base, long long cols, long long rows, long 
   }
 }
 
+// The emulator's code of a reduce-add's element type: 1 f32, 2 s32 (AsyncOp::reduce).
+template <class T>
+constexpr int reduceKind() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, int32_t>, "a TMA reduce-add of f32 or s32");
+  return std::is_same_v<T, float> ? 1 : 2;
+}
+template <class T, int BOX_C, int BOX_R>
+inline void tile_reduce_add_generic(void* base, long long cols, long long rows, long long col_stride, long long row_stride, long long slices,
+                                    long long slice_stride, int c0, int c1, int c2, const void* src, int t, int n, TAWA_EMU_LOC) {
+  emu::windowOf(src, static_cast<size_t>(BOX_R) * BOX_C * sizeof(T), "a tile reduce-add's source", TAWA_EMU_AT);
+  (void)reduceKind<T>();
+  if (c2 < 0 || c2 >= slices) return;
+  T* g = static_cast<T*>(base) + static_cast<long long>(c2) * slice_stride;
+  const T* s = static_cast<const T*>(src);
+  for (int i = t; i < BOX_R * BOX_C; i += n) {
+    const long long r = static_cast<long long>(c1) + i / BOX_C, c = static_cast<long long>(c0) + i % BOX_C;
+    if (r >= 0 && r < rows && c >= 0 && c < cols) {  // atomicAdd: blocks and their threads run one at a time
+      T* p = g + r * row_stride + c * col_stride;
+      if constexpr (std::is_same_v<T, float>) *p += s[i];
+      else *p = static_cast<T>(static_cast<uint32_t>(*p) + static_cast<uint32_t>(s[i]));
+    }
+  }
+}
+
 inline void st_shared_pair(void* p, f16 a, f16 b, TAWA_EMU_LOC) {
   uint16_t v[2] = {a.bits, b.bits};
   emu::stShared(p, v, 4, TAWA_EMU_AT);
@@ -1284,6 +1326,30 @@ inline void cp_async_bulk_tensor_5d_shared_to_global(const CUtensorMap* map, int
                                                      TAWA_EMU_LOC) {
   const int c[] = {c0, c1, c2, c3, c4};
   emu::issueTma(true, const_cast<void*>(src), map, 5, c, nullptr, TAWA_EMU_AT);
+}
+// cp.reduce.async.bulk.tensor .add: the stores above, adding (T: float or int32_t, the map's type on a GPU).
+template <class T>
+inline void cp_reduce_add_async_bulk_tensor_2d_shared_to_global(const CUtensorMap* map, int c0, int c1, const void* src, TAWA_EMU_LOC) {
+  const int c[] = {c0, c1};
+  emu::issueTma(true, const_cast<void*>(src), map, 2, c, nullptr, TAWA_EMU_AT, reduceKind<T>());
+}
+template <class T>
+inline void cp_reduce_add_async_bulk_tensor_3d_shared_to_global(const CUtensorMap* map, int c0, int c1, int c2, const void* src,
+                                                                TAWA_EMU_LOC) {
+  const int c[] = {c0, c1, c2};
+  emu::issueTma(true, const_cast<void*>(src), map, 3, c, nullptr, TAWA_EMU_AT, reduceKind<T>());
+}
+template <class T>
+inline void cp_reduce_add_async_bulk_tensor_4d_shared_to_global(const CUtensorMap* map, int c0, int c1, int c2, int c3, const void* src,
+                                                                TAWA_EMU_LOC) {
+  const int c[] = {c0, c1, c2, c3};
+  emu::issueTma(true, const_cast<void*>(src), map, 4, c, nullptr, TAWA_EMU_AT, reduceKind<T>());
+}
+template <class T>
+inline void cp_reduce_add_async_bulk_tensor_5d_shared_to_global(const CUtensorMap* map, int c0, int c1, int c2, int c3, int c4,
+                                                                const void* src, TAWA_EMU_LOC) {
+  const int c[] = {c0, c1, c2, c3, c4};
+  emu::issueTma(true, const_cast<void*>(src), map, 5, c, nullptr, TAWA_EMU_AT, reduceKind<T>());
 }
 inline void cp_async_bulk_commit_group() { emu::self().bulkCommitted++; }
 // Performs this thread's stores of every group but the newest N (their sources are then free).

@@ -232,11 +232,15 @@ class Interp {
   // run in parallel; a lock per address stripe makes the read-modify-write atomic among them).
   // Returns the old value in r[k]. Floats: add rounds once to the element type; max and min
   // propagate NaN as tl.maximum does; cas compares the stored bits.
+  // The lock of an atomic update of the element at p (tile.atomic, a reduce-add block store).
+  static std::mutex& atomicStripe(const uint8_t* p) {
+    static std::array<std::mutex, 64> stripes;
+    return stripes[(reinterpret_cast<uintptr_t>(p) >> 3) % stripes.size()];
+  }
   void atomicElem(const Op& op, const std::string& kind, RV& r, size_t k, int64_t addr, Scalar elem, bool isF, const RV& v,
                   const RV* cmp) {
     uint8_t* p = elemPtr(op, addr, elem, "atomic");
-    static std::array<std::mutex, 64> stripes;
-    std::lock_guard<std::mutex> lock(stripes[(reinterpret_cast<uintptr_t>(p) >> 3) % stripes.size()]);
+    std::lock_guard<std::mutex> lock(atomicStripe(p));
     if (isF) {
       const double old = loadFloat(elem, p);
       r.f[k] = old;
@@ -291,6 +295,7 @@ class Interp {
   // as zero and are not written. `v` is the value stored (null for a load).
   RV blockAccess(const Op& op, const RV& d, const Type& dt, const std::vector<int64_t>& off, const RV* v) {
     bool store = v != nullptr;
+    const bool reduce = store && op.hasAttr("reduce");
     size_t rank = dt.shape.size();
     Type tile = Type::tileOf(dt.shape, Type::scalarOf(dt.scalar));
     bool isF = floatElems(tile);
@@ -325,7 +330,14 @@ class Interp {
         if (byte < 0 || byte >= size) resolve(op, d.d[0] + (byte - static_cast<int64_t>(baseOff)), dt.scalar, store ? "store" : "load");
       uint8_t* p = &buf->data[static_cast<size_t>(first)];
       size_t k0 = static_cast<size_t>(row * cols + c0);
-      if (store) {
+      if (store && reduce) {  // {reduce = "add"}: each element added atomically, as tile.atomic adds it
+        for (int64_t c = 0; c < c1 - c0; ++c, p += colStride) {
+          std::lock_guard<std::mutex> lock(atomicStripe(p));
+          const size_t k = k0 + static_cast<size_t>(c);
+          if (isF) storeFloat(dt.scalar, p, combineFloat("add", loadFloat(dt.scalar, p), v->f[k], true));
+          else storeInt(dt.scalar, p, combineInt("add", dt.scalar, loadInt(dt.scalar, p), v->i[k]));
+        }
+      } else if (store) {
         for (int64_t c = 0; c < c1 - c0; ++c, p += colStride) {
           if (isF) storeFloat(dt.scalar, p, v->f[k0 + static_cast<size_t>(c)]);
           else storeInt(dt.scalar, p, v->i[k0 + static_cast<size_t>(c)]);
@@ -1192,12 +1204,13 @@ void launch(const ir::Module& m, const Func& kernel, const std::vector<Arg>& arg
       }
     }
   };
-  // A kernel with atomics runs its programs one after another in program order: the atomics are
-  // safe among parallel programs too (atomicElem's locks), but what they return, and float sums,
-  // depend on the order, and the executor is the reference that every backend is checked against.
+  // A kernel with atomics (or reduce-add block stores, what block-access makes of them) runs its
+  // programs one after another in program order: the atomics are safe among parallel programs too
+  // (atomicStripe's locks), but what they return, and float sums, depend on the order, and the
+  // executor is the reference that every backend is checked against.
   bool atomics = false;
   for (const auto& f : m.funcs)
-    walk(f->body, [&](const Op* op) { atomics = atomics || op->kind() == OpKind::Atomic; });
+    walk(f->body, [&](const Op* op) { atomics = atomics || op->kind() == OpKind::Atomic || op->hasAttr("reduce"); });
   if (atomics) {
     body(tbb::blocked_range<int64_t>(0, total, 1));
   } else if (opt.threads > 0) {
