@@ -2,28 +2,30 @@ import triton
 import triton.language as tl
 
 
-# One tl.dot and no loop: nothing for a producer warp group to stream, so no warp-specialized form.
-# Masked loads of ragged edges, an accumulator read from memory, and K != N.
+# One tl.dot whose B is loaded under a mask that is not a bound on its rows or columns (here always
+# true): no tensor descriptor takes that load, so the warp-specialized path stops at its tile of
+# pointers. Masked loads of ragged edges, an accumulator read from memory, and K != N.
 @triton.jit
 def dot_once(a, b, bias, c, M, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.arange(0, BN)
     rk = tl.arange(0, BK)
     x = tl.load(a + rm[:, None] * BK + rk[None, :], mask=rm[:, None] < M, other=0.0)
-    y = tl.load(b + rk[:, None] * BN + rn[None, :])
+    y = tl.load(b + rk[:, None] * BN + rn[None, :], mask=(rk[:, None] + rn[None, :]) >= 0, other=0.0)
     acc = tl.load(bias + rm[:, None] * BN + rn[None, :], mask=rm[:, None] < M, other=0.0)
     acc = tl.dot(x, y, acc)
     tl.store(c + rm[:, None] * BN + rn[None, :], acc.to(tl.float16), mask=rm[:, None] < M)
 
 
-# The dot stored as it comes out: i8 operands (i32 sums), f32 ones (tf32 or ieee, as PREC says).
+# The dot stored as it comes out: i8 operands (i32 sums), f32 ones (tf32 or ieee, as PREC says); B
+# under dot_once's always-true mask, so that the i8 dot stays on the SIMT path too.
 @triton.jit
 def dot_stored(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PREC: tl.constexpr = "tf32"):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.arange(0, BN)
     rk = tl.arange(0, BK)
     x = tl.load(a + rm[:, None] * BK + rk[None, :])
-    y = tl.load(b + rk[:, None] * BN + rn[None, :])
+    y = tl.load(b + rk[:, None] * BN + rn[None, :], mask=(rk[:, None] + rn[None, :]) >= 0, other=0)
     tl.store(c + rm[:, None] * BN + rn[None, :], tl.dot(x, y, input_precision=PREC))
 
 
