@@ -283,7 +283,8 @@ class DeviceArray {
 
   void* data() const { return reinterpret_cast<void*>(address_); }  // the device address
   size_t bytes() const { return bytes_; }
-  // The whole array from or to host memory; both wait for every stream of GPU 0 first.
+  // The whole array from or to host memory, synchronously (cuMemcpyHtoD / cuMemcpyDtoH: on the legacy
+  // default stream, which waits for work on blocking streams; synchronize a non-blocking one first).
   void upload(const void* host);
   void download(void* host) const;
 

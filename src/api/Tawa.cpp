@@ -494,7 +494,6 @@ Bound bindArgs(const ir::Func& f, const std::vector<Arg>& args, const std::array
 struct DeviceBound {
   std::vector<exec::Arg> args;
   std::vector<uint64_t> addresses;
-  std::vector<const Array*> arrays;  // per buffer, the caller's array
   // The device address of buffer b; of IR argument k's buffer (0 for a scalar).
   std::function<uint64_t(int)> addressOf() const {
     return [this](int b) { return addresses.at(static_cast<size_t>(b)); };
@@ -529,7 +528,6 @@ DeviceBound bindDevice(const ir::Func& f, const std::vector<Arg>& args, const st
         throw UserError(at, who() + " names arrays it points to, so it must hold 64-bit integers, not " + std::string(ir::scalarName(t.scalar)));
       b.args.push_back(exec::Arg::buf(static_cast<int>(b.addresses.size())));
       b.addresses.push_back(reinterpret_cast<uint64_t>(a->data));
-      b.arrays.push_back(a);
     } else if (t.isScalar()) {
       b.args.push_back(scalarArg(t, args[k], f, k, at));
     } else {
