@@ -18,7 +18,7 @@ const std::vector<PassInfo>& registeredPasses() {
   static const std::vector<PassInfo> passes = {
       {"canonicalize", "fold constants and constexpr arithmetic, forward identities, remove dead code",
        [](ir::Module& m, const PassOptions&) { canonicalize(m); }},
-      {"block-access", "rewrite pointer-arithmetic block loads and stores into tensor-descriptor accesses",
+      {"block-access", "rewrite pointer-arithmetic block loads and stores (and split-K atomic adds) into tensor-descriptor accesses",
        [](ir::Module& m, const PassOptions& o) { blockAccess(m, o); }},
       {"one-shot-loop", "wrap a tl.dot of block loads made once per program in a loop of one trip, for warp-specialize",
        [](ir::Module& m, const PassOptions& o) { oneShotLoop(m, o); }},

@@ -463,7 +463,9 @@ int main(int argc, char** argv) {
   bool printAfterAll = false, timePasses = false, noLoc = false;
   auto* opt = app.add_subcommand("opt", "parse, verify and transform a kernel; print the resulting IR");
   addCommon(opt, common);
-  opt->add_option("--passes", passes, "comma-separated pass pipeline (e.g. canonicalize); default: none");
+  std::string passList;  // the registered passes, in pipeline order, for --help
+  for (const auto& p : transforms::registeredPasses()) passList += "\n    " + p.name + ": " + p.summary;
+  opt->add_option("--passes", passes, "comma-separated pass pipeline (e.g. canonicalize); default: none. Passes:" + passList);
   opt->add_flag("--print-after-all", printAfterAll, "print the IR after each pass to stderr");
   opt->add_flag("--time-passes", timePasses, "print per-pass wall-clock time to stderr");
   opt->add_flag("--no-loc", noLoc, "omit loc(...) source locations from the output");
