@@ -2474,7 +2474,7 @@ class Emitter {
   // is held by the four threads of a quad; the first of them writes it to global memory, inside the
   // descriptor's extent (rows past it are not stored, as TMA would clip them).
   void emitVecStore(const Op& op) {
-    if (op.hasAttr("reduce")) unsupported(op, "a 1-D reduce-add store (an atomic add of a row vector) is not emitted yet");
+    const bool reduce = op.hasAttr("reduce");  // a tl.atomic_add of the row vector: each element added atomically
     const VecDesc& d = vecDescs_.at(op.operand(0));
     const Frag& v = frag(op, op.operand(1));
     if (!v.row) unsupported(op, "a 1-D store takes a row vector of the accumulator (a reduction along its rows)");
@@ -2485,7 +2485,8 @@ class Emitter {
     const std::string ptr = nameFor(f_.arg(static_cast<size_t>(d.arg)));
     const std::string off = d.offset ? "static_cast<int64_t>(" + ex(d.offset) + ")" : "0";
     at(op);
-    line("{  // a row vector -> global memory from registers: the first thread of each quad writes its rows");
+    line(std::string("{  // a row vector -> global memory from registers: the first thread of each quad ") +
+         (reduce ? "adds its rows (atomically)" : "writes its rows"));
     ++indent_;
     line("const int64_t start = static_cast<int64_t>(" + ex(op.operand(2)) + ");");
     line("TAWA_UNROLL");
@@ -2496,7 +2497,9 @@ class Emitter {
     // A padded block (16 or 32 rows): the rows past the tile are not stored.
     const std::string inTile = v.rows ? " && 64 * mi + tawa::wgmma_acc_row(2 * h) < " + std::to_string(v.rows) : "";
     line("    if ((tawa::lane_idx() & 3) == 0" + inTile + " && i < static_cast<int64_t>(" + ex(d.extent) + "))");
-    line("      " + ptr + "[" + off + " + i * static_cast<int64_t>(" + ex(d.stride) + ")] = " + v.name + "[mi][h];");
+    const std::string at = ptr + "[" + off + " + i * static_cast<int64_t>(" + ex(d.stride) + ")]";
+    if (reduce) line("      tawa::atomic<tawa::AtomicOp::Add, 1>(&" + at + ", " + v.name + "[mi][h]);");
+    else line("      " + at + " = " + v.name + "[mi][h];");
     line("  }");
     line("}");
     --indent_;

@@ -22,3 +22,20 @@ def splitk(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride
     c = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
     tl.atomic_add(c, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
+
+
+# Each row's sum of A B over its block of columns, added into S with tl.atomic_add: a row vector of
+# the accumulator (tl.sum along axis 1) whose adds the first thread of each quad makes atomically.
+@triton.jit
+def gemm_rowsum(a_ptr, b_ptr, s_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        rk = k + tl.arange(0, BLOCK_K)
+        a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.atomic_add(s_ptr + rm, tl.sum(acc, axis=1), mask=rm < M)
