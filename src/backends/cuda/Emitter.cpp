@@ -2097,6 +2097,7 @@ class Emitter {
   void emitReduce(const Op& op) {
     const Value* src = op.operand(0);
     auto it = frags_.find(src);
+    if (op.intAttr("axis") == 0 && src->type().rank() == 2 && it != frags_.end() && !it->second.row) return emitColumnSums(op, it->second);
     if (op.intAttr("axis") != 1 || src->type().rank() != 2 || it == frags_.end() || it->second.row)
       unsupported(op, "only reductions along axis 1 of a register tile (an MMA result or arithmetic on one) are emitted");
     const Frag& in = it->second;
@@ -2131,6 +2132,42 @@ class Emitter {
     line("  }");
     line("}");
     frags_[op.result()] = out;
+  }
+
+  // tile.reduce (a sum) along axis 0 of a fragment, for a reduce-add store of it only (a bias
+  // gradient's `tl.atomic_add(db + cols, tl.sum(acc, 0))`; any other use finds no fragment and is
+  // refused): each thread sums its rows of each of its columns, and the eight lanes that share
+  // columns fold them with three butterfly shuffles; lanes 0..3 of each warp then hold the warp's
+  // partial sums, which emitVecStore adds atomically (a warp group's four warps: four adds a column).
+  void emitColumnSums(const Op& op, const Frag& in) {
+    if (op.strAttr("kind") != "sum") unsupported(op, "a reduction along axis 0 of a register tile is emitted for sums only");
+    if (in.elem != Scalar::F32) unsupported(op, "reductions are emitted for f32 tiles only");
+    const int64_t groups = in.perThread / 4;  // groups of 8 columns; each thread holds 2 of each
+    profTile(op);
+    at(op);
+    const std::string name = nameFor(op.result());
+    line("float " + name + "[" + std::to_string(groups) + "][2];  // sums over this warp's rows of each column it holds");
+    line("TAWA_UNROLL");
+    line("for (int j = 0; j < " + std::to_string(groups) + "; ++j) {");
+    line("TAWA_UNROLL");
+    line("  for (int p = 0; p < 2; ++p) {");
+    line("    float x = 0.0f;");
+    line("TAWA_UNROLL");
+    line("    for (int mi = 0; mi < " + std::to_string(in.mBlocks) + "; ++mi) {");
+    if (in.rows) {  // a padded block: the rows past the tile are no part of it
+      line("      if (64 * mi + tawa::wgmma_acc_row(4 * j + p) < " + std::to_string(in.rows) + ") x += " + in.name + "[mi][4 * j + p];");
+      line("      if (64 * mi + tawa::wgmma_acc_row(4 * j + 2 + p) < " + std::to_string(in.rows) + ") x += " + in.name + "[mi][4 * j + 2 + p];");
+    } else {
+      line("      x += " + in.name + "[mi][4 * j + p] + " + in.name + "[mi][4 * j + 2 + p];");
+    }
+    line("    }");
+    line("    x += tawa::shfl_xor(x, 4);");
+    line("    x += tawa::shfl_xor(x, 8);");
+    line("    x += tawa::shfl_xor(x, 16);");
+    line("    " + name + "[j][p] = x;");
+    line("  }");
+    line("}");
+    columnSums_[op.result()] = {name, groups};
   }
 
   // tile.desc_load in a consumer: one thread expects the bytes and issues the TMA box into the
@@ -2476,6 +2513,7 @@ class Emitter {
   void emitVecStore(const Op& op) {
     const bool reduce = op.hasAttr("reduce");  // a tl.atomic_add of the row vector: each element added atomically
     const VecDesc& d = vecDescs_.at(op.operand(0));
+    if (auto cs = columnSums_.find(op.operand(1)); cs != columnSums_.end()) return emitColumnSumsAdd(op, cs->second);
     const Frag& v = frag(op, op.operand(1));
     if (!v.row) unsupported(op, "a 1-D store takes a row vector of the accumulator (a reduction along its rows)");
     const Type& elem = op.operand(0)->type();
@@ -2501,6 +2539,38 @@ class Emitter {
     if (reduce) line("      tawa::atomic<tawa::AtomicOp::Add, 1>(&" + at + ", " + v.name + "[mi][h]);");
     else line("      " + at + " = " + v.name + "[mi][h];");
     line("  }");
+    line("}");
+    --indent_;
+    line("}");
+  }
+
+  // The reduce-add store of column sums (emitColumnSums): lanes 0..3 of each warp add theirs.
+  void emitColumnSumsAdd(const Op& op, const std::pair<std::string, int64_t>& sums) {
+    const auto& d = vecDescs_.at(op.operand(0));
+    if (!op.hasAttr("reduce"))
+      unsupported(op, "a reduction along axis 0 of a register tile is emitted only when it is added atomically (tl.atomic_add)");
+    if (op.operand(0)->type().scalar != Scalar::F32) unsupported(op, "column sums are f32: store them through an f32 pointer");
+    const std::string ptr = nameFor(f_.arg(static_cast<size_t>(d.arg)));
+    const std::string off = d.offset ? "static_cast<int64_t>(" + ex(d.offset) + ")" : "0";
+    at(op);
+    line("{  // column sums -> global memory: lanes 0..3 of each warp add their warp's sums (atomically), the");
+    line("   // warps one after another, so that a block's adds land in one order");
+    ++indent_;
+    line("const int64_t start = static_cast<int64_t>(" + ex(op.operand(2)) + ");");
+    line("for (int w = 0; w < 4; ++w) {");
+    line("  if (tawa::warpgroup_thread_idx() / 32 == w && tawa::lane_idx() < 4) {");
+    line("TAWA_UNROLL");
+    line("    for (int j = 0; j < " + std::to_string(sums.second) + "; ++j) {");
+    line("TAWA_UNROLL");
+    line("      for (int p = 0; p < 2; ++p) {");
+    line("        const int64_t i = start + tawa::wgmma_acc_col(4 * j + p);");
+    line("        if (i < static_cast<int64_t>(" + ex(d.extent) + "))");
+    line("          tawa::atomic<tawa::AtomicOp::Add, 1>(&" + ptr + "[" + off + " + i * static_cast<int64_t>(" + ex(d.stride) + ")], " +
+         sums.first + "[j][p]);");
+    line("      }");
+    line("    }");
+    line("  }");
+    line("  tawa::bar_sync(" + std::to_string(region_) + ", 128);");
     line("}");
     --indent_;
     line("}");
@@ -2624,6 +2694,7 @@ class Emitter {
   std::vector<const Op*> stagingOrder_;
   std::vector<const Op*> regions_;
   std::map<const Value*, Frag> frags_;
+  std::map<const Value*, std::pair<std::string, int64_t>> columnSums_;  // emitColumnSums: name, groups of 8 columns
   std::vector<std::vector<Frag>> accumulators_;
   std::map<const Value*, Lazy> lazies_;
   std::map<const Value*, View> views_;
