@@ -173,6 +173,11 @@ class BlockAccess {
   void say(const std::string& s) {
     if (opt_.explain) *opt_.explain << s << "\n";
   }
+  // False, with the reason `w` for explain (the first one given).
+  bool refuse(const std::string& w) {
+    if (why_.empty()) why_ = w;
+    return false;
+  }
   template <class T>
   std::optional<T> fail(const std::string& w) {
     if (why_.empty()) why_ = w;
@@ -727,13 +732,12 @@ class BlockAccess {
   // arguments are taken not to overlap, as for every block access.
   bool reducible(Op* op) {
     const Scalar e = op->operand(1)->type().scalar;
-    if (e != Scalar::F32 && e != Scalar::I32)
-      return fail<bool>("a block reduce-add takes f32 or i32 values, not " + std::string(ir::scalarName(e))).has_value();
+    if (e != Scalar::F32 && e != Scalar::I32) return refuse("a block reduce-add takes f32 or i32 values, not " + std::string(ir::scalarName(e)));
     std::map<const Value*, int> uses;
     countUses(f_.body, uses);
-    if (uses.count(op->result())) return fail<bool>("the atomic's old values are used").has_value();
+    if (uses.count(op->result())) return refuse("the atomic's old values are used");
     Value* root = rootPointer(op->operand(0));
-    if (!root) return fail<bool>("the atomic's address does not come from a pointer argument").has_value();
+    if (!root) return refuse("the atomic's address does not come from a pointer argument");
     std::string other;
     walk(f_.body, [&](Op* o) {
       if (o == op || !other.empty()) return;
@@ -742,8 +746,7 @@ class BlockAccess {
       if (access && rootPointer(o->operand(0)) != root && rootPointer(o->operand(0)) != nullptr) return;
       if (access) other = at(*o) + " also accesses the buffer the atomic adds into (or its address is not understood)";
     });
-    if (!other.empty()) return fail<bool>(other).has_value();
-    return true;
+    return other.empty() || refuse(other);
   }
 
   // ---- recognizing one access
