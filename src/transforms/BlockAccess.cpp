@@ -726,27 +726,39 @@ class BlockAccess {
 
   // A tile tl.atomic_add may become a reduce-add block store (TMA's cp.reduce.async.bulk.tensor on the
   // GPU), which completes asynchronously and orders nothing: only when nothing could tell. Its old
-  // values are unused; its element type is f32 or i32; and the kernel holds no other atomic (a
-  // counter whose release would order the adds before another program reads them) and no other
-  // access to the buffer it adds into (a load could see the adds incomplete). Distinct pointer
-  // arguments are taken not to overlap, as for every block access.
+  // values are unused; its element type is f32 or i32; nothing in the kernel reads or writes the
+  // buffer it adds into otherwise (a load could see the adds incomplete); and every other atomic of
+  // the kernel is as quiet: an add whose old values are unused, into a buffer nothing else touches (a
+  // counter whose value is read, an exchange or a compare-and-swap could order the adds before another
+  // program reads them). Distinct pointer arguments are taken not to overlap, as for every block access.
   bool reducible(Op* op) {
     const Scalar e = op->operand(1)->type().scalar;
     if (e != Scalar::F32 && e != Scalar::I32) return refuse("a block reduce-add takes f32 or i32 values, not " + std::string(ir::scalarName(e)));
     std::map<const Value*, int> uses;
     countUses(f_.body, uses);
-    if (uses.count(op->result())) return refuse("the atomic's old values are used");
-    Value* root = rootPointer(op->operand(0));
-    if (!root) return refuse("the atomic's address does not come from a pointer argument");
+    std::string why;
+    if (!quietAdd(op, uses, why)) return refuse(why);
     std::string other;
     walk(f_.body, [&](Op* o) {
-      if (o == op || !other.empty()) return;
-      if (o->kind() == OpKind::Atomic) other = "the kernel has another atomic, " + at(*o);
-      const bool access = o->kind() == OpKind::Load || o->kind() == OpKind::Store || o->kind() == OpKind::MakeDesc;
-      if (access && rootPointer(o->operand(0)) != root && rootPointer(o->operand(0)) != nullptr) return;
-      if (access) other = at(*o) + " also accesses the buffer the atomic adds into (or its address is not understood)";
+      if (o != op && o->kind() == OpKind::Atomic && other.empty() && !quietAdd(o, uses, other))
+        other = "the kernel has another atomic, " + at(*o) + ", that could order the adds: " + other;
     });
     return other.empty() || refuse(other);
+  }
+  // An atomic add whose old values are unused, into a buffer (known by its pointer argument) that
+  // the kernel accesses only with atomic adds; `why` says what it is not.
+  bool quietAdd(Op* op, const std::map<const Value*, int>& uses, std::string& why) {
+    if (op->strAttr("kind") != "add") return why = "it is an atomic " + op->strAttr("kind"), false;
+    if (uses.count(op->result())) return why = "the atomic's old values are used", false;
+    Value* root = rootPointer(op->operand(0));
+    if (!root) return why = "the atomic's address does not come from a pointer argument", false;
+    walk(f_.body, [&](Op* o) {
+      const bool access = o->kind() == OpKind::Load || o->kind() == OpKind::Store || o->kind() == OpKind::MakeDesc;
+      if (!access || !why.empty()) return;
+      Value* r = rootPointer(o->operand(0));
+      if (r == root || !r) why = at(*o) + " also accesses the buffer the atomic adds into (or its address is not understood)";
+    });
+    return why.empty();
   }
 
   // ---- recognizing one access

@@ -61,3 +61,23 @@ def gemm_colsum(a_ptr, b_ptr, s_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl
         tl.store(s_ptr + rn, tl.sum(acc + SHIFT, axis=0), mask=rn < N)
     else:
         tl.atomic_add(s_ptr + rn, tl.sum(acc + SHIFT, axis=0), mask=rn < N)
+
+
+# Two relaxed atomic adds, into C (split-K) and into S (row sums): both become reduce-add stores, the
+# other being as quiet (an add whose old values are unused, into a buffer nothing else touches).
+@triton.jit
+def two_adds(a_ptr, b_ptr, c_ptr, s_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+             SPLIT_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    pid_k = tl.program_id(2)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(pid_k * BLOCK_K, K, BLOCK_K * SPLIT_K):
+        rk = k + tl.arange(0, BLOCK_K)
+        a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.atomic_add(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N), sem="relaxed")
+    tl.atomic_add(s_ptr + rm, tl.sum(acc, axis=1), mask=rm < M, sem="relaxed")
