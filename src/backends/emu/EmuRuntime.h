@@ -11,7 +11,8 @@
 //     adds bytes then arrives; a TMA copy's completion subtracts its box bytes. A phase completes when
 //     no arrival is pending and the tx-count is zero.
 //   - cp.async.bulk.tensor 2-D: queued, performed by an "async engine" between scheduler sweeps,
-//     reading/writing through the tensor map (zero fill out of bounds on loads, clipping on stores),
+//     reading/writing through the tensor map (zero fill out of bounds on loads, clipping on stores;
+//     cp.reduce.async.bulk.tensor .add adds f32 or s32 elements instead of writing them),
 //     shared memory written in the swizzled layout (address bits [4,7) XOR bits [7,10) for 128B,
 //     [4,6) ^ [7,9) for 64B, [4,5) ^ [7,8) for 32B, on shared-window addresses).
 //   - wgmma: fence / mma_async / commit_group / wait_group per warp group. Operands are decoded from
