@@ -24,10 +24,14 @@ def splitk(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride
 
 
 
-# Each row's sum of A B over its block of columns, added into S with tl.atomic_add: a row vector of
-# the accumulator (tl.sum along axis 1) whose adds the first thread of each quad makes atomically.
+# Sums of A B over the program's block, added into S with tl.atomic_add: AXIS=1 each row's sum over the
+# block's columns (a row vector of the accumulator, whose adds the first thread of each quad makes);
+# AXIS=0 each column's sum over the block's rows plus SHIFT per row (a bias on the accumulator), as a
+# bias gradient is. STORE=True stores the column sums instead (a column vector in registers: not
+# emitted, the SIMT fallback).
 @triton.jit
-def gemm_rowsum(a_ptr, b_ptr, s_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def gemm_sums(a_ptr, b_ptr, s_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+              AXIS: tl.constexpr = 1, SHIFT: tl.constexpr = 0.0, STORE: tl.constexpr = False):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -38,26 +42,9 @@ def gemm_rowsum(a_ptr, b_ptr, s_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl
         a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
         b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
         acc = tl.dot(a, b, acc)
-    tl.atomic_add(s_ptr + rm, tl.sum(acc, axis=1), mask=rm < M)
-
-
-# Each column's sum over the program's rows (plus SHIFT per row: a bias on the accumulator), added
-# into S with tl.atomic_add, as a bias gradient is: a reduction along axis 0 of the accumulator.
-# STORE=True stores the sums instead (a column vector in registers: not emitted, the SIMT fallback).
-@triton.jit
-def gemm_colsum(a_ptr, b_ptr, s_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                SHIFT: tl.constexpr = 0.0, STORE: tl.constexpr = False):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
-        rk = k + tl.arange(0, BLOCK_K)
-        a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(a, b, acc)
-    if STORE:
+    if AXIS == 1:
+        tl.atomic_add(s_ptr + rm, tl.sum(acc, axis=1), mask=rm < M)
+    elif STORE:
         tl.store(s_ptr + rn, tl.sum(acc + SHIFT, axis=0), mask=rn < N)
     else:
         tl.atomic_add(s_ptr + rn, tl.sum(acc + SHIFT, axis=0), mask=rn < N)
