@@ -580,21 +580,6 @@ Inputs Kernel::inputs(const std::string& grid, uint64_t seed, const std::vector<
 
 namespace {
 
-// A device allocation freed when it goes out of scope.
-struct DeviceScratch {
-  cuda::Driver& d;
-  cuda::CUdeviceptr p;
-  DeviceScratch(cuda::Driver& drv, size_t bytes) : d(drv), p(drv.alloc(bytes)) {}
-  ~DeviceScratch() {
-    try {
-      d.free(p);
-    } catch (...) {  // a context torn down by a fault: nothing left to free
-    }
-  }
-  DeviceScratch(const DeviceScratch&) = delete;
-  DeviceScratch& operator=(const DeviceScratch&) = delete;
-};
-
 // CUDA events destroyed when they go out of scope.
 struct DeviceEvents {
   cuda::Driver& d;
@@ -623,11 +608,19 @@ struct HostMirror {
   std::vector<Arg> args;
 
   HostMirror(const std::vector<Arg>& device, const Location& at) {
-    const auto mirror = [&](const Array& a) {
-      Array h = a;
+    // Each address's copy is sized for the largest array seen there before any Array points into it.
+    const auto size = [&](const Array& a) {
       auto& v = bytes[reinterpret_cast<uint64_t>(a.data)];
       v.resize(std::max<size_t>(v.size(), static_cast<size_t>(arrayBytes(a, at))));
-      h.data = v.data();
+    };
+    for (const Arg& x : device)
+      if (const Array* a = std::get_if<Array>(&x)) {
+        size(*a);
+        for (const Array& q : a->pointees) size(q);
+      }
+    const auto mirror = [&](const Array& a) {
+      Array h = a;
+      h.data = bytes.at(reinterpret_cast<uint64_t>(a.data)).data();
       return h;
     };
     for (const Arg& x : device) {
@@ -637,18 +630,9 @@ struct HostMirror {
         continue;
       }
       Array h = mirror(*a);
-      h.pointees.clear();
-      for (const Array& q : a->pointees) h.pointees.push_back(mirror(q));
+      for (Array& q : h.pointees) q = mirror(q);
       args.push_back(std::move(h));
     }
-    // The vectors are sized before any Array keeps a pointer into them: point again, in case a
-    // later, larger view of the same address grew one.
-    for (size_t k = 0; k < args.size(); ++k)
-      if (Array* h = std::get_if<Array>(&args[k])) {
-        const Array& a = std::get<Array>(device[k]);
-        h->data = bytes[reinterpret_cast<uint64_t>(a.data)].data();
-        for (size_t j = 0; j < h->pointees.size(); ++j) h->pointees[j].data = bytes[reinterpret_cast<uint64_t>(a.pointees[j].data)].data();
-      }
   }
   // Reads every device array again.
   void download(cuda::Driver& d) {
@@ -675,22 +659,28 @@ struct HostMirror {
   }
 };
 
+// The bytes of a profiled kernel's event records for a launch over the logical grid `grid`.
+size_t eventBytes(const cuda::EmitResult& er, const std::array<int64_t, 3>& grid) {
+  const std::array<int64_t, 3> launched = cuda::launchGrid(er, grid);
+  return static_cast<size_t>(er.profile.bytesPerBlock() * launched[0] * launched[1] * launched[2]);
+}
+
+cuda::CUdeviceptr devicePtr(const DeviceArray& a) { return static_cast<cuda::CUdeviceptr>(reinterpret_cast<uint64_t>(a.data())); }
+
 // One launch of a kernel emitted with profile instrumentation, waited for: its event buffer is
 // allocated and zeroed before it (after whatever the caller enqueued), read back and freed after it.
 std::vector<uint8_t> launchRecorded(cuda::GpuKernel& gk, const DeviceBound& db, const std::array<int64_t, 3>& grid, cuda::CUstream stream) {
   const cuda::EmitResult& er = gk.emitted();
-  const std::array<int64_t, 3> launched = cuda::launchGrid(er, grid);
-  const size_t bytes = static_cast<size_t>(er.profile.bytesPerBlock() * launched[0] * launched[1] * launched[2]);
+  DeviceArray events(eventBytes(er, grid));
   cuda::Driver& d = cuda::Driver::get();
-  DeviceScratch events(d, bytes);
-  d.fill(events.p, 0, bytes);
+  d.fill(devicePtr(events), 0, events.bytes());
   cuda::LaunchParams lp;
-  cuda::packLaunchParams(d, er, db.args, grid, db.addressOf(), events.p, lp);
+  cuda::packLaunchParams(d, er, db.args, grid, db.addressOf(), devicePtr(events), lp);
   d.synchronize();  // the zeroed buffer before the kernel, whichever stream it runs on
   gk.launch(lp, grid, stream);
   d.synchronize();
-  std::vector<uint8_t> records(bytes);
-  d.copyToHost(records.data(), events.p, bytes);
+  std::vector<uint8_t> records(events.bytes());
+  events.download(records.data());
   return records;
 }
 
@@ -858,12 +848,11 @@ ProfileReport Kernel::profile(Backend backend, const std::vector<Arg>& args, std
       cuda::GpuKernel& gk = impl_->gpuKernel(db.args, db.baseOf(), true);
       const cuda::EmitResult& er = gk.emitted();
       const std::vector<uint8_t> host = launchRecorded(gk, db, grid, static_cast<cuda::CUstream>(opt.stream));
-      double arrayBytes = 0;
+      double moved = 0;  // every array once (bindDevice checked their dtypes)
       for (const auto& a : args)
-        if (const auto* arr = std::get_if<Array>(&a))
-          if (auto dt = driver::parseDtypeName(arr->dtype)) arrayBytes += static_cast<double>(arr->elements * ir::byteWidth(*dt));
+        if (const auto* arr = std::get_if<Array>(&a)) moved += static_cast<double>(arrayBytes(*arr, f.loc));
       auto traces = cuda::decodeProfile(er.profile, host.data(), host.size(), cuda::launchGrid(er, grid), po.model.clockGHz);
-      return report(profile::summarizeRecords(std::move(traces), reparse(impl_->stageText("nv"), impl_->name), spec, arrayBytes, 0, true, po));
+      return report(profile::summarizeRecords(std::move(traces), reparse(impl_->stageText("nv"), impl_->name), spec, moved, 0, true, po));
     }
     Bound b = bindArgs(f, args, grid);
     const auto ws = reparse(impl_->stageText("nv"), impl_->name);  // the stage the other entry points use, made once
@@ -886,13 +875,10 @@ std::vector<double> Kernel::bench(const std::vector<Arg>& args, std::array<int64
     cuda::GpuKernel& gk = impl_->gpuKernel(db.args, db.baseOf(), impl_->opt.profile);
     const cuda::EmitResult& er = gk.emitted();
     cuda::Driver& d = cuda::Driver::get();
-    std::optional<DeviceScratch> events;  // a profiled kernel's records, never read
-    if (impl_->opt.profile) {
-      const std::array<int64_t, 3> launched = cuda::launchGrid(er, grid);
-      events.emplace(d, static_cast<size_t>(er.profile.bytesPerBlock() * launched[0] * launched[1] * launched[2]));
-    }
+    std::optional<DeviceArray> events;  // a profiled kernel's records, never read
+    if (impl_->opt.profile) events.emplace(eventBytes(er, grid));
     cuda::LaunchParams lp;
-    cuda::packLaunchParams(d, er, db.args, grid, db.addressOf(), events ? events->p : 0, lp);
+    cuda::packLaunchParams(d, er, db.args, grid, db.addressOf(), events ? devicePtr(*events) : 0, lp);
     const auto stream = static_cast<cuda::CUstream>(opt.stream);
     for (int i = 0; i < warmup; ++i) gk.launch(lp, grid, stream);
     DeviceEvents ev(d);
