@@ -2520,8 +2520,6 @@ class Emitter {
     if (v.elem != elem.scalar)
       unsupported(op, "the row vector is " + std::string(ir::scalarName(v.elem)) + " and the descriptor " +
                           std::string(ir::scalarName(elem.scalar)), "cast the vector to the stored type first");
-    const std::string ptr = nameFor(f_.arg(static_cast<size_t>(d.arg)));
-    const std::string off = d.offset ? "static_cast<int64_t>(" + ex(d.offset) + ")" : "0";
     at(op);
     line(std::string("{  // a row vector -> global memory from registers: the first thread of each quad ") +
          (reduce ? "adds its rows (atomically)" : "writes its rows"));
@@ -2535,7 +2533,7 @@ class Emitter {
     // A padded block (16 or 32 rows): the rows past the tile are not stored.
     const std::string inTile = v.rows ? " && 64 * mi + tawa::wgmma_acc_row(2 * h) < " + std::to_string(v.rows) : "";
     line("    if ((tawa::lane_idx() & 3) == 0" + inTile + " && i < static_cast<int64_t>(" + ex(d.extent) + "))");
-    const std::string at = ptr + "[" + off + " + i * static_cast<int64_t>(" + ex(d.stride) + ")]";
+    const std::string at = vecStoreElement(op.operand(0));
     if (reduce) line("      tawa::atomic<tawa::AtomicOp::Add, 1>(&" + at + ", " + v.name + "[mi][h]);");
     else line("      " + at + " = " + v.name + "[mi][h];");
     line("  }");
@@ -2544,14 +2542,20 @@ class Emitter {
     line("}");
   }
 
+  // Element `i` (a variable of the emitted loop) of the vector of 1-D descriptor `desc`, as the stores
+  // address it.
+  std::string vecStoreElement(const Value* desc) {
+    const auto& d = vecDescs_.at(desc);
+    const std::string off = d.offset ? "static_cast<int64_t>(" + ex(d.offset) + ")" : "0";
+    return nameFor(f_.arg(static_cast<size_t>(d.arg))) + "[" + off + " + i * static_cast<int64_t>(" + ex(d.stride) + ")]";
+  }
+
   // The reduce-add store of column sums (emitColumnSums): lanes 0..3 of each warp add theirs.
   void emitColumnSumsAdd(const Op& op, const std::pair<std::string, int64_t>& sums) {
     const auto& d = vecDescs_.at(op.operand(0));
     if (!op.hasAttr("reduce"))
       unsupported(op, "a reduction along axis 0 of a register tile is emitted only when it is added atomically (tl.atomic_add)");
     if (op.operand(0)->type().scalar != Scalar::F32) unsupported(op, "column sums are f32: store them through an f32 pointer");
-    const std::string ptr = nameFor(f_.arg(static_cast<size_t>(d.arg)));
-    const std::string off = d.offset ? "static_cast<int64_t>(" + ex(d.offset) + ")" : "0";
     at(op);
     line("{  // column sums -> global memory: lanes 0..3 of each warp add their warp's sums (atomically), the");
     line("   // warps one after another, so that a block's adds land in one order");
@@ -2565,8 +2569,7 @@ class Emitter {
     line("      for (int p = 0; p < 2; ++p) {");
     line("        const int64_t i = start + tawa::wgmma_acc_col(4 * j + p);");
     line("        if (i < static_cast<int64_t>(" + ex(d.extent) + "))");
-    line("          tawa::atomic<tawa::AtomicOp::Add, 1>(&" + ptr + "[" + off + " + i * static_cast<int64_t>(" + ex(d.stride) + ")], " +
-         sums.first + "[j][p]);");
+    line("          tawa::atomic<tawa::AtomicOp::Add, 1>(&" + vecStoreElement(op.operand(0)) + ", " + sums.first + "[j][p]);");
     line("      }");
     line("    }");
     line("  }");
