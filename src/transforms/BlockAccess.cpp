@@ -734,22 +734,20 @@ class BlockAccess {
   bool reducible(Op* op) {
     const Scalar e = op->operand(1)->type().scalar;
     if (e != Scalar::F32 && e != Scalar::I32) return refuse("a block reduce-add takes f32 or i32 values, not " + std::string(ir::scalarName(e)));
-    std::map<const Value*, int> uses;
-    countUses(f_.body, uses);
     std::string why;
-    if (!quietAdd(op, uses, why)) return refuse(why);
+    if (!quietAdd(op, why)) return refuse(why);
     std::string other;
     walk(f_.body, [&](Op* o) {
-      if (o != op && o->kind() == OpKind::Atomic && other.empty() && !quietAdd(o, uses, other))
+      if (o != op && o->kind() == OpKind::Atomic && other.empty() && !quietAdd(o, other))
         other = "the kernel has another atomic, " + at(*o) + ", that could order the adds: " + other;
     });
     return other.empty() || refuse(other);
   }
   // An atomic add whose old values are unused, into a buffer (known by its pointer argument) that
   // the kernel accesses only with atomic adds; `why` says what it is not.
-  bool quietAdd(Op* op, const std::map<const Value*, int>& uses, std::string& why) {
+  bool quietAdd(Op* op, std::string& why) {
     if (op->strAttr("kind") != "add") return why = "it is an atomic " + op->strAttr("kind"), false;
-    if (uses.count(op->result())) return why = "the atomic's old values are used", false;
+    if (auto u = users_.find(op->result()); u != users_.end() && !u->second.empty()) return why = "the atomic's old values are used", false;
     Value* root = rootPointer(op->operand(0));
     if (!root) return why = "the atomic's address does not come from a pointer argument", false;
     walk(f_.body, [&](Op* o) {
