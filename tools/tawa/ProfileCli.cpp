@@ -6,7 +6,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +13,6 @@
 #include "frontend/Frontend.h"
 #include "ir/Diagnostic.h"
 #include "profile/ProfileCommand.h"
-#include "profile/Summary.h"
 #include "tawa/tawa.h"
 #include "transforms/PassOptions.h"
 
