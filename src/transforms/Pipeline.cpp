@@ -49,20 +49,24 @@ Op* overlapPv(Op* loop, std::string& why) {
   Block& body = *loop->region(0);
   Op* yield = body.terminator();
   Op *get = nullptr, *consumed = nullptr, *pv = nullptr, *qk = nullptr;
-  for (auto& op : body.ops()) {
+  for (auto& op : body.ops())
     if (op->kind() == OpKind::ArefGet) get = op.get();
-    if (op->kind() == OpKind::ArefConsumed) consumed = op.get();
-  }
-  if (!get || !consumed) return why = "the loop does not get aref slots", nullptr;
-  if (get->operand(0)->type().shape[0] < 2) return why = "overlapping PV with the next QK^T holds two slots: needs aref depth >= 2", nullptr;
-  // PV: a dot accumulating into a loop-carried value, with B straight from the aref.
+  if (!get) return why = "the loop does not get aref slots", nullptr;
+  // PV: a dot accumulating into a loop-carried value, with B straight from an aref (V's, which it
+  // releases: K has an aref of its own, released after QK^T, or shares V's).
   size_t k = 0;
+  get = nullptr;
   for (auto& op : body.ops()) {
     if (op->kind() != OpKind::Dot || op->numOperands() != 3) continue;
+    Op* from = op->operand(1)->definingOp();
     for (size_t y = 0; y < yield->numOperands(); ++y)
-      if (yield->operand(y) == op->result() && op->operand(1)->definingOp() == get) pv = op.get(), k = y;
+      if (yield->operand(y) == op->result() && from && from->kind() == OpKind::ArefGet) pv = op.get(), k = y, get = from;
   }
   if (!pv) return why = "no MMA accumulates a loaded tile into a loop-carried value", nullptr;
+  for (auto& op : body.ops())
+    if (op->kind() == OpKind::ArefConsumed && op->operand(0) == get->operand(0)) consumed = op.get();
+  if (!consumed) return why = "V's slot is not released in the loop body", nullptr;
+  if (get->operand(0)->type().shape[0] < 2) return why = "overlapping PV with the next QK^T holds two slots: needs aref depth >= 2", nullptr;
   for (auto& op : body.ops())
     if (op->kind() == OpKind::Dot && op.get() != pv) {
       qk = op.get();
@@ -214,7 +218,7 @@ void pipeline(Module& m, const PassOptions& opt) {
           if (Op* nl = overlapPv(op, reason))
             say("@" + f->name + ": consumer loop at " + nl->loc().str() +
                 ": the PV MMA of iteration j-1 now follows the QK^T MMA of iteration j (overlapping its softmax); "
-                "slot j-1 is released after it");
+                "V's slot j-1 is released after it");
           else if (reason != "the loop does not get aref slots")
             say("@" + f->name + ": consumer loop at " + op->loc().str() + ": PV not overlapped: " + reason);
           continue;

@@ -10,7 +10,8 @@
 //     Attention (a loop whose MMAs are QK^T and PV, PV accumulating a loaded V into a carried
 //     accumulator after a rescale): with D >= 2 the PV MMA of iteration j - 1 is moved right after
 //     the QK^T MMA of iteration j, so that it overlaps j's softmax; the loop carries the previous
-//     P and V and a flag, releases slot j - 1 after that MMA, and the last PV runs after the loop.
+//     P and V and a flag, releases V's slot j - 1 after that MMA (the aref of PV's B; K's own aref,
+//     which warp-specialize gives it, is released after QK^T), and the last PV runs after the loop.
 //     The loop gets {pv_overlap = true}; this rewrite keeps results bit for bit.
 //   runs: after warp-specialize, before lower-aref.
 #pragma once

@@ -18,6 +18,7 @@ namespace {
 // consumer's ops, the address arithmetic both compute, and which loop-carried values each carries.
 struct Roles {
   std::vector<Op*> loads;
+  std::vector<std::vector<size_t>> groups;  // the loads (indices) each aref carries: groupLoads
   std::set<Op*> producer, consumerOps, shared;
   std::set<size_t> producerCarried, consumerCarried;
 };
@@ -269,15 +270,54 @@ class Specializer {
         why = "loop-carried value #" + std::to_string(k) + " feeds the loads but is computed from consumer work";
         return false;
       }
+    groupLoads(r, body);
     return true;
   }
 
+  // One aref per independently consumed value: loads that one op reads together (directly or
+  // through a transpose: a GEMM's A and B, read by one wgmma from one slot) share an aref; the
+  // others get one each, so that each is released after its own last use (attention's K after
+  // QK^T, V after PV) and the producer refills it while the other is still read.
+  static void groupLoads(Roles& r, Block& body) {
+    std::map<const Value*, size_t> index;
+    for (size_t k = 0; k < r.loads.size(); ++k) index[r.loads[k]->result()] = k;
+    std::vector<size_t> parent(r.loads.size());
+    for (size_t k = 0; k < parent.size(); ++k) parent[k] = k;
+    auto find = [&](size_t k) {
+      while (parent[k] != k) k = parent[k] = parent[parent[k]];
+      return k;
+    };
+    walk(body, [&](Op* op) {
+      std::vector<size_t> read;
+      for (const Value* v : op->operands) {
+        if (const Op* d = v->definingOp(); d && d->kind() == OpKind::Permute) v = d->operand(0);
+        if (auto it = index.find(v); it != index.end()) read.push_back(it->second);
+      }
+      for (size_t k = 1; k < read.size(); ++k) parent[find(read[k])] = find(read[0]);
+    });
+    std::map<size_t, size_t> groupOf;  // root -> group, numbered in the order of the groups' first loads
+    r.groups.clear();
+    for (size_t k = 0; k < r.loads.size(); ++k) {
+      auto [it, fresh] = groupOf.emplace(find(k), r.groups.size());
+      if (fresh) r.groups.emplace_back();
+      r.groups[it->second].push_back(k);
+    }
+  }
+  // The tile types of each group of `r`'s loads (an aref's payload).
+  static std::vector<std::vector<Type>> groupTypes(const Roles& r) {
+    std::vector<std::vector<Type>> out;
+    for (const auto& g : r.groups) {
+      out.emplace_back();
+      for (size_t k : g) out.back().push_back(r.loads[k]->result()->type());
+    }
+    return out;
+  }
+
   // Later top-level loops whose bodies load tiles of the main loop's types (attention's causal
-  // diagonal stage): the producer streams their tiles too, through the same aref, the index carried
+  // diagonal stage): the producer streams their tiles too, through the same arefs, the index carried
   // on from the previous loop's. The first loop that cannot follows none, and explain says why.
   void findFollows(Op* loop) {
-    std::vector<Type> payload;
-    for (Op* l : main_.loads) payload.push_back(l->result()->type());
+    const std::vector<std::vector<Type>> payload = groupTypes(main_);
     std::vector<Op*> between;  // top-level ops after the main loop, before the candidate
     bool after = false;
     for (auto& op : f_.body.ops()) {
@@ -304,12 +344,11 @@ class Specializer {
     }
   }
 
-  bool analyzeFollow(Follow& fw, const std::vector<Op*>& between, const std::vector<Type>& payload, std::string& why) {
+  bool analyzeFollow(Follow& fw, const std::vector<Op*>& between, const std::vector<std::vector<Type>>& payload, std::string& why) {
     Op* loop = fw.loop;
     if (!analyzeLoop(loop, fw.roles, why)) return false;
-    std::vector<Type> types;
-    for (Op* l : fw.roles.loads) types.push_back(l->result()->type());
-    if (types != payload) return why = "its loads are not tiles of the main loop's types (one aref carries both)", false;
+    if (groupTypes(fw.roles) != payload)
+      return why = "its loads are not tiles of the main loop's types, read together as there (the same arefs carry both)", false;
     // What the producer's copy needs from outside the loop: its bounds, the initial values it
     // carries and the operands of its ops. Ops between the loops must be pure and not use a loop's
     // results; ops before the main loop must be pure (they stay at the top).
@@ -456,13 +495,21 @@ class Specializer {
       a->nameHint = "aref_" + (op->result()->nameHint.empty() ? std::string("pre") : op->result()->nameHint);
       preArefs[op] = a;
     }
-    top.setLoc(loadLoc);
     std::vector<Type> payload;
     for (Op* l : main_.loads) payload.push_back(l->result()->type());
     depth_ = chooseDepth(payload, preloads, loop);
-    Op* create = top.create(OpKind::ArefCreate, {}, {Type::arefOf(depth_, payload)}, {{"consumers", nConsumers}});
-    Value* aref = create->result();
-    aref->nameHint = "aref";
+    // One aref of depth D per group of loads read together (groupLoads).
+    std::vector<Value*> arefs;
+    for (const auto& g : main_.groups) {
+      std::vector<Type> members;
+      for (size_t k : g) members.push_back(main_.loads[k]->result()->type());
+      top.setLoc(main_.loads[g.front()]->loc());
+      Value* a = top.op1(OpKind::ArefCreate, {}, Type::arefOf(depth_, members), {{"consumers", nConsumers}});
+      const std::string& hint = main_.loads[g.front()]->result()->nameHint;
+      a->nameHint = main_.groups.size() == 1 ? "aref" : hint.empty() ? "aref" + std::to_string(arefs.size()) : "aref_" + hint;
+      arefs.push_back(a);
+    }
+    top.setLoc(loadLoc);
 
     // ---- producer
     Op* prod = top.create(OpKind::WgRegion, {}, {},
@@ -480,13 +527,13 @@ class Specializer {
       }
       Wrapper w = wrapOuter(b, map, true);
       Builder& ib = w.inner ? *w.inner : b;
-      Op* nl = producerLoop(ib, loop, main_, aref, map, w.counter ? w.counter : firstCount(b));
+      Op* nl = producerLoop(ib, loop, main_, arefs, map, w.counter ? w.counter : firstCount(b));
       if (w.inner) finishOuter(w, map, nl, /*producer=*/true, loop);
       // Later loops that load the same tiles continue the aref's sequence.
       Value* count = follows_.empty() ? nullptr : nl->result(nl->numResults() - 1);
       for (const Follow& fw : follows_) {
         for (Op* op : fw.slice) cloneOp(b, *op, map);
-        Op* fl = producerLoop(b, fw.loop, fw.roles, aref, map, count);
+        Op* fl = producerLoop(b, fw.loop, fw.roles, arefs, map, count);
         count = fl->result(fl->numResults() - 1);
       }
       b.setLoc(loop->loc());
@@ -528,7 +575,7 @@ class Specializer {
       }
       Wrapper w = wrapOuter(b, map, false);
       Builder& ib = w.inner ? *w.inner : b;
-      Op* nl = consumerLoop(ib, loop, main_, groups[g], aref, payload, map, w.counter ? w.counter : firstCount(b));
+      Op* nl = consumerLoop(ib, loop, main_, groups[g], arefs, map, w.counter ? w.counter : firstCount(b));
       if (w.inner) finishOuter(w, map, nl, /*producer=*/false, loop, groups.size() == 1 ? nullptr : &owned[g], g == 0);
       Value* count = follows_.empty() ? nullptr : nl->result(nl->numResults() - 1);
       auto release = [&](bool afterEpilogue) {
@@ -542,7 +589,7 @@ class Specializer {
       for (Op* op : epilogue) {
         auto fw = std::find_if(follows_.begin(), follows_.end(), [&](const Follow& x) { return x.loop == op; });
         if (fw != follows_.end()) {
-          Op* fl = consumerLoop(b, op, fw->roles, fw->roles.consumerCarried, aref, payload, map, count);
+          Op* fl = consumerLoop(b, op, fw->roles, fw->roles.consumerCarried, arefs, map, count);
           count = fl->result(fl->numResults() - 1);
         } else if (epilogueBelongs(*op, loop, owned[g], groups.size() == 1, g == 0)) {
           cloneOp(b, *op, map);
@@ -571,11 +618,16 @@ class Specializer {
     for (Op* op : epilogue) {
       bool follow = std::any_of(follows_.begin(), follows_.end(), [&](const Follow& fw) { return fw.loop == op; });
       say(follow ? "  producer and consumer: " + at(*op) +
-                       " (a later loop loading the same tiles: the producer streams them through the same aref, the index carrying on)"
+                       " (a later loop loading the same tiles: the producer streams them through the same arefs, the index carrying on)"
                  : "  consumer: " + at(*op) + " (after the loop: the epilogue)");
     }
     if (!followWhy_.empty()) say(followWhy_);
-    say("  aref: " + std::to_string(main_.loads.size()) + " tile(s) per slot cross from producer to consumer");
+    if (arefs.size() == 1) say("  aref: " + std::to_string(main_.loads.size()) + " tile(s) per slot cross from producer to consumer");
+    for (size_t a = 0; arefs.size() > 1 && a < arefs.size(); ++a) {
+      std::string tiles;
+      for (size_t k : main_.groups[a]) tiles += (tiles.empty() ? "" : ", ") + at(*main_.loads[k]);
+      say("  aref %" + arefs[a]->nameHint + ": " + tiles + " (read by other ops than the other arefs' tiles: released after its own last use)");
+    }
 
     // Remove the original loop, epilogue and moved prologue ops (users first).
     for (auto it = epilogue.rbegin(); it != epilogue.rend(); ++it) f_.body.erase(*it);
@@ -976,9 +1028,10 @@ class Specializer {
   // (otherwise the iteration number, and no counter).
   Value* firstCount(Builder& b) { return follows_.empty() ? nullptr : b.constInt(0, Type::scalarOf(Scalar::I32)); }
 
-  // The producer's copy of a loop: its control, the loads and their address slice, and the put of
-  // the loaded tiles at the aref index: the iteration number, or `counter` carried through it.
-  Op* producerLoop(Builder& b, Op* loop, const Roles& r, Value* aref, ValueMap& map, Value* counter) {
+  // The producer's copy of a loop: its control, the loads and their address slice, and a put of
+  // each group's tiles into its aref at the aref index: the iteration number, or `counter` carried
+  // through it.
+  Op* producerLoop(Builder& b, Op* loop, const Roles& r, const std::vector<Value*>& arefs, ValueMap& map, Value* counter) {
     Block& body = *loop->region(0);
     Op* yield = body.terminator();
     std::vector<size_t> carried(r.producerCarried.begin(), r.producerCarried.end());
@@ -987,9 +1040,13 @@ class Specializer {
     for (auto& op : body.ops())
       if (r.producer.count(op.get())) cloneOp(lb, *op, map);
     Value* i = counter ? nl->region(0)->args().back().get() : iterationIndex(lb, nl->region(0)->arg(0), loop, map);
-    std::vector<Value*> putOps{aref, i};
-    for (Op* l : r.loads) putOps.push_back(map.at(l->result()));
-    lb.create(OpKind::ArefPut, putOps, {});
+    for (size_t g = 0; g < r.groups.size(); ++g) {
+      std::vector<Value*> putOps{arefs[g], i};
+      for (size_t k : r.groups[g]) putOps.push_back(map.at(r.loads[k]->result()));
+      lb.setLoc(r.loads[r.groups[g].front()]->loc());
+      lb.create(OpKind::ArefPut, putOps, {});
+    }
+    lb.setLoc(r.loads.front()->loc());
     std::vector<Value*> ys;
     for (size_t k : carried) ys.push_back(mapped(map, yield->operand(k)));
     if (counter) ys.push_back(lb.op1(OpKind::Add, {i, lb.constInt(1, i->type())}, i->type()));
@@ -999,31 +1056,60 @@ class Specializer {
   }
 
   // A consumer's copy of a loop carrying `group` (all of the consumer's carried values, or one
-  // cooperative half's): it gets the slot at the aref index, runs its ops on the tiles, and
-  // releases the slot after their last use. The loop's results map to the copy's.
-  Op* consumerLoop(Builder& b, Op* loop, const Roles& r, const std::set<size_t>& group, Value* aref,
-                   const std::vector<Type>& payload, ValueMap& map, Value* counter) {
+  // cooperative half's): it runs its ops on the tiles, getting each aref's slot at the aref index
+  // right before the first op that reads it and releasing it right after the last (an aref that
+  // none of its ops reads: at the end of the body). The loop's results map to the copy's.
+  Op* consumerLoop(Builder& b, Op* loop, const Roles& r, const std::set<size_t>& group, const std::vector<Value*>& arefs,
+                   ValueMap& map, Value* counter) {
     Block& body = *loop->region(0);
     Op* yield = body.terminator();
     std::vector<size_t> carried(group.begin(), group.end());
     Op* nl = makeLoop(b, loop, carried, map, counter);
     Builder lb(nl->region(0), r.loads.front()->loc());
     Value* i = counter ? nl->region(0)->args().back().get() : iterationIndex(lb, nl->region(0)->arg(0), loop, map);
-    Op* get = lb.create(OpKind::ArefGet, {aref, i}, payload);
-    for (size_t k = 0; k < r.loads.size(); ++k) {
-      get->result(k)->nameHint = r.loads[k]->result()->nameHint;
-      map[r.loads[k]->result()] = get->result(k);
-    }
     std::set<const Op*> mine = groupOps(body, group);
-    Location lastUse = r.loads.front()->loc();  // the release sits after the payload's last use, and is located there
+    std::vector<Op*> ops;
     for (auto& op : body.ops())
-      if ((r.consumerOps.count(op.get()) || r.shared.count(op.get())) && mine.count(op.get())) {
-        for (Value* v : op->operands)
-          if (v->definingOp() && v->definingOp()->kind() == OpKind::DescLoad) lastUse = op->loc();
-        cloneOp(lb, *op, map);
+      if ((r.consumerOps.count(op.get()) || r.shared.count(op.get())) && mine.count(op.get())) ops.push_back(op.get());
+    // Which group each op (with what it nests) reads; an aref's first and last reader.
+    std::map<const Value*, size_t> groupOf;
+    for (size_t g = 0; g < r.groups.size(); ++g)
+      for (size_t k : r.groups[g]) groupOf[r.loads[k]->result()] = g;
+    const size_t none = ops.size();
+    std::vector<size_t> first(r.groups.size(), none), last(r.groups.size(), none);
+    for (size_t n = 0; n < ops.size(); ++n)
+      walk(*ops[n], [&](const Op* o) {
+        for (const Value* v : o->operands)
+          if (auto it = groupOf.find(v); it != groupOf.end()) {
+            if (first[it->second] == none) first[it->second] = n;
+            last[it->second] = n;
+            if (o->kind() == OpKind::Permute) groupOf[o->result()] = it->second;  // a transpose reads the slot where it is used
+          }
+      });
+    auto get = [&](size_t g) {
+      lb.setLoc(r.loads[r.groups[g].front()]->loc());
+      std::vector<Type> payload;
+      for (size_t k : r.groups[g]) payload.push_back(r.loads[k]->result()->type());
+      Op* got = lb.create(OpKind::ArefGet, {arefs[g], i}, payload);
+      for (size_t m = 0; m < r.groups[g].size(); ++m) {
+        const Value* load = r.loads[r.groups[g][m]]->result();
+        got->result(m)->nameHint = load->nameHint;
+        map[load] = got->result(m);
       }
-    lb.setLoc(lastUse);
-    lb.create(OpKind::ArefConsumed, {aref, i}, {});
+    };
+    auto consumed = [&](size_t g, const Location& at_) {
+      lb.setLoc(at_);  // located at the payload's last use
+      lb.create(OpKind::ArefConsumed, {arefs[g], i}, {});
+    };
+    for (size_t n = 0; n < ops.size(); ++n) {
+      for (size_t g = 0; g < r.groups.size(); ++g)
+        if (first[g] == n) get(g);
+      cloneOp(lb, *ops[n], map);
+      for (size_t g = 0; g < r.groups.size(); ++g)
+        if (last[g] == n) consumed(g, ops[n]->loc());
+    }
+    for (size_t g = 0; g < r.groups.size(); ++g)
+      if (first[g] == none) get(g), consumed(g, r.loads[r.groups[g].front()]->loc());
     std::vector<Value*> ys;
     for (size_t k : carried) ys.push_back(mapped(map, yield->operand(k)));
     if (counter) ys.push_back(lb.op1(OpKind::Add, {i, lb.constInt(1, i->type())}, i->type()));

@@ -6,16 +6,19 @@
 //   guarantees: the function body becomes [pure prologue] aref.create(s), a wg.region {role =
 //     "producer"} and a wg.region {role = "consumer"}, then tile.return. The producer runs a copy of
 //     the loop control and of the address arithmetic its loads need (loop-carried addresses too),
-//     and puts one iteration's loaded tiles into the aref at iteration index (k - lb) / step. The
-//     consumer runs the rest of the loop on the tiles it gets, releases the slot at the end of the
-//     iteration, and then the epilogue. A block load before the loop whose operands are arguments
+//     and puts one iteration's loaded tiles into the arefs at iteration index (k - lb) / step: one
+//     aref per group of loads that some op reads together (a GEMM's A and B, read by one MMA, share
+//     one; attention's K and V, read by different MMAs, get one each), in the order of their loads.
+//     The consumer runs the rest of the loop on the tiles it gets, getting each aref's slot right
+//     before the first op that reads it (directly or through a transpose) and releasing it right
+//     after the last, and then the epilogue. A block load before the loop whose operands are arguments
 //     or pure top-level values (attention's Q) is issued once by the producer, before its loop, and
 //     handed over through an aref of its own of depth 1, index 0: the consumer gets it where the
 //     load stood and releases it after its last use. Other side effects before the loop, loads in
 //     a persistent kernel's tile loop and everything after the loop (stores) go to the consumer,
 //     except later top-level loops that load tiles of the main loop's types (attention's causal
 //     diagonal stage; not in persistent or GEMM-cooperative kernels): the producer streams their
-//     tiles through the same aref, every loop then numbering its slots with one counter carried
+//     tiles through the same arefs (their loads grouped alike), every loop then numbering its slots with one counter carried
 //     from loop to loop (the producer also copies the pure ops between the loops that it needs).
 //     Every op keeps the location of the op it came from. A function without a suitable loop is
 //     left unchanged, and `explain` says why.

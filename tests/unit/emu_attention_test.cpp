@@ -136,10 +136,13 @@ void expectCorrect(const Attn& a, bool pingPong = true) {
   // intra-warpgroup overlap); its slot is released once it completes.
   EXPECT_NE(er.source.find("tawa::wgmma_wait_group<1>();"), std::string::npos);
   // The producer loads Q once into the ring of its own depth-1 aref (aref 0; with two cooperative
-  // consumers, one aref per half: 0 and 1), K and V stream through the next: the consumer has no
-  // buffer of its own for Q.
-  const std::string kv = std::to_string(a.consumers);
-  EXPECT_NE(er.source.find("tawa::mbarrier_arrive(&empty" + kv + "[release"), std::string::npos);
+  // consumers, one aref per half: 0 and 1), K and V stream through the next two, one each: K's slot
+  // goes back as soon as QK^T has completed, V's once the PV MMA that reads it has. The consumer
+  // has no buffer of its own for Q.
+  const std::string k = std::to_string(a.consumers), v = std::to_string(a.consumers + 1);
+  EXPECT_NE(er.source.find("tawa::mbarrier_arrive(&empty" + k + "[slot"), std::string::npos);
+  EXPECT_NE(er.source.find("tawa::mbarrier_arrive(&empty" + v + "[release"), std::string::npos);
+  EXPECT_EQ(er.source.find("tawa::mbarrier_arrive(&empty" + k + "[release"), std::string::npos);
   for (int h = 0; h < a.consumers; ++h)
     EXPECT_NE(er.source.find("(ring" + std::to_string(h) + "_0 + slot"), std::string::npos) << h;
   EXPECT_EQ(er.source.find("q_buf"), std::string::npos);

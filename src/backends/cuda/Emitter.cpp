@@ -1036,7 +1036,8 @@ class Emitter {
     const Op& prod = *regions_[0];
     const Op& cons = *regions_[1];
     std::string consumers = regions_.size() == 2 ? "warp group 1: consumer" : "warp groups 1-" + std::to_string(regions_.size() - 1) + ": cooperative consumers";
-    int64_t depth = ringOrder_.empty() ? 0 : rings_.at(ringOrder_.front()).depth;
+    int64_t depth = 0;  // the streamed rings' (a tile loaded once has a ring of one slot)
+    for (const auto& r : ringOrder_) depth = std::max(depth, rings_.at(r).depth);
     int64_t p = -1;
     walk(*cons.region(0), [&](const Op* op) {
       if (op->kind() == OpKind::For && op->hasAttr("mma_depth") && p < 0) p = op->intAttr("mma_depth");
