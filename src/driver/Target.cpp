@@ -1,5 +1,7 @@
 #include "driver/Target.h"
 
+#include <cstdlib>
+
 #include <cstdio>
 #include <fstream>
 #include <utility>
@@ -106,13 +108,20 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
     const std::string name = lk.kernel->name;
     std::string why;
     std::optional<UserError> wsError;
-    try {
-      lk = driver::specialize(std::move(lk), ws, "nv");  // its pipeline starts with canonicalize again (a no-op now)
-      return emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
-    } catch (const UserError& e) {
-      if (asLoaded.empty()) throw;
-      wsError = e;
-      why = "the warp-specialized path stopped at " + e.loc.str() + ": " + e.what();
+    // TAWA_SIMT=1: the SIMT kernel even where the warp-specialized path takes the kernel (for tests of
+    // the SIMT path, and to tell a fault of the warp-specialized path from the kernel's own).
+    const char* forced = std::getenv("TAWA_SIMT");
+    if (forced && std::string(forced) == "1" && !asLoaded.empty()) {
+      why = "TAWA_SIMT=1 is set";
+    } else {
+      try {
+        lk = driver::specialize(std::move(lk), ws, "nv");  // its pipeline starts with canonicalize again (a no-op now)
+        return emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
+      } catch (const UserError& e) {
+        if (asLoaded.empty()) throw;
+        wsError = e;
+        why = "the warp-specialized path stopped at " + e.loc.str() + ": " + e.what();
+      }
     }
     lk.module = ir::parseModule(asLoaded, "<tawa ir>");
     lk.kernel = lk.module->lookup(name);

@@ -2,6 +2,7 @@
 
 #include <ostream>
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <map>
 #include <set>
@@ -42,7 +43,9 @@ class Specializer {
     std::string why, chose;
     const int consumers = consumerGroupsFor(f_, opt_, &chose);
     if (opt_.consumers == 0) say("@" + f_.name + ": " + std::to_string(consumers) + " consumer warp group(s): " + chose);
-    if (consumers == 2) {
+    if (consumers == 2 && guarded()) {
+      say("@" + f_.name + ": one consumer warp group instead of two: the loop is under a tile.if (cooperative consumers are not made there yet)");
+    } else if (consumers == 2) {
       // Two cooperative consumers each run the epilogue on their half; a scalar atomic runs once, in
       // the first, so its old value cannot reach the second.
       if (const Op* a = atomicWithOldValue(f_))
@@ -190,6 +193,23 @@ class Specializer {
         say("@" + f_.name + ": already warp-specialized");
         return nullptr;
       }
+      // A guard: the loop under a top-level tile.if without results or else branch (`if t < tiles:`,
+      // a grouped GEMM's test that the program has a tile of its problem).
+      if (op->kind() == OpKind::If && !op->regions().empty())
+        for (auto& inner : op->region(0)->ops())
+          if (inner->kind() == OpKind::For)
+            for (auto& in2 : inner->region(0)->ops())
+              if (in2->kind() == OpKind::DescLoad) {
+                if (op->numResults() > 0 || (op->regions().size() > 1 && op->region(1)->ops().size() > 1)) {
+                  say("@" + f_.name + ": not specialized: the loop at " + inner->loc().str() + " is under the tile.if at " +
+                      op->loc().str() + ", which " + (op->numResults() ? "yields values" : "has an else branch") +
+                      " (only a guard around the loop and its epilogue is taken)");
+                  return nullptr;
+                }
+                outer_ = op.get();
+                inner_ = inner.get();
+                return inner.get();
+              }
       if (op->kind() != OpKind::For) continue;
       // A persistent kernel: a tile loop around the loop that loads (loads in the tile loop's own
       // body, such as attention's Q, stay with the consumer).
@@ -204,7 +224,7 @@ class Specializer {
       for (auto& inner : op->region(0)->ops())
         if (inner->kind() == OpKind::DescLoad) return op.get();
     }
-    say("@" + f_.name + ": not specialized: no tile.for (at the top level, or inside a top-level tile loop) loads blocks "
+    say("@" + f_.name + ": not specialized: no tile.for (at the top level, inside a top-level tile loop or under a top-level tile.if) loads blocks "
         "(tile.desc_load) in its body; pointer loads need the block-access analysis first");
     return nullptr;
   }
@@ -397,6 +417,7 @@ class Specializer {
 
   // The main loop's roles, then what a persistent kernel's tile loop and the ops after the loop need.
   bool analyze(Op* loop, std::string& why) {
+    findSharedReads(loop);
     if (!prologueSplits(outer_ ? outer_ : loop, why)) return false;
     if (!analyzeLoop(loop, main_, why)) return false;
     if (outer_ && !analyzeOuter(loop, why)) return false;
@@ -410,7 +431,7 @@ class Specializer {
     std::set<const Value*> moved;
     for (auto& op : f_.body.ops()) {
       if (op.get() == topLoop) break;
-      if (!isPure(op->kind())) {
+      if (!pureOrRead(*op)) {
         for (auto& r : op->results()) moved.insert(r.get());
         continue;
       }
@@ -421,11 +442,35 @@ class Specializer {
       });
       if (!used) continue;
       why = at(*op) + ", before the loop, uses the result of " + at(*used->definingOp()) +
-            ", which has side effects or is a loop: the producer could not see it";
+            ", which has side effects (or comes after one) or is a loop: the producer could not see it";
       return false;
     }
     return true;
   }
+
+  // Scalar loads that come before the kernel's first write (and before the main loop `loop`), in
+  // program order: a problem's sizes, a pointer read from an array of pointers. Every role may read
+  // them again and sees what the kernel as written saw (within a program, the producer's reads come
+  // before anything the consumer writes), so they count as pure where the prologue is split and in
+  // the producer's slices; a read after a store, an atomic or a region that may write stays one.
+  void findSharedReads(const Op* loop) {
+    bool stop = false;
+    std::function<void(Block&)> scan = [&](Block& blk) {
+      for (auto& op : blk.ops()) {
+        if (stop || op.get() == loop) return void(stop = true);
+        if (op->kind() == OpKind::Load && op->numResults() == 1 && op->result()->type().isScalar()) {
+          sharedReads_.insert(op.get());
+          continue;
+        }
+        if (op->kind() == OpKind::If && op.get() == outer_) return scan(*op->region(0));  // the guard: into its branch
+        if ((isPure(op->kind()) && op->regions().empty()) || op->kind() == OpKind::Load || op->kind() == OpKind::DescLoad) continue;
+        return void(stop = true);
+      }
+    };
+    scan(f_.body);
+  }
+  bool pureOrRead(const Op& op) const { return isPure(op.kind()) || sharedReads_.count(&op); }
+  bool guarded() const { return outer_ && outer_->kind() == OpKind::If; }
 
   // Persistent kernels: what the producer needs from the tile loop's body (the backward slice of the
   // inner loop's bounds and of its loads' operands); the consumer runs all of it.
@@ -444,8 +489,8 @@ class Specializer {
       }
       Op* d = v->definingOp();
       if (!d || d->parent != &ob || !producerOuter_.insert(d).second) continue;
-      if (!isPure(d->kind())) {
-        why = "the producer needs " + at(*d) + ", which has side effects";
+      if (!pureOrRead(*d)) {
+        why = "the producer needs " + at(*d) + ", which has side effects (or comes after one)";
         return false;
       }
       for (Value* w : d->operands) need.push_back(w);
@@ -476,7 +521,7 @@ class Specializer {
       }
       if (op->kind() == OpKind::Return) continue;
       if (after) epilogue.push_back(op.get());
-      else if (!isPure(op->kind())) prologueImpure.push_back(op.get());
+      else if (!pureOrRead(*op)) prologueImpure.push_back(op.get());
     }
     Builder top(&f_.body, loadLoc);
     top.setInsertionPointBefore(topLoop);
@@ -1151,6 +1196,18 @@ class Specializer {
     Wrapper w;
     if (!outer_) return w;
     Block& ob = *outer_->region(0);
+    if (guarded()) {
+      // A guard: each role tests it, and runs the branch's ops before the loop (the producer, the
+      // slice its loads need) and its copy of the loop under it; the aref index is the iteration number.
+      w.outer = b.create(OpKind::If, {mapped(map, outer_->operand(0))}, {}, outer_->attrs);
+      w.outer->setLoc(outer_->loc());
+      w.inner = std::make_unique<Builder>(w.outer->addRegion(), outer_->loc());
+      for (auto& op : ob.ops()) {
+        if (op.get() == inner_) break;
+        if (!producer || producerOuter_.count(op.get())) cloneOp(*w.inner, *op, map);
+      }
+      return w;
+    }
     Value* zero = b.constInt(0, Type::scalarOf(Scalar::I32));
     std::vector<Value*> ops{mapped(map, outer_->operand(0)), mapped(map, outer_->operand(1)), mapped(map, outer_->operand(2))};
     std::vector<Type> types;
@@ -1190,9 +1247,10 @@ class Specializer {
     }
     std::vector<Value*> ys;
     for (size_t k : w.carried) ys.push_back(mapped(map, ob.terminator()->operand(k)));
-    ys.push_back(innerCopy->result(innerCopy->numResults() - 1));
+    if (!guarded()) ys.push_back(innerCopy->result(innerCopy->numResults() - 1));
     w.inner->setLoc(ob.terminator()->loc());
     w.inner->create(OpKind::Yield, ys, {});
+    if (guarded()) Builder(w.outer->addRegion(), outer_->loc()).create(OpKind::Yield, {}, {});
     for (size_t n = 0; n < w.carried.size(); ++n) map[outer_->result(w.carried[n])] = w.outer->result(n);
   }
 
@@ -1206,6 +1264,7 @@ class Specializer {
   Op* outer_ = nullptr;                 // the tile loop of a persistent kernel
   Op* inner_ = nullptr;                 // and the loop inside it that loads
   std::set<Op*> producerOuter_;         // what the producer needs from the tile loop's body
+  std::set<const Op*> sharedReads_;     // scalar loads every role may repeat (findSharedReads)
 };
 
 }  // namespace

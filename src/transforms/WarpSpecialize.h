@@ -1,8 +1,12 @@
 // warp-specialize: splits a kernel's main loop into a producer warp group that issues the block
 // loads and consumer warp groups that compute, joined by an asynchronous reference (aref).
 //   requires: verified, canonicalized tile IR. The main loop is the first top-level tile.for whose
-//     body holds tile.desc_load ops (block accesses); their operands may depend on the induction
-//     variable and on pure address arithmetic, including values carried by the loop.
+//     body holds tile.desc_load ops (block accesses), or such a loop in a top-level tile loop, or
+//     under a top-level guard (a tile.if without results or else branch: each role tests it and
+//     runs its part of the branch under it); the loads' operands may depend on the induction
+//     variable and on pure address arithmetic, including values carried by the loop. Scalar loads
+//     before the kernel's first write (in program order, up to the main loop) count as pure: both
+//     roles may read them again (a problem's sizes, an address from an array of pointers).
 //   guarantees: the function body becomes [pure prologue] aref.create(s), a wg.region {role =
 //     "producer"} and a wg.region {role = "consumer"}, then tile.return. The producer runs a copy of
 //     the loop control and of the address arithmetic its loads need (loop-carried addresses too),
@@ -25,7 +29,7 @@
 //   options: depth == 0 chooses D: the spec's num_stages hint (a function attribute), lowered until
 //     the rings, the tiles loaded once and the epilogue's stored tiles fit sm_90a's 227 KB of shared
 //     memory, else 2; `explain` says which.
-//     consumers == 0 chooses 1 or 2 by consumerGroupsFor (below); consumers == 2 first splits a GEMM-like main loop into two row halves (each with its
+//     consumers == 0 chooses 1 or 2 by consumerGroupsFor (below); consumers == 2 (not under a guard: one consumer there) first splits a GEMM-like main loop into two row halves (each with its
 //     own A load, accumulator and store; in a persistent kernel, inside the tile loop), one per
 //     consumer. A's row offset may be written inside the loop when it does not depend on it (pure
 //     scalar ops, no division by a non-constant): it is computed once before the loop. The store's

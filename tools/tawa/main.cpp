@@ -529,7 +529,9 @@ Examples:
 
 Tensor maps TMA cannot take (a row stride or base not 16-byte aligned, a column stride other than 1)
 become tile maps, copied by threads; with the spec's values that is decided here, else at each launch.
-TAWA_NO_TMA=1 makes every map a tile map (for tests, and to tell a TMA fault from the kernel's own).
+TAWA_NO_TMA=1 makes every map a tile map (for tests, and to tell a TMA fault from the kernel's own);
+TAWA_SIMT=1 emits the SIMT kernel even where warp specialization succeeds (for tests of that path, and
+to tell a fault of the warp-specialized path from the kernel's own; a warning says so).
 )");
 
   Common checkCommon;

@@ -338,6 +338,11 @@ class Emitter {
   }
 
   void collect() {
+    // Scalar reads: their pointers are emitted as C pointers.
+    walk(f_.body, [&](const Op* op) {
+      if (op->kind() == OpKind::Load && op->numResults() == 1 && op->result()->type().isScalar() && !passPointer(op->operand(0)))
+        unsupported(*op, "a scalar load's pointer must be a kernel argument, or an address read in the kernel, moved by scalar offsets");
+    });
     for (const auto& up : f_.body.ops()) {
       const Op& op = *up;
       switch (op.kind()) {
@@ -950,14 +955,20 @@ class Emitter {
     if (!passPointer(op.operand(0)))
       unsupported(op, "a scalar store's or atomic's pointer must be a kernel argument moved by scalar offsets");
   }
-  // A pointer that is a kernel argument moved by scalar offsets: the argument is passed to the kernel
-  // and the chain of addptrs emitted as C pointers (scalarPtrs_). False, recording nothing, otherwise.
+  // A pointer that is a kernel argument, or an address read in the kernel (an int64 made a pointer:
+  // an array of pointers' element), moved by scalar offsets: the argument is passed to the kernel and
+  // the chain of addptrs (and the cast) emitted as C pointers (scalarPtrs_). False, recording
+  // nothing, otherwise.
   bool passPointer(const Value* p) {
     std::vector<const Value*> chain;
     for (;; p = p->definingOp()->operand(0)) {
       chain.push_back(p);
       const Op* d = p->definingOp();
       if (!d) break;
+      if (d->kind() == OpKind::Bitcast && d->operand(0)->type().isScalar() && d->operand(0)->type().elemIsInt()) {
+        scalarPtrs_.insert(chain.begin(), chain.end());
+        return true;
+      }
       if (d->kind() != OpKind::AddPtr || !d->operand(0)->type().isPtr() || !d->operand(1)->type().isScalar()) return false;
     }
     if (!kernelArg(p)) return false;
@@ -1142,6 +1153,10 @@ class Emitter {
           // rejected where it is used.
           if (!op.result()->type().isPtr()) emitTileOp(op);
           else emitOp(op);
+          break;
+        case OpKind::Bitcast:
+          if (op.result()->type().isPtr()) emitOp(op);  // an address read in the kernel
+          else emitScalar(op);
           break;
         default:
           if (op.numResults() == 1 && op.result()->type().isTile()) {
@@ -1365,6 +1380,12 @@ class Emitter {
         needScalar(op, op.operand(0)->type());
         e = "static_cast<" + cScalarType(t.scalar) + ">(" + ex(op.operand(0)) + ")";
         break;
+      case OpKind::Load:
+        // A scalar read (a problem's size, an address in an array of pointers): each thread reads it.
+        if (op.numOperands() != 1) unsupported(op, "a masked scalar load is not emitted in warp-specialized kernels");
+        needScalar(op, t);
+        e = "*" + ex(op.operand(0));
+        break;
       case OpKind::Bitcast:
         if (t.isPtrLike()) unsupported(op, "pointer casts are not emitted in warp-specialized kernels");
         needScalar(op, t);
@@ -1409,6 +1430,15 @@ class Emitter {
         break;
       case OpKind::Atomic:
         if (op.operand(0)->type().isPtr()) return emitScalarAtomic(op);
+        break;
+      case OpKind::Bitcast:
+        if (op.result()->type().isPtr() && op.operand(0)->type().isScalar()) {
+          if (!scalarPtrs_.count(op.result())) return;  // an address nothing here reads through
+          at(op);
+          const std::string pt = ptrType(op.result()->type().scalar);
+          line(pt + "* const " + nameFor(op.result()) + " = reinterpret_cast<" + pt + "*>(" + ex(op.operand(0)) + ");");
+          return;
+        }
         break;
       case OpKind::Store:
         if (op.operand(0)->type().isPtr()) {
