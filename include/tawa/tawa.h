@@ -86,6 +86,9 @@ struct Options {
   // setmaxnreg budgets; 0: chosen (producer 40 beside one consumer, 32 beside two; consumers 256 for one, 240 for two)
   int producerRegs = 0, consumerRegs = 0;
   bool pingPong = true;     // two consumers take turns issuing their MMAs
+  // Launch programs in their order as written; false lets the passes launch those whose work grows
+  // with program_id(0) longest first (causal attention; transforms/ProgramOrder.h)
+  bool keepProgramOrder = false;
   bool profile = false;     // instrument the CUDA kernel (tawa's scopes recorded with clock64)
   int profileCapacity = 256;  // with profile: events per warp group
   int profileEvents = 4096;   // profile() on exec: events each block's recorder keeps (lost ones are counted)

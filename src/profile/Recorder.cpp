@@ -283,10 +283,14 @@ void Recorder::finish() {
       continue;
     }
     double d = p->finish();
-    double& c = smClock[static_cast<size_t>(p->trace.sm)];
-    p->trace.offset = c;
-    c += d;
-    kernelCycles_ = std::max(kernelCycles_, c);
+    // The GPU hands blocks out in index order, each to an SM that has room: here the SM that frees
+    // first (the lowest-numbered among equals), one program per SM at a time.
+    auto sm = std::min_element(smClock.begin(), smClock.end());
+    p->trace.sm = static_cast<int>(sm - smClock.begin());
+    for (Event& e : p->trace.events) e.sm = p->trace.sm;
+    p->trace.offset = *sm;
+    *sm += d;
+    kernelCycles_ = std::max(kernelCycles_, *sm);
   }
 }
 

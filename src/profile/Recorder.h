@@ -9,7 +9,8 @@
 //     retires.
 // Ops are classified into the scopes of Events.h; consecutive ops of one scope, iteration and slot
 // merge into one event. Blocks start at 0 on their own axis; finish() places them on their SMs
-// (program p on SM p % 132, an SM's programs back to back in program order).
+// (programs handed out in program order, each to the SM that frees first: the lowest-numbered among
+// equals; an SM's programs back to back).
 //
 // Threads: program(...) may be called concurrently; one ProgramRecorder is used by one program's
 // warp groups, which the executor's scheduler runs one at a time.

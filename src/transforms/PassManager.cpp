@@ -8,6 +8,7 @@
 #include "transforms/Canonicalize.h"
 #include "transforms/LowerAref.h"
 #include "transforms/OneShotLoop.h"
+#include "transforms/ProgramOrder.h"
 #include "transforms/Pipeline.h"
 #include "transforms/SplitConsumers.h"
 #include "transforms/WarpSpecialize.h"
@@ -22,6 +23,8 @@ const std::vector<PassInfo>& registeredPasses() {
        [](ir::Module& m, const PassOptions& o) { blockAccess(m, o); }},
       {"one-shot-loop", "wrap a tl.dot of block loads made once per program in a loop of one trip, for warp-specialize",
        [](ir::Module& m, const PassOptions& o) { oneShotLoop(m, o); }},
+      {"program-order", "launch programs whose loop grows with program_id(0) longest first (causal attention)",
+       [](ir::Module& m, const PassOptions& o) { programOrder(m, o); }},
       {"warp-specialize", "split the main loop into a TMA producer and consumer warp groups joined by arefs",
        [](ir::Module& m, const PassOptions& o) { warpSpecialize(m, o); }},
       {"pipeline", "choose the MMA depth: async MMAs left in flight before a slot is released",

@@ -16,6 +16,7 @@ struct PassOptions {
   int groupM = 0;          // persistent tile order: > 0 groups this many rows of tiles (0: row-major)
   int producerRegs = 0;    // setmaxnreg budgets (a multiple of 8 in 24..256); 0: chosen by
   int consumerRegs = 0;    // producerRegsFor and consumerRegsFor (below)
+  bool keepProgramOrder = false;  // program-order: launch programs in their order as written (ProgramOrder.h)
   std::string fault;       // lower-aref: break the lowering on purpose (see LowerAref.h)
   std::ostream* explain = nullptr;  // where passes say what they decided and why
 };

@@ -179,6 +179,9 @@ void addWsFlags(CLI::App* c, WsFlags& w) {
                 "for two)")
       ->default_str("auto")
       ->transform(CLI::Validator(regsOrAuto, "auto|24..256, multiple of 8"));
+  c->add_flag("--keep-program-order", w.opt.keepProgramOrder,
+              "launch programs in their order as written (by default a kernel whose loop runs longer for a larger "
+              "program_id(0), as causal attention's, launches its programs longest first)");
   c->add_flag("--explain", w.explain,
               "say which role each op went to and why, and what could not be done (and, from the front end, which of a "
               "name's module-level bindings was taken)")
@@ -190,6 +193,7 @@ tawa::Options kernelOptions(const WsFlags& w) {
   tawa::Options ko;
   ko.depth = w.opt.depth, ko.mmaDepth = w.opt.mmaDepth, ko.consumers = w.opt.consumers, ko.persistent = w.opt.persistent;
   ko.groupM = w.opt.groupM, ko.producerRegs = w.opt.producerRegs, ko.consumerRegs = w.opt.consumerRegs;
+  ko.keepProgramOrder = w.opt.keepProgramOrder;
   ko.pingPong = !w.noPingPong, ko.profile = w.profile, ko.profileCapacity = w.profileCapacity;
   if (w.explain) ko.explain = &std::cerr;
   return ko;

@@ -43,22 +43,25 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
   tawa::syncthreads();
 #line 55 "examples/attention.py"
   const int32_t start_m = tawa::block_idx_x();
+  const int32_t v0 = tawa::grid_dim_x();
+  const int32_t v1 = v0 - 1;
+  const int32_t start_m_reversed = v1 - start_m;
 #line 56 "examples/attention.py"
   const int32_t off_hz = tawa::block_idx_y();
 #line 57 "examples/attention.py"
-  const int32_t v0 = Z * H;
-  const int32_t rows = v0 * 256;
+  const int32_t v2 = Z * H;
+  const int32_t rows = v2 * 256;
 #line 66 "examples/attention.py"
   const int32_t kv_row0 = off_hz * 256;
 #line 67 "examples/attention.py"
-  const int32_t v1 = start_m * 64;
-  const int32_t q_row = kv_row0 + v1;
+  const int32_t v3 = start_m_reversed * 64;
+  const int32_t q_row = kv_row0 + v3;
 #line 68 "examples/attention.py"
-  const int32_t v2 = start_m * 64;
+  const int32_t v4 = start_m_reversed * 64;
 #line 73 "examples/attention.py"
   const float qk_scale = sm_scale * 1.44269504f;
 #line 19 "examples/attention.py"
-  const int32_t hi = start_m * 64;
+  const int32_t hi = start_m_reversed * 64;
   const int wg = tawa::warpgroup_idx();
 #line 25 "examples/attention.py"
   if (wg == 0) {  // producer
@@ -66,9 +69,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
     if (tawa::warp_idx_in_warpgroup() == 0 && tawa::elect_one_sync()) {
 #line 74 "examples/attention.py"
       const int32_t slot = 0 % 1;
-      const int32_t v3 = 0 / 1;
-      const int32_t v4 = v3 & 1;
-      const int32_t phase = v4 ^ 1;
+      const int32_t v5 = 0 / 1;
+      const int32_t v6 = v5 & 1;
+      const int32_t phase = v6 ^ 1;
       tawa::mbarrier_wait_parity(&empty0[slot], static_cast<uint32_t>(phase));
       tawa::mbarrier_arrive_expect_tx(&full0[slot], 8192);
       tawa::cp_async_bulk_tensor_2d_global_to_shared(ring0_0 + slot * 8192, &q_desc, 0, q_row, &full0[slot]);
@@ -76,62 +79,62 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       int32_t count = 0;
       for (int32_t start_n = 0; start_n < hi; start_n += 64) {
 #line 27 "examples/attention.py"
-        const int32_t v5 = kv_row0 + start_n;
+        const int32_t v7 = kv_row0 + start_n;
 #line 42 "examples/attention.py"
-        const int32_t v6 = kv_row0 + start_n;
+        const int32_t v8 = kv_row0 + start_n;
 #line 27 "examples/attention.py"
         const int32_t slot_1 = count % 2;
-        const int32_t v7 = count / 2;
-        const int32_t v8 = v7 & 1;
-        const int32_t phase_1 = v8 ^ 1;
-        tawa::mbarrier_wait_parity(&empty1[slot_1], static_cast<uint32_t>(phase_1));
-        tawa::mbarrier_arrive_expect_tx(&full1[slot_1], 8192);
-        tawa::cp_async_bulk_tensor_2d_global_to_shared(ring1_0 + slot_1 * 8192, &k_desc, 0, v5, &full1[slot_1]);
-#line 42 "examples/attention.py"
-        const int32_t slot_2 = count % 2;
         const int32_t v9 = count / 2;
         const int32_t v10 = v9 & 1;
-        const int32_t phase_2 = v10 ^ 1;
+        const int32_t phase_1 = v10 ^ 1;
+        tawa::mbarrier_wait_parity(&empty1[slot_1], static_cast<uint32_t>(phase_1));
+        tawa::mbarrier_arrive_expect_tx(&full1[slot_1], 8192);
+        tawa::cp_async_bulk_tensor_2d_global_to_shared(ring1_0 + slot_1 * 8192, &k_desc, 0, v7, &full1[slot_1]);
+#line 42 "examples/attention.py"
+        const int32_t slot_2 = count % 2;
+        const int32_t v11 = count / 2;
+        const int32_t v12 = v11 & 1;
+        const int32_t phase_2 = v12 ^ 1;
         tawa::mbarrier_wait_parity(&empty2[slot_2], static_cast<uint32_t>(phase_2));
         tawa::mbarrier_arrive_expect_tx(&full2[slot_2], 8192);
-        tawa::cp_async_bulk_tensor_2d_global_to_shared(ring2_0 + slot_2 * 8192, &v_desc, 0, v6, &full2[slot_2]);
+        tawa::cp_async_bulk_tensor_2d_global_to_shared(ring2_0 + slot_2 * 8192, &v_desc, 0, v8, &full2[slot_2]);
 #line 27 "examples/attention.py"
-        const int32_t v11 = count + 1;
+        const int32_t v13 = count + 1;
 #line 25 "examples/attention.py"
-        const int32_t count_next = v11;
+        const int32_t count_next = v13;
         count = count_next;
       }
 #line 21 "examples/attention.py"
-      const int32_t lo = start_m * 64;
-      const int32_t v12 = start_m + 1;
-      const int32_t hi_1 = v12 * 64;
+      const int32_t lo = start_m_reversed * 64;
+      const int32_t v14 = start_m_reversed + 1;
+      const int32_t hi_1 = v14 * 64;
 #line 25 "examples/attention.py"
       int32_t count_1 = count;
       for (int32_t start_n_1 = lo; start_n_1 < hi_1; start_n_1 += 64) {
 #line 27 "examples/attention.py"
-        const int32_t v13 = kv_row0 + start_n_1;
+        const int32_t v15 = kv_row0 + start_n_1;
 #line 42 "examples/attention.py"
-        const int32_t v14 = kv_row0 + start_n_1;
+        const int32_t v16 = kv_row0 + start_n_1;
 #line 27 "examples/attention.py"
         const int32_t slot_3 = count_1 % 2;
-        const int32_t v15 = count_1 / 2;
-        const int32_t v16 = v15 & 1;
-        const int32_t phase_3 = v16 ^ 1;
-        tawa::mbarrier_wait_parity(&empty1[slot_3], static_cast<uint32_t>(phase_3));
-        tawa::mbarrier_arrive_expect_tx(&full1[slot_3], 8192);
-        tawa::cp_async_bulk_tensor_2d_global_to_shared(ring1_0 + slot_3 * 8192, &k_desc, 0, v13, &full1[slot_3]);
-#line 42 "examples/attention.py"
-        const int32_t slot_4 = count_1 % 2;
         const int32_t v17 = count_1 / 2;
         const int32_t v18 = v17 & 1;
-        const int32_t phase_4 = v18 ^ 1;
+        const int32_t phase_3 = v18 ^ 1;
+        tawa::mbarrier_wait_parity(&empty1[slot_3], static_cast<uint32_t>(phase_3));
+        tawa::mbarrier_arrive_expect_tx(&full1[slot_3], 8192);
+        tawa::cp_async_bulk_tensor_2d_global_to_shared(ring1_0 + slot_3 * 8192, &k_desc, 0, v15, &full1[slot_3]);
+#line 42 "examples/attention.py"
+        const int32_t slot_4 = count_1 % 2;
+        const int32_t v19 = count_1 / 2;
+        const int32_t v20 = v19 & 1;
+        const int32_t phase_4 = v20 ^ 1;
         tawa::mbarrier_wait_parity(&empty2[slot_4], static_cast<uint32_t>(phase_4));
         tawa::mbarrier_arrive_expect_tx(&full2[slot_4], 8192);
-        tawa::cp_async_bulk_tensor_2d_global_to_shared(ring2_0 + slot_4 * 8192, &v_desc, 0, v14, &full2[slot_4]);
+        tawa::cp_async_bulk_tensor_2d_global_to_shared(ring2_0 + slot_4 * 8192, &v_desc, 0, v16, &full2[slot_4]);
 #line 27 "examples/attention.py"
-        const int32_t v19 = count_1 + 1;
+        const int32_t v21 = count_1 + 1;
 #line 25 "examples/attention.py"
-        const int32_t count_1_next = v19;
+        const int32_t count_1_next = v21;
         count_1 = count_1_next;
       }
     }
@@ -139,8 +142,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
     tawa::setmaxnreg_inc<256>();
 #line 74 "examples/attention.py"
     const int32_t slot_5 = 0 % 1;
-    const int32_t v20 = 0 / 1;
-    const int32_t phase_5 = v20 & 1;
+    const int32_t v22 = 0 / 1;
+    const int32_t phase_5 = v22 & 1;
     tawa::mbarrier_wait_parity(&full0[slot_5], static_cast<uint32_t>(phase_5));
 #line 25 "examples/attention.py"
     float acc[1][32];
@@ -167,7 +170,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         m_i[mi][h] = (-tawa::inf_f32());
       }
     }
-    int32_t v21 = 0;
+    int32_t v23 = 0;
     tawa::f16 p_prev[1][32];
     TAWA_UNROLL
     for (int mi = 0; mi < 1; ++mi) {
@@ -177,12 +180,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       }
     }
     int v_prev_slot = 0;  // slot of ring2_0 carried from the previous iteration
-    bool v22 = false;
+    bool v24 = false;
     for (int32_t start_n_2 = 0; start_n_2 < hi; start_n_2 += 64) {
 #line 27 "examples/attention.py"
-      const int32_t slot_6 = v21 % 2;
-      const int32_t v23 = v21 / 2;
-      const int32_t phase_6 = v23 & 1;
+      const int32_t slot_6 = v23 % 2;
+      const int32_t v25 = v23 / 2;
+      const int32_t phase_6 = v25 & 1;
       tawa::mbarrier_wait_parity(&full1[slot_6], static_cast<uint32_t>(phase_6));
 #line 28 "examples/attention.py"
       float qk[1][32];
@@ -205,11 +208,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         tawa::wgmma_commit_group();  // waited for where the result is first used
       }
 #line 25 "examples/attention.py"
-      const int32_t v24 = v21 - 1;
+      const int32_t v26 = v23 - 1;
       float acc_done[1][32];
 #line 43 "examples/attention.py"
       int release = -1;  // a slot the branch's MMA reads, released once it completes
-      if (v22) {
+      if (v24) {
         TAWA_UNROLL
         for (int mi = 0; mi < 1; ++mi)
         TAWA_UNROLL
@@ -226,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
           tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][12], a_regs[0][13], a_regs[0][14], a_regs[0][15], tawa::wgmma_smem_desc(b_tile_1 + 6144, 8192, 1024, 1), 1);
           tawa::wgmma_commit_group();  // waited for where the result is first used
         }
-        const int32_t slot_7 = v24 % 2;
+        const int32_t slot_7 = v26 % 2;
         release = slot_7;  // released after its wgmma completes
       } else {
         TAWA_UNROLL
@@ -237,12 +240,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         tawa::wgmma_commit_group();  // empty: matches the other branch's MMA group
       }
 #line 28 "examples/attention.py"
-      const int32_t slot_8 = v21 % 2;
+      const int32_t slot_8 = v23 % 2;
       tawa::wgmma_wait_group<1>();
       tawa::fence_operands(qk[0]);
       if (tawa::warpgroup_thread_idx() == 0) tawa::mbarrier_arrive(&empty1[slot_8]);
 #line 35 "examples/attention.py"
-      float v25[1][2];
+      float v27[1][2];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
@@ -256,15 +259,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
           }
           x = tawa::max_num(x, tawa::shfl_xor(x, 1));
           x = tawa::max_num(x, tawa::shfl_xor(x, 2));
-          v25[mi][h] = x;
+          v27[mi][h] = x;
         }
       }
-      float v26[1][2];
+      float v28[1][2];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          v26[mi][h] = (v25[mi][h] * qk_scale);
+          v28[mi][h] = (v27[mi][h] * qk_scale);
         }
       }
       float m_new[1][2];
@@ -272,16 +275,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          m_new[mi][h] = tawa::max_num(m_i[mi][h], v26[mi][h]);
+          m_new[mi][h] = tawa::max_num(m_i[mi][h], v28[mi][h]);
         }
       }
 #line 36 "examples/attention.py"
-      float v27[1][32];
+      float v29[1][32];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int ri = 0; ri < 32; ++ri) {
-          v27[mi][ri] = (qk[mi][ri] * qk_scale);
+          v29[mi][ri] = (qk[mi][ri] * qk_scale);
         }
       }
       float qk_1[1][32];
@@ -289,7 +292,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int ri = 0; ri < 32; ++ri) {
-          qk_1[mi][ri] = (v27[mi][ri] - m_new[mi][(ri >> 1) & 1]);
+          qk_1[mi][ri] = (v29[mi][ri] - m_new[mi][(ri >> 1) & 1]);
         }
       }
 #line 37 "examples/attention.py"
@@ -320,12 +323,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         }
       }
 #line 39 "examples/attention.py"
-      float v28[1][2];
+      float v30[1][2];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          v28[mi][h] = (m_i[mi][h] - m_new[mi][h]);
+          v30[mi][h] = (m_i[mi][h] - m_new[mi][h]);
         }
       }
       float correction[1][2];
@@ -333,16 +336,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          correction[mi][h] = tawa::exp2_approx(v28[mi][h]);
+          correction[mi][h] = tawa::exp2_approx(v30[mi][h]);
         }
       }
 #line 40 "examples/attention.py"
-      float v29[1][2];
+      float v31[1][2];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          v29[mi][h] = (l_i[mi][h] * correction[mi][h]);
+          v31[mi][h] = (l_i[mi][h] * correction[mi][h]);
         }
       }
       float l_i_1[1][2];
@@ -350,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          l_i_1[mi][h] = (v29[mi][h] + row_sum[mi][h]);
+          l_i_1[mi][h] = (v31[mi][h] + row_sum[mi][h]);
         }
       }
       keep_order[0 * 128 + tawa::warpgroup_thread_idx()] = l_i_1[0][0] + l_i_1[0][1];  // keeps the wait below after l_i_1
@@ -367,21 +370,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         }
       }
 #line 43 "examples/attention.py"
-      tawa::f16 v30[1][32];
+      tawa::f16 v32[1][32];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int ri = 0; ri < 32; ++ri) {
-          v30[mi][ri] = tawa::to_f16(p[mi][ri]);
+          v32[mi][ri] = tawa::to_f16(p[mi][ri]);
         }
       }
 #line 42 "examples/attention.py"
-      const int32_t slot_9 = v21 % 2;
-      const int32_t v31 = v21 / 2;
-      const int32_t phase_7 = v31 & 1;
+      const int32_t slot_9 = v23 % 2;
+      const int32_t v33 = v23 / 2;
+      const int32_t phase_7 = v33 & 1;
       tawa::mbarrier_wait_parity(&full2[slot_9], static_cast<uint32_t>(phase_7));
 #line 43 "examples/attention.py"
-      const int32_t v32 = v21 + 1;
+      const int32_t v34 = v23 + 1;
 #line 25 "examples/attention.py"
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi)
@@ -395,25 +398,25 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
         for (int ri = 0; ri < 2; ++ri) m_i[mi][ri] = m_new[mi][ri];
-      const int32_t v21_next = v32;
+      const int32_t v23_next = v34;
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
-        for (int ri = 0; ri < 32; ++ri) p_prev[mi][ri] = v30[mi][ri];
+        for (int ri = 0; ri < 32; ++ri) p_prev[mi][ri] = v32[mi][ri];
       const int v_prev_slot_next = slot_9;
-      const bool v22_next = true;
-      v21 = v21_next;
+      const bool v24_next = true;
+      v23 = v23_next;
       v_prev_slot = v_prev_slot_next;
-      v22 = v22_next;
+      v24 = v24_next;
     }
-    const int32_t v33 = hi - 0;
-    const int32_t v34 = 64 - 1;
-    const int32_t v35 = v33 + v34;
-    const int32_t v36 = v21 - 1;
+    const int32_t v35 = hi - 0;
+    const int32_t v36 = 64 - 1;
+    const int32_t v37 = v35 + v36;
+    const int32_t v38 = v23 - 1;
     float acc_done_1[1][32];
 #line 43 "examples/attention.py"
     int release_1 = -1;  // a slot the branch's MMA reads, released once it completes
-    if (v22) {
+    if (v24) {
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
@@ -430,7 +433,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][12], a_regs_1[0][13], a_regs_1[0][14], a_regs_1[0][15], tawa::wgmma_smem_desc(b_tile_2 + 6144, 8192, 1024, 1), 1);
         tawa::wgmma_commit_group();  // waited for where the result is first used
       }
-      const int32_t slot_10 = v36 % 2;
+      const int32_t slot_10 = v38 % 2;
       release_1 = slot_10;  // released after its wgmma completes
     } else {
       TAWA_UNROLL
@@ -441,9 +444,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       tawa::wgmma_commit_group();  // empty: matches the other branch's MMA group
     }
 #line 21 "examples/attention.py"
-    const int32_t lo_1 = start_m * 64;
-    const int32_t v37 = start_m + 1;
-    const int32_t hi_2 = v37 * 64;
+    const int32_t lo_1 = start_m_reversed * 64;
+    const int32_t v39 = start_m_reversed + 1;
+    const int32_t hi_2 = v39 * 64;
     tawa::wgmma_wait_group<0>();
     tawa::fence_operands(acc_done_1[0]);
     if (release_1 >= 0 && tawa::warpgroup_thread_idx() == 0) tawa::mbarrier_arrive(&empty2[release_1]);
@@ -463,7 +466,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
     for (int mi = 0; mi < 1; ++mi)
     TAWA_UNROLL
       for (int ri = 0; ri < 2; ++ri) m_i_1[mi][ri] = m_i[mi][ri];
-    int32_t v38 = v21;
+    int32_t v40 = v23;
     tawa::f16 p_prev_1[1][32];
     TAWA_UNROLL
     for (int mi = 0; mi < 1; ++mi) {
@@ -473,12 +476,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       }
     }
     int v_prev_slot_1 = 0;  // slot of ring2_0 carried from the previous iteration
-    bool v39 = false;
+    bool v41 = false;
     for (int32_t start_n_3 = lo_1; start_n_3 < hi_2; start_n_3 += 64) {
 #line 27 "examples/attention.py"
-      const int32_t slot_11 = v38 % 2;
-      const int32_t v40 = v38 / 2;
-      const int32_t phase_8 = v40 & 1;
+      const int32_t slot_11 = v40 % 2;
+      const int32_t v42 = v40 / 2;
+      const int32_t phase_8 = v42 & 1;
       tawa::mbarrier_wait_parity(&full1[slot_11], static_cast<uint32_t>(phase_8));
 #line 28 "examples/attention.py"
       float qk_2[1][32];
@@ -501,11 +504,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         tawa::wgmma_commit_group();  // waited for where the result is first used
       }
 #line 25 "examples/attention.py"
-      const int32_t v41 = v38 - 1;
+      const int32_t v43 = v40 - 1;
       float acc_done_2[1][32];
 #line 43 "examples/attention.py"
       int release_2 = -1;  // a slot the branch's MMA reads, released once it completes
-      if (v39) {
+      if (v41) {
         TAWA_UNROLL
         for (int mi = 0; mi < 1; ++mi)
         TAWA_UNROLL
@@ -522,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
           tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][12], a_regs_2[0][13], a_regs_2[0][14], a_regs_2[0][15], tawa::wgmma_smem_desc(b_tile_4 + 6144, 8192, 1024, 1), 1);
           tawa::wgmma_commit_group();  // waited for where the result is first used
         }
-        const int32_t slot_12 = v41 % 2;
+        const int32_t slot_12 = v43 % 2;
         release_2 = slot_12;  // released after its wgmma completes
       } else {
         TAWA_UNROLL
@@ -533,17 +536,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         tawa::wgmma_commit_group();  // empty: matches the other branch's MMA group
       }
 #line 28 "examples/attention.py"
-      const int32_t slot_13 = v38 % 2;
+      const int32_t slot_13 = v40 % 2;
       tawa::wgmma_wait_group<1>();
       tawa::fence_operands(qk_2[0]);
       if (tawa::warpgroup_thread_idx() == 0) tawa::mbarrier_arrive(&empty1[slot_13]);
 #line 31 "examples/attention.py"
-      float v42[1][32];
+      float v44[1][32];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int ri = 0; ri < 32; ++ri) {
-          v42[mi][ri] = (qk_2[mi][ri] * qk_scale);
+          v44[mi][ri] = (qk_2[mi][ri] * qk_scale);
         }
       }
       float qk_3[1][32];
@@ -553,11 +556,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         for (int ri = 0; ri < 32; ++ri) {
           const int row = 64 * mi + tawa::wgmma_acc_row(ri);
           const int col = tawa::wgmma_acc_col(ri);
-          qk_3[mi][ri] = (v42[mi][ri] + (((v2 + row) >= (start_n_3 + col)) ? 0.0f : -1000000.0f));
+          qk_3[mi][ri] = (v44[mi][ri] + (((v4 + row) >= (start_n_3 + col)) ? 0.0f : -1000000.0f));
         }
       }
 #line 32 "examples/attention.py"
-      float v43[1][2];
+      float v45[1][2];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
@@ -571,7 +574,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
           }
           x = tawa::max_num(x, tawa::shfl_xor(x, 1));
           x = tawa::max_num(x, tawa::shfl_xor(x, 2));
-          v43[mi][h] = x;
+          v45[mi][h] = x;
         }
       }
       float m_new_1[1][2];
@@ -579,7 +582,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          m_new_1[mi][h] = tawa::max_num(m_i_1[mi][h], v43[mi][h]);
+          m_new_1[mi][h] = tawa::max_num(m_i_1[mi][h], v45[mi][h]);
         }
       }
 #line 33 "examples/attention.py"
@@ -619,12 +622,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         }
       }
 #line 39 "examples/attention.py"
-      float v44[1][2];
+      float v46[1][2];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          v44[mi][h] = (m_i_1[mi][h] - m_new_1[mi][h]);
+          v46[mi][h] = (m_i_1[mi][h] - m_new_1[mi][h]);
         }
       }
       float correction_1[1][2];
@@ -632,16 +635,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          correction_1[mi][h] = tawa::exp2_approx(v44[mi][h]);
+          correction_1[mi][h] = tawa::exp2_approx(v46[mi][h]);
         }
       }
 #line 40 "examples/attention.py"
-      float v45[1][2];
+      float v47[1][2];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          v45[mi][h] = (l_i_2[mi][h] * correction_1[mi][h]);
+          v47[mi][h] = (l_i_2[mi][h] * correction_1[mi][h]);
         }
       }
       float l_i_3[1][2];
@@ -649,7 +652,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          l_i_3[mi][h] = (v45[mi][h] + row_sum_1[mi][h]);
+          l_i_3[mi][h] = (v47[mi][h] + row_sum_1[mi][h]);
         }
       }
       keep_order[0 * 128 + tawa::warpgroup_thread_idx()] = l_i_3[0][0] + l_i_3[0][1];  // keeps the wait below after l_i_3
@@ -666,21 +669,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         }
       }
 #line 43 "examples/attention.py"
-      tawa::f16 v46[1][32];
+      tawa::f16 v48[1][32];
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi) {
       TAWA_UNROLL
         for (int ri = 0; ri < 32; ++ri) {
-          v46[mi][ri] = tawa::to_f16(p_1[mi][ri]);
+          v48[mi][ri] = tawa::to_f16(p_1[mi][ri]);
         }
       }
 #line 42 "examples/attention.py"
-      const int32_t slot_14 = v38 % 2;
-      const int32_t v47 = v38 / 2;
-      const int32_t phase_9 = v47 & 1;
+      const int32_t slot_14 = v40 % 2;
+      const int32_t v49 = v40 / 2;
+      const int32_t phase_9 = v49 & 1;
       tawa::mbarrier_wait_parity(&full2[slot_14], static_cast<uint32_t>(phase_9));
 #line 43 "examples/attention.py"
-      const int32_t v48 = v38 + 1;
+      const int32_t v50 = v40 + 1;
 #line 25 "examples/attention.py"
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi)
@@ -694,25 +697,25 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
         for (int ri = 0; ri < 2; ++ri) m_i_1[mi][ri] = m_new_1[mi][ri];
-      const int32_t v38_next = v48;
+      const int32_t v40_next = v50;
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
-        for (int ri = 0; ri < 32; ++ri) p_prev_1[mi][ri] = v46[mi][ri];
+        for (int ri = 0; ri < 32; ++ri) p_prev_1[mi][ri] = v48[mi][ri];
       const int v_prev_slot_1_next = slot_14;
-      const bool v39_next = true;
-      v38 = v38_next;
+      const bool v41_next = true;
+      v40 = v40_next;
       v_prev_slot_1 = v_prev_slot_1_next;
-      v39 = v39_next;
+      v41 = v41_next;
     }
-    const int32_t v49 = hi_2 - lo_1;
-    const int32_t v50 = 64 - 1;
-    const int32_t v51 = v49 + v50;
-    const int32_t v52 = v38 - 1;
+    const int32_t v51 = hi_2 - lo_1;
+    const int32_t v52 = 64 - 1;
+    const int32_t v53 = v51 + v52;
+    const int32_t v54 = v40 - 1;
     float acc_done_3[1][32];
 #line 43 "examples/attention.py"
     int release_3 = -1;  // a slot the branch's MMA reads, released once it completes
-    if (v39) {
+    if (v41) {
       TAWA_UNROLL
       for (int mi = 0; mi < 1; ++mi)
       TAWA_UNROLL
@@ -729,7 +732,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][12], a_regs_3[0][13], a_regs_3[0][14], a_regs_3[0][15], tawa::wgmma_smem_desc(b_tile_5 + 6144, 8192, 1024, 1), 1);
         tawa::wgmma_commit_group();  // waited for where the result is first used
       }
-      const int32_t slot_15 = v52 % 2;
+      const int32_t slot_15 = v54 % 2;
       release_3 = slot_15;  // released after its wgmma completes
     } else {
       TAWA_UNROLL
@@ -752,12 +755,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       }
     }
 #line 84 "examples/attention.py"
-    tawa::f16 v53[1][32];
+    tawa::f16 v55[1][32];
     TAWA_UNROLL
     for (int mi = 0; mi < 1; ++mi) {
     TAWA_UNROLL
       for (int ri = 0; ri < 32; ++ri) {
-        v53[mi][ri] = tawa::to_f16(acc_4[mi][ri]);
+        v55[mi][ri] = tawa::to_f16(acc_4[mi][ri]);
       }
     }
     {  // registers -> staging (accumulator fragment layout) -> global
@@ -767,7 +770,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         for (int ri = 0; ri < 32; ri += 2) {
           const int row = 64 * mi + tawa::wgmma_acc_row(ri);
           const int col = tawa::wgmma_acc_col(ri);
-          tawa::st_shared_pair(o_desc_stage + (row * 64 + col) * 2, v53[mi][ri], v53[mi][ri + 1]);
+          tawa::st_shared_pair(o_desc_stage + (row * 64 + col) * 2, v55[mi][ri], v55[mi][ri + 1]);
         }
       }
       tawa::fence_proxy_async_shared_cta();  // the staging writes, before the TMA engine reads them
