@@ -2,6 +2,7 @@
 
 #include <map>
 #include <ostream>
+#include <vector>
 
 #include "ir/Builder.h"
 
@@ -29,19 +30,18 @@ class Orderer {
   Orderer(Func& f, const PassOptions& opt) : f_(f), opt_(opt) {}
 
   void run() {
-    Op* pid = nullptr;
+    std::vector<Op*> pids;  // every tile.program_id {axis = 0}: all of them are reversed, or none
     const Op* blocker = nullptr;
     walk(f_.body, [&](Op* op) {
-      if (op->kind() == OpKind::ProgramId && op->intAttr("axis") == 0 && !pid) pid = op;
+      if (op->kind() == OpKind::ProgramId && op->intAttr("axis") == 0) pids.push_back(op);
       if (!blocker && (op->kind() == OpKind::Atomic || op->kind() == OpKind::Barrier || op->kind() == OpKind::While ||
                        op->kind() == OpKind::WgRegion))
         blocker = op;
     });
-    if (!pid) return;
+    if (pids.empty()) return;
     if (blocker)
       return say("launch order kept: " + std::string(blocker->name()) + " at " + blocker->loc().str() +
                  (blocker->kind() == OpKind::WgRegion ? " (already warp-specialized)" : " could observe the programs' order"));
-    pid_ = pid;
     for (auto& op : f_.body.ops()) {
       if (op->kind() != OpKind::For) continue;
       Trend lb = trend(op->operand(0)), ub = trend(op->operand(1));
@@ -51,7 +51,7 @@ class Orderer {
       bool grows = positive && ((ub == Trend::Increasing && (lb == Trend::Constant || lb == Trend::Decreasing)) ||
                                 (ub == Trend::Constant && lb == Trend::Decreasing));
       if (!grows) continue;
-      reverse(*pid);
+      for (Op* pid : pids) reverse(*pid);
       say("programs along grid axis 0 launch in reverse order, longest first: the loop at " + op->loc().str() +
           " runs more iterations for a larger tile.program_id {axis = 0} (--keep-program-order keeps the order as written)");
       return;
@@ -79,7 +79,7 @@ class Orderer {
   Trend compute(const Value* v) {
     const Op* d = v->definingOp();
     if (!d) return Trend::Constant;  // a kernel argument or a block argument outside the grid's reach
-    if (d == pid_) return Trend::Increasing;
+    if (d->kind() == OpKind::ProgramId) return d->intAttr("axis") == 0 ? Trend::Increasing : Trend::Constant;
     if (!v->type().isScalar()) return Trend::Unknown;
     bool negative = false;
     switch (d->kind()) {
@@ -102,7 +102,7 @@ class Orderer {
     // Anything else: constant when nothing it reads varies with the program id.
     for (const Value* o : d->operands)
       if (trend(o) != Trend::Constant) return Trend::Unknown;
-    return d->regions().empty() && d->kind() != OpKind::ProgramId ? Trend::Constant : Trend::Unknown;
+    return d->regions().empty() ? Trend::Constant : Trend::Unknown;
   }
 
   // Every use of `pid` reads num_programs(0) - 1 - pid.
@@ -128,7 +128,6 @@ class Orderer {
 
   Func& f_;
   const PassOptions& opt_;
-  const Op* pid_ = nullptr;
   std::map<const Value*, Trend> memo_;
 };
 

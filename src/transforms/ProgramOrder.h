@@ -9,7 +9,8 @@
 //     tile.barrier, no tile.while, no persistent option) and a top-level tile.for's trip count
 //     grows with tile.program_id {axis = 0} (its upper bound an increasing function of it: sums,
 //     differences, products and quotients by positive constants; its lower bound not increasing; a
-//     positive constant step), every use of that program id reads num_programs(0) - 1 - program_id(0)
+//     positive constant step), every use of each tile.program_id {axis = 0} (a kernel may read it more than once) reads
+//     num_programs(0) - 1 - program_id(0)
 //     instead: program p computes what program P - 1 - p did, so every program's work and every
 //     buffer is as before, only their launch order is reversed. `explain` says so, or why not.
 //   runs: after canonicalize and block-access, before warp-specialize; PassOptions::keepProgramOrder
