@@ -49,13 +49,11 @@ Op* overlapPv(Op* loop, std::string& why) {
   Block& body = *loop->region(0);
   Op* yield = body.terminator();
   Op *get = nullptr, *consumed = nullptr, *pv = nullptr, *qk = nullptr;
-  for (auto& op : body.ops())
-    if (op->kind() == OpKind::ArefGet) get = op.get();
-  if (!get) return why = "the loop does not get aref slots", nullptr;
+  if (std::none_of(body.ops().begin(), body.ops().end(), [](auto& op) { return op->kind() == OpKind::ArefGet; }))
+    return why = "the loop does not get aref slots", nullptr;
   // PV: a dot accumulating into a loop-carried value, with B straight from an aref (V's, which it
   // releases: K has an aref of its own, released after QK^T, or shares V's).
   size_t k = 0;
-  get = nullptr;
   for (auto& op : body.ops()) {
     if (op->kind() != OpKind::Dot || op->numOperands() != 3) continue;
     Op* from = op->operand(1)->definingOp();
