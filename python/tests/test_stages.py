@@ -89,3 +89,18 @@ def test_asm_is_tritons_mapping_of_stages():
     assert list(k.asm) == ["tile", "ws", "nv", "cuda", "ptx", "cubin"] and "ptx" in k.asm
     with pytest.raises(KeyError, match="the stages are"):
         k.asm["ttgir"]
+
+
+def test_keep_program_order_reaches_the_passes():
+    # Causal attention launches its query blocks longest first (program-order reads the block index
+    # reversed) unless keep_program_order asks for the order as written.
+    import os
+    k = tawa.load(os.path.join(os.path.dirname(__file__), "..", "..", "examples", "attention.py"), "attn_fwd")
+    q = np.ones((2 * 128, 64), np.float16)
+    args = (q, q, q, np.zeros_like(q), 0.125, 1, 2)
+    meta = dict(N_CTX=128, HEAD_DIM=64, BLOCK_M=64, BLOCK_N=64, CAUSAL=True)
+    reordered = k.warmup(*args, **meta)
+    kept = k.warmup(*args, **meta, keep_program_order=True)
+    assert "tile.num_programs {axis = 0}" in reordered.ir("ws")
+    assert "tile.num_programs {axis = 0}" not in kept.ir("ws")
+    assert "program-order" in reordered.explanation
