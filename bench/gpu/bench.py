@@ -120,11 +120,13 @@ TAWA_FP8 = [("tawa fp8 128x256x128 coop D3", "gen:gemm_fp8_128x256x128.tir", ["-
 # measure what the ping-pong is worth, and the last gives back the register split of before 2026-12-06
 # (producer 40, consumers 232; now 32/240), to measure what that is worth; the 'as written order'
 # variant launches causal attention's query blocks in index order (shortest first) instead of
-# longest first (program-order, the default since 2026-12-06), to measure what the order is worth.
+# longest first (program-order, the default since 2026-12-06), to measure what the order is worth;
+# 'shared ring' puts K and V in one aref slot again (released after PV, as before 2026-12-06).
 TAWA_ATTN = [("tawa 64-row", 64, 1, []), ("tawa 128-row coop", 128, 2, []),
              ("tawa 128-row coop no-ping-pong", 128, 2, ["--no-ping-pong"]),
              ("tawa 128-row coop regs 40/232", 128, 2, ["--producer-regs", "40", "--consumer-regs", "232"]),
-             ("tawa 128-row coop as written order", 128, 2, ["--keep-program-order"])]
+             ("tawa 128-row coop as written order", 128, 2, ["--keep-program-order"]),
+             ("tawa 128-row coop shared ring", 128, 2, ["--shared-ring"])]
 
 
 def attn_spec(b, h, s, d, causal, bm):

@@ -89,6 +89,9 @@ struct Options {
   // Launch programs in their order as written; false lets the passes launch those whose work grows
   // with program_id(0) longest first (causal attention; transforms/ProgramOrder.h)
   bool keepProgramOrder = false;
+  // One aref (ring) for all of a loop's loads, instead of one per value read apart (attention's K and
+  // V): to measure what the split is worth
+  bool sharedRing = false;
   bool profile = false;     // instrument the CUDA kernel (tawa's scopes recorded with clock64)
   int profileCapacity = 256;  // with profile: events per warp group
   int profileEvents = 4096;   // profile() on exec: events each block's recorder keeps (lost ones are counted)

@@ -84,6 +84,7 @@ transforms::PassOptions passOptions(const Options& o, std::ostream* explain) {
   p.producerRegs = o.producerRegs;
   p.consumerRegs = o.consumerRegs;
   p.keepProgramOrder = o.keepProgramOrder;
+  p.sharedRing = o.sharedRing;
   p.fault = isEmitterFault(o.inject) ? "" : o.inject;  // the emitter's own faults break the CUDA kernel, not the lowering
   p.explain = o.explain ? o.explain : explain;
   return p;

@@ -17,6 +17,7 @@ struct PassOptions {
   int producerRegs = 0;    // setmaxnreg budgets (a multiple of 8 in 24..256); 0: chosen by
   int consumerRegs = 0;    // producerRegsFor and consumerRegsFor (below)
   bool keepProgramOrder = false;  // program-order: launch programs in their order as written (ProgramOrder.h)
+  bool sharedRing = false;  // warp-specialize: one aref for all of a loop's loads (not one per value read apart)
   std::string fault;       // lower-aref: break the lowering on purpose (see LowerAref.h)
   std::ostream* explain = nullptr;  // where passes say what they decided and why
 };

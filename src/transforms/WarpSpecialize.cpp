@@ -290,15 +290,16 @@ class Specializer {
         why = "loop-carried value #" + std::to_string(k) + " feeds the loads but is computed from consumer work";
         return false;
       }
-    groupLoads(r, body);
+    groupLoads(r, body, opt_.sharedRing);
     return true;
   }
 
   // One aref per independently consumed value: loads that one op reads together (directly or
   // through a transpose: a GEMM's A and B, read by one wgmma from one slot) share an aref; the
   // others get one each, so that each is released after its own last use (attention's K after
-  // QK^T, V after PV) and the producer refills it while the other is still read.
-  static void groupLoads(Roles& r, Block& body) {
+  // QK^T, V after PV) and the producer refills it while the other is still read. `shared`
+  // (--shared-ring, to measure what the split is worth): one aref for all of them, as before.
+  static void groupLoads(Roles& r, Block& body, bool shared) {
     std::map<const Value*, size_t> index;
     for (size_t k = 0; k < r.loads.size(); ++k) index[r.loads[k]->result()] = k;
     std::vector<size_t> parent(r.loads.size());
@@ -315,6 +316,8 @@ class Specializer {
       }
       for (size_t k = 1; k < read.size(); ++k) parent[find(read[k])] = find(read[0]);
     });
+    if (shared)
+      for (size_t k = 1; k < parent.size(); ++k) parent[find(k)] = find(0);
     std::map<size_t, size_t> groupOf;  // root -> group, numbered in the order of the groups' first loads
     r.groups.clear();
     for (size_t k = 0; k < r.loads.size(); ++k) {

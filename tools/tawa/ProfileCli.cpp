@@ -53,7 +53,7 @@ struct Report {
 Report profileThroughApi(const Flags& f) {
   tawa::Options ko;
   ko.depth = f.opt.ws.depth, ko.mmaDepth = f.opt.ws.mmaDepth, ko.consumers = f.opt.ws.consumers;
-  ko.keepProgramOrder = f.opt.ws.keepProgramOrder;
+  ko.keepProgramOrder = f.opt.ws.keepProgramOrder, ko.sharedRing = f.opt.ws.sharedRing;
   ko.profileCapacity = f.opt.profileCapacity;
   ko.profileEvents = static_cast<int>(f.opt.eventsPerBlock);
   if (f.opt.backend == "cuda") tawa::gpu();  // without a driver or a Hopper GPU: its error, before any work
@@ -122,6 +122,7 @@ void addProfileCommand(CLI::App& app, std::function<int()>& action) {
       ->transform(CLI::Validator(transforms::consumersFlag, "auto|1|2"))
       ->default_str("auto");
   c->add_flag("--keep-program-order", f->opt.ws.keepProgramOrder, "launch programs in their order as written (as tawa compile)");
+  c->add_flag("--shared-ring", f->opt.ws.sharedRing, "one aref ring for all of a loop's loads (as tawa compile)");
   c->add_option("--events-per-block", f->opt.eventsPerBlock, "capacity of each block's event buffer (lost events are counted)")
       ->default_val(4096)
       ->check(CLI::Range(1, 1 << 24));

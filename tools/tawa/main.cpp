@@ -182,6 +182,9 @@ void addWsFlags(CLI::App* c, WsFlags& w) {
   c->add_flag("--keep-program-order", w.opt.keepProgramOrder,
               "launch programs in their order as written (by default a kernel whose loop runs longer for a larger "
               "program_id(0), as causal attention's, launches its programs longest first)");
+  c->add_flag("--shared-ring", w.opt.sharedRing,
+              "one aref ring for all of a loop's loads (by default each value read apart, such as attention's K and V, "
+              "has its own, released after its own last use): to measure what that is worth");
   c->add_flag("--explain", w.explain,
               "say which role each op went to and why, and what could not be done (and, from the front end, which of a "
               "name's module-level bindings was taken)")
@@ -193,7 +196,7 @@ tawa::Options kernelOptions(const WsFlags& w) {
   tawa::Options ko;
   ko.depth = w.opt.depth, ko.mmaDepth = w.opt.mmaDepth, ko.consumers = w.opt.consumers, ko.persistent = w.opt.persistent;
   ko.groupM = w.opt.groupM, ko.producerRegs = w.opt.producerRegs, ko.consumerRegs = w.opt.consumerRegs;
-  ko.keepProgramOrder = w.opt.keepProgramOrder;
+  ko.keepProgramOrder = w.opt.keepProgramOrder, ko.sharedRing = w.opt.sharedRing;
   ko.pingPong = !w.noPingPong, ko.profile = w.profile, ko.profileCapacity = w.profileCapacity;
   if (w.explain) ko.explain = &std::cerr;
   return ko;
