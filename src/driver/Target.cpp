@@ -1,8 +1,7 @@
 #include "driver/Target.h"
 
-#include <cstdlib>
-
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <utility>
 #include <iostream>

@@ -1,6 +1,7 @@
 #include "transforms/ProgramOrder.h"
 
 #include <map>
+#include <optional>
 #include <ostream>
 #include <vector>
 
@@ -45,9 +46,8 @@ class Orderer {
     for (auto& op : f_.body.ops()) {
       if (op->kind() != OpKind::For) continue;
       Trend lb = trend(op->operand(0)), ub = trend(op->operand(1));
-      const Op* step = op->operand(2)->definingOp();
-      bool positive = step && step->kind() == OpKind::Constant && std::holds_alternative<int64_t>(step->attrs.at("value")) &&
-                      std::get<int64_t>(step->attrs.at("value")) > 0;
+      const std::optional<int64_t> step = intConstant(op->operand(2));
+      const bool positive = step && *step > 0;
       bool grows = positive && ((ub == Trend::Increasing && (lb == Trend::Constant || lb == Trend::Decreasing)) ||
                                 (ub == Trend::Constant && lb == Trend::Decreasing));
       if (!grows) continue;
@@ -69,33 +69,24 @@ class Orderer {
     memo_[v] = t;
     return t;
   }
-  static bool positiveConstant(const Value* v, bool* negative = nullptr) {
-    const Op* d = v->definingOp();
-    if (!d || d->kind() != OpKind::Constant || !std::holds_alternative<int64_t>(d->attrs.at("value"))) return false;
-    int64_t c = std::get<int64_t>(d->attrs.at("value"));
-    if (negative) *negative = c < 0;
-    return c != 0;
-  }
+  // The trend of x * c or x / c for a nonzero integer constant c, given x's.
+  static Trend scaled(Trend x, int64_t c) { return c < 0 ? negate(x) : x; }
   Trend compute(const Value* v) {
     const Op* d = v->definingOp();
     if (!d) return Trend::Constant;  // a kernel argument or a block argument outside the grid's reach
     if (d->kind() == OpKind::ProgramId) return d->intAttr("axis") == 0 ? Trend::Increasing : Trend::Constant;
     if (!v->type().isScalar()) return Trend::Unknown;
-    bool negative = false;
     switch (d->kind()) {
       case OpKind::Constant: return Trend::Constant;
       case OpKind::Add: return plus(trend(d->operand(0)), trend(d->operand(1)));
       case OpKind::Sub: return plus(trend(d->operand(0)), negate(trend(d->operand(1))));
       case OpKind::Mul:
-        for (int k = 0; k < 2; ++k)
-          if (positiveConstant(d->operand(static_cast<size_t>(1 - k)), &negative)) {
-            Trend t = trend(d->operand(static_cast<size_t>(k)));
-            return negative ? negate(t) : t;
-          }
+        for (size_t k = 0; k < 2; ++k)
+          if (auto c = intConstant(d->operand(1 - k)); c && *c != 0) return scaled(trend(d->operand(k)), *c);
         break;
       case OpKind::Div:
       case OpKind::FloorDiv:
-        if (positiveConstant(d->operand(1), &negative)) return negative ? negate(trend(d->operand(0))) : trend(d->operand(0));
+        if (auto c = intConstant(d->operand(1)); c && *c != 0) return scaled(trend(d->operand(0)), *c);
         break;
       default: break;
     }

@@ -878,8 +878,9 @@ class Emitter {
       collectDeviceDesc(op, e);
     }
   }
-  // The base of a device tile map is a kernel argument moved by scalar offsets, passed to the kernel
-  // and moved as C pointers (scalarPtrs_); extents and strides are the descriptor's own operands.
+  // The base of a device tile map is a kernel argument, or an address read in the kernel, moved by
+  // scalar offsets: passed to the kernel (or read) and moved as C pointers (scalarPtrs_); extents and
+  // strides are the descriptor's own operands.
   void collectDeviceDesc(const Op& op, const UserError& why) {
     if (!passPointer(op.operand(0))) throw why;
     TensorMapSpec s;
@@ -953,7 +954,7 @@ class Emitter {
       atomicOrder_.push_back(&op);
     }
     if (!passPointer(op.operand(0)))
-      unsupported(op, "a scalar store's or atomic's pointer must be a kernel argument moved by scalar offsets");
+      unsupported(op, "a scalar store's or atomic's pointer must be a kernel argument, or an address read in the kernel, moved by scalar offsets");
   }
   // A pointer that is a kernel argument, or an address read in the kernel (an int64 made a pointer:
   // an array of pointers' element), moved by scalar offsets: the argument is passed to the kernel and
@@ -1386,8 +1387,7 @@ class Emitter {
         needScalar(op, t);
         e = "*" + ex(op.operand(0));
         break;
-      case OpKind::Bitcast:
-        if (t.isPtrLike()) unsupported(op, "pointer casts are not emitted in warp-specialized kernels");
+      case OpKind::Bitcast:  // to a pointer: emitOp
         needScalar(op, t);
         needScalar(op, op.operand(0)->type());
         e = "tawa::bitcast<" + cScalarType(t.scalar) + ">(" + ex(op.operand(0)) + ")";
