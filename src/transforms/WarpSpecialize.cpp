@@ -548,11 +548,10 @@ class Specializer {
     depth_ = chooseDepth(payload, preloads, loop);
     // One aref of depth D per group of loads read together (groupLoads).
     std::vector<Value*> arefs;
+    const std::vector<std::vector<Type>> members = groupTypes(main_);
     for (const auto& g : main_.groups) {
-      std::vector<Type> members;
-      for (size_t k : g) members.push_back(main_.loads[k]->result()->type());
       top.setLoc(main_.loads[g.front()]->loc());
-      Value* a = top.op1(OpKind::ArefCreate, {}, Type::arefOf(depth_, members), {{"consumers", nConsumers}});
+      Value* a = top.op1(OpKind::ArefCreate, {}, Type::arefOf(depth_, members[arefs.size()]), {{"consumers", nConsumers}});
       const std::string& hint = main_.loads[g.front()]->result()->nameHint;
       a->nameHint = main_.groups.size() == 1 ? "aref" : hint.empty() ? "aref" + std::to_string(arefs.size()) : "aref_" + hint;
       arefs.push_back(a);
@@ -1134,11 +1133,10 @@ class Specializer {
             if (o->kind() == OpKind::Permute) groupOf[o->result()] = it->second;  // a transpose reads the slot where it is used
           }
       });
+    const std::vector<std::vector<Type>> payload = groupTypes(r);
     auto get = [&](size_t g) {
       lb.setLoc(r.loads[r.groups[g].front()]->loc());
-      std::vector<Type> payload;
-      for (size_t k : r.groups[g]) payload.push_back(r.loads[k]->result()->type());
-      Op* got = lb.create(OpKind::ArefGet, {arefs[g], i}, payload);
+      Op* got = lb.create(OpKind::ArefGet, {arefs[g], i}, payload[g]);
       for (size_t m = 0; m < r.groups[g].size(); ++m) {
         const Value* load = r.loads[r.groups[g][m]]->result();
         got->result(m)->nameHint = load->nameHint;
