@@ -43,9 +43,7 @@ class Specializer {
     std::string why, chose;
     const int consumers = consumerGroupsFor(f_, opt_, &chose);
     if (opt_.consumers == 0) say("@" + f_.name + ": " + std::to_string(consumers) + " consumer warp group(s): " + chose);
-    if (consumers == 2 && guarded()) {
-      say("@" + f_.name + ": one consumer warp group instead of two: the loop is under a tile.if (cooperative consumers are not made there yet)");
-    } else if (consumers == 2) {
+    if (consumers == 2) {
       // Two cooperative consumers each run the epilogue on their half; a scalar atomic runs once, in
       // the first, so its old value cannot reach the second.
       if (const Op* a = atomicWithOldValue(f_))
@@ -54,7 +52,6 @@ class Specializer {
                         "--consumers 1 (with a smaller block if one warp group cannot hold the accumulator)");
       if (Op* split = splitRows(loop, why)) {
         loop = split;
-        if (outer_) inner_ = split;
         cooperative_ = true;
       } else {
         say("@" + f_.name + ": one consumer warp group instead of two: " + why);
@@ -188,44 +185,53 @@ class Specializer {
       say("@" + f_.name + ": not specialized: it returns values; only kernels (functions without results) are specialized");
       return nullptr;
     }
-    for (auto& op : f_.body.ops()) {
+    for (auto& op : f_.body.ops())
       if (op->kind() == OpKind::WgRegion) {
         say("@" + f_.name + ": already warp-specialized");
         return nullptr;
       }
-      // A guard: the loop under a top-level tile.if without results or else branch (`if t < tiles:`,
-      // a grouped GEMM's test that the program has a tile of its problem).
-      if (op->kind() == OpKind::If && !op->regions().empty())
-        for (auto& inner : op->region(0)->ops())
-          if (inner->kind() == OpKind::For)
-            for (auto& in2 : inner->region(0)->ops())
-              if (in2->kind() == OpKind::DescLoad) {
-                if (op->numResults() > 0 || (op->regions().size() > 1 && op->region(1)->ops().size() > 1)) {
-                  say("@" + f_.name + ": not specialized: the loop at " + inner->loc().str() + " is under the tile.if at " +
-                      op->loc().str() + ", which " + (op->numResults() ? "yields values" : "has an else branch") +
-                      " (only a guard around the loop and its epilogue is taken)");
-                  return nullptr;
-                }
-                outer_ = op.get();
-                inner_ = inner.get();
-                return inner.get();
-              }
-      if (op->kind() != OpKind::For) continue;
-      // A persistent kernel: a tile loop around the loop that loads (loads in the tile loop's own
-      // body, such as attention's Q, stay with the consumer).
-      for (auto& inner : op->region(0)->ops())
-        if (inner->kind() == OpKind::For)
-          for (auto& in2 : inner->region(0)->ops())
-            if (in2->kind() == OpKind::DescLoad) {
-              outer_ = op.get();
-              inner_ = inner.get();
-              return inner.get();
-            }
-      for (auto& inner : op->region(0)->ops())
-        if (inner->kind() == OpKind::DescLoad) return op.get();
+    for (auto& op : f_.body.ops()) {
+      std::string why;
+      std::vector<Op*> nest;
+      Op* loop = findNested(op.get(), nest, why);
+      if (!why.empty()) {
+        say("@" + f_.name + ": not specialized: " + why);
+        return nullptr;
+      }
+      if (!loop) continue;
+      nest_ = nest;
+      outer_ = nest_.empty() ? nullptr : nest_.front();
+      return loop;
     }
-    say("@" + f_.name + ": not specialized: no tile.for (at the top level, inside a top-level tile loop or under a top-level tile.if) loads blocks "
-        "(tile.desc_load) in its body; pointer loads need the block-access analysis first");
+    say("@" + f_.name + ": not specialized: no tile.for (at the top level, or inside top-level tile loops, while loops and "
+        "guards) loads blocks (tile.desc_load) in its body; pointer loads need the block-access analysis first");
+    return nullptr;
+  }
+
+  // The main loop at or under `op`: a tile.for whose own body loads blocks, found first in the
+  // deepest loop (a persistent kernel's tile loop around its K loop), with the ops around it
+  // (`nest`, outermost first): tile.for and tile.while loops and guards (a tile.if whose else branch
+  // does nothing but pass on values from before it, such as `if t < tiles:` around a loop that
+  // advances t). A tile.if around such a loop whose else branch does work is refused (`why`).
+  Op* findNested(Op* op, std::vector<Op*>& nest, std::string& why) {
+    const bool isFor = op->kind() == OpKind::For, isWhile = op->kind() == OpKind::While, isIf = op->kind() == OpKind::If;
+    if ((!isFor && !isWhile && !isIf) || op->regions().empty()) return nullptr;
+    Block& body = *op->region(isWhile ? 1 : 0);
+    nest.push_back(op);
+    for (auto& in : body.ops())
+      if (Op* found = findNested(in.get(), nest, why); found || !why.empty()) {
+        if (found && isIf && op->regions().size() > 1 && op->region(1)->ops().size() > 1) {
+          why = "the loop at " + found->loc().str() + " is under the tile.if at " + op->loc().str() +
+                ", which has an else branch (only a guard around the loop and its epilogue is taken: its else branch, if any, "
+                "only passes values on)";
+          return nullptr;
+        }
+        return found;
+      }
+    nest.pop_back();
+    if (!isFor) return nullptr;
+    for (auto& in : body.ops())
+      if (in->kind() == OpKind::DescLoad) return op;
     return nullptr;
   }
 
@@ -423,7 +429,7 @@ class Specializer {
     findSharedReads(loop);
     if (!prologueSplits(outer_ ? outer_ : loop, why)) return false;
     if (!analyzeLoop(loop, main_, why)) return false;
-    if (outer_ && !analyzeOuter(loop, why)) return false;
+    if (outer_ && !analyzeNest(loop, why)) return false;
     return resultsReachTheConsumer(loop, main_, why);
   }
 
@@ -451,11 +457,12 @@ class Specializer {
     return true;
   }
 
-  // Scalar loads that come before the kernel's first write (and before the main loop `loop`), in
-  // program order: a problem's sizes, a pointer read from an array of pointers. Every role may read
-  // them again and sees what the kernel as written saw (within a program, the producer's reads come
-  // before anything the consumer writes), so they count as pure where the prologue is split and in
-  // the producer's slices; a read after a store, an atomic or a region that may write stays one.
+  // Scalar loads every role may read again (a problem's sizes, a pointer read from an array of
+  // pointers): those that come before the kernel's first write (and before the main loop `loop`), in
+  // program order (within a program, the producer's reads come before anything the consumer writes),
+  // and, anywhere, those from buffers the kernel only reads (readOnlyRead). Both see what the kernel
+  // as written saw, so they count as pure where the prologue is split and in the producer's slices;
+  // other reads after a store, an atomic or a region that may write stay impure.
   void findSharedReads(const Op* loop) {
     bool stop = false;
     std::function<void(Block&)> scan = [&](Block& blk) {
@@ -471,32 +478,155 @@ class Specializer {
       }
     };
     scan(f_.body);
+    findWrittenArgs();
+    if (writesAnywhere_) return;
+    walk(f_.body, [&](Op* op) {
+      if (op->kind() == OpKind::Load && op->numResults() == 1 && op->result()->type().isScalar() && op->numOperands() == 1 &&
+          readOnlyRead(*op))
+        sharedReads_.insert(op);
+    });
+  }
+
+  // The pointer arguments through which the kernel writes: those a store, an atomic or a descriptor
+  // store addresses, found back through the ops that compute the address and the loops that carry it.
+  // An address read from memory (an array of pointers) names none of them: tawa takes the buffers the
+  // arguments point to as distinct from those (the arguments a kernel only reads as read-only for
+  // the launch, as `const __restrict__` says in CUDA). A call may write anything (writesAnywhere_).
+  void findWrittenArgs() {
+    walk(f_.body, [&](Op* op) {
+      if (op->kind() == OpKind::Call) writesAnywhere_ = true;
+      if (op->kind() == OpKind::Store || op->kind() == OpKind::DescStore || op->kind() == OpKind::Atomic)
+        argsBehind(op->operand(0), writtenArgs_);
+    });
+  }
+  // The kernel arguments `v` is computed from (stopping at loads: a loaded address names none).
+  void argsBehind(Value* v, std::set<const Value*>& args, const std::function<bool(const Op&)>& throughLoad = {}) const {
+    std::vector<Value*> work{v};
+    std::set<const Value*> seen;
+    while (!work.empty()) {
+      Value* w = work.back();
+      work.pop_back();
+      if (!seen.insert(w).second) continue;
+      if (Block* ob = w->ownerBlock()) {
+        if (ob == &f_.body) args.insert(w);
+        else if (Op* n = ob->parentOp; n && (n->kind() == OpKind::For || n->kind() == OpKind::While))
+          loopCarried(*n, w->index(), work);
+        continue;
+      }
+      Op* d = w->definingOp();
+      if (d->kind() == OpKind::For || d->kind() == OpKind::While) {
+        loopCarried(*d, d->kind() == OpKind::For ? w->index() + 1 : w->index(), work);
+        continue;
+      }
+      if (d->kind() == OpKind::Load && !(throughLoad && throughLoad(*d))) continue;
+      walk(*d, [&](Op* o) { work.insert(work.end(), o->operands.begin(), o->operands.end()); });
+    }
+  }
+  // A loop-carried value's sources: block argument `index` of one of loop n's blocks (a tile.for's
+  // index is argument 0: no source), its initial value and what each of n's regions passes on in its place.
+  static void loopCarried(Op& n, int index, std::vector<Value*>& work) {
+    const bool isFor = n.kind() == OpKind::For;
+    const int k = isFor ? index - 1 : index;
+    if (k < 0 || static_cast<size_t>(k) >= n.numResults()) return;
+    work.push_back(n.operand((isFor ? 3 : 0) + static_cast<size_t>(k)));
+    for (auto& r : n.regions())
+      if (const Op* t = r->terminator(); t && t->numOperands() > static_cast<size_t>(k) + (t->kind() == OpKind::Condition))
+        work.push_back(t->operand(static_cast<size_t>(k) + (t->kind() == OpKind::Condition)));
+  }
+  // A scalar load from read-only buffers: its address comes from kernel arguments that nothing writes
+  // through, through pure ops and other such loads.
+  bool readOnlyRead(const Op& load) const {
+    std::set<const Value*> args;
+    bool ok = true;
+    argsBehind(load.operand(0), args, [&](const Op& d) {
+      ok = ok && d.numOperands() == 1 && readOnlyRead(d);
+      return true;
+    });
+    bool pointer = false;
+    for (const Value* a : args)
+      if (a->type().isPtr()) {
+        if (writtenArgs_.count(a)) return false;
+        pointer = true;
+      }
+    return ok && pointer;
   }
   bool pureOrRead(const Op& op) const { return isPure(op.kind()) || sharedReads_.count(&op); }
-  bool guarded() const { return outer_ && outer_->kind() == OpKind::If; }
+  bool guarded() const {
+    return std::any_of(nest_.begin(), nest_.end(), [](const Op* n) { return n->kind() == OpKind::If; });
+  }
 
-  // Persistent kernels: what the producer needs from the tile loop's body (the backward slice of the
-  // inner loop's bounds and of its loads' operands); the consumer runs all of it.
-  bool analyzeOuter(Op* loop, std::string& why) {
-    Block& ob = *outer_->region(0);
+  // The block of a nest op that holds the next op of the nest, or the main loop.
+  static Block& nestBody(Op* n) { return *n->region(n->kind() == OpKind::While ? 1 : 0); }
+
+  // The loops and guards around the main loop (nest_): what the producer needs of them. That is the
+  // backward slice of the main loop's bounds, of the values its loads carry in and of its loads'
+  // operands, and of every enclosing loop's control (a tile.for's bounds, a tile.while's test, a
+  // guard's condition), through the values those loops carry, whose updates may come after the main
+  // loop (a persistent grouped GEMM's next tile, its next problem's first tile). Each op of the slice
+  // must be pure or a shared read. The consumer runs all of it.
+  bool analyzeNest(Op* loop, std::string& why) {
     std::vector<Value*> need{loop->operand(0), loop->operand(1), loop->operand(2)};
     for (size_t k : main_.producerCarried) need.push_back(loop->operand(3 + k));
     for (Op* op : main_.producer)
       for (Value* v : op->operands) need.push_back(v);
+    auto needOp = [&](Op* d) {
+      if (!producerNest_.insert(d).second) return true;
+      if (d->kind() == OpKind::Load && !pureOrRead(*d))
+        return why = "the producer needs " + at(*d) + ", a read after the kernel's first write from a buffer the kernel writes "
+                     "through (the producer, running ahead, could read another value)",
+               false;
+      if (!pureOrRead(*d)) return why = "the producer needs " + at(*d) + ", which has side effects (or comes after one)", false;
+      walk(*d, [&](Op* o) { need.insert(need.end(), o->operands.begin(), o->operands.end()); });
+      return true;
+    };
+    // The producer's copy of the nest loop n carries its value #k: its initial value and its updates.
+    auto carry = [&](Op* n, size_t k) {
+      if (!nestCarried_[n].insert(k).second) return;
+      if (n->kind() == OpKind::If) {  // a guard's result: what each branch yields
+        need.push_back(n->region(0)->terminator()->operand(k));
+        need.push_back(n->region(1)->terminator()->operand(k));
+      } else if (n->kind() == OpKind::For) {
+        need.push_back(n->operand(3 + k));
+        need.push_back(n->region(0)->terminator()->operand(k));
+      } else {  // a tile.while: the value its test passes on and the next iteration's too
+        need.push_back(n->operand(k));
+        need.push_back(n->region(0)->terminator()->operand(1 + k));
+        need.push_back(n->region(1)->terminator()->operand(k));
+      }
+    };
+    std::set<const Block*> blocks;
+    for (Op* n : nest_) {
+      blocks.insert(&nestBody(n));
+      if (n->kind() == OpKind::For) need.insert(need.end(), n->operands.begin(), n->operands.begin() + 3);
+      if (n->kind() == OpKind::If) need.push_back(n->operand(0));
+      if (n->kind() != OpKind::While) continue;
+      // A tile.while's test runs in both roles: its before region joins the slice.
+      Block& before = *n->region(0);
+      const Op* cond = before.terminator();
+      if (!cond || cond->kind() != OpKind::Condition || n->numResults() != n->numOperands())
+        return why = "the tile.while at " + n->loc().str() + " around the loop passes on other values than it carries (not supported yet)", false;
+      blocks.insert(&before);
+      for (auto& op : before.ops())
+        if (op.get() != cond && !needOp(op.get())) return false;
+      need.push_back(cond->operand(0));
+    }
     while (!need.empty()) {
       Value* v = need.back();
       need.pop_back();
-      if (v->ownerBlock() == &ob && v->index() > 0) {
-        why = "the producer needs a value that the tile loop carries (not supported yet)";
-        return false;
+      if (Block* ob = v->ownerBlock(); ob && blocks.count(ob)) {
+        Op* n = ob->parentOp;
+        if (n->kind() == OpKind::For && v->index() > 0) carry(n, static_cast<size_t>(v->index() - 1));
+        if (n->kind() == OpKind::While) carry(n, static_cast<size_t>(v->index()));
+        continue;
       }
       Op* d = v->definingOp();
-      if (!d || d->parent != &ob || !producerOuter_.insert(d).second) continue;
-      if (!pureOrRead(*d)) {
-        why = "the producer needs " + at(*d) + ", which has side effects (or comes after one)";
-        return false;
+      if (!d || !blocks.count(d->parent)) continue;
+      if (d == loop) return why = "the producer needs the loop's result #" + std::to_string(v->index()) + " (" + at(*d) + ")", false;
+      if (std::find(nest_.begin(), nest_.end(), d) != nest_.end()) {
+        carry(d, static_cast<size_t>(v->index()));
+        continue;
       }
-      for (Value* w : d->operands) need.push_back(w);
+      if (!needOp(d)) return false;
     }
     return true;
   }
@@ -572,12 +702,12 @@ class Specializer {
         b.create(OpKind::ArefPut, {preArefs.at(op), b.constInt(0, Type::scalarOf(Scalar::I32)), load->result()}, {});
         b.setLoc(loop->loc());
       }
-      Wrapper w = wrapOuter(b, map, true);
-      Builder& ib = w.inner ? *w.inner : b;
-      Op* nl = producerLoop(ib, loop, main_, arefs, map, w.counter ? w.counter : firstCount(b));
-      if (w.inner) finishOuter(w, map, nl, /*producer=*/true, loop);
+      auto inner = [&](Builder& ib, Value* c) {
+        Op* nl = producerLoop(ib, loop, main_, arefs, map, c);
+        return c ? nl->result(nl->numResults() - 1) : nullptr;
+      };
       // Later loops that load the same tiles continue the aref's sequence.
-      Value* count = follows_.empty() ? nullptr : nl->result(nl->numResults() - 1);
+      Value* count = nest_.empty() ? inner(b, firstCount(b)) : cloneNest(b, 0, loop, map, nestCounter(b), inner, /*producer=*/true);
       for (const Follow& fw : follows_) {
         for (Op* op : fw.slice) cloneOp(b, *op, map);
         Op* fl = producerLoop(b, fw.loop, fw.roles, arefs, map, count);
@@ -620,11 +750,13 @@ class Specializer {
         map[op->result()] = get->result();
         b.setLoc(loop->loc());
       }
-      Wrapper w = wrapOuter(b, map, false);
-      Builder& ib = w.inner ? *w.inner : b;
-      Op* nl = consumerLoop(ib, loop, main_, groups[g], arefs, map, w.counter ? w.counter : firstCount(b));
-      if (w.inner) finishOuter(w, map, nl, /*producer=*/false, loop, groups.size() == 1 ? nullptr : &owned[g], g == 0);
-      Value* count = follows_.empty() ? nullptr : nl->result(nl->numResults() - 1);
+      auto inner = [&](Builder& ib, Value* c) {
+        Op* nl = consumerLoop(ib, loop, main_, groups[g], arefs, map, c);
+        return c ? nl->result(nl->numResults() - 1) : nullptr;
+      };
+      Value* count = nest_.empty() ? inner(b, firstCount(b))
+                                   : cloneNest(b, 0, loop, map, nestCounter(b), inner, /*producer=*/false,
+                                               groups.size() == 1 ? nullptr : &owned[g], g == 0);
       auto release = [&](bool afterEpilogue) {
         for (Op* op : preloads)
           if (usedBy(op->result(), epilogue) == afterEpilogue) {
@@ -651,6 +783,22 @@ class Specializer {
     say("@" + f_.name + ": setmaxnreg: producer " + std::to_string(producerRegsFor(opt_, cooperative_ ? 2 : 1)) + ", consumer " +
         std::to_string(consumerRegsFor(opt_, cooperative_ ? 2 : 1)) +
         (opt_.consumerRegs > 0 ? " (as asked)" : " (what the producer leaves of 512 per thread" + std::string(cooperative_ ? ", halved)" : ", at most 256)")));
+    for (Op* n : nest_) {
+      std::string carried;
+      if (auto it = nestCarried_.find(n); it != nestCarried_.end())
+        for (size_t k : it->second) {
+          const Value* v = n->kind() == OpKind::If ? n->result(k) : n->region(0)->arg(n->kind() == OpKind::For ? k + 1 : k);
+          carried += (carried.empty() ? "" : ", ") + (v->nameHint.empty() ? "#" + std::to_string(k) : v->nameHint);
+        }
+      say("  producer and consumer: " + at(*n) + " (around the loop: each role runs its copy" +
+          (carried.empty() ? "" : "; the producer's carries " + carried) + ")");
+    }
+    if (outer_)
+      walk(*outer_, [&](Op* o) {
+        if (sharedReads_.count(o) && (producerNest_.count(o) || main_.producer.count(o)))
+          say("  producer and consumer: " + at(*o) + " (a scalar read that both roles make" +
+              (o->parent == &f_.body ? ")" : ": the kernel does not write through its address's arguments)"));
+      });
     for (Op* l : main_.loads) say("  producer: " + at(*l) + " (a block load: seeds the producer)");
     for (auto& op : body.ops())
       if (main_.producer.count(op.get()) && op->kind() != OpKind::DescLoad)
@@ -840,7 +988,9 @@ class Specializer {
   // Returns the new loop, or null with the reason.
   Op* splitRows(Op* loop, std::string& why) {
     Block& body = *loop->region(0);
-    Block& home = *loop->parent;  // the function body, or a persistent kernel's tile loop body
+    Block& home = *loop->parent;  // the function body, or the body of the loop or guard around it
+    std::set<const Block*> around;  // home and the blocks around it, up to the function body
+    for (Block* b = &home; b; b = b->parentOp ? b->parentOp->parent : nullptr) around.insert(b);
     Op* yield = body.terminator();
     Op* dot = nullptr;
     for (auto& op : body.ops())
@@ -857,9 +1007,10 @@ class Specializer {
     if (!la || la->kind() != OpKind::DescLoad || la->parent != &body) return why = "A is not a block load in the loop", nullptr;
     Op* mda = la->operand(0)->definingOp();
     Value* row = la->operand(1);
-    // A's descriptor: made at the top, in a persistent kernel's tile loop, or in the loop itself (as
-    // block-access makes it where its base moves with the tile); its half is made next to it.
-    if (!mda || mda->kind() != OpKind::MakeDesc || (mda->parent != &f_.body && mda->parent != &home && mda->parent != &body))
+    // A's descriptor: made at the top, in a loop or guard around the loop (a persistent kernel's tile
+    // loop), or in the loop itself (as block-access makes it where its base moves with the tile); its
+    // half is made next to it.
+    if (!mda || mda->kind() != OpKind::MakeDesc || (!around.count(mda->parent) && mda->parent != &body))
       return why = "A's descriptor is made inside a nested region of the loop", nullptr;
     // A row offset written inside the K loop (Triton's persistent form: `a_desc.load([pid_m * BLOCK_M, k])`)
     // is computed before the loop instead, when it does not depend on the loop.
@@ -923,7 +1074,7 @@ class Specializer {
       if (uses[op->result()] != usesInEpilogue(op->result()))
         return why = "a value of the epilogue (" + at(*op) + ") is used outside it", nullptr;
     Op* mdc = store->operand(0)->definingOp();
-    if (!mdc || mdc->kind() != OpKind::MakeDesc || (mdc->parent != &f_.body && mdc->parent != &home))
+    if (!mdc || mdc->kind() != OpKind::MakeDesc || !around.count(mdc->parent))
       return why = "C's descriptor is made inside a nested region", nullptr;
 
     // Halved descriptors: made at the top (before a persistent kernel's tile loop) when the original
@@ -1185,74 +1336,96 @@ class Specializer {
     return nl;
   }
 
-  // Persistent kernels: each role runs its own copy of the tile loop around the inner loop, and
-  // numbers the inner iterations with a counter carried through both loops (the aref index).
-  struct Wrapper {
-    Op* outer = nullptr;
-    std::unique_ptr<Builder> inner;  // inserts into the copied tile loop's body
-    Value* counter = nullptr;        // the count of inner iterations so far
-    std::vector<size_t> carried;     // tile-loop values the copy carries (the consumer's)
-  };
-  Wrapper wrapOuter(Builder& b, ValueMap& map, bool producer) {
-    Wrapper w;
-    if (!outer_) return w;
-    Block& ob = *outer_->region(0);
-    if (guarded()) {
-      // A guard: each role tests it, and runs the branch's ops before the loop (the producer, the
-      // slice its loads need) and its copy of the loop under it; the aref index is the iteration number.
-      w.outer = b.create(OpKind::If, {mapped(map, outer_->operand(0))}, {}, outer_->attrs);
-      w.outer->setLoc(outer_->loc());
-      w.inner = std::make_unique<Builder>(w.outer->addRegion(), outer_->loc());
-      for (auto& op : ob.ops()) {
-        if (op.get() == inner_) break;
-        if (!producer || producerOuter_.count(op.get())) cloneOp(*w.inner, *op, map);
-      }
-      return w;
-    }
-    Value* zero = b.constInt(0, Type::scalarOf(Scalar::I32));
-    std::vector<Value*> ops{mapped(map, outer_->operand(0)), mapped(map, outer_->operand(1)), mapped(map, outer_->operand(2))};
-    std::vector<Type> types;
-    if (!producer)
-      for (size_t k = 0; k < outer_->numResults(); ++k)
-        w.carried.push_back(k), ops.push_back(mapped(map, outer_->operand(3 + k))), types.push_back(outer_->result(k)->type());
-    ops.push_back(zero);
-    types.push_back(zero->type());
-    w.outer = b.create(OpKind::For, ops, types, outer_->attrs);
-    w.outer->setLoc(outer_->loc());
-    Block* nb = w.outer->addRegion();
-    map[ob.arg(0)] = nb->addArg(ob.arg(0)->type(), ob.arg(0)->nameHint);
-    for (size_t k : w.carried) map[ob.arg(k + 1)] = nb->addArg(ob.arg(k + 1)->type(), ob.arg(k + 1)->nameHint);
-    w.counter = nb->addArg(zero->type(), "count");
-    w.inner = std::make_unique<Builder>(nb, outer_->loc());
-    // The tile loop's body up to the inner loop: all of it for the consumer, the slice the loads
-    // need for the producer.
-    for (auto& op : ob.ops()) {
-      if (op.get() == inner_) break;
-      if (!producer || producerOuter_.count(op.get())) cloneOp(*w.inner, *op, map);
-    }
-    return w;
+  // The aref index of a nest with loops: a counter of the main loop's iterations, carried through
+  // every loop around it (a guard alone needs none: the iteration number is the index).
+  Value* nestCounter(Builder& b) {
+    bool loops = std::any_of(nest_.begin(), nest_.end(), [](const Op* n) { return n->kind() != OpKind::If; });
+    return loops ? b.constInt(0, Type::scalarOf(Scalar::I32)) : nullptr;
   }
-  // The rest of the tile loop's body after the inner loop (consumer only: all of it, or what one
-  // cooperative half's results feed when `group` names its carried values), then its yield.
-  void finishOuter(Wrapper& w, ValueMap& map, Op* innerCopy, bool producer, Op* loop, const std::set<size_t>* group = nullptr,
-                   bool firstGroup = true) {
-    Block& ob = *outer_->region(0);
-    bool after = false;
-    for (auto& op : ob.ops()) {
-      if (op.get() == loop) {
-        after = true;
-        continue;
+  // A role's copy of nest op `level` and what it holds, down to the main loop, which `inner` copies
+  // (given the count so far; it returns the count after). The producer copies the slice its loads
+  // need (analyzeNest) and carries only the values that slice uses; the consumer copies everything,
+  // and, for one cooperative half (`group`), only the ops after the main loop or a loop around it that
+  // the half's results feed (epilogueBelongs) and, before them, the pure ops and reads (the first half
+  // also does the rest, once). Returns the count after the copy (null without a counter).
+  using InnerCopy = std::function<Value*(Builder&, Value*)>;
+  Value* cloneNest(Builder& b, size_t level, Op* loop, ValueMap& map, Value* count, const InnerCopy& inner, bool producer,
+                   const std::set<size_t>* group = nullptr, bool firstGroup = true) {
+    Op* n = nest_[level];
+    Op* child = level + 1 < nest_.size() ? nest_[level + 1] : loop;
+    auto body = [&](Builder& ib, Block& blk, Value* c) {
+      bool after = false;
+      for (auto& op : blk.ops()) {
+        if (op.get() == blk.terminator()) continue;
+        if (op.get() == child) {
+          c = child == loop ? inner(ib, c) : cloneNest(ib, level + 1, loop, map, c, inner, producer, group, firstGroup);
+          after = true;
+        } else if (producer ? producerNest_.count(op.get()) > 0
+                            : !group || (after ? epilogueBelongs(*op, loop, *group, false, firstGroup) : firstGroup || pureOrRead(*op))) {
+          cloneOp(ib, *op, map);
+        }
       }
-      if (!after || op.get() == ob.terminator()) continue;
-      if (!producer && (!group || epilogueBelongs(*op, loop, *group, false, firstGroup))) cloneOp(*w.inner, *op, map);
+      return c;
+    };
+    // The values the copy carries (a guard's: the results its branches yield): all for the consumer.
+    std::vector<size_t> carried;
+    if (!producer)
+      for (size_t k = 0; k < n->numResults(); ++k) carried.push_back(k);
+    else if (auto it = nestCarried_.find(n); it != nestCarried_.end())
+      carried.assign(it->second.begin(), it->second.end());
+    const bool isIf = n->kind() == OpKind::If;
+    std::vector<Value*> ops;
+    std::vector<Type> types;
+    if (n->kind() == OpKind::For || isIf)
+      for (size_t k = 0; k < (isIf ? 1u : 3u); ++k) ops.push_back(mapped(map, n->operand(k)));
+    const size_t init = n->kind() == OpKind::For ? 3 : 0;
+    for (size_t k : carried) {
+      if (!isIf) ops.push_back(mapped(map, n->operand(init + k)));
+      types.push_back(n->result(k)->type());
     }
+    if (count) types.push_back(count->type());
+    if (count && !isIf) ops.push_back(count);
+    Op* c = b.create(n->kind(), ops, types, n->attrs);
+    c->setLoc(n->loc());
+    // A loop's copy: its arguments (a tile.for's index first, then the carried values and the count).
+    auto args = [&](Block* nb, const Block& ob, size_t first) {
+      if (first) map[ob.arg(0)] = nb->addArg(ob.arg(0)->type(), ob.arg(0)->nameHint);
+      for (size_t k : carried) map[ob.arg(first + k)] = nb->addArg(ob.arg(first + k)->type(), ob.arg(first + k)->nameHint);
+      return count ? nb->addArg(count->type(), "count") : nullptr;
+    };
+    Block& ob = nestBody(n);
+    if (n->kind() == OpKind::While) {
+      // The test, copied whole, passes on the copy's carried values and the count.
+      const Block& test = *n->region(0);
+      const Op* cond = test.terminator();
+      Block* nb = c->addRegion();
+      Value* cnt = args(nb, test, 0);
+      Builder tb(nb, n->loc());
+      for (auto& op : test.ops())
+        if (op.get() != cond) cloneOp(tb, *op, map);
+      std::vector<Value*> pass{mapped(map, cond->operand(0))};
+      for (size_t k : carried) pass.push_back(mapped(map, cond->operand(1 + k)));
+      if (cnt) pass.push_back(cnt);
+      tb.setLoc(cond->loc());
+      tb.create(OpKind::Condition, pass, {});
+    }
+    Block* nb = c->addRegion();
+    Value* cnt = isIf ? count : args(nb, ob, n->kind() == OpKind::For ? 1 : 0);
+    Builder ib(nb, n->loc());
+    cnt = body(ib, ob, cnt);
     std::vector<Value*> ys;
-    for (size_t k : w.carried) ys.push_back(mapped(map, ob.terminator()->operand(k)));
-    if (!guarded()) ys.push_back(innerCopy->result(innerCopy->numResults() - 1));
-    w.inner->setLoc(ob.terminator()->loc());
-    w.inner->create(OpKind::Yield, ys, {});
-    if (guarded()) Builder(w.outer->addRegion(), outer_->loc()).create(OpKind::Yield, {}, {});
-    for (size_t n = 0; n < w.carried.size(); ++n) map[outer_->result(w.carried[n])] = w.outer->result(n);
+    for (size_t k : carried) ys.push_back(mapped(map, ob.terminator()->operand(k)));
+    if (cnt) ys.push_back(cnt);
+    ib.setLoc(ob.terminator()->loc());
+    ib.create(OpKind::Yield, ys, {});
+    if (isIf) {  // the guard's else branch passes on what it yields (values from before it) and the count
+      std::vector<Value*> pass;
+      for (size_t k : carried) pass.push_back(mapped(map, n->region(1)->terminator()->operand(k)));
+      if (count) pass.push_back(count);
+      Builder(c->addRegion(), n->loc()).create(OpKind::Yield, pass, {});
+    }
+    for (size_t m = 0; m < carried.size(); ++m) map[n->result(carried[m])] = c->result(m);
+    return count ? c->result(c->numResults() - 1) : nullptr;
   }
 
   Func& f_;
@@ -1262,10 +1435,13 @@ class Specializer {
   std::string followWhy_;  // why a later loop that loads keeps its loads in the consumer
   bool cooperative_ = false;
   int64_t depth_ = 2;                   // the main aref's depth D (chooseDepth)
-  Op* outer_ = nullptr;                 // the tile loop of a persistent kernel
-  Op* inner_ = nullptr;                 // and the loop inside it that loads
-  std::set<Op*> producerOuter_;         // what the producer needs from the tile loop's body
+  std::vector<Op*> nest_;               // the loops and guards around the main loop, outermost first
+  Op* outer_ = nullptr;                 // nest_'s first (a persistent kernel's tile loop, a guard), or null
+  std::set<Op*> producerNest_;          // what the producer needs from the nest's bodies (analyzeNest)
+  std::map<const Op*, std::set<size_t>> nestCarried_;  // the values each nest loop's producer copy carries
   std::set<const Op*> sharedReads_;     // scalar loads every role may repeat (findSharedReads)
+  std::set<const Value*> writtenArgs_;  // the pointer arguments the kernel writes through (findWrittenArgs)
+  bool writesAnywhere_ = false;         // a call may write any buffer
 };
 
 }  // namespace

@@ -1281,6 +1281,7 @@ class Emitter {
     using profile::Scope;
     switch (op.kind()) {
       case OpKind::For:
+      case OpKind::While:
       case OpKind::If: return profClose();
       case OpKind::MbarWait:
         return profMark(op, bars_.at(op.operand(0)).kind == "empty" ? Scope::WaitEmpty : Scope::WaitFull, ex(op.operand(1)));
@@ -1307,7 +1308,7 @@ class Emitter {
   void emitBlock(const Block& b, const std::function<void(const Op&, bool)>& around = {}) {
     accumulators_.emplace_back();
     for (const auto& op : b.ops()) {
-      if (op->kind() == OpKind::Yield) continue;
+      if (op->kind() == OpKind::Yield || op->kind() == OpKind::Condition) continue;
       if (around) around(*op, false);
       emitOp(*op);
       if (around) around(*op, true);
@@ -1417,6 +1418,7 @@ class Emitter {
         return;
       }
       case OpKind::For: return emitFor(op);
+      case OpKind::While: return emitWhile(op);
       case OpKind::If: return emitIf(op);
       case OpKind::MakeDesc: return;  // a tensor map of the launch (collect)
       case OpKind::AddPtr:
@@ -1715,6 +1717,54 @@ class Emitter {
     }
     --indent_;
     line("}");
+  }
+
+  // A tile.while over scalars (a persistent grouped GEMM's walk over one problem's tiles): the values
+  // it carries live in variables declared before it, which its test's and its body's arguments and
+  // its results name; the test runs at the top of each iteration and what it passes on is what the
+  // body (or, on exit, the code after the loop) reads.
+  void emitWhile(const Op& op) {
+    const Block &test = *op.region(0), &body = *op.region(1);
+    const Op* cond = test.terminator();
+    const Op* yield = body.terminator();
+    if (!cond || cond->kind() != OpKind::Condition || !yield || op.numResults() != op.numOperands())
+      unsupported(op, "a tile.while that passes on other values than it carries is not emitted yet");
+    at(op);
+    std::vector<std::string> carried;
+    for (size_t k = 0; k < op.numResults(); ++k) {
+      const Value* res = op.result(k);
+      if (res->type().isTile()) unsupported(op, "a tile.while carrying tiles is not emitted yet");
+      needScalar(op, res->type());
+      std::string n = nameFor(res);
+      line(cScalarType(res->type().scalar) + " " + n + " = " + ex(op.operand(k)) + ";");
+      names_[test.arg(k)] = n;
+      names_[body.arg(k)] = n;
+      carried.push_back(n);
+    }
+    line("while (true) {");
+    ++indent_;
+    emitBlock(test);
+    assignScalars(*cond, 1, carried);
+    line("if (!(" + ex(cond->operand(0)) + ")) break;");
+    emitBlock(body);
+    waitAll(*yield);  // the next iteration starts with nothing in flight
+    at(*yield);
+    assignScalars(*yield, 0, carried);
+    --indent_;
+    line("}");
+  }
+  // vars[k] = t's operand first + k, for every k at once (a value may read another's old value).
+  void assignScalars(const Op& t, size_t first, const std::vector<std::string>& vars) {
+    std::vector<std::string> temps;
+    for (size_t k = 0; k < vars.size(); ++k) {
+      const Value* v = t.operand(first + k);
+      temps.emplace_back();
+      if (ex(v) == vars[k]) continue;
+      temps.back() = fresh(vars[k] + "_next");
+      line("const " + cScalarType(v->type().scalar) + " " + temps.back() + " = " + ex(v) + ";");
+    }
+    for (size_t k = 0; k < vars.size(); ++k)
+      if (!temps[k].empty()) line(vars[k] + " = " + temps[k] + ";");
   }
 
   // Named barriers 3 and 4: the turns of two cooperative consumers in attention's loops (1 and 2

@@ -31,10 +31,26 @@ def sized_gemm(a, b, c, sizes, BM: tl.constexpr, BN: tl.constexpr, BK: tl.conste
 
 @triton.jit
 def written_first(a, b, c, sizes, seen, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    # The same with a store before the sizes are read: a read after a write is not repeated.
+    # The same with a store before the sizes are read: a read after a write, repeated by the producer
+    # only because the kernel writes nothing through sizes.
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     tl.store(seen + pid_m, 1)
+    m = tl.load(sizes)
+    n = tl.load(sizes + 1)
+    k = tl.load(sizes + 2)
+    acc = block_product(a, b, m, n, k, pid_m, pid_n, BM, BN, BK)
+    c_desc = tl.make_tensor_descriptor(c, [m, n], [n, 1], [BM, BN])
+    c_desc.store([pid_m * BM, pid_n * BN], acc)
+
+
+@triton.jit
+def written_sizes(a, b, c, sizes, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # The same with the store into the sizes' own buffer (past the three sizes): a read after a write
+    # through the argument it reads is not repeated.
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    tl.store(sizes + 3 + pid_m, 1)
     m = tl.load(sizes)
     n = tl.load(sizes + 1)
     k = tl.load(sizes + 2)
