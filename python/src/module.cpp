@@ -48,10 +48,10 @@ tawa::Backend backendOf(const std::string& name) {
 }
 
 tawa::Options options(int depth, int mmaDepth, int consumers, int persistent, bool pingPong, bool keepProgramOrder,
-                      const std::string& inject) {
+                      bool sharedRing, const std::string& inject) {
   tawa::Options o;
   o.depth = depth, o.mmaDepth = mmaDepth, o.consumers = consumers, o.persistent = persistent, o.pingPong = pingPong;
-  o.keepProgramOrder = keepProgramOrder;
+  o.keepProgramOrder = keepProgramOrder, o.sharedRing = sharedRing;
   o.inject = inject;
   return o;
 }
@@ -97,21 +97,25 @@ NB_MODULE(_tawa, m) {
       .def_static(
           "load",
           [](const std::string& path, const std::string& name, const std::string& spec, int depth, int mmaDepth, int consumers,
-             int persistent, bool pingPong, bool keepProgramOrder, const std::string& inject) {
+             int persistent, bool pingPong, bool keepProgramOrder, bool sharedRing, const std::string& inject) {
             nb::gil_scoped_release unlocked;
-            return tawa::Kernel::load(path, name, spec, options(depth, mmaDepth, consumers, persistent, pingPong, keepProgramOrder, inject));
+            return tawa::Kernel::load(path, name, spec,
+                                      options(depth, mmaDepth, consumers, persistent, pingPong, keepProgramOrder, sharedRing, inject));
           },
           nb::arg("path"), nb::arg("name"), nb::arg("spec"), nb::arg("depth") = 0, nb::arg("mma_depth") = 1, nb::arg("consumers") = 0,
-          nb::arg("persistent") = 0, nb::arg("ping_pong") = true, nb::arg("keep_program_order") = false, nb::arg("inject") = "")
+          nb::arg("persistent") = 0, nb::arg("ping_pong") = true, nb::arg("keep_program_order") = false,
+          nb::arg("shared_ring") = false, nb::arg("inject") = "")
       .def_static(
           "from_ir",
           [](const std::string& text, const std::string& spec, int depth, int mmaDepth, int consumers, int persistent, bool pingPong,
-             bool keepProgramOrder, const std::string& inject) {
+             bool keepProgramOrder, bool sharedRing, const std::string& inject) {
             nb::gil_scoped_release unlocked;
-            return tawa::Kernel::fromIR(text, spec, options(depth, mmaDepth, consumers, persistent, pingPong, keepProgramOrder, inject));
+            return tawa::Kernel::fromIR(text, spec,
+                                        options(depth, mmaDepth, consumers, persistent, pingPong, keepProgramOrder, sharedRing, inject));
           },
           nb::arg("text"), nb::arg("spec"), nb::arg("depth") = 0, nb::arg("mma_depth") = 1, nb::arg("consumers") = 0,
-          nb::arg("persistent") = 0, nb::arg("ping_pong") = true, nb::arg("keep_program_order") = false, nb::arg("inject") = "")
+          nb::arg("persistent") = 0, nb::arg("ping_pong") = true, nb::arg("keep_program_order") = false,
+          nb::arg("shared_ring") = false, nb::arg("inject") = "")
       .def_prop_ro("name", &tawa::Kernel::name)
       .def_prop_ro("simt", &tawa::Kernel::simt)
       .def_prop_ro("params",

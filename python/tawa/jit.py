@@ -43,7 +43,7 @@ _LONG_DTYPE = {
 # Launch options Triton takes that tawa reads; the tawa-only ones pick the backend and the passes.
 _TRITON_OPTIONS = ("num_warps", "num_stages", "num_ctas")
 _TAWA_OPTIONS = ("backend", "seed", "threads", "depth", "mma_depth", "consumers", "persistent", "ping_pong",
-                 "keep_program_order", "inject")
+                 "keep_program_order", "shared_ring", "inject")
 _BACKENDS = ("exec", "emu", "cuda")
 _OPTIONS = frozenset(_TRITON_OPTIONS + _TAWA_OPTIONS)
 _RUN_OPTIONS = frozenset(("backend", "seed", "threads"))  # how a launch runs, not what it compiles
@@ -532,12 +532,13 @@ class JITFunction:
         from . import __version__
 
         wsopts = (opts.get("depth", 0), opts.get("mma_depth", 1), opts.get("consumers", 0), opts.get("persistent", 0),
-                  opts.get("ping_pong", True), opts.get("inject", ""), opts.get("keep_program_order", False))
+                  opts.get("ping_pong", True), opts.get("inject", ""), opts.get("keep_program_order", False),
+                  opts.get("shared_ring", False))
         h = hashlib.sha256(json.dumps([__version__, os.path.abspath(self.path), self.__name__, spec, wsopts,
                                        _sha256_file(self.path)]).encode()).hexdigest()
         entry = os.path.join(_cache_dir(), h + ".json")
         kw = dict(depth=wsopts[0], mma_depth=wsopts[1], consumers=wsopts[2], persistent=wsopts[3], ping_pong=wsopts[4],
-                  inject=wsopts[5], keep_program_order=wsopts[6])
+                  inject=wsopts[5], keep_program_order=wsopts[6], shared_ring=wsopts[7])
         try:
             with open(entry) as f:
                 saved = json.load(f)

@@ -91,6 +91,19 @@ def test_asm_is_tritons_mapping_of_stages():
         k.asm["ttgir"]
 
 
+def test_shared_ring_reaches_the_passes():
+    # Attention's K and V stream through arefs of their own unless shared_ring asks for one aref.
+    import os
+    k = tawa.load(os.path.join(os.path.dirname(__file__), "..", "..", "examples", "attention.py"), "attn_fwd")
+    q = np.ones((2 * 128, 64), np.float16)
+    args = (q, q, q, np.zeros_like(q), 0.125, 1, 2)
+    meta = dict(N_CTX=128, HEAD_DIM=64, BLOCK_M=64, BLOCK_N=64, CAUSAL=False)
+    split = k.warmup(*args, **meta).ir("ws")
+    shared = k.warmup(*args, **meta, shared_ring=True).ir("ws")
+    assert "%aref_k = aref.create" in split and "%aref_v = aref.create" in split
+    assert "%aref_k" not in shared and "%aref = aref.create" in shared
+
+
 def test_keep_program_order_reaches_the_passes():
     # Causal attention launches its query blocks longest first (program-order reads the block index
     # reversed) unless keep_program_order asks for the order as written.
