@@ -115,11 +115,12 @@ def persistent_skip(a, b, c, skip, M, N, K, SMS: tl.constexpr, BM: tl.constexpr,
 
 
 @triton.jit
-def walk_descriptors(a_ptrs, b_ptrs, c_ptrs, dims, groups, SMS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+def walk_descriptors(a_ptrs, b_ptrs, c_ptrs, dims, done, groups, SMS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
                      BK: tl.constexpr):
     # The walk through tensor descriptors made in the kernel once per problem, under the test that
     # the program has a tile in it (a guard whose else branch passes the tile index on); B is N x K,
-    # used transposed; C is f16.
+    # used transposed; C is f16. done[g] counts problem g's tiles (an atomic before the K loop: with
+    # two cooperative consumers, one of them makes it).
     t = tl.program_id(0)
     first = 0
     for g in range(groups):
@@ -133,6 +134,7 @@ def walk_descriptors(a_ptrs, b_ptrs, c_ptrs, dims, groups, SMS: tl.constexpr, BM
             db = tl.make_tensor_descriptor(tl.load(b_ptrs + g).to(tl.pointer_type(tl.float16)), [n, k], [k, 1], [BN, BK])
             dc = tl.make_tensor_descriptor(tl.load(c_ptrs + g).to(tl.pointer_type(tl.float16)), [m, n], [n, 1], [BM, BN])
             while t >= first and t < first + count:
+                tl.atomic_add(done + g, 1)
                 row = ((t - first) // across) * BM
                 col = ((t - first) % across) * BN
                 acc = tl.zeros((BM, BN), dtype=tl.float32)
