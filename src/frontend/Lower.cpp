@@ -3144,7 +3144,11 @@ class Lowerer {
     }
     at(p);
     Type result = ptr->type().withElement(Type::scalarOf(ptr->type().scalar));
-    return Val::ir(b_.op1(OpKind::Load, ops, result));
+    // volatile=True: the value may change under the kernel (another program or kernel writes it), so
+    // no pass may read it twice or move the read.
+    std::map<std::string, ir::AttrValue> attrs;
+    if (v[7] && v[7]->k != Val::K::None && !v[7]->isIR() && truthy(*v[7], w[7])) attrs["volatile"] = int64_t{1};
+    return Val::ir(b_.op1(OpKind::Load, ops, result, attrs));
   }
 
   // ---- block pointers (tl.make_block_ptr, tl.advance): a base pointer, and per dimension the

@@ -450,15 +450,17 @@ class Specializer {
           if (!used && moved.count(w)) used = w;
       });
       if (!used) continue;
-      why = at(*op) + ", before the loop, uses the result of " + at(*used->definingOp()) +
-            ", which has side effects (or comes after one) or is a loop: the producer could not see it";
+      const Op* d = used->definingOp();
+      why = at(*op) + ", before the loop, uses the result of " + at(*d) +
+            (d->hasAttr("volatile") ? ", a volatile read (each warp group reading it could see another value)"
+                                    : ", which has side effects (or comes after one) or is a loop: the producer could not see it");
       return false;
     }
     return true;
   }
 
   // Scalar loads every role may read again (a problem's sizes, a pointer read from an array of
-  // pointers): those that come before the kernel's first write (and before the main loop `loop`), in
+  // pointers; never a volatile one): those that come before the kernel's first write (and before the main loop `loop`), in
   // program order (within a program, the producer's reads come before anything the consumer writes),
   // and, anywhere, those from buffers the kernel only reads (readOnlyRead). Both see what the kernel
   // as written saw, so they count as pure where the prologue is split and in the producer's slices;
@@ -468,7 +470,7 @@ class Specializer {
     std::function<void(Block&)> scan = [&](Block& blk) {
       for (auto& op : blk.ops()) {
         if (stop || op.get() == loop) return void(stop = true);
-        if (op->kind() == OpKind::Load && op->numResults() == 1 && op->result()->type().isScalar()) {
+        if (op->kind() == OpKind::Load && op->numResults() == 1 && op->result()->type().isScalar() && !op->hasAttr("volatile")) {
           sharedReads_.insert(op.get());
           continue;
         }
@@ -482,7 +484,7 @@ class Specializer {
     if (writesAnywhere_) return;
     walk(f_.body, [&](Op* op) {
       if (op->kind() == OpKind::Load && op->numResults() == 1 && op->result()->type().isScalar() && op->numOperands() == 1 &&
-          readOnlyRead(*op))
+          !op->hasAttr("volatile") && readOnlyRead(*op))
         sharedReads_.insert(op);
     });
   }
@@ -539,7 +541,7 @@ class Specializer {
     std::set<const Value*> args;
     bool ok = true;
     argsBehind(load.operand(0), args, [&](const Op& d) {
-      ok = ok && d.numOperands() == 1 && readOnlyRead(d);
+      ok = ok && d.numOperands() == 1 && !d.hasAttr("volatile") && readOnlyRead(d);
       return true;
     });
     bool pointer = false;
@@ -571,6 +573,8 @@ class Specializer {
       for (Value* v : op->operands) need.push_back(v);
     auto needOp = [&](Op* d) {
       if (!producerNest_.insert(d).second) return true;
+      if (d->kind() == OpKind::Load && d->hasAttr("volatile"))
+        return why = "the producer needs " + at(*d) + ", a volatile read (each warp group reading it could see another value)", false;
       if (d->kind() == OpKind::Load && !pureOrRead(*d))
         return why = "the producer needs " + at(*d) + ", a read after the kernel's first write from a buffer the kernel writes "
                      "through (the producer, running ahead, could read another value)",

@@ -6,13 +6,14 @@ import triton.language as tl
 
 @triton.jit
 def walk_problems(a_ptrs, b_ptrs, c_ptrs, dims, groups, SMS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                  BK: tl.constexpr):
+                  BK: tl.constexpr, VOLATILE: tl.constexpr = False):
     # Program p computes tiles p, p + SMS, ... of the problems' tiles laid end to end: C_g (f32) =
-    # A_g @ B_g, f16 row-major operands at addresses the arrays hold; dims holds each M, N, K.
+    # A_g @ B_g, f16 row-major operands at addresses the arrays hold; dims holds each M, N, K
+    # (M read as volatile with VOLATILE: no warp group may read it on another's behalf).
     t = tl.program_id(0)
     first = 0
     for g in range(groups):
-        m = tl.load(dims + 3 * g)
+        m = tl.load(dims + 3 * g, volatile=VOLATILE)
         n = tl.load(dims + 3 * g + 1)
         k = tl.load(dims + 3 * g + 2)
         across = tl.cdiv(n, BN)
