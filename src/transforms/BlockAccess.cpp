@@ -136,6 +136,7 @@ struct Plan {
   bool reduce = false;  // a tl.atomic_add become a reduce-add block store
   Value* base = nullptr;
   Sym rest;                            // moved into the base
+  bool wide = false;                   // the address is computed in 64 bits: so is `rest`
   std::vector<Sym> start, bound, stride;
   std::vector<bool> masked;
 };
@@ -448,9 +449,23 @@ class BlockAccess {
   }
   std::optional<IntV> evalIntUncached(Value* v) {
     const Type& ty = v->type();
-    if (!ty.isData() || ty.scalar != Scalar::I32)
-      return fail<IntV>("index arithmetic in " + ty.str() + " (only i32 index tiles are analyzed)");
+    if (!ty.isData() || (ty.scalar != Scalar::I32 && ty.scalar != Scalar::I64))
+      return fail<IntV>("index arithmetic in " + ty.str() + " (only i32 and i64 index tiles are analyzed)");
     Op* d = v->definingOp();
+    // 64-bit index arithmetic (`offs.to(tl.int64) * stride`, written so that large offsets do not
+    // wrap): its leaves must be 32-bit values widened (`.to(tl.int64)`) or constants; the polynomial
+    // is exact, and the part that moves the descriptor's base is materialized in 64 bits (Plan::wide).
+    if (ty.scalar == Scalar::I64) {
+      if (d && d->kind() == OpKind::Cast) {
+        const Scalar from = d->operand(0)->type().scalar;
+        if (from != Scalar::I32 && from != Scalar::I64)
+          return fail<IntV>(at(*d) + " widens a " + std::string(scalarName(from)) + " value (only i32 index values are widened)");
+        return evalInt(d->operand(0));
+      }
+      if (!d || (!ty.isTile() && d->kind() != OpKind::Constant && !isElementwise(d->kind())))
+        return fail<IntV>("an i64 index value that is not computed from i32 values widened with .to(tl.int64)" +
+                          (d ? " (" + at(*d) + ")" : std::string()));
+    }
     if (!d) {
       if (ty.isTile()) return fail<IntV>("an index tile carried by a loop");
       if (Op* loop = loopOfIv(v))
@@ -490,7 +505,10 @@ class BlockAccess {
       default:
         break;
     }
-    if (!ty.isTile()) return IntV{Sym::atom(atomOf(v)), {}};
+    if (!ty.isTile()) {
+      if (ty.scalar == Scalar::I64) return fail<IntV>("the i64 index value of " + at(*d) + " is not computed from widened i32 values");
+      return IntV{Sym::atom(atomOf(v)), {}};
+    }
     // Clamps of an offset `c + i_d`: exact on the lanes with i_d < rel.
     switch (d->kind()) {
       case OpKind::Rem: case OpKind::Min: {
@@ -760,6 +778,26 @@ class BlockAccess {
   }
 
   // ---- recognizing one access
+  // Whether any integer the address `v` is computed from (through the ops that compute it and the
+  // loops that carry it) is 64-bit.
+  bool computedInI64(Value* v) const {
+    std::vector<Value*> work{v};
+    std::set<const Value*> seen;
+    while (!work.empty()) {
+      Value* w = work.back();
+      work.pop_back();
+      if (!seen.insert(w).second) continue;
+      if (w->type().isData() && w->type().scalar == Scalar::I64) return true;
+      if (Op* d = w->definingOp()) {
+        if (d->kind() != OpKind::Load) work.insert(work.end(), d->operands.begin(), d->operands.end());
+      } else if (Op* loop = w->ownerBlock()->parentOp; loop && loop->kind() == OpKind::For && w->index() > 0) {
+        work.push_back(loop->operand(3 + static_cast<size_t>(w->index() - 1)));
+        work.push_back(loop->region(0)->terminator()->operand(static_cast<size_t>(w->index() - 1)));
+      }
+    }
+    return false;
+  }
+
   std::optional<Plan> analyze(Op* op) {
     const bool reduce = op->kind() == OpKind::Atomic;
     if (reduce && !reducible(op)) return std::nullopt;
@@ -785,6 +823,7 @@ class BlockAccess {
     p.store = store;
     p.reduce = reduce;
     p.base = ptr->base;
+    p.wide = computedInI64(op->operand(0));
     p.start.resize(static_cast<size_t>(rank));
     p.bound.resize(static_cast<size_t>(rank));
     p.stride.resize(static_cast<size_t>(rank));
@@ -999,25 +1038,31 @@ class BlockAccess {
   class Emitter {
    public:
     Emitter(BlockAccess& a, Builder& b) : a_(a), b_(b) {}
-    Value* constant(int64_t v) { return b_.constInt(v, Type::scalarOf(Scalar::I32)); }
-    Value* emit(const Sym& s0) {
+    Value* constant(int64_t v) { return b_.constInt(v, Type::scalarOf(t_)); }
+    // The polynomial's value as an i32 scalar, or with `wide` as an i64 one (each atom widened first).
+    Value* emit(const Sym& s0, bool wide = false) {
+      t_ = wide ? Scalar::I64 : Scalar::I32;
       Sym s = substituteTrips(s0);
       Value *pos = nullptr, *neg = nullptr;
       for (auto& [m, c] : s.t) {
         Value* term = nullptr;
-        for (int id : m) term = mul(term, atom(id));
+        for (int id : m) term = mul(term, widened(atom(id)));
         int64_t k = c < 0 ? -c : c;
         if (k != 1 || !term) term = mul(term, constant(k));
         Value*& acc = c < 0 ? neg : pos;
-        acc = acc ? b_.op1(OpKind::Add, {acc, term}, i32()) : term;
+        acc = acc ? b_.op1(OpKind::Add, {acc, term}, ty()) : term;
       }
       if (!pos) pos = constant(0);
-      return neg ? b_.op1(OpKind::Sub, {pos, neg}, i32()) : pos;
+      Value* r = neg ? b_.op1(OpKind::Sub, {pos, neg}, ty()) : pos;
+      t_ = Scalar::I32;
+      return r;
     }
 
    private:
     static Type i32() { return Type::scalarOf(Scalar::I32); }
-    Value* mul(Value* a, Value* b) { return a ? b_.op1(OpKind::Mul, {a, b}, i32()) : b; }
+    Type ty() const { return Type::scalarOf(t_); }
+    Value* widened(Value* v) { return v->type().scalar == t_ ? v : b_.op1(OpKind::Cast, {v}, ty()); }
+    Value* mul(Value* a, Value* b) { return a ? b_.op1(OpKind::Mul, {a, b}, ty()) : b; }
     // step * t of a loop with a constant step reads better as (iv - lb).
     Sym substituteTrips(const Sym& s) {
       Sym r;
@@ -1050,6 +1095,7 @@ class BlockAccess {
     }
     BlockAccess& a_;
     Builder& b_;
+    Scalar t_ = Scalar::I32;
   };
 
   // v is visible right before the top-level op `anchor`: a function argument, or defined by an
@@ -1082,7 +1128,7 @@ class BlockAccess {
     b.setInsertionPointBefore(hoist ? top : op);
     Emitter e(*this, b);
     Value* base = p.base;
-    if (!p.rest.t.empty()) base = b.op1(OpKind::AddPtr, {base, e.emit(p.rest)}, base->type());
+    if (!p.rest.t.empty()) base = b.op1(OpKind::AddPtr, {base, e.emit(p.rest, p.wide)}, base->type());
     std::vector<Value*> ops{base};
     for (auto& s : p.bound) ops.push_back(e.emit(s));
     for (auto& s : p.stride) ops.push_back(e.emit(s));
