@@ -81,11 +81,17 @@ int swizzleMode(int64_t bytes) { return bytes == 128 ? 1 : bytes == 64 ? 2 : byt
 // `mn` is a number of rows down (a 64-row block of A); LBO unused (16). MN-major (the stored rows are
 // K): `k` rows down, and `mn` (a multiple of the chunk width) chunks across; LBO one chunk. SBO is 8
 // rows either way.
+// The descriptor is the slot's own (the same expression for every MMA on the slot, computed once)
+// plus the offset in 16-byte units: the start address field holds address >> 4 and a shared-memory
+// address stays below 2^18, so the sum never carries out of it (CUTLASS's and FlashAttention-3's
+// descriptor iterators do the same; rebuilt per MMA, ptxas made ~2x the uniform instructions).
 std::string smemDesc(const std::string& base, const TileLayout& l, bool kMajor, int64_t k, int64_t mn) {
   int64_t off = kMajor ? k / l.chunkCols * l.chunkBytes + (k % l.chunkCols) * l.elemBytes + mn * l.swizzle
                        : mn / l.chunkCols * l.chunkBytes + k * l.swizzle;
-  return "tawa::wgmma_smem_desc(" + base + " + " + std::to_string(off) + ", " + std::to_string(kMajor ? 16 : l.chunkBytes) + ", " +
-         std::to_string(8 * l.swizzle) + ", " + std::to_string(swizzleMode(l.swizzle)) + ")";
+  TAWA_ASSERT(off % 16 == 0, "a wgmma operand starts on a 16-byte boundary");
+  std::string d = "tawa::wgmma_smem_desc(" + base + ", " + std::to_string(kMajor ? 16 : l.chunkBytes) + ", " + std::to_string(8 * l.swizzle) +
+                  ", " + std::to_string(swizzleMode(l.swizzle)) + ")";
+  return off ? "(" + d + " + " + std::to_string(off / 16) + ")" : d;
 }
 
 struct Ring {

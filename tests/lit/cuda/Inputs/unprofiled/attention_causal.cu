@@ -201,10 +201,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         const uint8_t* a_tile = ring0_0 + slot_5 * 8192;
         tawa::fence_operands(qk[0]);
         tawa::wgmma_fence();
-        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk[0], tawa::wgmma_smem_desc(a_tile + 0, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile + 0, 16, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk[0], tawa::wgmma_smem_desc(a_tile + 32, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile + 32, 16, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk[0], tawa::wgmma_smem_desc(a_tile + 64, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile + 64, 16, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk[0], tawa::wgmma_smem_desc(a_tile + 96, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile + 96, 16, 1024, 1), 1);
+        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk[0], tawa::wgmma_smem_desc(a_tile, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile, 16, 1024, 1), 1);
+        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk[0], (tawa::wgmma_smem_desc(a_tile, 16, 1024, 1) + 2), (tawa::wgmma_smem_desc(b_tile, 16, 1024, 1) + 2), 1);
+        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk[0], (tawa::wgmma_smem_desc(a_tile, 16, 1024, 1) + 4), (tawa::wgmma_smem_desc(b_tile, 16, 1024, 1) + 4), 1);
+        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk[0], (tawa::wgmma_smem_desc(a_tile, 16, 1024, 1) + 6), (tawa::wgmma_smem_desc(b_tile, 16, 1024, 1) + 6), 1);
         tawa::wgmma_commit_group();  // waited for where the result is first used
       }
 #line 25 "examples/attention.py"
@@ -223,10 +223,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
           TAWA_UNROLL for (int w = 0; w < 16; ++w) a_regs[0][w] = tawa::pack_pair(p_prev[0][2 * w], p_prev[0][2 * w + 1]);
           tawa::fence_operands(acc_done[0]);
           tawa::wgmma_fence();
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][0], a_regs[0][1], a_regs[0][2], a_regs[0][3], tawa::wgmma_smem_desc(b_tile_1 + 0, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][4], a_regs[0][5], a_regs[0][6], a_regs[0][7], tawa::wgmma_smem_desc(b_tile_1 + 2048, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][8], a_regs[0][9], a_regs[0][10], a_regs[0][11], tawa::wgmma_smem_desc(b_tile_1 + 4096, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][12], a_regs[0][13], a_regs[0][14], a_regs[0][15], tawa::wgmma_smem_desc(b_tile_1 + 6144, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][0], a_regs[0][1], a_regs[0][2], a_regs[0][3], tawa::wgmma_smem_desc(b_tile_1, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][4], a_regs[0][5], a_regs[0][6], a_regs[0][7], (tawa::wgmma_smem_desc(b_tile_1, 8192, 1024, 1) + 128), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][8], a_regs[0][9], a_regs[0][10], a_regs[0][11], (tawa::wgmma_smem_desc(b_tile_1, 8192, 1024, 1) + 256), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done[0], a_regs[0][12], a_regs[0][13], a_regs[0][14], a_regs[0][15], (tawa::wgmma_smem_desc(b_tile_1, 8192, 1024, 1) + 384), 1);
           tawa::wgmma_commit_group();  // waited for where the result is first used
         }
         const int32_t slot_7 = v26 % 2;
@@ -427,10 +427,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         TAWA_UNROLL for (int w = 0; w < 16; ++w) a_regs_1[0][w] = tawa::pack_pair(p_prev[0][2 * w], p_prev[0][2 * w + 1]);
         tawa::fence_operands(acc_done_1[0]);
         tawa::wgmma_fence();
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][0], a_regs_1[0][1], a_regs_1[0][2], a_regs_1[0][3], tawa::wgmma_smem_desc(b_tile_2 + 0, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][4], a_regs_1[0][5], a_regs_1[0][6], a_regs_1[0][7], tawa::wgmma_smem_desc(b_tile_2 + 2048, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][8], a_regs_1[0][9], a_regs_1[0][10], a_regs_1[0][11], tawa::wgmma_smem_desc(b_tile_2 + 4096, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][12], a_regs_1[0][13], a_regs_1[0][14], a_regs_1[0][15], tawa::wgmma_smem_desc(b_tile_2 + 6144, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][0], a_regs_1[0][1], a_regs_1[0][2], a_regs_1[0][3], tawa::wgmma_smem_desc(b_tile_2, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][4], a_regs_1[0][5], a_regs_1[0][6], a_regs_1[0][7], (tawa::wgmma_smem_desc(b_tile_2, 8192, 1024, 1) + 128), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][8], a_regs_1[0][9], a_regs_1[0][10], a_regs_1[0][11], (tawa::wgmma_smem_desc(b_tile_2, 8192, 1024, 1) + 256), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_1[0], a_regs_1[0][12], a_regs_1[0][13], a_regs_1[0][14], a_regs_1[0][15], (tawa::wgmma_smem_desc(b_tile_2, 8192, 1024, 1) + 384), 1);
         tawa::wgmma_commit_group();  // waited for where the result is first used
       }
       const int32_t slot_10 = v38 % 2;
@@ -497,10 +497,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         const uint8_t* a_tile_1 = ring0_0 + slot_5 * 8192;
         tawa::fence_operands(qk_2[0]);
         tawa::wgmma_fence();
-        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk_2[0], tawa::wgmma_smem_desc(a_tile_1 + 0, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile_3 + 0, 16, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk_2[0], tawa::wgmma_smem_desc(a_tile_1 + 32, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile_3 + 32, 16, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk_2[0], tawa::wgmma_smem_desc(a_tile_1 + 64, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile_3 + 64, 16, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk_2[0], tawa::wgmma_smem_desc(a_tile_1 + 96, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile_3 + 96, 16, 1024, 1), 1);
+        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk_2[0], tawa::wgmma_smem_desc(a_tile_1, 16, 1024, 1), tawa::wgmma_smem_desc(b_tile_3, 16, 1024, 1), 1);
+        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk_2[0], (tawa::wgmma_smem_desc(a_tile_1, 16, 1024, 1) + 2), (tawa::wgmma_smem_desc(b_tile_3, 16, 1024, 1) + 2), 1);
+        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk_2[0], (tawa::wgmma_smem_desc(a_tile_1, 16, 1024, 1) + 4), (tawa::wgmma_smem_desc(b_tile_3, 16, 1024, 1) + 4), 1);
+        tawa::wgmma_mma_async_m64n64k16_f32_f16<0>(qk_2[0], (tawa::wgmma_smem_desc(a_tile_1, 16, 1024, 1) + 6), (tawa::wgmma_smem_desc(b_tile_3, 16, 1024, 1) + 6), 1);
         tawa::wgmma_commit_group();  // waited for where the result is first used
       }
 #line 25 "examples/attention.py"
@@ -519,10 +519,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
           TAWA_UNROLL for (int w = 0; w < 16; ++w) a_regs_2[0][w] = tawa::pack_pair(p_prev_1[0][2 * w], p_prev_1[0][2 * w + 1]);
           tawa::fence_operands(acc_done_2[0]);
           tawa::wgmma_fence();
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][0], a_regs_2[0][1], a_regs_2[0][2], a_regs_2[0][3], tawa::wgmma_smem_desc(b_tile_4 + 0, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][4], a_regs_2[0][5], a_regs_2[0][6], a_regs_2[0][7], tawa::wgmma_smem_desc(b_tile_4 + 2048, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][8], a_regs_2[0][9], a_regs_2[0][10], a_regs_2[0][11], tawa::wgmma_smem_desc(b_tile_4 + 4096, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][12], a_regs_2[0][13], a_regs_2[0][14], a_regs_2[0][15], tawa::wgmma_smem_desc(b_tile_4 + 6144, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][0], a_regs_2[0][1], a_regs_2[0][2], a_regs_2[0][3], tawa::wgmma_smem_desc(b_tile_4, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][4], a_regs_2[0][5], a_regs_2[0][6], a_regs_2[0][7], (tawa::wgmma_smem_desc(b_tile_4, 8192, 1024, 1) + 128), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][8], a_regs_2[0][9], a_regs_2[0][10], a_regs_2[0][11], (tawa::wgmma_smem_desc(b_tile_4, 8192, 1024, 1) + 256), 1);
+          tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_2[0], a_regs_2[0][12], a_regs_2[0][13], a_regs_2[0][14], a_regs_2[0][15], (tawa::wgmma_smem_desc(b_tile_4, 8192, 1024, 1) + 384), 1);
           tawa::wgmma_commit_group();  // waited for where the result is first used
         }
         const int32_t slot_12 = v43 % 2;
@@ -726,10 +726,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         TAWA_UNROLL for (int w = 0; w < 16; ++w) a_regs_3[0][w] = tawa::pack_pair(p_prev_1[0][2 * w], p_prev_1[0][2 * w + 1]);
         tawa::fence_operands(acc_done_3[0]);
         tawa::wgmma_fence();
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][0], a_regs_3[0][1], a_regs_3[0][2], a_regs_3[0][3], tawa::wgmma_smem_desc(b_tile_5 + 0, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][4], a_regs_3[0][5], a_regs_3[0][6], a_regs_3[0][7], tawa::wgmma_smem_desc(b_tile_5 + 2048, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][8], a_regs_3[0][9], a_regs_3[0][10], a_regs_3[0][11], tawa::wgmma_smem_desc(b_tile_5 + 4096, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][12], a_regs_3[0][13], a_regs_3[0][14], a_regs_3[0][15], tawa::wgmma_smem_desc(b_tile_5 + 6144, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][0], a_regs_3[0][1], a_regs_3[0][2], a_regs_3[0][3], tawa::wgmma_smem_desc(b_tile_5, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][4], a_regs_3[0][5], a_regs_3[0][6], a_regs_3[0][7], (tawa::wgmma_smem_desc(b_tile_5, 8192, 1024, 1) + 128), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][8], a_regs_3[0][9], a_regs_3[0][10], a_regs_3[0][11], (tawa::wgmma_smem_desc(b_tile_5, 8192, 1024, 1) + 256), 1);
+        tawa::wgmma_mma_async_rs_m64n64k16_f32_f16<1>(acc_done_3[0], a_regs_3[0][12], a_regs_3[0][13], a_regs_3[0][14], a_regs_3[0][15], (tawa::wgmma_smem_desc(b_tile_5, 8192, 1024, 1) + 384), 1);
         tawa::wgmma_commit_group();  // waited for where the result is first used
       }
       const int32_t slot_15 = v54 % 2;

@@ -93,10 +93,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) matmul_desc_128(
         const uint8_t* b_slot = ring0_2 + slot_1 * 16384;
         tawa::fence_operands(acc_in_top[0]);
         tawa::wgmma_fence();
-        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_top[0], tawa::wgmma_smem_desc(a_slot + 0, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot + 0, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_top[0], tawa::wgmma_smem_desc(a_slot + 32, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot + 2048, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_top[0], tawa::wgmma_smem_desc(a_slot + 64, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot + 4096, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_top[0], tawa::wgmma_smem_desc(a_slot + 96, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot + 6144, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_top[0], tawa::wgmma_smem_desc(a_slot, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_top[0], (tawa::wgmma_smem_desc(a_slot, 16, 1024, 1) + 2), (tawa::wgmma_smem_desc(b_slot, 8192, 1024, 1) + 128), 1);
+        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_top[0], (tawa::wgmma_smem_desc(a_slot, 16, 1024, 1) + 4), (tawa::wgmma_smem_desc(b_slot, 8192, 1024, 1) + 256), 1);
+        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_top[0], (tawa::wgmma_smem_desc(a_slot, 16, 1024, 1) + 6), (tawa::wgmma_smem_desc(b_slot, 8192, 1024, 1) + 384), 1);
         tawa::fence_operands(acc_in_top[0]);
       }
       tawa::wgmma_commit_group();
@@ -177,10 +177,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) matmul_desc_128(
         const uint8_t* b_slot_1 = ring0_2 + slot_4 * 16384;
         tawa::fence_operands(acc_in_bot[0]);
         tawa::wgmma_fence();
-        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_bot[0], tawa::wgmma_smem_desc(a_slot_1 + 0, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot_1 + 0, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_bot[0], tawa::wgmma_smem_desc(a_slot_1 + 32, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot_1 + 2048, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_bot[0], tawa::wgmma_smem_desc(a_slot_1 + 64, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot_1 + 4096, 8192, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_bot[0], tawa::wgmma_smem_desc(a_slot_1 + 96, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot_1 + 6144, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_bot[0], tawa::wgmma_smem_desc(a_slot_1, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot_1, 8192, 1024, 1), 1);
+        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_bot[0], (tawa::wgmma_smem_desc(a_slot_1, 16, 1024, 1) + 2), (tawa::wgmma_smem_desc(b_slot_1, 8192, 1024, 1) + 128), 1);
+        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_bot[0], (tawa::wgmma_smem_desc(a_slot_1, 16, 1024, 1) + 4), (tawa::wgmma_smem_desc(b_slot_1, 8192, 1024, 1) + 256), 1);
+        tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc_in_bot[0], (tawa::wgmma_smem_desc(a_slot_1, 16, 1024, 1) + 6), (tawa::wgmma_smem_desc(b_slot_1, 8192, 1024, 1) + 384), 1);
         tawa::fence_operands(acc_in_bot[0]);
       }
       tawa::wgmma_commit_group();

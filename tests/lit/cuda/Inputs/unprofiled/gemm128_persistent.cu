@@ -135,14 +135,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) matmul_desc_128(
           tawa::fence_operands(acc[0]);
           tawa::fence_operands(acc[1]);
           tawa::wgmma_fence();
-          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[0], tawa::wgmma_smem_desc(a_slot + 0, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot + 0, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[1], tawa::wgmma_smem_desc(a_slot + 8192, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot + 0, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[0], tawa::wgmma_smem_desc(a_slot + 32, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot + 2048, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[1], tawa::wgmma_smem_desc(a_slot + 8224, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot + 2048, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[0], tawa::wgmma_smem_desc(a_slot + 64, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot + 4096, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[1], tawa::wgmma_smem_desc(a_slot + 8256, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot + 4096, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[0], tawa::wgmma_smem_desc(a_slot + 96, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot + 6144, 8192, 1024, 1), 1);
-          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[1], tawa::wgmma_smem_desc(a_slot + 8288, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot + 6144, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[0], tawa::wgmma_smem_desc(a_slot, 16, 1024, 1), tawa::wgmma_smem_desc(b_slot, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[1], (tawa::wgmma_smem_desc(a_slot, 16, 1024, 1) + 512), tawa::wgmma_smem_desc(b_slot, 8192, 1024, 1), 1);
+          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[0], (tawa::wgmma_smem_desc(a_slot, 16, 1024, 1) + 2), (tawa::wgmma_smem_desc(b_slot, 8192, 1024, 1) + 128), 1);
+          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[1], (tawa::wgmma_smem_desc(a_slot, 16, 1024, 1) + 514), (tawa::wgmma_smem_desc(b_slot, 8192, 1024, 1) + 128), 1);
+          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[0], (tawa::wgmma_smem_desc(a_slot, 16, 1024, 1) + 4), (tawa::wgmma_smem_desc(b_slot, 8192, 1024, 1) + 256), 1);
+          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[1], (tawa::wgmma_smem_desc(a_slot, 16, 1024, 1) + 516), (tawa::wgmma_smem_desc(b_slot, 8192, 1024, 1) + 256), 1);
+          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[0], (tawa::wgmma_smem_desc(a_slot, 16, 1024, 1) + 6), (tawa::wgmma_smem_desc(b_slot, 8192, 1024, 1) + 384), 1);
+          tawa::wgmma_mma_async_m64n128k16_f32_f16<1>(acc[1], (tawa::wgmma_smem_desc(a_slot, 16, 1024, 1) + 518), (tawa::wgmma_smem_desc(b_slot, 8192, 1024, 1) + 384), 1);
           tawa::fence_operands(acc[0]);
           tawa::fence_operands(acc[1]);
         }

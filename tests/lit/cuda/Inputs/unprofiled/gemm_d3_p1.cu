@@ -87,8 +87,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) matmul_desc(
         const uint8_t* b_slot = ring0_1 + slot_1 * 4096;
         tawa::fence_operands(acc[0]);
         tawa::wgmma_fence();
-        tawa::wgmma_mma_async_m64n64k16_f32_f16<1>(acc[0], tawa::wgmma_smem_desc(a_slot + 0, 16, 512, 2), tawa::wgmma_smem_desc(b_slot + 0, 4096, 1024, 1), 1);
-        tawa::wgmma_mma_async_m64n64k16_f32_f16<1>(acc[0], tawa::wgmma_smem_desc(a_slot + 32, 16, 512, 2), tawa::wgmma_smem_desc(b_slot + 2048, 4096, 1024, 1), 1);
+        tawa::wgmma_mma_async_m64n64k16_f32_f16<1>(acc[0], tawa::wgmma_smem_desc(a_slot, 16, 512, 2), tawa::wgmma_smem_desc(b_slot, 4096, 1024, 1), 1);
+        tawa::wgmma_mma_async_m64n64k16_f32_f16<1>(acc[0], (tawa::wgmma_smem_desc(a_slot, 16, 512, 2) + 2), (tawa::wgmma_smem_desc(b_slot, 4096, 1024, 1) + 128), 1);
         tawa::fence_operands(acc[0]);
       }
       tawa::wgmma_commit_group();
