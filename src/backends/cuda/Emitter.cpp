@@ -179,6 +179,7 @@ class Emitter {
 
   EmitResult run() {
     countUses(f_.body, uses_);
+    findDeferredSums();
     res_.kernelName = opt_.kernelName.empty() ? sanitize(f_.name) : opt_.kernelName;
     taken_.insert(res_.kernelName);
     taken_.insert("keep_order");
@@ -1641,6 +1642,12 @@ class Emitter {
         if (res->nameHint.empty() && !arg->nameHint.empty()) names_[res] = fresh(arg->nameHint);
         Frag fr = declareTile(op, res->type(), nameFor(res));
         assignTile(op, fr, init);
+        if (deferredCarried_.count({&op, k})) {  // the quad's parts of a row sum: the first thread holds the start
+          line("if (tawa::lane_idx() % 4 != 0) {  // " + fr.name + ": a row sum kept as the quad's four parts through the loop");
+          line("  TAWA_UNROLL for (int mi = 0; mi < " + std::to_string(fr.mBlocks) + "; ++mi) " + fr.name + "[mi][0] = " + fr.name +
+               "[mi][1] = 0.0f;");
+          line("}");
+        }
         frags_[arg] = fr;
         frags_[res] = fr;
         names_[arg] = fr.name;
@@ -1727,6 +1734,47 @@ class Emitter {
     }
     --indent_;
     line("}");
+    for (size_t k = 0; k < op.numResults(); ++k)
+      if (deferredCarried_.count({&op, k})) {  // the row sums: the quad's parts folded once
+        const Frag& fr = frags_.at(op.result(k));
+        line("TAWA_UNROLL for (int mi = 0; mi < " + std::to_string(fr.mBlocks) + "; ++mi)");
+        line("  TAWA_UNROLL for (int h = 0; h < 2; ++h) {  // " + fr.name + ": the quad's parts of each row sum, added");
+        line("    " + fr.name + "[mi][h] += tawa::shfl_xor(" + fr.name + "[mi][h], 1);");
+        line("    " + fr.name + "[mi][h] += tawa::shfl_xor(" + fr.name + "[mi][h], 2);");
+        line("  }");
+      }
+  }
+
+  // Row sums carried by a loop as `l = l * a + tl.sum(p, 1)` (attention's softmax denominator), with
+  // l read nowhere else in the loop: each thread keeps its own part of every row's sum through the
+  // loop (a is the same in the four threads of a quad, so scaling the parts scales the sum) and the
+  // quad adds its four parts once after the loop, instead of two shuffles per iteration
+  // (FlashAttention-3 does the same). Records the reductions (deferredSums_) and carried values.
+  void findDeferredSums() {
+    walk(const_cast<Block&>(f_.body), [&](Op* loop) {
+      if (loop->kind() != OpKind::For) return;
+      const Block& body = *loop->region(0);
+      const Op* yield = body.terminator();
+      if (!yield) return;
+      for (size_t k = 0; k < loop->numResults(); ++k) {
+        const Value* arg = body.arg(k + 1);
+        const Type& t = arg->type();
+        if (!t.isTile() || t.rank() != 1 || t.scalar != Scalar::F32 || uses_[arg] != 1) continue;
+        const Op* add = yield->operand(k)->definingOp();
+        if (!add || add->kind() != OpKind::Add || add->parent != &body || uses_[add->result()] != 1) continue;
+        for (int side = 0; side < 2; ++side) {
+          const Op* mul = add->operand(side)->definingOp();
+          const Op* red = add->operand(1 - side)->definingOp();
+          if (!mul || !red || mul->kind() != OpKind::Mul || red->kind() != OpKind::Reduce || mul->parent != &body ||
+              red->parent != &body || uses_[mul->result()] != 1 || uses_[red->result()] != 1 || red->strAttr("kind") != "sum" ||
+              red->intAttr("axis") != 1 || (mul->operand(0) != arg && mul->operand(1) != arg) || mul->operand(0) == mul->operand(1))
+            continue;
+          deferredSums_.insert(red);
+          deferredCarried_.insert({loop, k});
+          break;
+        }
+      }
+    });
   }
 
   // A tile.while over scalars (a persistent grouped GEMM's walk over one problem's tiles): the values
@@ -2217,8 +2265,12 @@ class Emitter {
       line("      x = " + fold("x", in.name + "[mi][4 * j + 2 * h + 1]") + ";");
       line("    }");
     }
-    line("    x = " + fold("x", "tawa::shfl_xor(x, 1)") + ";");
-    line("    x = " + fold("x", "tawa::shfl_xor(x, 2)") + ";");
+    if (deferredSums_.count(&op)) {
+      line("    // this thread's part of the row sum: the loop carries the quad's parts, summed after it");
+    } else {
+      line("    x = " + fold("x", "tawa::shfl_xor(x, 1)") + ";");
+      line("    x = " + fold("x", "tawa::shfl_xor(x, 2)") + ";");
+    }
     line("    " + out.name + "[mi][h] = x;");
     line("  }");
     line("}");
@@ -2758,6 +2810,8 @@ class Emitter {
   LineDirectives lines_;
   int64_t smemUsed_ = 0;
   std::map<const Value*, int> uses_;
+  std::set<const Op*> deferredSums_;                  // row sums left as each thread's part (findDeferredSums)
+  std::set<std::pair<const Op*, size_t>> deferredCarried_;  // (loop, carried index) holding such parts
   std::map<const Value*, std::string> names_;
   std::set<std::string> taken_;
   std::map<const Value*, int> descs_;  // make_desc -> index into allMaps_

@@ -162,6 +162,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
         l_i[mi][h] = 1.0f;
       }
     }
+    if (tawa::lane_idx() % 4 != 0) {  // l_i: a row sum kept as the quad's four parts through the loop
+      TAWA_UNROLL for (int mi = 0; mi < 1; ++mi) l_i[mi][0] = l_i[mi][1] = 0.0f;
+    }
     float m_i[1][2];
     TAWA_UNROLL
     for (int mi = 0; mi < 1; ++mi) {
@@ -317,8 +320,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
             x = x + p[mi][4 * j + 2 * h];
             x = x + p[mi][4 * j + 2 * h + 1];
           }
-          x = x + tawa::shfl_xor(x, 1);
-          x = x + tawa::shfl_xor(x, 2);
+          // this thread's part of the row sum: the loop carries the quad's parts, summed after it
           row_sum[mi][h] = x;
         }
       }
@@ -409,6 +411,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       v_prev_slot = v_prev_slot_next;
       v24 = v24_next;
     }
+    TAWA_UNROLL for (int mi = 0; mi < 1; ++mi)
+      TAWA_UNROLL for (int h = 0; h < 2; ++h) {  // l_i: the quad's parts of each row sum, added
+        l_i[mi][h] += tawa::shfl_xor(l_i[mi][h], 1);
+        l_i[mi][h] += tawa::shfl_xor(l_i[mi][h], 2);
+      }
     const int32_t v35 = hi - 0;
     const int32_t v36 = 64 - 1;
     const int32_t v37 = v35 + v36;
@@ -461,6 +468,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
     for (int mi = 0; mi < 1; ++mi)
     TAWA_UNROLL
       for (int ri = 0; ri < 2; ++ri) l_i_2[mi][ri] = l_i[mi][ri];
+    if (tawa::lane_idx() % 4 != 0) {  // l_i_2: a row sum kept as the quad's four parts through the loop
+      TAWA_UNROLL for (int mi = 0; mi < 1; ++mi) l_i_2[mi][0] = l_i_2[mi][1] = 0.0f;
+    }
     float m_i_1[1][2];
     TAWA_UNROLL
     for (int mi = 0; mi < 1; ++mi)
@@ -616,8 +626,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
             x = x + p_1[mi][4 * j + 2 * h];
             x = x + p_1[mi][4 * j + 2 * h + 1];
           }
-          x = x + tawa::shfl_xor(x, 1);
-          x = x + tawa::shfl_xor(x, 2);
+          // this thread's part of the row sum: the loop carries the quad's parts, summed after it
           row_sum_1[mi][h] = x;
         }
       }
@@ -708,6 +717,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_fwd(
       v_prev_slot_1 = v_prev_slot_1_next;
       v41 = v41_next;
     }
+    TAWA_UNROLL for (int mi = 0; mi < 1; ++mi)
+      TAWA_UNROLL for (int h = 0; h < 2; ++h) {  // l_i_2: the quad's parts of each row sum, added
+        l_i_2[mi][h] += tawa::shfl_xor(l_i_2[mi][h], 1);
+        l_i_2[mi][h] += tawa::shfl_xor(l_i_2[mi][h], 2);
+      }
     const int32_t v51 = hi_2 - lo_1;
     const int32_t v52 = 64 - 1;
     const int32_t v53 = v51 + v52;
