@@ -800,8 +800,8 @@ class Specializer {
     if (outer_)
       walk(*outer_, [&](Op* o) {
         if (sharedReads_.count(o) && (producerNest_.count(o) || main_.producer.count(o)))
-          say("  producer and consumer: " + at(*o) + " (a scalar read that both roles make" +
-              (o->parent == &f_.body ? ")" : ": the kernel does not write through its address's arguments)"));
+          say("  producer and consumer: " + at(*o) + " (a scalar read that both roles make: " +
+              (readOnlyRead(*o) ? "the kernel does not write through its address's arguments)" : "it comes before the kernel's first write)"));
       });
     for (Op* l : main_.loads) say("  producer: " + at(*l) + " (a block load: seeds the producer)");
     for (auto& op : body.ops())
