@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <dlfcn.h>
+#include <limits>
 
 #include <cstdlib>
 #include <map>
@@ -140,7 +141,10 @@ std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intA
   const int64_t colStride = valueOf(s.colStride, intArgs, p, "column stride");
   const int64_t rowStride = valueOf(s.rowStride, intArgs, p, "row stride");
   if (colStride != 1) return "its inner (column) stride is " + std::to_string(colStride) + ", and TMA needs contiguous rows";
-  if (const int64_t cols = valueOf(s.cols, intArgs, p, "column count"); rowStride < cols)
+  if (const int64_t cols = valueOf(s.cols, intArgs, p, "column count"); cols == std::numeric_limits<int32_t>::max())
+    return "its columns are unmasked, so the kernel may read past the end of a row (a K that is not a multiple of the block, "
+           "a base moved by a column offset, rows closer than their length), which a TMA map of whole rows cannot address";
+  else if (rowStride < cols)
     return "its rows overlap (the row stride " + std::to_string(rowStride) + " is smaller than the row length " + std::to_string(cols) +
            ": a base moved by a column offset past the row), which TMA cannot address";
   if ((rowStride * elemBytes) % 16 != 0)

@@ -917,15 +917,11 @@ class Emitter {
       s.rows = hostValue(op, op.operand(1));
       s.cols = hostValue(op, op.operand(2));
     }
-    // An unmasked column dimension (block-access gives it the extent INT32_MAX) of a row-major map:
-    // the program never leaves its row, so the map's rows are as long as the row stride. A map whose
-    // columns are not contiguous (a column-major operand, moved by threads) keeps the extent: its
-    // rows are not its memory's rows (clamping there zeroed every column but the first).
-    const Op* unitCols = op.operand(4)->definingOp();
-    if (const Op* c = op.operand(2)->definingOp();
-        c && c->kind() == OpKind::Constant && std::get<int64_t>(c->attrs.at("value")) == std::numeric_limits<int32_t>::max() &&
-        unitCols && unitCols->kind() == OpKind::Constant && std::get<int64_t>(unitCols->attrs.at("value")) == 1)
-      s.cols = s.rowStride;
+    // An unmasked column dimension keeps the extent block-access gives it (INT32_MAX): nothing bounds
+    // the columns the program reads, which may run past its row (a K not a multiple of the block, a
+    // base moved by a column offset, rows closer than their length). Such a map's rows overlap, so
+    // its tiles are moved by threads, at exactly the addresses the kernel reads. (Clamping the extent
+    // to the row stride, as this did before 2026-12-06, read zeros past it: silently wrong.)
     descs_[op.result()] = static_cast<int>(allMaps_.size());
     allMaps_.push_back(s);
   }

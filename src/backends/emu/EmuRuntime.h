@@ -161,6 +161,8 @@ struct Fiber {
   std::vector<size_t> bulkOps;                   // async ops of this thread, with their group in AsyncOp::group
   uint64_t setmaxnregSeq = 0;
   Seen seen;                                     // completions of asynchronous readers this thread has observed
+  const char* atFile = nullptr;                  // the source line of the copy this thread is in (a fault there is located)
+  int atLine = 0;
 };
 
 struct MmaOp {
@@ -863,9 +865,11 @@ inline void reportFault(const char* stacks, size_t perThread) {
     what = std::string(r.faultSig == SIGBUS ? "bus error" : "invalid memory access") + " at address " + hex +
            ", in no buffer of the launch";
   }
+  const char* file = r.cur ? r.cur->atFile : nullptr;
+  const int line = r.cur ? r.cur->atLine : 0;
   if (r.cur) what = who(r.cur->tid) + ": " + what;
   r.cur = nullptr;
-  setError(what, "", 0);
+  setError(what, file ? file : "", line);
 }
 
 inline int runGrid(TawaEmuLaunch* L, void (*body)(void* const*), void* const* args) {
@@ -1176,6 +1180,7 @@ inline void tile_load_generic(void* dst, const void* base, long long cols, long 
   static_assert((BOX_C * EB) % 16 == 0, "a box row is whole 16-byte chunks");
   constexpr int kPer = 16 / EB, kChunksPerRow = BOX_C / kPer;
   const uint32_t s0 = emu::windowOf(dst, static_cast<size_t>(BOX_R) * BOX_C * EB, "a tile load's destination", TAWA_EMU_AT);
+  emu::self().atFile = tawa_file, emu::self().atLine = tawa_line;  // its global reads fault located
   const uint8_t* g = static_cast<const uint8_t*>(base) + static_cast<long long>(c2) * slice_stride * EB;
   const bool slice_in = c2 >= 0 && c2 < slices;
   for (int q = t; q < BOX_R * kChunksPerRow; q += n) {
@@ -1196,6 +1201,7 @@ template <int EB, int BOX_C, int BOX_R>
 inline void tile_store_generic(void* base, long long cols, long long rows, long long col_stride, long long row_stride, long long slices,
                                long long slice_stride, int c0, int c1, int c2, const void* src, int t, int n, TAWA_EMU_LOC) {
   emu::windowOf(src, static_cast<size_t>(BOX_R) * BOX_C * EB, "a tile store's source", TAWA_EMU_AT);
+  emu::self().atFile = tawa_file, emu::self().atLine = tawa_line;  // its global writes fault located
   if (c2 < 0 || c2 >= slices) return;
   uint8_t* g = static_cast<uint8_t*>(base) + static_cast<long long>(c2) * slice_stride * EB;
   const uint8_t* s = static_cast<const uint8_t*>(src);

@@ -47,3 +47,33 @@ def expert_gemm(x_ptr, w_ptr, out_ptr, experts, N, K, stride_e, BM: tl.constexpr
         a_ptrs += BK
         b_ptrs += BK
     tl.store(out_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
+def gemm_shifted(a_ptr, b_ptr, c_ptr, off_a, off_c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # A and C start off_a and off_c elements into their buffers (a view whose base is not a whole number
+    # of rows in), every access unmasked and in bounds: the column coordinates run past the row stride.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + off_a + rm[:, None] * K + (k0 + rk)[None, :])
+        b = tl.load(b_ptr + (k0 + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + off_c + rm[:, None] * N + rn[None, :], acc)
+
+
+@triton.jit
+def sliding_rows(x_ptr, w_ptr, y_ptr, S, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # Row m of A is x[m * S : m * S + K] (a 1-D convolution written as a GEMM): rows S apart, S < K,
+    # overlap in memory.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(x_ptr + rm[:, None] * S + (k0 + rk)[None, :])
+        b = tl.load(w_ptr + (k0 + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(y_ptr + rm[:, None] * N + rn[None, :], acc)
