@@ -334,15 +334,16 @@ TEST(EmuGemm, SeededInterleavingsAgree) {
 TEST(EmuMutation, WrongSwizzleInTheWgmmaDescriptor) {
   // A is loaded with the 64B swizzle; read it as 128B.
   auto er = emitGemm({"matmul_desc.tir", "f16", 2, 1, 1});
-  expectCaught(mutate(er, "tawa::wgmma_smem_desc(a_slot + 0, 16, 512, 2)", "tawa::wgmma_smem_desc(a_slot + 0, 16, 512, 1)", "swz"), 128, 128,
+  expectCaught(mutate(er, "tawa::wgmma_smem_desc(a_slot, 16, 512, 2)", "tawa::wgmma_smem_desc(a_slot, 16, 512, 1)", "swz"), 128, 128,
                128, 64, "", true);
 }
 
 TEST(EmuMutation, UnswizzledDescriptorForASwizzledTile) {
   // Read the 64B-swizzled A tile as if it were not swizzled: every read stays inside the slot.
   auto er = emitGemm({"matmul_desc.tir", "f16", 2, 1, 1});
-  er = mutate(er, "tawa::wgmma_smem_desc(a_slot + 0, 16, 512, 2)", "tawa::wgmma_smem_desc(a_slot + 0, 16, 512, 0)", "noswz");
-  expectCaught(mutate(er, "tawa::wgmma_smem_desc(a_slot + 32, 16, 512, 2)", "tawa::wgmma_smem_desc(a_slot + 32, 16, 512, 0)", "b"), 128, 128,
+  // (each k step's descriptor is the slot's plus an offset: the first mutation takes the first k step's)
+  er = mutate(er, "tawa::wgmma_smem_desc(a_slot, 16, 512, 2)", "tawa::wgmma_smem_desc(a_slot, 16, 512, 0)", "noswz");
+  expectCaught(mutate(er, "tawa::wgmma_smem_desc(a_slot, 16, 512, 2)", "tawa::wgmma_smem_desc(a_slot, 16, 512, 0)", "b"), 128, 128,
                128, 64, "", true);
 }
 
