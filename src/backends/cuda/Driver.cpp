@@ -141,6 +141,9 @@ std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intA
   const int64_t colStride = valueOf(s.colStride, intArgs, p, "column stride");
   const int64_t rowStride = valueOf(s.rowStride, intArgs, p, "row stride");
   if (colStride != 1) return "its inner (column) stride is " + std::to_string(colStride) + ", and TMA needs contiguous rows";
+  if (s.rowCols && rowStride < s.boxCols)
+    return "its unmasked rows (" + std::to_string(rowStride) + " elements apart) are shorter than its box of " + std::to_string(s.boxCols) +
+           " columns, which the kernel reads across rows";
   if (const int64_t cols = valueOf(s.cols, intArgs, p, "column count"); cols == std::numeric_limits<int32_t>::max())
     return "its columns are unmasked, so the kernel may read past the end of a row (a K that is not a multiple of the block, "
            "a base moved by a column offset, rows closer than their length), which a TMA map of whole rows cannot address";

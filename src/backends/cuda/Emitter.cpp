@@ -921,9 +921,41 @@ class Emitter {
     // the columns the program reads, which may run past its row (a K not a multiple of the block, a
     // base moved by a column offset, rows closer than their length). Such a map's rows overlap, so
     // its tiles are moved by threads, at exactly the addresses the kernel reads. (Clamping the extent
-    // to the row stride, as this did before 2026-12-06, read zeros past it: silently wrong.)
+    // to the row stride whatever the columns read, as this did before 2026-12-06, read zeros past it:
+    // silently wrong.) One case is exact: every access reads from column 0 (attention's head
+    // dimension, loaded whole) and, checked at launch, the box fits in a row.
+    const bool columnShift = shifts_.count(op.result()) && !shifts_.at(op.result())[1].empty();  // a base moved by columns
+    if (const Op* c = op.operand(2)->definingOp(); !columnShift && c && c->kind() == OpKind::Constant &&
+                                                   std::get<int64_t>(c->attrs.at("value")) == std::numeric_limits<int32_t>::max() &&
+                                                   columnsFromZero(op)) {
+      s.cols = s.rowStride;
+      s.rowCols = true;
+    }
     descs_[op.result()] = static_cast<int>(allMaps_.size());
     allMaps_.push_back(s);
+  }
+
+  // Whether every access through the rank-2 descriptor `md` makes reads or writes from column 0 (its
+  // column coordinate the constant 0).
+  bool columnsFromZero(const Op& md) const {
+    if (md.result()->type().rank() != 2) return false;
+    bool all = true, any = false;
+    walk(const_cast<Block&>(f_.body), [&](Op* o) {
+      for (size_t k = 0; k < o->numOperands(); ++k) {
+        if (o->operand(k) != md.result()) continue;
+        size_t first = o->kind() == OpKind::TmaLoad ? 4 : o->kind() == OpKind::TmaStore || o->kind() == OpKind::DescStore ? 2
+                                                                                          : o->kind() == OpKind::DescLoad  ? 1
+                                                                                                                           : 0;
+        if (k != 0 || first == 0 || o->numOperands() != first + 2) {
+          all = false;
+          continue;
+        }
+        auto c = intConstant(o->operand(first + 1));
+        all = all && c && *c == 0;
+        any = true;
+      }
+    });
+    return all && any;
   }
 
   // A 1-D descriptor (block-access makes one for a per-row statistic such as attention's logsumexp,

@@ -122,6 +122,8 @@ struct TensorMapSpec {
   int64_t boxRows = 0, boxCols = 0;  // the box one TMA copy moves (boxCols is the inner dimension)
   std::string generic;          // non-empty: why TMA cannot take it; a tile map (EmitOptions::genericMaps), not a CUtensorMap
   int swizzleBytes = 0;         // 0 (none), 32, 64 or 128: CU_TENSOR_MAP_SWIZZLE_*
+  bool rowCols = false;         // an unmasked column dimension read from column 0 only: its extent is the row stride
+                                // (TMA at launch only when the box fits in a row)
   Location loc;                 // the source the descriptor comes from (a make_desc, or the load block-access made one for)
   int rank() const { return 2 + static_cast<int>(slices.size()); }
 };
