@@ -77,3 +77,16 @@ def sliding_rows(x_ptr, w_ptr, y_ptr, S, N, K, BM: tl.constexpr, BN: tl.constexp
         b = tl.load(w_ptr + (k0 + rk)[:, None] * N + rn[None, :])
         acc = tl.dot(a, b, acc)
     tl.store(y_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+@triton.jit
+def gemm_past_k(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # Unmasked blocks of a K that is not a multiple of BK: the last K block of each row of A runs into
+    # the next row (and B's into the rows after K), which the buffers hold: well defined, if unusual.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        acc = tl.dot(tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :]), tl.load(b_ptr + (k0 + rk)[:, None] * BN + rn[None, :]), acc)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
