@@ -71,6 +71,14 @@ Op* overlapPv(Op* loop, std::string& why) {
       break;
     }
   if (!qk) return why = "no other MMA in the loop to overlap with", nullptr;
+  // Attention's forward loop runs two MMAs. With more (attention backward's four: dV and dK beside
+  // the two score products), P and V's slot held into the next iteration live across the others,
+  // which costs registers (spills) for an overlap those MMAs give already.
+  const auto dots = std::count_if(body.ops().begin(), body.ops().end(), [](auto& op) { return op->kind() == OpKind::Dot; });
+  if (dots > 2)
+    return why = "the loop runs " + std::to_string(dots) + " MMAs, not attention's forward two (QK^T and PV): P and V's slot "
+                 "held into the next iteration would live across the others",
+           nullptr;
   // The accumulator's chain (e.g. acc * alpha) must come after QK^T and feed only PV.
   Value* acc = body.arg(k + 1);
   std::set<const Op*> chain;

@@ -15,6 +15,12 @@ using namespace ir;
 
 namespace {
 
+// A load the producer streams through an aref: a 2-D (or higher) block load. A 1-D block load in
+// the loop (a per-row statistic such as attention backward's logsumexp row, `tl.load(M + offs_m)`)
+// stays with the consumer, which reads it from global memory where its registers use it (no slot
+// of a 1-D tile has a TMA/wgmma layout).
+bool streamed(const Op& op) { return op.kind() == OpKind::DescLoad && op.result()->type().rank() >= 2; }
+
 // The roles of one loop's body: the loads, the producer's ops (the loads' backward slice), the
 // consumer's ops, the address arithmetic both compute, and which loop-carried values each carries.
 struct Roles {
@@ -24,12 +30,15 @@ struct Roles {
   std::set<size_t> producerCarried, consumerCarried;
 };
 
-// A later top-level loop that loads tiles of the main loop's types: it continues the main loop's
-// aref sequence; `slice` is what its producer copy needs from the ops between the loops.
+// A later top-level loop that loads blocks: the producer streams them too. A loop that loads tiles
+// of the main loop's types continues the main loop's aref sequence (set 0); one whose tiles differ
+// (attention backward's dQ loop after its dK/dV loop) gets arefs of its own, shared with the later
+// loops of its types (`set`). `slice` is what its producer copy needs from the ops between the loops.
 struct Follow {
   Op* loop = nullptr;
   Roles roles;
   std::vector<Op*> slice;
+  size_t set = 0;
 };
 
 class Specializer {
@@ -231,7 +240,7 @@ class Specializer {
     nest.pop_back();
     if (!isFor) return nullptr;
     for (auto& in : body.ops())
-      if (in->kind() == OpKind::DescLoad) return op;
+      if (streamed(*in)) return op;
     return nullptr;
   }
 
@@ -242,7 +251,7 @@ class Specializer {
     Op* yield = body.terminator();
     std::vector<Op*> work;
     for (auto& op : body.ops())
-      if (op->kind() == OpKind::DescLoad) r.loads.push_back(op.get()), work.push_back(op.get());
+      if (streamed(*op)) r.loads.push_back(op.get()), work.push_back(op.get());
     // Backward slice of the loads, through loop-carried arguments and their yielded values.
     while (!work.empty()) {
       Op* op = work.back();
@@ -270,7 +279,7 @@ class Specializer {
       }
     }
     for (auto& op : body.ops())
-      if (!r.producer.count(op.get()) && op->kind() != OpKind::DescLoad && op.get() != yield) r.consumerOps.insert(op.get());
+      if (!r.producer.count(op.get()) && !streamed(*op) && op.get() != yield) r.consumerOps.insert(op.get());
     // Address arithmetic that the consumer also uses is computed by both (it is pure and cheap).
     std::vector<Op*> need;
     for (Op* op : r.consumerOps) need.push_back(op);
@@ -286,7 +295,7 @@ class Specializer {
           return false;
         }
         Op* d = v->definingOp();
-        if (d && d->parent == &body && r.producer.count(d) && d->kind() != OpKind::DescLoad && r.shared.insert(d).second)
+        if (d && d->parent == &body && r.producer.count(d) && !streamed(*d) && r.shared.insert(d).second)
           need.push_back(d);
       }
     }
@@ -342,11 +351,13 @@ class Specializer {
     return out;
   }
 
-  // Later top-level loops whose bodies load tiles of the main loop's types (attention's causal
-  // diagonal stage): the producer streams their tiles too, through the same arefs, the index carried
-  // on from the previous loop's. The first loop that cannot follows none, and explain says why.
+  // Later top-level loops whose bodies load blocks: the producer streams their tiles too. Loops
+  // that load tiles of the main loop's types, read together as there (attention's causal diagonal
+  // stage), go through the same arefs, the index carried on from the previous loop's; loops of other
+  // types through arefs of their own, one set per payload (followSets_), each with its own index.
+  // The first loop that cannot follows none, and explain says why.
   void findFollows(Op* loop) {
-    const std::vector<std::vector<Type>> payload = groupTypes(main_);
+    followSets_ = {groupTypes(main_)};
     std::vector<Op*> between;  // top-level ops after the main loop, before the candidate
     bool after = false;
     for (auto& op : f_.body.ops()) {
@@ -357,27 +368,28 @@ class Specializer {
       if (!after) continue;
       bool loads = false;
       if (op->kind() == OpKind::For)
-        for (auto& in : op->region(0)->ops()) loads = loads || in->kind() == OpKind::DescLoad;
+        for (auto& in : op->region(0)->ops()) loads = loads || streamed(*in);
       if (loads) {
         Follow fw;
         fw.loop = op.get();
         std::string why;
-        if (!analyzeFollow(fw, between, payload, why)) {
+        if (!analyzeFollow(fw, between, why)) {
           followWhy_ = "  consumer: the loop at " + op->loc().str() + " and its loads (a later loop whose loads stay with the consumer: " +
                        why + ")";
           return;
         }
+        const std::vector<std::vector<Type>> payload = groupTypes(fw.roles);
+        fw.set = static_cast<size_t>(std::find(followSets_.begin(), followSets_.end(), payload) - followSets_.begin());
+        if (fw.set == followSets_.size()) followSets_.push_back(payload);
         follows_.push_back(std::move(fw));
       }
       between.push_back(op.get());
     }
   }
 
-  bool analyzeFollow(Follow& fw, const std::vector<Op*>& between, const std::vector<std::vector<Type>>& payload, std::string& why) {
+  bool analyzeFollow(Follow& fw, const std::vector<Op*>& between, std::string& why) {
     Op* loop = fw.loop;
     if (!analyzeLoop(loop, fw.roles, why)) return false;
-    if (groupTypes(fw.roles) != payload)
-      return why = "its loads are not tiles of the main loop's types, read together as there (the same arefs carry both)", false;
     // What the producer's copy needs from outside the loop: its bounds, the initial values it
     // carries and the operands of its ops. Ops between the loops must be pure and not use a loop's
     // results; ops before the main loop must be pure (they stay at the top).
@@ -677,19 +689,33 @@ class Specializer {
       a->nameHint = "aref_" + (op->result()->nameHint.empty() ? std::string("pre") : op->result()->nameHint);
       preArefs[op] = a;
     }
+    // The rings: the main loop's and those of the later loops that load other tiles.
+    std::vector<const Roles*> setRoles{&main_};
+    for (const Follow& fw : follows_)
+      if (fw.set == setRoles.size()) setRoles.push_back(&fw.roles);
     std::vector<Type> payload;
-    for (Op* l : main_.loads) payload.push_back(l->result()->type());
+    for (const Roles* r : setRoles)
+      for (Op* l : r->loads) payload.push_back(l->result()->type());
     depth_ = chooseDepth(payload, preloads, loop);
-    // One aref of depth D per group of loads read together (groupLoads).
-    std::vector<Value*> arefs;
-    const std::vector<std::vector<Type>> members = groupTypes(main_);
-    for (const auto& g : main_.groups) {
-      top.setLoc(main_.loads[g.front()]->loc());
-      Value* a = top.op1(OpKind::ArefCreate, {}, Type::arefOf(depth_, members[arefs.size()]), {{"consumers", nConsumers}});
-      const std::string& hint = main_.loads[g.front()]->result()->nameHint;
-      a->nameHint = main_.groups.size() == 1 ? "aref" : hint.empty() ? "aref" + std::to_string(arefs.size()) : "aref_" + hint;
-      arefs.push_back(a);
+    // One aref of depth D per group of loads read together (groupLoads), per set.
+    std::vector<std::vector<Value*>> arefSets;
+    std::set<std::string> names;  // a later loop's aref named as an earlier one (the same helper inlined twice) gets its set's number
+    for (const Roles* r : setRoles) {
+      std::vector<Value*>& set = arefSets.emplace_back();
+      const std::vector<std::vector<Type>> members = groupTypes(*r);
+      for (const auto& g : r->groups) {
+        top.setLoc(r->loads[g.front()]->loc());
+        Value* a = top.op1(OpKind::ArefCreate, {}, Type::arefOf(depth_, members[set.size()]), {{"consumers", nConsumers}});
+        const std::string& hint = r->loads[g.front()]->result()->nameHint;
+        std::string name = r->groups.size() == 1 && setRoles.size() == 1 ? "aref"
+                           : hint.empty()                               ? "aref" + std::to_string(set.size())
+                                                                        : "aref_" + hint;
+        if (!names.insert(name).second) names.insert(name += "_" + std::to_string(arefSets.size() - 1));
+        a->nameHint = name;
+        set.push_back(a);
+      }
     }
+    const std::vector<Value*>& arefs = arefSets.front();
     top.setLoc(loadLoc);
 
     // ---- producer
@@ -710,11 +736,14 @@ class Specializer {
         Op* nl = producerLoop(ib, loop, main_, arefs, map, c);
         return c ? nl->result(nl->numResults() - 1) : nullptr;
       };
-      // Later loops that load the same tiles continue the aref's sequence.
-      Value* count = nest_.empty() ? inner(b, firstCount(b)) : cloneNest(b, 0, loop, map, nestCounter(b), inner, /*producer=*/true);
+      // Later loops that load the same tiles continue the aref's sequence; the others start their own.
+      std::vector<Value*> counts(arefSets.size(), nullptr);
+      counts[0] = nest_.empty() ? inner(b, firstCount(b)) : cloneNest(b, 0, loop, map, nestCounter(b), inner, /*producer=*/true);
       for (const Follow& fw : follows_) {
         for (Op* op : fw.slice) cloneOp(b, *op, map);
-        Op* fl = producerLoop(b, fw.loop, fw.roles, arefs, map, count);
+        Value*& count = counts[fw.set];
+        if (!count) count = b.constInt(0, Type::scalarOf(Scalar::I32));
+        Op* fl = producerLoop(b, fw.loop, fw.roles, arefSets[fw.set], map, count);
         count = fl->result(fl->numResults() - 1);
       }
       b.setLoc(loop->loc());
@@ -758,9 +787,10 @@ class Specializer {
         Op* nl = consumerLoop(ib, loop, main_, groups[g], arefs, map, c);
         return c ? nl->result(nl->numResults() - 1) : nullptr;
       };
-      Value* count = nest_.empty() ? inner(b, firstCount(b))
-                                   : cloneNest(b, 0, loop, map, nestCounter(b), inner, /*producer=*/false,
-                                               groups.size() == 1 ? nullptr : &owned[g], g == 0);
+      std::vector<Value*> counts(arefSets.size(), nullptr);
+      counts[0] = nest_.empty() ? inner(b, firstCount(b))
+                                : cloneNest(b, 0, loop, map, nestCounter(b), inner, /*producer=*/false,
+                                            groups.size() == 1 ? nullptr : &owned[g], g == 0);
       auto release = [&](bool afterEpilogue) {
         for (Op* op : preloads)
           if (usedBy(op->result(), epilogue) == afterEpilogue) {
@@ -772,7 +802,9 @@ class Specializer {
       for (Op* op : epilogue) {
         auto fw = std::find_if(follows_.begin(), follows_.end(), [&](const Follow& x) { return x.loop == op; });
         if (fw != follows_.end()) {
-          Op* fl = consumerLoop(b, op, fw->roles, fw->roles.consumerCarried, arefs, map, count);
+          Value*& count = counts[fw->set];
+          if (!count) count = b.constInt(0, Type::scalarOf(Scalar::I32));
+          Op* fl = consumerLoop(b, op, fw->roles, fw->roles.consumerCarried, arefSets[fw->set], map, count);
           count = fl->result(fl->numResults() - 1);
         } else if (epilogueBelongs(*op, loop, owned[g], groups.size() == 1, g == 0)) {
           cloneOp(b, *op, map);
@@ -805,27 +837,41 @@ class Specializer {
       });
     for (Op* l : main_.loads) say("  producer: " + at(*l) + " (a block load: seeds the producer)");
     for (auto& op : body.ops())
-      if (main_.producer.count(op.get()) && op->kind() != OpKind::DescLoad)
+      if (main_.producer.count(op.get()) && !streamed(*op))
         say("  producer: " + at(*op) + (main_.shared.count(op.get()) ? " (address arithmetic, also computed by the consumer)"
                                                                   : " (address arithmetic of the loads)"));
     for (auto& op : body.ops())
-      if (main_.consumerOps.count(op.get())) say("  consumer: " + at(*op) + " (uses loaded tiles or loop-carried results)");
+      if (main_.consumerOps.count(op.get()))
+        say("  consumer: " + at(*op) +
+            (op->kind() == OpKind::DescLoad ? " (a 1-D block load: the consumer reads it from global memory where it is used)"
+                                            : " (uses loaded tiles or loop-carried results)"));
     for (Op* op : prologueImpure)
       say(preArefs.count(op) ? "  producer: " + at(*op) + " (a block load before the loop: loaded once, handed over through %" +
                                    preArefs.at(op)->nameHint + " of depth 1)"
                              : "  consumer: " + at(*op) + " (before the loop, done by the consumer itself)");
     for (Op* op : epilogue) {
-      bool follow = std::any_of(follows_.begin(), follows_.end(), [&](const Follow& fw) { return fw.loop == op; });
-      say(follow ? "  producer and consumer: " + at(*op) +
-                       " (a later loop loading the same tiles: the producer streams them through the same arefs, the index carrying on)"
-                 : "  consumer: " + at(*op) + " (after the loop: the epilogue)");
+      auto fw = std::find_if(follows_.begin(), follows_.end(), [&](const Follow& x) { return x.loop == op; });
+      say(fw == follows_.end() ? "  consumer: " + at(*op) + " (after the loop: the epilogue)"
+          : fw->set == 0
+              ? "  producer and consumer: " + at(*op) +
+                    " (a later loop loading the same tiles: the producer streams them through the same arefs, the index carrying on)"
+              : "  producer and consumer: " + at(*op) + " (a later loop loading other tiles: the producer streams them through " +
+                    (setRoles[fw->set] == &fw->roles ? "arefs of their own" : "the arefs of the loop at " + loopOfSet(fw->set)->loc().str() +
+                                                                                  ", the index carrying on") +
+                    ")");
     }
     if (!followWhy_.empty()) say(followWhy_);
-    if (arefs.size() == 1) say("  aref: " + std::to_string(main_.loads.size()) + " tile(s) per slot cross from producer to consumer");
-    for (size_t a = 0; arefs.size() > 1 && a < arefs.size(); ++a) {
-      std::string tiles;
-      for (size_t k : main_.groups[a]) tiles += (tiles.empty() ? "" : ", ") + at(*main_.loads[k]);
-      say("  aref %" + arefs[a]->nameHint + ": " + tiles + " (read by other ops than the other arefs' tiles: released after its own last use)");
+    for (size_t s = 0; s < setRoles.size(); ++s) {
+      const Roles& r = *setRoles[s];
+      const std::vector<Value*>& set = arefSets[s];
+      if (set.size() == 1 && setRoles.size() == 1)
+        say("  aref: " + std::to_string(r.loads.size()) + " tile(s) per slot cross from producer to consumer");
+      for (size_t a = 0; (set.size() > 1 || setRoles.size() > 1) && a < set.size(); ++a) {
+        std::string tiles;
+        for (size_t k : r.groups[a]) tiles += (tiles.empty() ? "" : ", ") + at(*r.loads[k]);
+        say("  aref %" + set[a]->nameHint + ": " + tiles +
+            (set.size() > 1 ? " (read by other ops than the other arefs' tiles: released after its own last use)" : ""));
+      }
     }
 
     // Remove the original loop, epilogue and moved prologue ops (users first).
@@ -834,10 +880,17 @@ class Specializer {
     for (auto it = prologueImpure.rbegin(); it != prologueImpure.rend(); ++it) f_.body.erase(*it);
   }
 
+  // The first later loop of aref set `s` (s > 0): the one whose loads made the set.
+  const Op* loopOfSet(size_t s) const {
+    for (const Follow& fw : follows_)
+      if (fw.set == s) return fw.loop;
+    return nullptr;
+  }
+
   // A block load before the loop that the producer can issue: a top-level tile.desc_load whose
   // operands are kernel arguments or pure top-level values (the producer sees those).
   bool preloadable(const Op& op) const {
-    if (op.kind() != OpKind::DescLoad || op.parent != &f_.body) return false;
+    if (!streamed(op) || op.parent != &f_.body) return false;
     for (Value* v : op.operands)
       if (Op* d = v->definingOp(); d && (d->parent != &f_.body || !isPure(d->kind()))) return false;
     return true;
@@ -1228,7 +1281,11 @@ class Specializer {
 
   // The aref index of the main loop when later loops continue its sequence: a counter from 0
   // (otherwise the iteration number, and no counter).
-  Value* firstCount(Builder& b) { return follows_.empty() ? nullptr : b.constInt(0, Type::scalarOf(Scalar::I32)); }
+  // The main loop's aref index: carried on when a later loop continues its arefs' sequence.
+  Value* firstCount(Builder& b) {
+    const bool continued = std::any_of(follows_.begin(), follows_.end(), [](const Follow& fw) { return fw.set == 0; });
+    return continued ? b.constInt(0, Type::scalarOf(Scalar::I32)) : nullptr;
+  }
 
   // The producer's copy of a loop: its control, the loads and their address slice, and a put of
   // each group's tiles into its aref at the aref index: the iteration number, or `counter` carried
@@ -1436,6 +1493,7 @@ class Specializer {
   const PassOptions& opt_;
   Roles main_;  // the main loop's roles
   std::vector<Follow> follows_;
+  std::vector<std::vector<std::vector<Type>>> followSets_;  // the payload of each aref set (set 0: the main loop's)
   std::string followWhy_;  // why a later loop that loads keeps its loads in the consumer
   bool cooperative_ = false;
   int64_t depth_ = 2;                   // the main aref's depth D (chooseDepth)
