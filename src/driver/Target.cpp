@@ -115,9 +115,7 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
     } else {
       try {
         lk = driver::specialize(std::move(lk), ws, "nv");  // its pipeline starts with canonicalize again (a no-op now)
-        EmitOptions eo = emitOpt;
-        eo.autoRegs = ws.producerRegs == 0 && ws.consumerRegs == 0;
-        return emitCudaKernel(*lk.module, *lk.kernel, eo);
+        return emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
       } catch (const UserError& e) {
         if (asLoaded.empty()) throw;
         wsError = e;

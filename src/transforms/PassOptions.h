@@ -27,8 +27,8 @@ struct PassOptions {
 // loop counters and, for tile maps, one 16-byte chunk at a time, and ptxas compiles tawa's producers
 // within 32 without spills (tests/lit/ws/auto_choices.test), while two consumers' accumulators need
 // every register they can get (attention at 128x128, head dim 128, spills 76 B at 232 and none at 240).
-// A producer whose threads copy tile maps (addresses TMA cannot take, known when the kernel is emitted)
-// needs more: the CUDA emitter raises these chosen budgets for it (EmitOptions::autoRegs).
+// A producer whose threads copy tile maps stays within 32 as long as ptxas does not unroll the copy's
+// chunk loop (tile_load_generic in primitives.cuh).
 inline int producerRegsFor(const PassOptions& o, int consumers) {
   if (o.producerRegs > 0) return o.producerRegs;
   return consumers > 1 ? 32 : 40;

@@ -89,11 +89,8 @@ class Specializer {
     if (opt_.depth > 0) return opt_.depth;
     auto bytes = [](const Type& t) { return t.isTile() ? t.numel() * byteWidth(t.scalar) : int64_t{0}; };
     auto it = f_.attrs.find("num_stages");
-    if (it == f_.attrs.end() || !std::holds_alternative<int64_t>(it->second) || std::get<int64_t>(it->second) < 1) {
-      say("@" + f_.name + ": aref depth 2 (the default; num_stages in the spec or --depth choose another)");
-      return 2;
-    }
-    const int64_t hint = std::get<int64_t>(it->second);
+    const bool hinted = it != f_.attrs.end() && std::holds_alternative<int64_t>(it->second) && std::get<int64_t>(it->second) >= 1;
+    const int64_t hint = hinted ? std::get<int64_t>(it->second) : 2;
     int64_t stage = 0, fixed = 2048;
     for (const Type& t : payload) stage += bytes(t);
     for (const Op* op : preloads) fixed += bytes(op->result()->type());
@@ -106,7 +103,9 @@ class Specializer {
     });
     const int64_t budget = 232448, fits = stage > 0 ? (budget - fixed) / stage : hint;
     const int64_t d = std::max<int64_t>(1, std::min(hint, fits));
-    say("@" + f_.name + ": aref depth " + std::to_string(d) + " (num_stages = " + std::to_string(hint) + " in the spec" +
+    say("@" + f_.name + ": aref depth " + std::to_string(d) +
+        (hinted ? " (num_stages = " + std::to_string(hint) + " in the spec"
+                : d < hint ? std::string(" (the default 2, lowered") : std::string(" (the default; num_stages in the spec or --depth choose another")) +
         (d < hint ? "; " + std::to_string(hint) + " slots of " + std::to_string(stage) + " bytes and " + std::to_string(fixed) +
                         " bytes besides do not fit in the " + std::to_string(budget) + " bytes of shared memory"
                   : "") +

@@ -1016,20 +1016,6 @@ class Emitter {
     return true;
   }
 
-  // Warp group w's setmaxnreg budget: its region's, except that a producer whose 128 threads copy tile
-  // maps (producerGroup_: 2-D address arithmetic, 16-byte chunks in flight) gets at least
-  // kTileMapProducerRegs when the passes chose the budgets (EmitOptions::autoRegs): at 32 beside two
-  // consumers, ptxas spilled such a producer (attention backward, head dim 128: 136 B); the consumers
-  // give up what the 512 registers per thread then lack (240 -> 232 each for two).
-  int64_t regsOf(size_t w) const {
-    const int64_t asked = regions_[w]->intAttr("regs");
-    if (!opt_.autoRegs || !producerGroup_) return asked;
-    const int64_t producer = std::max<int64_t>(regions_[0]->intAttr("regs"), kTileMapProducerRegs);
-    if (w == 0) return producer;
-    const auto consumers = static_cast<int64_t>(regions_.size() - 1);
-    return std::min<int64_t>(asked, (512 - producer) / consumers / 8 * 8);
-  }
-
   int regionIndex(const Op* op) const {
     const Op* r = op;
     while (r && r->kind() != OpKind::WgRegion) r = r->parent ? r->parent->parentOp : nullptr;
@@ -1111,15 +1097,8 @@ class Emitter {
     line("// Warp group 0: producer (" +
          std::string(producerGroup_ ? "its 128 threads copy the tile maps' slots, thread 0 issues TMA loads"
                                    : "one elected thread issues TMA loads") +
-         "; setmaxnreg " + std::to_string(regsOf(0)) + "); " + consumers + " (wgmma; setmaxnreg " + std::to_string(regsOf(1)) +
-         ").");
-    if (regsOf(0) != prod.intAttr("regs"))
-      line("// setmaxnreg: the producer's " + std::to_string(regsOf(0)) + " (chosen as " + std::to_string(prod.intAttr("regs")) +
-           ") for its threads' tile map copies" +
-           (regsOf(1) != cons.intAttr("regs") ? ", the consumers' " + std::to_string(regsOf(1)) + " (chosen as " +
-                                                    std::to_string(cons.intAttr("regs")) + ") to leave them room"
-                                              : std::string()) +
-           ".");
+         "; setmaxnreg " + std::to_string(prod.intAttr("regs")) + "); " + consumers + " (wgmma; setmaxnreg " +
+         std::to_string(cons.intAttr("regs")) + ").");
     line("// Rings of D = " + std::to_string(depth) + " slots" + (p >= 0 ? ", MMA depth P = " + std::to_string(p) : std::string()) +
          "; dynamic shared memory " + std::to_string(res_.smemBytes) + " bytes (" + std::to_string(smemUsed_) +
          " used, 1024 for alignment).");
@@ -1465,7 +1444,7 @@ class Emitter {
     switch (op.kind()) {
       case OpKind::SetMaxNReg: {
         at(op);
-        int64_t regs = regsOf(static_cast<size_t>(regionIndex(&op)));
+        int64_t regs = op.intAttr("regs");
         if (opt_.profile && single_ == false && region_ == 0 && op.strAttr("action") == "dec") regs = profProducerRegs(regs);
         if (integerMma_) {
           // ptxas (CUDA 13) keeps an integer wgmma's s32 accumulators within the smallest setmaxnreg
@@ -2508,7 +2487,7 @@ class Emitter {
   // setmaxnreg registers for addresses and descriptors.
   void checkAccumulatorBudget(const Op& op, int64_t m, int64_t n, const std::string& what, const std::string& hint) {
     int64_t regs = m * n / 128;
-    int64_t budget = regsOf(static_cast<size_t>(region_)) - 40;
+    int64_t budget = regions_[static_cast<size_t>(region_)]->intAttr("regs") - 40;
     if (regs > budget)
       unsupported(op, "the " + std::to_string(m) + "x" + std::to_string(n) + " " + what + " needs " + std::to_string(regs) +
                           " registers per thread of one consumer warp group (budget " + std::to_string(budget) + ")",
@@ -2875,7 +2854,6 @@ class Emitter {
   std::vector<TensorMapSpec> allMaps_;
   std::set<int> transposed_;  // allMaps_ indices of tensor maps built transposed (fp8 B)
   std::map<std::string, std::vector<std::string>> tileMapArgs_;  // a tile map's parameters (tileMapArgs)
-  static constexpr int64_t kTileMapProducerRegs = 48;
   bool producerGroup_ = false;  // the producer runs on all its 128 threads: they copy tiles TMA cannot take
   bool integerMma_ = false;     // an nv.wgmma of s8/u8 operands: no setmaxnreg (see SetMaxNReg)
   std::map<const Op*, int64_t> atomicOld_;  // a scalar atomic whose old value is read -> its 8 bytes of shared memory

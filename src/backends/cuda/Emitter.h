@@ -74,9 +74,6 @@ struct EmitOptions {
   bool profile = false;         // record per-warp-group scopes (see above)
   int profileCapacity = 256;    // events per warp group in the shared-memory ring (older ones are lost)
   bool pingPong = true;         // two cooperative attention consumers take turns issuing their MMAs
-  bool autoRegs = false;        // the setmaxnreg budgets were chosen by the passes, not asked for: a producer
-                                // whose threads copy tile maps gets at least kTileMapProducerRegs, taken
-                                // from the consumers where the 512 registers per thread are all given out
   std::string fault;            // break the emitted schedule on purpose (emitterFaults()), for tests of the emulator
   // Tensor maps TMA cannot take at this launch (param name -> why: a row stride or base not 16-byte
   // aligned, a column stride other than 1): their tiles are moved by threads instead (a "tile map",

@@ -246,6 +246,10 @@ TAWA_DEVICE void tile_load_generic(void* dst, const void* base, long long cols, 
   const uint32_t s0 = smem_addr(dst);
   const W* g = static_cast<const W*>(base) + static_cast<long long>(c2) * slice_stride;
   const bool slice_in = c2 >= 0 && c2 < slices;
+  // Not unrolled: copies of this loop for each tile map a producer fills made ptxas spill the
+  // producer at its 32 registers beside two consumers (Triton's attention backward at head dim 128:
+  // 136 B at its default, 0 with `unroll 1`, 136 B with `unroll 2`); each chunk's loads still issue together.
+#pragma unroll 1
   for (int q = t; q < BOX_R * kChunksPerRow; q += n) {
     const long long r = static_cast<long long>(c1) + q / kChunksPerRow;
     const long long c = static_cast<long long>(c0) + (q % kChunksPerRow) * kPer;

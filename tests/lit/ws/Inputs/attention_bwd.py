@@ -57,9 +57,9 @@ def attn_bwd(q, k, v, do, lse, delta, dq, dk, dv, sm_scale, seq, stride_bh, stri
     dv_acc = tl.zeros([BLOCK, HEAD], dtype=tl.float32)
     lo = 0
     if CAUSAL:
-        for start in range(blk * BLOCK, (blk + 1) * BLOCK, STEP // 2):
-            dk_acc, dv_acc = dkdv_step(dk_acc, dv_acc, q, do, lse, delta, kb, vb, base, bh, seq, stride_row, start, own,
-                                       HEAD, STEP // 2, True)
+        for j in range(2 * BLOCK // STEP):
+            dk_acc, dv_acc = dkdv_step(dk_acc, dv_acc, q, do, lse, delta, kb, vb, base, bh, seq, stride_row,
+                                       blk * BLOCK + j * (STEP // 2), own, HEAD, STEP // 2, True)
         lo = (blk + 1) * BLOCK
     for start in range(lo, seq, STEP):
         dk_acc, dv_acc = dkdv_step(dk_acc, dv_acc, q, do, lse, delta, kb, vb, base, bh, seq, stride_row, start, own,
@@ -75,8 +75,9 @@ def attn_bwd(q, k, v, do, lse, delta, dq, dk, dv, sm_scale, seq, stride_bh, stri
     dq_acc = tl.zeros([BLOCK, HEAD], dtype=tl.float32)
     hi = seq
     if CAUSAL:
-        for start in range(blk * BLOCK, (blk + 1) * BLOCK, STEP // 2):
-            dq_acc = dq_step(dq_acc, k, v, qb, gb, own_lse, own_delta, base, stride_row, start, own, HEAD, STEP // 2, True)
+        for j in range(2 * BLOCK // STEP):
+            dq_acc = dq_step(dq_acc, k, v, qb, gb, own_lse, own_delta, base, stride_row, blk * BLOCK + j * (STEP // 2), own,
+                             HEAD, STEP // 2, True)
         hi = blk * BLOCK
     for start in range(0, hi, STEP):
         dq_acc = dq_step(dq_acc, k, v, qb, gb, own_lse, own_delta, base, stride_row, start, own, HEAD, STEP, False)
