@@ -367,6 +367,16 @@ Func* Module::addFunc(std::string name, Location loc) {
   return funcs.back().get();
 }
 
+void loopCarriedSources(Op& n, int index, std::vector<Value*>& out) {
+  const bool isFor = n.kind() == OpKind::For;
+  const int k = isFor ? index - 1 : index;
+  if (k < 0 || static_cast<size_t>(k) >= n.numResults()) return;
+  out.push_back(n.operand((isFor ? 3 : 0) + static_cast<size_t>(k)));
+  for (auto& r : n.regions())
+    if (const Op* t = r->terminator(); t && t->numOperands() > static_cast<size_t>(k) + (t->kind() == OpKind::Condition))
+      out.push_back(t->operand(static_cast<size_t>(k) + (t->kind() == OpKind::Condition)));
+}
+
 void replaceAllUsesWith(Block& scope, Value* from, Value* to) {
   walk(scope, [&](Op* op) {
     for (auto& v : op->operands)

@@ -143,6 +143,12 @@ class Module {
 
 // Replaces every use of `from` by `to` inside `scope` (recursively through regions).
 void replaceAllUsesWith(Block& scope, Value* from, Value* to);
+
+// The sources of a value loop `n` (a tile.for or tile.while) carries, appended to `out`: for block
+// argument `index` of one of n's blocks (a tile.for's argument 0, its index, has none; to ask for a
+// tile.for's result k, pass k + 1, a tile.while's, k), its initial operand and what each of n's
+// regions passes on in its place.
+void loopCarriedSources(Op& n, int index, std::vector<Value*>& out);
 // Counts the uses of each value inside `scope`.
 void countUses(const Block& scope, std::map<const Value*, int>& uses);
 // The integer a tile.constant holds (a scalar, or every element of a tile), or nullopt for anything

@@ -779,7 +779,7 @@ class BlockAccess {
 
   // ---- recognizing one access
   // Whether any integer the address `v` is computed from (through the ops that compute it and the
-  // loops that carry it) is 64-bit.
+  // values loops carry: their initial and passed-on values) is 64-bit.
   bool computedInI64(Value* v) const {
     std::vector<Value*> work{v};
     std::set<const Value*> seen;
@@ -789,10 +789,12 @@ class BlockAccess {
       if (!seen.insert(w).second) continue;
       if (w->type().isData() && w->type().scalar == Scalar::I64) return true;
       if (Op* d = w->definingOp()) {
-        if (d->kind() != OpKind::Load) work.insert(work.end(), d->operands.begin(), d->operands.end());
-      } else if (Op* loop = w->ownerBlock()->parentOp; loop && loop->kind() == OpKind::For && w->index() > 0) {
-        work.push_back(loop->operand(3 + static_cast<size_t>(w->index() - 1)));
-        work.push_back(loop->region(0)->terminator()->operand(static_cast<size_t>(w->index() - 1)));
+        if (d->kind() == OpKind::For || d->kind() == OpKind::While)
+          loopCarriedSources(*d, d->kind() == OpKind::For ? w->index() + 1 : w->index(), work);
+        else if (d->kind() != OpKind::Load)
+          work.insert(work.end(), d->operands.begin(), d->operands.end());
+      } else if (Op* loop = w->ownerBlock()->parentOp; loop && (loop->kind() == OpKind::For || loop->kind() == OpKind::While)) {
+        loopCarriedSources(*loop, w->index(), work);
       }
     }
     return false;

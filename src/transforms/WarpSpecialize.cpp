@@ -523,28 +523,17 @@ class Specializer {
       if (Block* ob = w->ownerBlock()) {
         if (ob == &f_.body) args.insert(w);
         else if (Op* n = ob->parentOp; n && (n->kind() == OpKind::For || n->kind() == OpKind::While))
-          loopCarried(*n, w->index(), work);
+          loopCarriedSources(*n, w->index(), work);
         continue;
       }
       Op* d = w->definingOp();
       if (d->kind() == OpKind::For || d->kind() == OpKind::While) {
-        loopCarried(*d, d->kind() == OpKind::For ? w->index() + 1 : w->index(), work);
+        loopCarriedSources(*d, d->kind() == OpKind::For ? w->index() + 1 : w->index(), work);
         continue;
       }
       if (d->kind() == OpKind::Load && !(throughLoad && throughLoad(*d))) continue;
       walk(*d, [&](Op* o) { work.insert(work.end(), o->operands.begin(), o->operands.end()); });
     }
-  }
-  // A loop-carried value's sources: block argument `index` of one of loop n's blocks (a tile.for's
-  // index is argument 0: no source), its initial value and what each of n's regions passes on in its place.
-  static void loopCarried(Op& n, int index, std::vector<Value*>& work) {
-    const bool isFor = n.kind() == OpKind::For;
-    const int k = isFor ? index - 1 : index;
-    if (k < 0 || static_cast<size_t>(k) >= n.numResults()) return;
-    work.push_back(n.operand((isFor ? 3 : 0) + static_cast<size_t>(k)));
-    for (auto& r : n.regions())
-      if (const Op* t = r->terminator(); t && t->numOperands() > static_cast<size_t>(k) + (t->kind() == OpKind::Condition))
-        work.push_back(t->operand(static_cast<size_t>(k) + (t->kind() == OpKind::Condition)));
   }
   // A scalar load from read-only buffers: its address comes from kernel arguments that nothing writes
   // through, through pure ops and other such loads.
