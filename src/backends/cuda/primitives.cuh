@@ -258,9 +258,16 @@ TAWA_DEVICE void tile_load_generic(void* dst, const void* base, long long cols, 
       W e[kPer];
       uint4 v;
     } chunk;
-    TAWA_UNROLL
-    for (int e = 0; e < kPer; ++e)
-      chunk.e[e] = row_in && c + e >= 0 && c + e < cols ? g[r * row_stride + (c + e) * col_stride] : W(0);
+    // A chunk of consecutive elements wholly inside its row at a 16-byte aligned address (a row-major
+    // map whose row stride or base TMA cannot take, or a column window): one 16-byte load.
+    const W* whole = row_in && col_stride == 1 && c >= 0 && c + kPer <= cols ? g + r * row_stride + c : nullptr;
+    if (whole && (reinterpret_cast<unsigned long long>(whole) & 15u) == 0) {
+      chunk.v = *reinterpret_cast<const uint4*>(whole);
+    } else {
+      TAWA_UNROLL
+      for (int e = 0; e < kPer; ++e)
+        chunk.e[e] = row_in && c + e >= 0 && c + e < cols ? g[r * row_stride + (c + e) * col_stride] : W(0);
+    }
     const uint32_t a = s0 + static_cast<uint32_t>(q) * 16u;
     asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(a ^ (((a >> 7) & kBits) << 4)), "r"(chunk.v.x), "r"(chunk.v.y),
                  "r"(chunk.v.z), "r"(chunk.v.w)
