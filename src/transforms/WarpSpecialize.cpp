@@ -80,11 +80,11 @@ class Specializer {
   }
   static std::string at(const Op& op) { return std::string(op.name()) + " at " + op.loc().str(); }
 
-  // D as asked, else the num_stages hint lowered until the shared memory holds the rings (`payload`
+  // D as asked, else the num_stages hint (2 without one) lowered until the shared memory holds the rings (`payload`
   // per slot), the tiles loaded once (`preloads`) and the epilogue's stored tiles (staged for TMA:
   // every tile.desc_store outside the main loop `loop`, after it or, in a persistent kernel, in the
   // tile loop around it; stores at one row offset take turns in one buffer per size, as the
-  // emitter lays them out), with 2 KB for barriers and alignment; else 2.
+  // emitter lays them out), with 2 KB for barriers and alignment.
   int64_t chooseDepth(const std::vector<Type>& payload, const std::vector<Op*>& preloads, const Op* loop) {
     if (opt_.depth > 0) return opt_.depth;
     auto bytes = [](const Type& t) { return t.isTile() ? t.numel() * byteWidth(t.scalar) : int64_t{0}; };
