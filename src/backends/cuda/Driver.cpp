@@ -141,6 +141,10 @@ std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intA
   const int64_t colStride = valueOf(s.colStride, intArgs, p, "column stride");
   const int64_t rowStride = valueOf(s.rowStride, intArgs, p, "row stride");
   if (colStride != 1) return "its inner (column) stride is " + std::to_string(colStride) + ", and TMA needs contiguous rows";
+  // An empty tensor (a K of 0: Triton runs the kernel, whose loop then runs no iteration or loads
+  // nothing but masked-off zeros): no tensor map encodes it, a tile map reads nothing.
+  if (const int64_t rows = valueOf(s.rows, intArgs, p, "row count"), cols = valueOf(s.cols, intArgs, p, "column count"); rows <= 0 || cols <= 0)
+    return "it is empty (" + std::to_string(rows) + "x" + std::to_string(cols) + "), and a TMA map needs positive extents";
   if (s.rowCols && rowStride < s.boxCols)
     return "its unmasked rows (" + std::to_string(rowStride) + " elements apart) are shorter than its box of " + std::to_string(s.boxCols) +
            " columns, which the kernel reads across rows";
@@ -153,6 +157,14 @@ std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intA
   if ((rowStride * elemBytes) % 16 != 0)
     return "its row stride is " + std::to_string(rowStride * elemBytes) + " bytes, and TMA needs a multiple of 16";
   if (base % 16 != 0) return "its base address is not 16-byte aligned, as TMA needs";
+  for (const auto& [by, rows] : s.wholeRows) {
+    const int64_t a = valueOf(by, intArgs, p, "base offset stride"), r = valueOf(rows, intArgs, p, "row stride");
+    if (r == 0 || a % r != 0)
+      return "its base moves by multiples of " + std::to_string(a) + " elements, not a whole number of its rows (" + std::to_string(r) +
+             " elements apart)";
+    if (a / r > std::numeric_limits<int32_t>::max() || a / r < std::numeric_limits<int32_t>::min())
+      return "its base moves by multiples of " + std::to_string(a / r) + " rows, past TMA's 32-bit coordinates";
+  }
   for (const SliceDim& d : s.slices) {
     const int64_t stride = valueOf(d.stride, intArgs, p, "slice stride") * elemBytes;
     if (stride % 16 != 0 || stride >= (int64_t{1} << 40))

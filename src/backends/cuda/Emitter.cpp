@@ -29,6 +29,7 @@ std::string HostValue::str() const {
 int64_t HostValue::eval(const std::vector<int64_t>& intArgs) const {
   if (op) {
     int64_t a = parts[0].eval(intArgs), b = parts[1].eval(intArgs);
+    if (op == '/') return b != 0 ? a / b : 0;  // exact where it is used: tmaObstacle checks a % b at launch
     return op == '+' ? a + b : op == '-' ? a - b : a * b;
   }
   if (arg < 0) return constant;
@@ -557,6 +558,15 @@ class Emitter {
       p.tensorMap = static_cast<int>(res_.tensorMaps.size());
       res_.tensorMaps.push_back(s);
       res_.params.push_back(p);
+      if (auto q = rowQuotients_.find(s.param); q != rowQuotients_.end())
+        for (const auto& [name, quotient] : q->second) {
+          KernelParam qp;
+          qp.name = name;
+          qp.cType = "int32_t";  // TMA coordinates are 32-bit (tmaObstacle checks that it fits)
+          qp.hostValue = true;
+          qp.value = quotient;
+          res_.params.push_back(qp);
+        }
     }
     for (size_t i = 0; i < f_.numArgs(); ++i) {
       const Value* a = f_.arg(i);
@@ -690,12 +700,18 @@ class Emitter {
   struct Product {
     std::vector<const Value*> factors;  // sorted
     int64_t constant = 1;
+    std::vector<std::string> params;    // kernel parameters the host computes (a row shift's quotient, rowQuotients_)
   };
   bool sumOfProducts(const Value* v, std::vector<Product>& out, int64_t sign = 1) {
     const Op* d = v->definingOp();
     if (d && v->type().isScalar() && v->type().elemIsInt()) {
       switch (d->kind()) {
         case OpKind::Constant: out.push_back({{}, sign * std::get<int64_t>(d->attrs.at("value"))}); return true;
+        case OpKind::Cast:  // an integer widened (`.to(tl.int64)`): the same value
+          if (d->operand(0)->type().isScalar() && d->operand(0)->type().elemIsInt() &&
+              byteWidth(d->operand(0)->type().scalar) <= byteWidth(v->type().scalar))
+            return sumOfProducts(d->operand(0), out, sign);
+          break;
         case OpKind::Add: return sumOfProducts(d->operand(0), out, sign) && sumOfProducts(d->operand(1), out, sign);
         case OpKind::Sub: return sumOfProducts(d->operand(0), out, sign) && sumOfProducts(d->operand(1), out, -sign);
         case OpKind::Mul: {
@@ -718,11 +734,11 @@ class Emitter {
   }
   // Sums like terms and drops zeros.
   static std::vector<Product> simplify(std::vector<Product> t) {
-    std::map<std::vector<const Value*>, int64_t> m;
-    for (const Product& p : t) m[p.factors] += p.constant;
+    std::map<std::pair<std::vector<const Value*>, std::vector<std::string>>, int64_t> m;
+    for (const Product& p : t) m[{p.factors, p.params}] += p.constant;
     std::vector<Product> out;
     for (const auto& [f, c] : m)
-      if (c) out.push_back({f, c});
+      if (c) out.push_back({f.first, c, f.second});
     return out;
   }
   // term / stride, when the stride (a value or a constant) divides it.
@@ -782,26 +798,56 @@ class Emitter {
     s.baseArg = base->index();
     std::vector<Product> off, shift[2];
     if (!sumOfProducts(addptr.operand(1), off)) unsupported(op, "cannot analyze the descriptor's base offset");
+    const Op* rc = op.operand(1)->definingOp();
+    const bool unboundedRows = rc && rc->kind() == OpKind::Constant &&
+                               std::get<int64_t>(rc->attrs.at("value")) == std::numeric_limits<int32_t>::max();
     for (const Product& t : simplify(off)) {
       Product q;
+      // A program-dependent term that is not whole rows is a batch or head offset (as a column shift
+      // by a column stride of 1 its extent would depend on the program): rows, when R divides it.
       if (divideBy(t, op.operand(3), q)) shift[0].push_back(q);
+      else if (unboundedRows && !launchInvariant(t) && rowQuotient(op, t, q)) shift[0].push_back(q);
       else if (divideBy(t, op.operand(4), q)) shift[1].push_back(q);
+      else if (unboundedRows && rowQuotient(op, t, q)) shift[0].push_back(q);
       else unsupported(op, "the descriptor's base is not moved by whole rows and columns (an offset term is not a multiple of a stride)");
     }
     // The tensor's extents: the descriptor's plus the shift; they must not depend on the program.
     // A block's shift cancels against its extent (M - r rows from row r: M rows). A shift by whole
     // slices of the descriptor's rows that does not cancel (n_ctx rows from row off_hz * n_ctx: one
     // attention head) becomes a slice dimension outside the rows, indexed by the program id.
+    // Unbounded rows (block-access found no row mask) stay unbounded: the rows a program reads are
+    // its coordinates, shifted.
     HostValue* ext[2] = {&s.rows, &s.cols};
     for (int d = 0; d < 2; ++d) {
       std::vector<Product> e;
       sumOfProducts(op.operand(1 + d), e);
-      e.insert(e.end(), shift[d].begin(), shift[d].end());
+      if (!(d == 0 && unboundedRows)) e.insert(e.end(), shift[d].begin(), shift[d].end());
       e = simplify(e);
       if (d == 0) sliceRows(op, s, e, shift[0]);
       *ext[d] = hostProducts(op, e);
       shifts_[op.result()][d] = simplify(shift[d]);
     }
+  }
+  // A base offset term t = P * S, S a kernel argument that is not the row stride R (attention's
+  // `q + bh * stride_bh`, a batch or head offset by its own stride): moved to the row coordinate as
+  // P * (S / R) rows, the quotient a kernel parameter the host computes, provided R divides S at the
+  // launch (tmaObstacle; otherwise the map is copied by threads from the moved base). `q` is P with
+  // the quotient's parameter. Only for unbounded rows, whose extent the shift leaves unbounded.
+  bool rowQuotient(const Op& op, const Product& t, Product& q) {
+    for (const Value* f : t.factors) {
+      if (!kernelArg(f) || !f->type().isScalar() || !f->type().elemIsInt()) continue;
+      q = t;
+      q.factors.erase(std::find(q.factors.begin(), q.factors.end(), f));
+      HostValue quotient;
+      quotient.op = '/';
+      quotient.parts = {hostValue(op, f), hostValue(op, op.operand(3))};
+      const std::string name = fresh(nameFor(op.result()) + "_rows_per_" + nameFor(f));
+      q.params.push_back(name);
+      std::sort(q.params.begin(), q.params.end());
+      pendingQuotients_.push_back({name, quotient});
+      return true;
+    }
+    return false;
   }
   // Moves the program-dependent terms of the row extent `e` (and of the row shift) into a slice
   // dimension when they are exactly program_id(a) * (the descriptor's row count); leaves them (for
@@ -847,6 +893,7 @@ class Emitter {
     for (const Product& p : it->second[d]) {
       std::string t = std::to_string(p.constant < 0 ? -p.constant : p.constant);
       for (const Value* f : p.factors) t += " * " + ex(f);
+      for (const std::string& q : p.params) t += " * " + q;
       e += (p.constant < 0 ? " - " : " + ") + t;
     }
     return "(" + e + ")";
@@ -877,11 +924,13 @@ class Emitter {
     const Type& d = op.result()->type();
     if (d.rank() == 1) return collectVecDesc(op);
     if (d.rank() != 2) unsupported(op, "only 1-D and 2-D tensor descriptors are emitted so far");
+    pendingQuotients_.clear();
     try {
       collectHostDesc(op);
     } catch (const UserError& e) {
       shifts_.erase(op.result());
       sliceIndex_.erase(op.result());
+      pendingQuotients_.clear();
       collectDeviceDesc(op, e);
     }
   }
@@ -930,6 +979,15 @@ class Emitter {
                                                    columnsFromZero(op)) {
       s.cols = s.rowStride;
       s.rowCols = true;
+    }
+    if (!pendingQuotients_.empty()) {
+      // At a launch where a quotient is not exact (or TMA cannot take the map for another reason)
+      // the map is copied by threads from the base the kernel moves itself.
+      if (opt_.genericMaps.count(s.param))
+        unsupported(op, "the descriptor's base moves by a runtime multiple of a stride that is not a whole number of its rows at this launch");
+      for (const auto& [name, quotient] : pendingQuotients_) s.wholeRows.push_back({quotient.parts[0], quotient.parts[1]});
+      rowQuotients_[s.param] = pendingQuotients_;
+      pendingQuotients_.clear();
     }
     descs_[op.result()] = static_cast<int>(allMaps_.size());
     allMaps_.push_back(s);
@@ -2880,6 +2938,8 @@ class Emitter {
   std::set<const Value*> viewCarried_;  // loop arguments that carry a slot index
   std::string gridParams_[3];           // persistent kernels: the logical grid's parameters
   std::map<const Value*, std::array<std::vector<Product>, 2>> shifts_;  // descriptors on a moved base
+  std::vector<std::pair<std::string, HostValue>> pendingQuotients_;  // rowQuotient's, for the descriptor being collected
+  std::map<std::string, std::vector<std::pair<std::string, HostValue>>> rowQuotients_;  // map -> its quotient parameters
   std::map<const Value*, std::vector<const Value*>> sliceIndex_;        // their slice dimensions' program ids
   // Asynchronous tile.dot: committed wgmma groups not waited for yet, oldest first, each with the
   // register tiles it writes and what runs once it has completed (deferred slot releases).

@@ -94,7 +94,7 @@ const std::vector<std::string>& emitterFaults();
 struct HostValue {
   int arg = -1;                 // index of the IR function argument, or -1 for `constant` / `op`
   int64_t constant = 0;
-  char op = 0;                  // '+', '-' or '*' of parts[0] and parts[1]
+  char op = 0;                  // '+', '-', '*' or '/' (exact: see TensorMapSpec::wholeRows) of parts[0] and parts[1]
   std::vector<HostValue> parts;
   std::string str() const;      // "arg#i", the constant, or "(a op b)"
   // The value at launch, given the integer value of every IR argument (others are never read).
@@ -124,6 +124,8 @@ struct TensorMapSpec {
   int swizzleBytes = 0;         // 0 (none), 32, 64 or 128: CU_TENSOR_MAP_SWIZZLE_*
   bool rowCols = false;         // an unmasked column dimension read from column 0 only: its extent is the row stride
                                 // (TMA at launch only when the box fits in a row)
+  std::vector<std::pair<HostValue, HostValue>> wholeRows;  // (S, R): the base moves by multiples of S elements, folded
+                                // into the row coordinate as S / R rows: TMA at launch only when R divides S
   Location loc;                 // the source the descriptor comes from (a make_desc, or the load block-access made one for)
   int rank() const { return 2 + static_cast<int>(slices.size()); }
 };

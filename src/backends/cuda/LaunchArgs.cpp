@@ -27,9 +27,14 @@ void packScalarParam(const KernelParam& p, const std::vector<exec::Arg>& args, c
     std::memcpy(slot, &v, sizeof v);
     return;
   }
-  if (p.hostValue) {  // a tile map's extent or stride
+  if (p.hostValue) {  // a tile map's extent or stride (int64_t), a row shift's quotient (int32_t)
     const int64_t v = p.value.eval(integerArgs(args));
-    std::memcpy(slot, &v, sizeof v);
+    if (p.cType == "int32_t") {
+      const auto v32 = static_cast<int32_t>(v);
+      std::memcpy(slot, &v32, sizeof v32);
+    } else {
+      std::memcpy(slot, &v, sizeof v);
+    }
     return;
   }
   TAWA_ASSERT(p.irArg >= 0 && static_cast<size_t>(p.irArg) < args.size(), "a scalar kernel parameter names an IR argument");

@@ -259,7 +259,9 @@ TAWA_DEVICE void tile_load_generic(void* dst, const void* base, long long cols, 
       uint4 v;
     } chunk;
     // A chunk of consecutive elements wholly inside its row at a 16-byte aligned address (a row-major
-    // map whose row stride or base TMA cannot take, or a column window): one 16-byte load.
+    // map whose row stride or base TMA cannot take, or a column window): one 16-byte load, of the same
+    // elements the loop below reads one by one (the emulator's tile_load_generic reads them so).
+    // Only a GPU runs this branch.
     const W* whole = row_in && col_stride == 1 && c >= 0 && c + kPer <= cols ? g + r * row_stride + c : nullptr;
     if (whole && (reinterpret_cast<unsigned long long>(whole) & 15u) == 0) {
       chunk.v = *reinterpret_cast<const uint4*>(whole);
