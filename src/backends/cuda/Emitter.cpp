@@ -532,10 +532,13 @@ class Emitter {
         last = l;
       }
       if (last) phaseEnds_.insert(last);
+      else tmaOnlyPhases_.push_back(op);
       (last ? laneBars : tmaBars).insert(op->operand(0));
-      if (laneBars.count(op->operand(0)) && tmaBars.count(op->operand(0)))
-        unsupported(*op, "a full barrier whose phases mix tile-map copies and TMA-only loads is not emitted");
     });
+    // A barrier some of whose phases the threads fill (tile maps) counts their 128 arrivals in every
+    // phase: in a phase of TMA loads only (a later loop whose loads take TMA, sharing the ring of one
+    // whose loads do not), every thread arrives right after the expect_tx.
+    std::erase_if(tmaOnlyPhases_, [&](const Op* op) { return !laneBars.count(op->operand(0)); });
     walk(*regions_[0]->region(0), [&](const Op* op) {
       if (op->kind() != OpKind::TmaLoad || !tileMap(op->operand(0))) return;
       if (!laneBars.count(op->operand(3))) unsupported(*op, "a tile-map load needs the slot's arrive.expect_tx before it in its block");
@@ -1580,6 +1583,8 @@ class Emitter {
         const int64_t bytes = op.intAttr("bytes") - (lb == laneBytes_.end() ? 0 : lb->second);  // the threads' copies arrive instead
         if (bytes == 0) oneThread("tawa::mbarrier_arrive(&" + b.name + "[" + ex(op.operand(1)) + "]);  // the threads' copies arrive too");
         else oneThread("tawa::mbarrier_arrive_expect_tx(&" + b.name + "[" + ex(op.operand(1)) + "], " + std::to_string(bytes) + ");");
+        if (std::find(tmaOnlyPhases_.begin(), tmaOnlyPhases_.end(), &op) != tmaOnlyPhases_.end())
+          line("tawa::mbarrier_arrive(&" + b.name + "[" + ex(op.operand(1)) + "]);  // no tile map in this phase: every thread arrives now");
         return;
       }
       case OpKind::TmaLoad: return emitTmaLoad(op);
@@ -2918,6 +2923,7 @@ class Emitter {
   std::vector<const Op*> atomicOrder_;
   std::map<int, const Op*> deviceMaps_;  // allMaps_ index -> its make_desc, for tile maps addressed in the kernel
   std::map<const Op*, int64_t> laneBytes_;       // an arrive.expect_tx -> the bytes of its phase the threads copy
+  std::vector<const Op*> tmaOnlyPhases_;         // expect_tx of a phase without tile maps on a barrier the threads also fill
   std::set<const Op*> phaseEnds_;                // the last tile-map load of each phase: the threads arrive after it
   int region_ = 0;  // the warp group being emitted
   std::map<const Value*, Ring> rings_;
