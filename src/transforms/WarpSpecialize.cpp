@@ -63,7 +63,7 @@ class Specializer {
         loop = split;
         cooperative_ = true;
       } else {
-        say("@" + f_.name + ": one consumer warp group instead of two: " + why);
+        say("@" + f_.name + ": warp-specialize does not split the loop's rows (split-consumers may split the specialized program): " + why);
       }
     }
     if (!analyze(loop, why)) {
