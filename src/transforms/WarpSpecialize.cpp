@@ -270,8 +270,13 @@ class Specializer {
           why = "the address of " + at(*op) + " depends on loaded data (" + at(*d) + ")";
           return false;
         }
-        if (!isPure(d->kind())) {
-          why = "the address of " + at(*op) + " depends on " + at(*d) + ", which has side effects";
+        // A scalar read of a buffer the kernel only reads (a block-sparse index table) is made by the
+        // producer, and by the consumer too where it uses it (findSharedReads).
+        if (!pureOrRead(*d)) {
+          why = "the address of " + at(*op) + " depends on " + at(*d) +
+                (d->kind() != OpKind::Load ? ", which has side effects"
+                 : d->hasAttr("volatile")  ? ", a volatile read (the producer, running ahead, could see another value)"
+                                           : ", a read of a buffer the kernel writes through (the producer, running ahead, could see another value)");
           return false;
         }
         work.push_back(d);
@@ -826,8 +831,11 @@ class Specializer {
     for (Op* l : main_.loads) say("  producer: " + at(*l) + " (a block load: seeds the producer)");
     for (auto& op : body.ops())
       if (main_.producer.count(op.get()) && !streamed(*op))
-        say("  producer: " + at(*op) + (main_.shared.count(op.get()) ? " (address arithmetic, also computed by the consumer)"
-                                                                  : " (address arithmetic of the loads)"));
+        say("  producer: " + at(*op) +
+            (op->kind() == OpKind::Load ? " (a read of a buffer the kernel only reads, made as the producer runs ahead" +
+                                              std::string(main_.shared.count(op.get()) ? "; the consumer makes it too)" : ")")
+             : main_.shared.count(op.get()) ? " (address arithmetic, also computed by the consumer)"
+                                            : " (address arithmetic of the loads)"));
     for (auto& op : body.ops())
       if (main_.consumerOps.count(op.get()))
         say("  consumer: " + at(*op) +
