@@ -139,6 +139,7 @@ struct Plan {
   bool wide = false;                   // the address is computed in 64 bits: so is `rest`
   std::vector<Sym> start, bound, stride;
   std::vector<bool> masked;
+  std::optional<AttrValue> other;      // a 1-D load's constant `other` (tile.desc_load {other}): its out-of-bounds value
 };
 
 std::string at(const Op& op) { return std::string(op.name()) + " at " + op.loc().str(); }
@@ -816,13 +817,21 @@ class BlockAccess {
       if (!m) return std::nullopt;
       mask = std::move(*m);
     }
-    if (!store && op->numOperands() > 2 && !isZero(op->operand(2)))
-      return fail<Plan>("'other' is not zero (a descriptor fills out-of-bounds elements with zero)");
+    std::optional<AttrValue> other;
+    if (!store && op->numOperands() > 2 && !isZero(op->operand(2))) {
+      // A 1-D load (a bias, a row statistic) is read element by element wherever it is emitted, so a
+      // constant `other` fills its outside; a 2-D block goes through TMA, which fills zeros.
+      const Op* c = op->operand(2)->definingOp();
+      if (rank != 1 || !c || c->kind() != OpKind::Constant)
+        return fail<Plan>("'other' is not zero (a descriptor fills out-of-bounds elements with zero; a 1-D load may take a constant)");
+      other = c->attrs.at("value");
+    }
     if (!mask.taints.empty()) return fail<Plan>("the mask is computed from clamped offsets");
 
     Plan p;
     p.op = op;
     p.store = store;
+    p.other = other;
     p.reduce = reduce;
     p.base = ptr->base;
     p.wide = computedInI64(op->operand(0));
@@ -1155,6 +1164,7 @@ class BlockAccess {
       std::vector<Value*> lops{desc};
       lops.insert(lops.end(), offs.begin(), offs.end());
       Value* r = b.op1(OpKind::DescLoad, lops, op->result()->type());
+      if (p.other) r->definingOp()->attrs["other"] = *p.other;
       r->nameHint = op->result()->nameHint;
       replaceAllUsesWith(f_.body, op->result(), r);
     }

@@ -2826,8 +2826,23 @@ class Emitter {
     const std::string off = d.offset ? "static_cast<int64_t>(" + ex(d.offset) + ")" : "int64_t{0}";
     const std::string start = "static_cast<int64_t>(" + ex(op.operand(1)) + ")", extent = "static_cast<int64_t>(" + ex(d.extent) + ")",
                       stride = "static_cast<int64_t>(" + ex(d.stride) + ")";
-    const std::string zero = t.scalar == Scalar::F16 ? "tawa::to_f16(0.0f)" : t.scalar == Scalar::BF16 ? "tawa::to_bf16(0.0f)"
-                                                                                                        : cScalarType(t.scalar) + "(0)";
+    std::string zero = t.scalar == Scalar::F16 ? "tawa::to_f16(0.0f)" : t.scalar == Scalar::BF16 ? "tawa::to_bf16(0.0f)"
+                                                                                                  : cScalarType(t.scalar) + "(0)";
+    if (auto o = op.attrs.find("other"); o != op.attrs.end()) {  // a constant `other` (BlockAccess): the outside's value
+      std::string v;
+      if (const auto* d = std::get_if<double>(&o->second); d && t.elemIsFloat() && std::isfinite(*d)) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.17g", *d);
+        v = std::string(buf);
+        if (v.find_first_of(".e") == std::string::npos) v += ".0";
+        zero = t.scalar == Scalar::F16 ? "tawa::to_f16(" + v + "f)" : t.scalar == Scalar::BF16 ? "tawa::to_bf16(" + v + "f)"
+             : cScalarType(t.scalar) + "(" + v + ")";
+      } else if (const auto* i = std::get_if<int64_t>(&o->second); i && !t.elemIsFloat()) {
+        zero = cScalarType(t.scalar) + "(" + std::to_string(*i) + "ll)";
+      } else {
+        unsupported(op, "a 1-D load's 'other' must be a finite constant of its element type");
+      }
+    }
     if (cScalarType(t.scalar).empty()) unsupported(op, "a 1-D load of " + t.str() + " is not emitted");
     lazies_[op.result()] = [=](const Ctx& c) {
       const std::string i = "(" + start + " + (" + c.row + "))";

@@ -473,7 +473,12 @@ class SimtEmitter {
       perEntry(tile, op, cond, n + "_base[" + at + "] = " + ref(op.operand(1)) + ";");
       return;
     }
-    const std::string zero = narrow(dt.scalar, ir::isFloat(dt.scalar) ? "0.0f" : "0");
+    std::string zero = narrow(dt.scalar, ir::isFloat(dt.scalar) ? "0.0f" : "0");
+    if (auto o = op.attrs.find("other"); o != op.attrs.end()) {  // a 1-D load's constant `other` (BlockAccess)
+      if (const auto* d = std::get_if<double>(&o->second); d && ir::isFloat(dt.scalar)) zero = narrow(dt.scalar, floatLiteral(*d, dt.scalar));
+      else if (const auto* i = std::get_if<int64_t>(&o->second); i && !ir::isFloat(dt.scalar)) zero = narrow(dt.scalar, std::to_string(*i));
+      else throw UserError(op.loc(), "the 1-D load's 'other' does not match its element type", "");
+    }
     define(op, "((" + cond + ") ? " + n + "_base[" + at + "] : " + zero + ")");
   }
 

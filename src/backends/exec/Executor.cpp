@@ -302,6 +302,10 @@ class Interp {
     int64_t es = ir::byteWidth(dt.scalar);
     RV r;
     if (!store) r = sized(tile);
+    if (auto o = op.attrs.find("other"); !store && o != op.attrs.end()) {  // a 1-D load's `other` (BlockAccess)
+      if (isF) std::fill(r.f.begin(), r.f.end(), roundFloat(dt.scalar, std::get<double>(o->second)));
+      else std::fill(r.i.begin(), r.i.end(), wrapInt(dt.scalar, std::get<int64_t>(o->second)));
+    }
     // The descriptor's base decides the buffer; every in-bounds element must lie inside it.
     auto [buf, baseOff] = resolve(op, d.d[0], dt.scalar, store ? "store" : "load");
     const int64_t size = static_cast<int64_t>(buf->data.size());
