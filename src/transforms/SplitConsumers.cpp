@@ -258,7 +258,7 @@ class Splitter {
         a->nameHint = aref->nameHint + (h ? "_bot" : "_top");
         halves.push_back(a);
         pb.setLoc(load->loc());
-        Op* half = pb.create(OpKind::DescLoad, load->operands, {halve(load->result()->type())});
+        Op* half = pb.create(OpKind::DescLoad, load->operands, {halve(load->result()->type())}, load->attrs);
         half->result()->nameHint = load->result()->nameHint + (h ? "_bot" : "_top");
         toHalf(pb, *half, load->operand(0), 1, h, ValueMap{});
         pb.setInsertionPointBefore(put);
