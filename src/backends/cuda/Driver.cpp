@@ -143,12 +143,13 @@ std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intA
   if (colStride != 1) return "its inner (column) stride is " + std::to_string(colStride) + ", and TMA needs contiguous rows";
   // An empty tensor (a K of 0: Triton runs the kernel, whose loop then runs no iteration or loads
   // nothing but masked-off zeros): no tensor map encodes it, a tile map reads nothing.
-  if (const int64_t rows = valueOf(s.rows, intArgs, p, "row count"), cols = valueOf(s.cols, intArgs, p, "column count"); rows <= 0 || cols <= 0)
+  const int64_t rows = valueOf(s.rows, intArgs, p, "row count"), cols = valueOf(s.cols, intArgs, p, "column count");
+  if (rows <= 0 || cols <= 0)
     return "it is empty (" + std::to_string(rows) + "x" + std::to_string(cols) + "), and a TMA map needs positive extents";
   if (s.rowCols && rowStride < s.boxCols)
     return "its unmasked rows (" + std::to_string(rowStride) + " elements apart) are shorter than its box of " + std::to_string(s.boxCols) +
            " columns, which the kernel reads across rows";
-  if (const int64_t cols = valueOf(s.cols, intArgs, p, "column count"); cols == std::numeric_limits<int32_t>::max())
+  if (cols == std::numeric_limits<int32_t>::max())
     return "its columns are unmasked, so the kernel may read past the end of a row (a K that is not a multiple of the block, "
            "a base moved by a column offset, rows closer than their length), which a TMA map of whole rows cannot address";
   else if (rowStride < cols)
@@ -157,8 +158,8 @@ std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intA
   if ((rowStride * elemBytes) % 16 != 0)
     return "its row stride is " + std::to_string(rowStride * elemBytes) + " bytes, and TMA needs a multiple of 16";
   if (base % 16 != 0) return "its base address is not 16-byte aligned, as TMA needs";
-  for (const auto& [by, rows] : s.wholeRows) {
-    const int64_t a = valueOf(by, intArgs, p, "base offset stride"), r = valueOf(rows, intArgs, p, "row stride");
+  for (const auto& [param, quotient] : s.wholeRows) {
+    const int64_t a = valueOf(quotient.parts[0], intArgs, p, "base offset stride"), r = valueOf(quotient.parts[1], intArgs, p, "row stride");
     if (r == 0 || a % r != 0)
       return "its base moves by multiples of " + std::to_string(a) + " elements, not a whole number of its rows (" + std::to_string(r) +
              " elements apart)";

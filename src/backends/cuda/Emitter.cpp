@@ -246,9 +246,9 @@ class Emitter {
     const Op* d = v->definingOp();
     return d && d->kind() == OpKind::Constant && v->type().isTile() ? d : nullptr;
   }
-  std::string literal(const Op& c) {
-    const Type& t = c.result()->type();
-    const AttrValue& a = c.attrs.at("value");
+  std::string literal(const Op& c) { return literal(c, c.result()->type(), c.attrs.at("value")); }
+  // The C++ literal of value `a` of t's element type (`c`: where an error is located).
+  std::string literal(const Op& c, const Type& t, const AttrValue& a) {
     if (t.elemIsFloat()) {
       double d = std::get<double>(a);
       if (std::isnan(d)) unsupported(c, "a NaN constant is not emitted");
@@ -532,7 +532,7 @@ class Emitter {
         last = l;
       }
       if (last) phaseEnds_.insert(last);
-      else tmaOnlyPhases_.push_back(op);
+      else tmaOnlyPhases_.insert(op);
       (last ? laneBars : tmaBars).insert(op->operand(0));
     });
     // A barrier some of whose phases the threads fill (tile maps) counts their 128 arrivals in every
@@ -561,15 +561,14 @@ class Emitter {
       p.tensorMap = static_cast<int>(res_.tensorMaps.size());
       res_.tensorMaps.push_back(s);
       res_.params.push_back(p);
-      if (auto q = rowQuotients_.find(s.param); q != rowQuotients_.end())
-        for (const auto& [name, quotient] : q->second) {
-          KernelParam qp;
-          qp.name = name;
-          qp.cType = "int32_t";  // TMA coordinates are 32-bit (tmaObstacle checks that it fits)
-          qp.hostValue = true;
-          qp.value = quotient;
-          res_.params.push_back(qp);
-        }
+      for (const auto& [name, quotient] : s.wholeRows) {
+        KernelParam qp;
+        qp.name = name;
+        qp.cType = "int32_t";  // TMA coordinates are 32-bit (tmaObstacle checks that it fits)
+        qp.hostValue = true;
+        qp.value = quotient;
+        res_.params.push_back(qp);
+      }
     }
     for (size_t i = 0; i < f_.numArgs(); ++i) {
       const Value* a = f_.arg(i);
@@ -703,13 +702,13 @@ class Emitter {
   struct Product {
     std::vector<const Value*> factors;  // sorted
     int64_t constant = 1;
-    std::vector<std::string> params;    // kernel parameters the host computes (a row shift's quotient, rowQuotients_)
+    std::vector<std::string> params;    // kernel parameters the host computes (a row shift's quotient, TensorMapSpec::wholeRows)
   };
   bool sumOfProducts(const Value* v, std::vector<Product>& out, int64_t sign = 1) {
     const Op* d = v->definingOp();
     if (d && v->type().isScalar() && v->type().elemIsInt()) {
       switch (d->kind()) {
-        case OpKind::Constant: out.push_back({{}, sign * std::get<int64_t>(d->attrs.at("value"))}); return true;
+        case OpKind::Constant: out.push_back({{}, sign * std::get<int64_t>(d->attrs.at("value")), {}}); return true;
         case OpKind::Cast:  // an integer widened (`.to(tl.int64)`): the same value
           if (d->operand(0)->type().isScalar() && d->operand(0)->type().elemIsInt() &&
               byteWidth(d->operand(0)->type().scalar) <= byteWidth(v->type().scalar))
@@ -722,7 +721,7 @@ class Emitter {
           if (!sumOfProducts(d->operand(0), a) || !sumOfProducts(d->operand(1), b)) return false;
           for (const Product& x : a)
             for (const Product& y : b) {
-              Product p{x.factors, sign * x.constant * y.constant};
+              Product p{x.factors, sign * x.constant * y.constant, {}};
               p.factors.insert(p.factors.end(), y.factors.begin(), y.factors.end());
               std::sort(p.factors.begin(), p.factors.end());
               out.push_back(p);
@@ -732,7 +731,7 @@ class Emitter {
         default: break;
       }
     }
-    out.push_back({{v}, sign});
+    out.push_back({{v}, sign, {}});
     return true;
   }
   // Sums like terms and drops zeros.
@@ -988,8 +987,7 @@ class Emitter {
       // the map is copied by threads from the base the kernel moves itself.
       if (opt_.genericMaps.count(s.param))
         unsupported(op, "the descriptor's base moves by a runtime multiple of a stride that is not a whole number of its rows at this launch");
-      for (const auto& [name, quotient] : pendingQuotients_) s.wholeRows.push_back({quotient.parts[0], quotient.parts[1]});
-      rowQuotients_[s.param] = pendingQuotients_;
+      s.wholeRows = std::move(pendingQuotients_);
       pendingQuotients_.clear();
     }
     descs_[op.result()] = static_cast<int>(allMaps_.size());
@@ -1583,7 +1581,7 @@ class Emitter {
         const int64_t bytes = op.intAttr("bytes") - (lb == laneBytes_.end() ? 0 : lb->second);  // the threads' copies arrive instead
         if (bytes == 0) oneThread("tawa::mbarrier_arrive(&" + b.name + "[" + ex(op.operand(1)) + "]);  // the threads' copies arrive too");
         else oneThread("tawa::mbarrier_arrive_expect_tx(&" + b.name + "[" + ex(op.operand(1)) + "], " + std::to_string(bytes) + ");");
-        if (std::find(tmaOnlyPhases_.begin(), tmaOnlyPhases_.end(), &op) != tmaOnlyPhases_.end())
+        if (tmaOnlyPhases_.count(&op))
           line("tawa::mbarrier_arrive(&" + b.name + "[" + ex(op.operand(1)) + "]);  // no tile map in this phase: every thread arrives now");
         return;
       }
@@ -2829,19 +2827,9 @@ class Emitter {
     std::string zero = t.scalar == Scalar::F16 ? "tawa::to_f16(0.0f)" : t.scalar == Scalar::BF16 ? "tawa::to_bf16(0.0f)"
                                                                                                   : cScalarType(t.scalar) + "(0)";
     if (auto o = op.attrs.find("other"); o != op.attrs.end()) {  // a constant `other` (BlockAccess): the outside's value
-      std::string v;
-      if (const auto* d = std::get_if<double>(&o->second); d && t.elemIsFloat() && std::isfinite(*d)) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.17g", *d);
-        v = std::string(buf);
-        if (v.find_first_of(".e") == std::string::npos) v += ".0";
-        zero = t.scalar == Scalar::F16 ? "tawa::to_f16(" + v + "f)" : t.scalar == Scalar::BF16 ? "tawa::to_bf16(" + v + "f)"
-             : cScalarType(t.scalar) + "(" + v + ")";
-      } else if (const auto* i = std::get_if<int64_t>(&o->second); i && !t.elemIsFloat()) {
-        zero = cScalarType(t.scalar) + "(" + std::to_string(*i) + "ll)";
-      } else {
-        unsupported(op, "a 1-D load's 'other' must be a finite constant of its element type");
-      }
+      if (std::holds_alternative<double>(o->second) != t.elemIsFloat())
+        unsupported(op, "a 1-D load's 'other' must be a constant of its element type");
+      zero = literal(op, t, o->second);
     }
     if (cScalarType(t.scalar).empty()) unsupported(op, "a 1-D load of " + t.str() + " is not emitted");
     lazies_[op.result()] = [=](const Ctx& c) {
@@ -2938,7 +2926,7 @@ class Emitter {
   std::vector<const Op*> atomicOrder_;
   std::map<int, const Op*> deviceMaps_;  // allMaps_ index -> its make_desc, for tile maps addressed in the kernel
   std::map<const Op*, int64_t> laneBytes_;       // an arrive.expect_tx -> the bytes of its phase the threads copy
-  std::vector<const Op*> tmaOnlyPhases_;         // expect_tx of a phase without tile maps on a barrier the threads also fill
+  std::set<const Op*> tmaOnlyPhases_;            // expect_tx of a phase without tile maps on a barrier the threads also fill
   std::set<const Op*> phaseEnds_;                // the last tile-map load of each phase: the threads arrive after it
   int region_ = 0;  // the warp group being emitted
   std::map<const Value*, Ring> rings_;
@@ -2960,7 +2948,6 @@ class Emitter {
   std::string gridParams_[3];           // persistent kernels: the logical grid's parameters
   std::map<const Value*, std::array<std::vector<Product>, 2>> shifts_;  // descriptors on a moved base
   std::vector<std::pair<std::string, HostValue>> pendingQuotients_;  // rowQuotient's, for the descriptor being collected
-  std::map<std::string, std::vector<std::pair<std::string, HostValue>>> rowQuotients_;  // map -> its quotient parameters
   std::map<const Value*, std::vector<const Value*>> sliceIndex_;        // their slice dimensions' program ids
   // Asynchronous tile.dot: committed wgmma groups not waited for yet, oldest first, each with the
   // register tiles it writes and what runs once it has completed (deferred slot releases).

@@ -124,8 +124,9 @@ struct TensorMapSpec {
   int swizzleBytes = 0;         // 0 (none), 32, 64 or 128: CU_TENSOR_MAP_SWIZZLE_*
   bool rowCols = false;         // an unmasked column dimension read from column 0 only: its extent is the row stride
                                 // (TMA at launch only when the box fits in a row)
-  std::vector<std::pair<HostValue, HostValue>> wholeRows;  // (S, R): the base moves by multiples of S elements, folded
-                                // into the row coordinate as S / R rows: TMA at launch only when R divides S
+  std::vector<std::pair<std::string, HostValue>> wholeRows;  // (parameter, S / R): the base moves by multiples of S
+                                // elements, folded into the row coordinate as S / R rows (that kernel parameter):
+                                // TMA at launch only when R divides S
   Location loc;                 // the source the descriptor comes from (a make_desc, or the load block-access made one for)
   int rank() const { return 2 + static_cast<int>(slices.size()); }
 };

@@ -475,7 +475,7 @@ class SimtEmitter {
     }
     std::string zero = narrow(dt.scalar, ir::isFloat(dt.scalar) ? "0.0f" : "0");
     if (auto o = op.attrs.find("other"); o != op.attrs.end()) {  // a 1-D load's constant `other` (BlockAccess)
-      if (const auto* d = std::get_if<double>(&o->second); d && ir::isFloat(dt.scalar)) zero = narrow(dt.scalar, floatLiteral(*d, dt.scalar));
+      if (const auto* f = std::get_if<double>(&o->second); f && ir::isFloat(dt.scalar)) zero = narrow(dt.scalar, floatLiteral(*f, dt.scalar));
       else if (const auto* i = std::get_if<int64_t>(&o->second); i && !ir::isFloat(dt.scalar)) zero = narrow(dt.scalar, std::to_string(*i));
       else throw UserError(op.loc(), "the 1-D load's 'other' does not match its element type", "");
     }
