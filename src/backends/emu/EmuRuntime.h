@@ -306,6 +306,14 @@ inline void failHere(const std::string& msg, const char* file, int line) {
 }
 
 inline Fiber& self() { return *rt().cur; }
+// For the duration of a thread copy (tile_load_generic, tile_store_generic), a fault of this thread
+// is located at the copy's source line (Fiber::atFile); after it, no more.
+struct CopyAt {
+  CopyAt(const char* file, int line) { self().atFile = file, self().atLine = line; }
+  ~CopyAt() { self().atFile = nullptr, self().atLine = 0; }
+  CopyAt(const CopyAt&) = delete;
+  CopyAt& operator=(const CopyAt&) = delete;
+};
 
 // ---- the modelled clock (see the header comment); thread 0 of each warp group keeps its clock
 inline double& wgClock() { return rt().wgClock[static_cast<size_t>(self().tid / 128)]; }
@@ -1180,7 +1188,7 @@ inline void tile_load_generic(void* dst, const void* base, long long cols, long 
   static_assert((BOX_C * EB) % 16 == 0, "a box row is whole 16-byte chunks");
   constexpr int kPer = 16 / EB, kChunksPerRow = BOX_C / kPer;
   const uint32_t s0 = emu::windowOf(dst, static_cast<size_t>(BOX_R) * BOX_C * EB, "a tile load's destination", TAWA_EMU_AT);
-  emu::self().atFile = tawa_file, emu::self().atLine = tawa_line;  // its global reads fault located
+  const emu::CopyAt located(tawa_file, tawa_line);  // its global reads fault located
   const uint8_t* g = static_cast<const uint8_t*>(base) + static_cast<long long>(c2) * slice_stride * EB;
   const bool slice_in = c2 >= 0 && c2 < slices;
   for (int q = t; q < BOX_R * kChunksPerRow; q += n) {
@@ -1201,7 +1209,7 @@ template <int EB, int BOX_C, int BOX_R>
 inline void tile_store_generic(void* base, long long cols, long long rows, long long col_stride, long long row_stride, long long slices,
                                long long slice_stride, int c0, int c1, int c2, const void* src, int t, int n, TAWA_EMU_LOC) {
   emu::windowOf(src, static_cast<size_t>(BOX_R) * BOX_C * EB, "a tile store's source", TAWA_EMU_AT);
-  emu::self().atFile = tawa_file, emu::self().atLine = tawa_line;  // its global writes fault located
+  const emu::CopyAt located(tawa_file, tawa_line);  // its global writes fault located
   if (c2 < 0 || c2 >= slices) return;
   uint8_t* g = static_cast<uint8_t*>(base) + static_cast<long long>(c2) * slice_stride * EB;
   const uint8_t* s = static_cast<const uint8_t*>(src);
