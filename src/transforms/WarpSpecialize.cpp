@@ -734,10 +734,8 @@ class Specializer {
       counts[0] = nest_.empty() ? inner(b, firstCount(b)) : cloneNest(b, 0, loop, map, nestCounter(b), inner, /*producer=*/true);
       for (const Follow& fw : follows_) {
         for (Op* op : fw.slice) cloneOp(b, *op, map);
-        Value*& count = counts[fw.set];
-        if (!count) count = b.constInt(0, Type::scalarOf(Scalar::I32));
-        Op* fl = producerLoop(b, fw.loop, fw.roles, arefSets[fw.set], map, count);
-        count = fl->result(fl->numResults() - 1);
+        Op* fl = producerLoop(b, fw.loop, fw.roles, arefSets[fw.set], map, setCount(b, counts, fw.set));
+        counts[fw.set] = fl->result(fl->numResults() - 1);
       }
       b.setLoc(loop->loc());
       b.create(OpKind::Yield, {}, {});
@@ -795,10 +793,8 @@ class Specializer {
       for (Op* op : epilogue) {
         auto fw = std::find_if(follows_.begin(), follows_.end(), [&](const Follow& x) { return x.loop == op; });
         if (fw != follows_.end()) {
-          Value*& count = counts[fw->set];
-          if (!count) count = b.constInt(0, Type::scalarOf(Scalar::I32));
-          Op* fl = consumerLoop(b, op, fw->roles, fw->roles.consumerCarried, arefSets[fw->set], map, count);
-          count = fl->result(fl->numResults() - 1);
+          Op* fl = consumerLoop(b, op, fw->roles, fw->roles.consumerCarried, arefSets[fw->set], map, setCount(b, counts, fw->set));
+          counts[fw->set] = fl->result(fl->numResults() - 1);
         } else if (epilogueBelongs(*op, loop, owned[g], groups.size() == 1, g == 0)) {
           cloneOp(b, *op, map);
         }
@@ -1277,10 +1273,15 @@ class Specializer {
 
   // The aref index of the main loop when later loops continue its sequence: a counter from 0
   // (otherwise the iteration number, and no counter).
-  // The main loop's aref index: carried on when a later loop continues its arefs' sequence.
   Value* firstCount(Builder& b) {
     const bool continued = std::any_of(follows_.begin(), follows_.end(), [](const Follow& fw) { return fw.set == 0; });
     return continued ? b.constInt(0, Type::scalarOf(Scalar::I32)) : nullptr;
+  }
+  // The aref index a later loop of aref set `s` starts from: where the set's previous loop left it,
+  // else 0 (`counts` holds each set's, null before its first loop).
+  static Value* setCount(Builder& b, std::vector<Value*>& counts, size_t s) {
+    if (!counts[s]) counts[s] = b.constInt(0, Type::scalarOf(Scalar::I32));
+    return counts[s];
   }
 
   // The producer's copy of a loop: its control, the loads and their address slice, and a put of
