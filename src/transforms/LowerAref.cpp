@@ -170,6 +170,8 @@ class Lowerer {
       };
       const Value* av = payload(0, "trans_a");
       const Value* bv = payload(1, "trans_b");
+      // How an f32 dot reads its operands ("tf32", "tf32x3", "ieee"): the backend picks the instruction by it.
+      if (dot->hasAttr("input_precision")) attrs["input_precision"] = dot->strAttr("input_precision");
       Value* r = d.op1(OpKind::Wgmma,
                        {l.rings[static_cast<size_t>(av->index())], slot, l.rings[static_cast<size_t>(bv->index())], slot, acc},
                        dot->result()->type(), attrs);

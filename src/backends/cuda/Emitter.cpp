@@ -101,8 +101,8 @@ struct Ring {
   int64_t depth = 0, offset = 0;
   TileLayout layout;
   int64_t aref = -1;  // the aref whose slots it holds (its empty barrier releases them)
-  // The B operand of an fp8 wgmma: the PTX ISA has no transpose for fp8, so the KxN slot is held
-  // K-major, as its NxK transpose (layout of that), loaded through a tensor map with K innermost.
+  // The B operand of an 8-bit or tf32 wgmma: the PTX ISA has no transpose for them, so the KxN slot
+  // is held K-major, as its NxK transpose (layout of that), loaded through a tensor map with K innermost.
   bool kMajor = false;
   // The A operand of 16 or 32 rows: its slot is laid out with wgmma's 64 rows, and the copies fill
   // the first boxRows (the rest is read by wgmma into accumulator rows that are never stored).
@@ -112,6 +112,8 @@ struct Ring {
 bool isFp8(Scalar s) { return s == Scalar::F8E4M3 || s == Scalar::F8E5M2; }
 // wgmma's 8-bit operands (fp8 e4m3/e5m2, s8, u8): k32 steps, both operands K-major.
 bool byteOperand(Scalar s) { return isFp8(s) || s == Scalar::I8 || s == Scalar::U8; }
+// Operands wgmma reads K-major only (no transpose immediate): the 8-bit ones and f32 (tf32, k8).
+bool kMajorOnly(Scalar s) { return byteOperand(s) || s == Scalar::F32; }
 struct Bars {
   std::string name;
   int64_t n = 0, count = 0, offset = 0;
@@ -412,8 +414,8 @@ class Emitter {
         throw UserError(v->definingOp()->loc(), "this barrier expects " + std::to_string(b.count) +
                                                     " releases per phase, but " + std::to_string(releasers[v]) +
                                                     " consumer warp group(s) release it");
-    // fp8 B operands are held K-major: the slot of a KxN tile is laid out as its NxK transpose (a
-    // transposed B, {trans_b}, is an NxK slot already).
+    // 8-bit and tf32 B operands are held K-major: the slot of a KxN tile is laid out as its NxK
+    // transpose (a transposed B, {trans_b}, is an NxK slot already).
     std::set<const Value*> transposedB;
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
@@ -428,16 +430,31 @@ class Emitter {
       walk(*r->region(0), [&](const Op* op) {
         if (op->kind() != OpKind::Wgmma || !rings_.count(op->operand(2)) || transB(*op)) return;
         Ring& ring = rings_.at(op->operand(2));
-        if (!byteOperand(ring.tile.scalar) || ring.kMajor) return;
+        if (!kMajorOnly(ring.tile.scalar) || ring.kMajor) return;
         if (transposedB.count(op->operand(2)))
-          unsupported(*op, "an 8-bit slot read by wgmma both as B and as the transpose of B is not emitted");
+          unsupported(*op, "an 8-bit or tf32 slot read by wgmma both as B and as the transpose of B is not emitted");
         auto l = swizzledLayout(ring.tile.withShape({ring.tile.shape[1], ring.tile.shape[0]}));
         if (!l)
-          unsupported(*op, "the 8-bit B slot " + ring.tile.str() +
+          unsupported(*op, "the " + std::string(byteOperand(ring.tile.scalar) ? "8-bit" : "tf32") + " B slot " + ring.tile.str() +
                                " is held K-major (NxK) and has no TMA/wgmma layout: N must be a multiple of 8 (at most 256) and "
                                "a row of K elements 32, 64 or a multiple of 128 bytes");
         ring.kMajor = true;
         ring.layout = *l;
+      });
+    // The slots a tf32 wgmma reads: their f32 tiles are copied by threads and rounded to tf32 on the
+    // way (tile_load_generic<..., TF32>), so that the tensor cores multiply exactly what the
+    // executor's tf32 dot does (TMA copies the bits as they are, and how the tensor cores treat an
+    // f32's 13 low mantissa bits is not something tawa relies on). Nothing else may read such a slot.
+    for (const Op* r : regions_)
+      walk(*r->region(0), [&](const Op* op) {
+        if (op->kind() != OpKind::Wgmma || !rings_.count(op->operand(0)) || rings_.at(op->operand(0)).tile.scalar != Scalar::F32) return;
+        tf32Rings_.insert(op->operand(0));
+        tf32Rings_.insert(op->operand(2));
+      });
+    for (const Op* r : regions_)
+      walk(*r->region(0), [&](const Op* op) {
+        if (op->kind() == OpKind::SmemLoad && tf32Rings_.count(op->operand(0)))
+          unsupported(*op, "a slot that a tf32 wgmma reads (rounded to tf32 as it is copied) is also read into registers");
       });
     // An A slot of 16 or 32 rows takes wgmma's 64 rows in shared memory (see Ring::boxRows).
     for (const Op* r : regions_)
@@ -464,6 +481,7 @@ class Emitter {
           const Ring& ring = rings_.at(op->operand(1));
           setBox(*op, op->operand(0), ring.boxRows ? ring.boxRows : ring.layout.rows, ring.layout.chunkCols,
                  static_cast<int>(ring.layout.swizzle), ring.kMajor);
+          if (tf32Rings_.count(op->operand(1))) tf32Maps_.insert(descs_.at(op->operand(0)));
         } else if (op->kind() == OpKind::DescLoad && !vecDescs_.count(op->operand(0))) {
           const Type& t = op->result()->type();
           int w = regionIndex(op);
@@ -510,6 +528,8 @@ class Emitter {
       if (s.boxRows == 0) continue;
       if (!s.generic.empty()) continue;  // a device tile map
       if (g != opt_.genericMaps.end()) s.generic = g->second;
+      else if (tf32Maps_.count(static_cast<int>(&s - allMaps_.data())))
+        s.generic = "its f32 tiles are operands of a tf32 wgmma, rounded to tf32 as threads copy them, where TMA would copy the bits unrounded";
       else if (noTma && std::string(noTma) == "1") s.generic = "TAWA_NO_TMA=1 is set";
       else continue;
       if (s.slices.size() > 1)
@@ -680,9 +700,10 @@ class Emitter {
   // warp group's 128 threads.
   void emitTileLoad(const TensorMapSpec& map, const TileLayout& l, const std::string& dst, const std::string& col,
                     const std::string& row, const Value* desc) {
+    const bool tf32 = tf32Maps_.count(static_cast<int>(&map - allMaps_.data()));
     for (int64_t j = 0; j < l.chunks; ++j)
       line("tawa::tile_load_generic<" + std::to_string(byteWidth(map.elem)) + ", " + std::to_string(map.boxCols) + ", " +
-           std::to_string(map.boxRows) + ", " + std::to_string(map.swizzleBytes) + ">(" + dst +
+           std::to_string(map.boxRows) + ", " + std::to_string(map.swizzleBytes) + (tf32 ? ", true" : "") + ">(" + dst +
            (j ? " + " + std::to_string(j * l.chunkBytes) : "") + ", " + tileMapArgs(map) + ", " + col +
            (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + ", " + sliceCoord(desc) +
            ", tawa::warpgroup_thread_idx(), 128);");
@@ -2666,18 +2687,23 @@ class Emitter {
     const Ring &ra = rings_.at(op.operand(0)), &rb = rings_.at(op.operand(2));
     const TileLayout &la = ra.layout, &lb = rb.layout;
     Scalar in = ra.tile.scalar;
-    bool fp8 = byteOperand(in);  // fp8, s8, u8: k32 steps, K-major operands
+    bool fp8 = kMajorOnly(in);  // fp8, s8, u8 (k32 steps) and tf32 (k8): K-major operands
     const bool ints = in == Scalar::I8 || in == Scalar::U8;
     if ((in != Scalar::F16 && in != Scalar::BF16 && !fp8) || rb.tile.scalar != in)
-      unsupported(op, "wgmma from shared memory is emitted for f16, bf16, f8e4m3, f8e5m2, i8 and u8 operands (both the same), got " +
+      unsupported(op, "wgmma from shared memory is emitted for f16, bf16, f32 (tf32), f8e4m3, f8e5m2, i8 and u8 operands (both the same), got " +
                           ra.tile.str() + " and " + rb.tile.str());
+    if (in == Scalar::F32 && (!op.hasAttr("input_precision") || op.strAttr("input_precision") != "tf32"))
+      unsupported(op, "an f32 tl.dot with input_precision=\"" + (op.hasAttr("input_precision") ? op.strAttr("input_precision") : std::string("?")) +
+                          "\" has no wgmma form (wgmma reads f32 operands as tf32 only)");
+    const std::string kind = in == Scalar::F32 ? "tf32" : "8-bit";
     bool tb = transB(op), ta = transA(op);
-    if (fp8 && ta) unsupported(op, "a transposed 8-bit A operand is not emitted: 8-bit wgmma reads A K-major only");
+    if (fp8 && ta) unsupported(op, "a transposed " + kind + " A operand is not emitted: " + kind + " wgmma reads A K-major only");
     if (ra.kMajor || (fp8 && !tb && !rb.kMajor))
-      unsupported(op, "an 8-bit slot is used both as the A and the B operand of wgmma: B is held K-major, A cannot share it");
-    // f16/bf16: k16 steps, B N-major (the slot as loaded); fp8: k32 steps, B K-major (the slot's
-    // transpose). A transposed B ({trans_b}: the slot is NxK) is K-major as loaded, for any type.
-    int64_t kStep = fp8 ? 32 : 16;
+      unsupported(op, "a " + kind + " slot is used both as the A and the B operand of wgmma: B is held K-major, A cannot share it");
+    // f16/bf16: k16 steps, B N-major (the slot as loaded); 8-bit: k32 steps and tf32 k8 (32 bytes of
+    // K either way), B K-major (the slot's transpose). A transposed B ({trans_b}: the slot is NxK) is
+    // K-major as loaded, for any type.
+    int64_t kStep = in == Scalar::F32 ? 8 : fp8 ? 32 : 16;
     bool bKMajor = fp8 || tb;
     // A transposed ({trans_a}: the slot is KxM) is read M-major.
     int64_t m = ta ? la.cols : la.rows, k = ta ? la.rows : la.cols, n = bKMajor ? lb.rows : lb.cols;
@@ -2711,6 +2737,7 @@ class Emitter {
                      : in == Scalar::F8E4M3 ? "e4m3"
                      : in == Scalar::F8E5M2 ? "e5m2"
                      : in == Scalar::I8     ? "s8"
+                     : in == Scalar::F32    ? "tf32"
                                             : "u8";
     line("{  // " + std::to_string(m) + "x" + std::to_string(n) + " += " + std::to_string(m) + "x" + std::to_string(k) + " * " +
          std::to_string(k) + "x" + std::to_string(n) + ": " + std::to_string(k / kStep * (m / 64)) + " x wgmma m64n" +
@@ -2919,6 +2946,8 @@ class Emitter {
   std::set<const Value*> scalarPtrs_;          // pointer arguments and scalar addptrs that scalar stores and atomics write through
   std::vector<TensorMapSpec> allMaps_;
   std::set<int> transposed_;  // allMaps_ indices of tensor maps built transposed (fp8 B)
+  std::set<const Value*> tf32Rings_;  // rings a tf32 wgmma reads
+  std::set<int> tf32Maps_;            // allMaps_ indices of the maps copied into them (rounded by the copying threads)
   std::map<std::string, std::vector<std::string>> tileMapArgs_;  // a tile map's parameters (tileMapArgs)
   bool producerGroup_ = false;  // the producer runs on all its 128 threads: they copy tiles TMA cannot take
   bool integerMma_ = false;     // an nv.wgmma of s8/u8 operands: no setmaxnreg (see SetMaxNReg)

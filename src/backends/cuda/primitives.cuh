@@ -72,6 +72,18 @@ TAWA_LAYOUT uint64_t smem_desc(uint32_t start, uint32_t lbo_bytes, uint32_t sbo_
 
 }  // namespace tawa::layout
 
+// ---- numerics shared by the device and the CPU emulator
+namespace tawa::numerics {
+
+// The bits of an f32 rounded to tf32 (10 mantissa bits), to nearest, ties away from zero, as
+// cvt.rna.tf32.f32 and the executor's ir::roundTf32 do; infinities and NaN unchanged.
+TAWA_LAYOUT uint32_t round_tf32_bits(uint32_t u) {
+  if ((u & 0x7f800000u) == 0x7f800000u) return u;
+  return (u + 0x1000u) & ~0x1fffu;  // half of the dropped bits' unit added to the magnitude, then cut
+}
+
+}  // namespace tawa::numerics
+
 #if defined(__CUDACC__)
 
 namespace tawa {
@@ -234,8 +246,10 @@ struct bits_word<8> { using type = uint64_t; };
 // Thread `t` of `n` loads its share of the box at (c0, c1, c2) into shared memory at `dst`, laid out
 // as TMA would write it (row-major box, 16-byte chunks swizzled on the shared-window address):
 // zeros outside the tensor. The writes are generic-proxy ones: the thread fences them
-// (fence.proxy.async) before a wgmma may read them.
-template <int EB, int BOX_C, int BOX_R, int SWZ>
+// (fence.proxy.async) before a wgmma may read them. TF32: the f32 elements are written rounded to
+// tf32 (numerics::round_tf32_bits), the operands of a tf32 wgmma: what the tensor cores read is
+// then exactly what the executor's tf32 dot multiplies, whatever they do with an f32's low bits.
+template <int EB, int BOX_C, int BOX_R, int SWZ, bool TF32 = false>
 TAWA_DEVICE void tile_load_generic(void* dst, const void* base, long long cols, long long rows, long long col_stride,
                                    long long row_stride, long long slices, long long slice_stride, int c0, int c1, int c2, int t,
                                    int n) {
@@ -269,6 +283,11 @@ TAWA_DEVICE void tile_load_generic(void* dst, const void* base, long long cols, 
       TAWA_UNROLL
       for (int e = 0; e < kPer; ++e)
         chunk.e[e] = row_in && c + e >= 0 && c + e < cols ? g[r * row_stride + (c + e) * col_stride] : W(0);
+    }
+    if constexpr (TF32) {
+      static_assert(EB == 4, "tf32 rounding of f32 elements");
+      TAWA_UNROLL
+      for (int e = 0; e < kPer; ++e) chunk.e[e] = numerics::round_tf32_bits(chunk.e[e]);
     }
     const uint32_t a = s0 + static_cast<uint32_t>(q) * 16u;
     asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(a ^ (((a >> 7) & kBits) << 4)), "r"(chunk.v.x), "r"(chunk.v.y),
@@ -403,11 +422,12 @@ TAWA_DEVICE int wgmma_acc_col(int i) { return layout::acc_col(warpgroup_thread_i
                  : TAWA_D##R(0)                                                                                    \
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransB), "n"(TransA));                              \
   }
-// wgmma.mma_async m64nNk32, e4m3/e5m2: both operands K-major (fp8 has no transpose).
-#define TAWA_WGMMA_SS_FP8(N, R, TY, A_, B_, S_)                                                                      \
-  TAWA_DEVICE void wgmma_mma_async_m64n##N##k32_f32_##TY(float(&d)[R], uint64_t desc_a, uint64_t desc_b, int scale_d) { \
+// wgmma.mma_async m64nNkK, e4m3/e5m2 (k32) and tf32 (k8): both operands K-major (neither type has
+// a transpose); 32 bytes of K per instruction either way.
+#define TAWA_WGMMA_SS_KMAJOR(N, R, K, TY, A_, B_, S_)                                                                \
+  TAWA_DEVICE void wgmma_mma_async_m64n##N##k##K##_f32_##TY(float(&d)[R], uint64_t desc_a, uint64_t desc_b, int scale_d) { \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" S_ ", 0;\n"                                                    \
-                 "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32." #TY "." #TY "\n"                                 \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k" #K ".f32." #TY "." #TY "\n"                            \
                  "{" TAWA_REGS_##R "}, %" A_ ", %" B_ ", p, 1, 1;\n}\n"                                              \
                  : TAWA_D##R(0)                                                                                    \
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                                        \
@@ -445,16 +465,21 @@ TAWA_WGMMA_SS(32, 16, bf16, "16", "17", "18", "19", "20")
 TAWA_WGMMA_SS(64, 32, bf16, "32", "33", "34", "35", "36")
 TAWA_WGMMA_SS(128, 64, bf16, "64", "65", "66", "67", "68")
 TAWA_WGMMA_SS(256, 128, bf16, "128", "129", "130", "131", "132")
-TAWA_WGMMA_SS_FP8(16, 8, e4m3, "8", "9", "10")
-TAWA_WGMMA_SS_FP8(32, 16, e4m3, "16", "17", "18")
-TAWA_WGMMA_SS_FP8(64, 32, e4m3, "32", "33", "34")
-TAWA_WGMMA_SS_FP8(128, 64, e4m3, "64", "65", "66")
-TAWA_WGMMA_SS_FP8(256, 128, e4m3, "128", "129", "130")
-TAWA_WGMMA_SS_FP8(16, 8, e5m2, "8", "9", "10")
-TAWA_WGMMA_SS_FP8(32, 16, e5m2, "16", "17", "18")
-TAWA_WGMMA_SS_FP8(64, 32, e5m2, "32", "33", "34")
-TAWA_WGMMA_SS_FP8(128, 64, e5m2, "64", "65", "66")
-TAWA_WGMMA_SS_FP8(256, 128, e5m2, "128", "129", "130")
+TAWA_WGMMA_SS_KMAJOR(16, 8, 32, e4m3, "8", "9", "10")
+TAWA_WGMMA_SS_KMAJOR(32, 16, 32, e4m3, "16", "17", "18")
+TAWA_WGMMA_SS_KMAJOR(64, 32, 32, e4m3, "32", "33", "34")
+TAWA_WGMMA_SS_KMAJOR(128, 64, 32, e4m3, "64", "65", "66")
+TAWA_WGMMA_SS_KMAJOR(256, 128, 32, e4m3, "128", "129", "130")
+TAWA_WGMMA_SS_KMAJOR(16, 8, 32, e5m2, "8", "9", "10")
+TAWA_WGMMA_SS_KMAJOR(32, 16, 32, e5m2, "16", "17", "18")
+TAWA_WGMMA_SS_KMAJOR(64, 32, 32, e5m2, "32", "33", "34")
+TAWA_WGMMA_SS_KMAJOR(128, 64, 32, e5m2, "64", "65", "66")
+TAWA_WGMMA_SS_KMAJOR(256, 128, 32, e5m2, "128", "129", "130")
+TAWA_WGMMA_SS_KMAJOR(16, 8, 8, tf32, "8", "9", "10")
+TAWA_WGMMA_SS_KMAJOR(32, 16, 8, tf32, "16", "17", "18")
+TAWA_WGMMA_SS_KMAJOR(64, 32, 8, tf32, "32", "33", "34")
+TAWA_WGMMA_SS_KMAJOR(128, 64, 8, tf32, "64", "65", "66")
+TAWA_WGMMA_SS_KMAJOR(256, 128, 8, tf32, "128", "129", "130")
 TAWA_WGMMA_SS_INT8(16, 8, s8, "8", "9", "10")
 TAWA_WGMMA_SS_INT8(32, 16, s8, "16", "17", "18")
 TAWA_WGMMA_SS_INT8(64, 32, s8, "32", "33", "34")
@@ -476,7 +501,7 @@ TAWA_WGMMA_RS(64, 32, bf16, "32", "33", "34", "35", "36", "37", "38")
 TAWA_WGMMA_RS(128, 64, bf16, "64", "65", "66", "67", "68", "69", "70")
 TAWA_WGMMA_RS(256, 128, bf16, "128", "129", "130", "131", "132", "133", "134")
 #undef TAWA_WGMMA_SS
-#undef TAWA_WGMMA_SS_FP8
+#undef TAWA_WGMMA_SS_KMAJOR
 #undef TAWA_WGMMA_RS
 
 // ---- register-fragment arithmetic (the softmax of fused attention)
@@ -723,11 +748,7 @@ inline To bitcast(From x) {
 // An f32 operand as a tf32 dot reads it (Triton's default input_precision for f32 dots): rounded to 10
 // mantissa bits, to nearest, ties away from zero (cvt.rna.tf32.f32; the executor's ir::roundTf32);
 // infinities and NaN unchanged. For the SIMT path's FMA dot, which has no tf32 instruction to do it.
-TAWA_DEVICE float round_tf32(float x) {
-  const uint32_t u = bitcast<uint32_t>(x);
-  if ((u & 0x7f800000u) == 0x7f800000u) return x;
-  return bitcast<float>((u + 0x1000u) & ~0x1fffu);  // half of the dropped bits' unit added to the magnitude, then cut
-}
+TAWA_DEVICE float round_tf32(float x) { return bitcast<float>(numerics::round_tf32_bits(bitcast<uint32_t>(x))); }
 }  // namespace tawa
 
 // ---- libdevice's functions (tile.math {fn}; the one list of them is src/ir/MathFns.cpp, and a unit

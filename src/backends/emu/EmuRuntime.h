@@ -168,7 +168,7 @@ struct Fiber {
 struct MmaOp {
   uint64_t descA = 0, descB = 0;
   bool aRegs = false;                           // A from registers (RS): op.a filled by every thread at issue
-  int n = 0, transB = 0, scaleD = 1, elem = 0;  // elem: 0 f16, 1 bf16, 2 e4m3, 3 e5m2, 4 s8, 5 u8 (8-bit: k32; s8/u8: s32 D)
+  int n = 0, transB = 0, scaleD = 1, elem = 0;  // elem: 0 f16, 1 bf16, 2 e4m3, 3 e5m2, 4 s8, 5 u8, 6 tf32 (8-bit: k32; s8/u8: s32 D; tf32: k8)
   int transA = 0;                               // 1: A read M-major (f16/bf16 from shared memory)
   int acc = -1;
   bool fresh = false;
@@ -495,9 +495,11 @@ inline uint32_t canonical(const Desc& d, bool kMajor, int mn, int k, int esize) 
   uint32_t perAtom = d.swz / e;
   return (um / perAtom) * d.lbo + (um % perAtom) * e + (uk % 8) * d.swz + (uk / 8) * d.sbo;
 }
-// The K extent of one wgmma: 16 for f16/bf16, 32 for fp8; and the element size in bytes.
-inline int kSteps(int elem) { return elem >= 2 ? 32 : 16; }
-inline int elemSize(int elem) { return elem >= 2 ? 1 : 2; }
+// The K extent of one wgmma: 16 for f16/bf16, 32 for 8-bit types, 8 for tf32; and the element size in bytes.
+constexpr int kTf32 = 6;
+inline int kSteps(int elem) { return elem == kTf32 ? 8 : elem >= 2 ? 32 : 16; }
+inline int elemSize(int elem) { return elem == kTf32 ? 4 : elem >= 2 ? 1 : 2; }
+inline bool intElem(int elem) { return elem == 4 || elem == 5; }
 // Calls f(mn, k, a) with the shared-window address a of every element (mn, k) of a mnCount x kCount
 // operand that a descriptor describes.
 template <class F>
@@ -519,7 +521,14 @@ inline void gather(const Desc& d, bool kMajor, int mnCount, int kCount, int elem
                " with a generic store and no fence.proxy.async since (the async proxy may not see it)",
            file, line);
     float v;
-    if (es == 1) {
+    if (elem == kTf32) {
+      // An f32 in tf32 mode: modelled as the tensor cores are taken to read it, its 13 low mantissa
+      // bits dropped (tawa's copies round the operands first, so nothing is dropped on its path).
+      uint32_t bits;
+      std::memcpy(&bits, p, 4);
+      if ((bits & 0x7f800000u) != 0x7f800000u) bits &= ~0x1fffu;
+      std::memcpy(&v, &bits, 4);
+    } else if (es == 1) {
       v = elem == 2   ? e4m3BitsToF32(*p)
           : elem == 3 ? e5m2BitsToF32(*p)
           : elem == 4 ? static_cast<float>(static_cast<int8_t>(*p))  // integers up to 255 are exact floats
@@ -560,7 +569,7 @@ inline void executeOp(WarpGroup& g, MmaOp& op, int wg) {
          op.file, op.line);
   Acc& acc = g.accs[static_cast<size_t>(op.acc)];
   int n = op.n, kc = kSteps(op.elem);
-  const bool ints = op.elem >= 4;  // s8/u8: the accumulator slots hold s32 bits, summed exactly (wrapping)
+  const bool ints = intElem(op.elem);  // s8/u8: the accumulator slots hold s32 bits, summed exactly (wrapping)
   for (int m = 0; m < 64; ++m)
     for (int j = 0; j < n; ++j) {
       float& d = acc.value[static_cast<size_t>(m * n + j)];
@@ -629,7 +638,8 @@ inline void mmaAsync(float (&d)[N], uint64_t descA, uint64_t descB, int scaleD, 
       mark(descB, transB == 0, op.n, "B");
     }
     double start = std::max(wgClock(), r.tcFree);
-    r.tcFree = op.end = start + 2.0 * 64 * op.n * kSteps(elem) / (model().flopsPerClk * (elem >= 2 ? 2 : 1));
+    // fp8/int8 at twice the f16 rate, tf32 at half of it.
+    r.tcFree = op.end = start + 2.0 * 64 * op.n * kSteps(elem) / (model().flopsPerClk * (elem == kTf32 ? 0.5 : elem >= 2 ? 2 : 1));
     if (mine != f.inflight.end()) {
       op.acc = mine->second;
     } else {
@@ -1182,7 +1192,7 @@ inline void stShared(void* p, const void* v, uint32_t bytes, const char* file, i
 // Tiles TMA cannot take, moved by threads (primitives.cuh): each 16-byte chunk of the box is one
 // st.shared, checked and marked generic-dirty like any other; the global reads and writes are plain
 // accesses of the launch's guarded buffers.
-template <int EB, int BOX_C, int BOX_R, int SWZ>
+template <int EB, int BOX_C, int BOX_R, int SWZ, bool TF32 = false>
 inline void tile_load_generic(void* dst, const void* base, long long cols, long long rows, long long col_stride, long long row_stride,
                               long long slices, long long slice_stride, int c0, int c1, int c2, int t, int n, TAWA_EMU_LOC) {
   static_assert((BOX_C * EB) % 16 == 0, "a box row is whole 16-byte chunks");
@@ -1198,6 +1208,15 @@ inline void tile_load_generic(void* dst, const void* base, long long cols, long 
     for (int e = 0; e < kPer; ++e)
       if (slice_in && r >= 0 && r < rows && c + e >= 0 && c + e < cols)
         std::memcpy(chunk + e * EB, g + (r * row_stride + (c + e) * col_stride) * EB, EB);
+    if constexpr (TF32) {  // f32 operands of a tf32 wgmma, rounded as they are written (primitives.cuh)
+      static_assert(EB == 4, "tf32 rounding of f32 elements");
+      for (int e = 0; e < kPer; ++e) {
+        uint32_t w;
+        std::memcpy(&w, chunk + e * 4, 4);
+        w = tawa::numerics::round_tf32_bits(w);
+        std::memcpy(chunk + e * 4, &w, 4);
+      }
+    }
     const uint32_t a = emu::swizzle(s0 + static_cast<uint32_t>(q) * 16u, SWZ);
     // Modelled: the n threads' chunks share the SM's memory bandwidth (the clock keeper copies 1/n).
     emu::charge(16.0 * n / emu::model().bytesPerClk);
@@ -1518,6 +1537,18 @@ TAWA_EMU_WGMMA_FP8(32, e5m2, 3)
 TAWA_EMU_WGMMA_FP8(64, e5m2, 3)
 TAWA_EMU_WGMMA_FP8(128, e5m2, 3)
 TAWA_EMU_WGMMA_FP8(256, e5m2, 3)
+// tf32: both operands K-major, k8 (the same machinery, elem 6).
+#define TAWA_EMU_WGMMA_TF32(NN)                                                                                         \
+  inline void wgmma_mma_async_m64n##NN##k8_f32_tf32(float(&d)[NN / 2], uint64_t desc_a, uint64_t desc_b, int scale_d, \
+                                                     TAWA_EMU_LOC) {                                                    \
+    emu::mmaAsync<NN / 2>(d, desc_a, desc_b, scale_d, 0, emu::kTf32, TAWA_EMU_AT);                                   \
+  }
+TAWA_EMU_WGMMA_TF32(16)
+TAWA_EMU_WGMMA_TF32(32)
+TAWA_EMU_WGMMA_TF32(64)
+TAWA_EMU_WGMMA_TF32(128)
+TAWA_EMU_WGMMA_TF32(256)
+#undef TAWA_EMU_WGMMA_TF32
 #undef TAWA_EMU_WGMMA_FP8
 
 // Register-fragment arithmetic: exact exp2 (the device's ex2.approx is within 2 ulp of it),
