@@ -731,7 +731,7 @@ RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<i
         impl_->runAsWritten(want->args, want->buffers, grid, opt.threads, opt.seed);
         std::ostringstream lines;
         driver::checkBuffers(got.buffers, want->buffers, "GPU", f.loc,
-                             "tawa check FILE with the same spec and flags runs the warp-specialized kernel on the CPU", lines);
+                             "tawa check FILE with the same spec and flags runs the warp-specialized kernel on the CPU", lines, &f);
         st.comparisons = lines.str();
       }
       return st;
@@ -762,7 +762,7 @@ RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<i
       if (opt.check) {
         impl_->runAsWritten(b.args, want, grid, opt.threads, opt.seed);
         std::ostringstream lines;
-        driver::checkBuffers(b.buffers, want, "emulated CUDA kernel", f.loc, "", lines);
+        driver::checkBuffers(b.buffers, want, "emulated CUDA kernel", f.loc, "", lines, &f);
         st.comparisons = lines.str();
       }
     }
@@ -799,7 +799,7 @@ CheckReport Kernel::check(Backend backend, const std::vector<Arg>& args, std::ar
     impl_->runAsWritten(b.args, want, grid);
     std::ostringstream lines;  // the comparison's per-buffer lines
     emu::runSchedules(impl_->emit(), b.args, b.buffers, grid, seeds, f.loc, true, [&](const std::vector<exec::Buffer>& got) {
-      driver::checkBuffers(got, want, "emulated CUDA kernel (schedule 1)", f.loc, "", lines);
+      driver::checkBuffers(got, want, "emulated CUDA kernel (schedule 1)", f.loc, "", lines, &f);
     });
     rep.seeds = seeds;
     rep.pipeline = pipeline(true);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,14 +31,23 @@ struct Comparison {
   double maxAbsErr = 0, relL2 = 0; // ||got - ref|| / ||ref||
   double rtol = 0, atol = 0;
 };
-Comparison compareBuffers(const exec::Buffer& got, const exec::Buffer& ref);
+// `precision`: the type whose rounding sets the tolerance (by default the reference's dtype).
+Comparison compareBuffers(const exec::Buffer& got, const exec::Buffer& ref, std::optional<ir::Scalar> precision = std::nullopt);
 
 // Each buffer of `got` against `want` (compareBuffers), a line per buffer to `out` ("  check NAME:
 // matches the CPU executor (...)"); the first out of tolerance is a UserError at `at` naming its
 // first bad element, both values and the tolerance. `who` names the result's source in it ("GPU",
 // "emulated CUDA kernel"); `hint` goes with it.
+// With `kernel`, each buffer is compared at the precision of what the kernel stores into it
+// (storedPrecision): an f32 buffer written with values computed in f16 (`acc.to(tl.float16)` stored
+// through an f32 pointer) carries f16's rounding, which another summation order moves by a unit.
 void checkBuffers(const std::vector<exec::Buffer>& got, const std::vector<exec::Buffer>& want, const std::string& who,
-                  const Location& at, const std::string& hint, std::ostream& out);
+                  const Location& at, const std::string& hint, std::ostream& out, const ir::Func* kernel = nullptr);
+
+// For each pointer argument of `kernel` (by name) that a store or descriptor store writes, the
+// coarsest float type the stored values pass through on their way there: the stored type, or the
+// narrower float a tile.cast widened it from (followed back through casts).
+std::map<std::string, ir::Scalar> storedPrecision(const ir::Func& kernel);
 
 // FLOPs of one launch for kernels that hold a tile.dot (any level): 2*M*N*K from the spec's
 // integer entries named M, N and K (any case). nullopt when the kernel has no dot or a name lacks.
