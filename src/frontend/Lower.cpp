@@ -3346,6 +3346,9 @@ class Lowerer {
     for (int k = 0; k < 2; ++k)
       if (!v[k]->isIR() || !v[k]->v->type().isTile() || v[k]->v->type().isPtrLike())
         fail(w[k], "tl.dot needs tensors, got " + describe(*v[k]));
+    if (v[3] && v[3]->k != Val::K::None && v[4] && v[4]->k != Val::K::None)
+      fail(w[4], "tl.dot takes input_precision or allow_tf32, not both (Triton asserts \"Only one of input_precision and allow_tf32 can be "
+                 "specified\")");
     ir::Value* x = v[0]->v;
     ir::Value* y = v[1]->v;
     const Type &tx = x->type(), &ty = y->type();
