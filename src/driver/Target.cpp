@@ -6,6 +6,7 @@
 #include <utility>
 #include <iostream>
 #include <map>
+#include <set>
 #include <optional>
 
 #include "backends/cuda/Compiler.h"
@@ -31,16 +32,31 @@ bool known(const HostValue& v, const std::vector<bool>& has) {
   return v.arg < 0 || (static_cast<size_t>(v.arg) < has.size() && has[static_cast<size_t>(v.arg)]);
 }
 
-// The tensor maps TMA cannot take with the spec's values (param -> why), among those whose extents
-// and strides the spec gives; buffers are taken as 16-byte aligned (the launch checks its own).
-std::map<std::string, std::string> obstaclesInSpec(const EmitResult& er, const ir::Func& kernel, const driver::Spec& spec) {
-  std::vector<int64_t> ints(kernel.numArgs(), 0);
-  std::vector<bool> has(kernel.numArgs(), false);
+// The integer arguments the spec gives values for (ints), and which (has).
+void specValues(const ir::Func& kernel, const driver::Spec& spec, std::vector<int64_t>& ints, std::vector<bool>& has) {
+  ints.assign(kernel.numArgs(), 0);
+  has.assign(kernel.numArgs(), false);
   for (size_t i = 0; i < kernel.numArgs(); ++i) {
     const driver::SpecEntry* e = spec.find(kernel.arg(i)->nameHint);
     if (!e || e->kind == driver::SpecEntry::Kind::Buffer || !e->hasValue) continue;
     if (const auto* v = std::get_if<int64_t>(&e->value)) ints[i] = *v, has[i] = true;
   }
+}
+
+// Whether TMA takes map `m` transposed with the spec's values (tmaTakesTransposed).
+bool transposableInSpec(const TensorMapSpec& m, const ir::Func& kernel, const driver::Spec& spec) {
+  std::vector<int64_t> ints;
+  std::vector<bool> has;
+  specValues(kernel, spec, ints, has);
+  return known(m.rows, has) && known(m.cols, has) && tmaTakesTransposed(m, ints, 0);
+}
+
+// The tensor maps TMA cannot take with the spec's values (param -> why), among those whose extents
+// and strides the spec gives; buffers are taken as 16-byte aligned (the launch checks its own).
+std::map<std::string, std::string> obstaclesInSpec(const EmitResult& er, const ir::Func& kernel, const driver::Spec& spec) {
+  std::vector<int64_t> ints;
+  std::vector<bool> has;
+  specValues(kernel, spec, ints, has);
   std::map<std::string, std::string> out;
   for (const TensorMapSpec& m : er.tensorMaps) {
     bool all = known(m.rowStride, has) && known(m.colStride, has);
@@ -57,16 +73,23 @@ EmitResult withSpecTileMaps(const EmitResult& r, const ir::Func& kernel, const d
   if (!r.reemit) return r;
   std::map<std::string, std::string> generic = obstaclesInSpec(r, kernel, spec);
   if (generic.empty()) return r;
+  std::set<std::string> transposed;
   for (const TensorMapSpec& m : r.tensorMaps) {
     auto g = generic.find(m.param);
     if (g == generic.end()) continue;
+    if (m.transposable && g->second.find("inner (column) stride") != std::string::npos && transposableInSpec(m, kernel, spec)) {
+      std::cerr << transposedNote(m, g->second);
+      transposed.insert(m.param);
+      generic.erase(g);
+      continue;
+    }
     std::cerr << tileMapNote(m, g->second);
     if (explain)
       *explain << "@" << kernel.name << ": tensor map " << m.param << ": " << g->second
                << " (with the spec's values): its tiles are moved by threads, not TMA (the producer warp group's 128 threads "
                << "for ring slots, 128 threads of a consumer for its own tiles and stores), slower than TMA\n";
   }
-  return r.reemit(generic);
+  return r.reemit(generic, transposed);
 }
 
 EmitResult emitForTarget(const std::string& file, const std::string& kernel, const driver::Spec& spec,

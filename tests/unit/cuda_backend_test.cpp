@@ -174,7 +174,8 @@ TEST(CudaEmit, GemmKernelShape) {
   EXPECT_EQ(r.tensorMaps[0].swizzleBytes, 128);
   EXPECT_EQ(r.tensorMaps[1].boxRows, 64);
   EXPECT_EQ(r.tensorMaps[1].boxCols, 64);
-  EXPECT_EQ(r.tensorMaps[2].swizzleBytes, 0);
+  EXPECT_EQ(r.tensorMaps[2].swizzleBytes, 128);  // the staging: 128x128 in two swizzled 64-column chunks, a copy each
+  EXPECT_EQ(r.tensorMaps[2].boxCols, 64);
   // Rings (3 x 16 KB + 3 x 16 KB), staging (32 KB), 6 mbarriers, alignment slack.
   EXPECT_EQ(r.smemBytes, 3 * 16384 + 3 * 16384 + 32768 + 48 + 1024);
   ASSERT_EQ(r.params.size(), 3u + 9u);

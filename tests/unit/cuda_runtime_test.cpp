@@ -68,7 +68,8 @@ TEST(CudaRuntime, TensorMapArgsFromEmitterDescriptions) {
   auto c = cuda::tensorMapArgs(er.tensorMaps[2], args, 0x20000, kGrid);
   EXPECT_EQ(c.globalDim[0], 192u);
   EXPECT_EQ(c.globalDim[1], 256u);
-  EXPECT_EQ(c.swizzle, cuda::drv::kTmaSwizzleNone);  // the epilogue staging is unswizzled
+  EXPECT_EQ(c.swizzle, cuda::drv::kTmaSwizzle128B);  // the epilogue staging is TMA's swizzled layout, one 64-column chunk per copy
+  EXPECT_EQ(c.boxDim[0], 64u);
   for (const auto& s : er.tensorMaps) {
     auto t = cuda::tensorMapArgs(s, args, 0x30000, kGrid);
     EXPECT_LE(t.boxDim[0] * 2u, s.swizzleBytes ? static_cast<uint32_t>(s.swizzleBytes) : 512u) << s.param;
@@ -152,6 +153,19 @@ TEST(CudaRuntime, CompareBuffersByDtype) {
   exec::Buffer nan = f32;
   nan.setFloat(1, std::nan(""));
   EXPECT_FALSE(driver::compareBuffers(nan, f32).ok);
+  // A NaN or an infinity in the reference (and the result) leaves the tolerance finite: another
+  // element's error is still caught (the tolerance came out NaN before 2026-12-07, which accepted it).
+  for (double special : {std::nan(""), static_cast<double>(INFINITY)}) {
+    exec::Buffer withSpecial = f32;
+    withSpecial.setFloat(2, special);
+    exec::Buffer off = withSpecial;
+    off.setFloat(0, 1.5);
+    auto c = driver::compareBuffers(off, withSpecial);
+    EXPECT_FALSE(c.ok);
+    EXPECT_EQ(c.firstBad, 0);
+    EXPECT_TRUE(std::isfinite(c.atol));
+    EXPECT_TRUE(driver::compareBuffers(withSpecial, withSpecial).ok);
+  }
   // Integers compare exactly.
   exec::Buffer iref("n", ir::Scalar::I32, {2});
   iref.setInt(0, 3);

@@ -79,4 +79,15 @@ TEST(Layout, EmulatorDecodesTheDescriptor) {
         }
 }
 
+// The epilogue staging's swizzle is TMA's (the emulator's model of it), from an aligned base.
+TEST(Layout, SwizzleOffsetIsTmaSwizzle) {
+  for (uint32_t base : {0u, 1024u, 7u * 1024u})
+    for (uint32_t o = 0; o < 4096; o += 4) {
+      EXPECT_EQ(layout::swizzle_offset<128>(o), emu::swizzle(base + o, 128) - base);
+      EXPECT_EQ(layout::swizzle_offset<64>(o), emu::swizzle(base + o, 64) - base);
+      EXPECT_EQ(layout::swizzle_offset<32>(o), emu::swizzle(base + o, 32) - base);
+      EXPECT_EQ(layout::swizzle_offset<0>(o), o);
+    }
+}
+
 }  // namespace

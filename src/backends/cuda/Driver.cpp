@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <ostream>
 
 namespace tawa::cuda {
@@ -71,8 +72,9 @@ TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& 
   a.dataType = tensorMapDataType(s.elem);
   int64_t elemBytes = ir::byteWidth(s.elem);
   int64_t rows = valueOf(s.rows, intArgs, p, "row count");
-  int64_t cols = valueOf(s.cols, intArgs, p, "column count");
   int64_t rowStride = valueOf(s.rowStride, intArgs, p, "row stride");
+  // Unmasked columns whose windows lie within a row (tmaObstacle checked them): whole rows.
+  int64_t cols = s.rowCols ? rowStride : valueOf(s.cols, intArgs, p, "column count");
   int64_t colStride = valueOf(s.colStride, intArgs, p, "column stride");
   // Located at the kernel source the descriptor comes from (the user's load or make_desc).
   auto bad = [&](const std::string& why, const std::string& fix = {}) -> UserError {
@@ -135,6 +137,34 @@ TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& 
   return a;
 }
 
+// Whether the kernel's value of a loop bound is the host's: every intermediate of the expression fits
+// in 32 bits (the kernel computes in i32, or i64, and wraps) and no division is by zero.
+bool exactBound(const HostValue& h, const std::vector<int64_t>& intArgs, const std::string& param) {
+  const int64_t v = valueOf(h, intArgs, param, "loop bound");
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) return false;
+  if (!h.op) return true;
+  if (h.op == '/' && h.parts[1].eval(intArgs) == 0) return false;
+  return exactBound(h.parts[0], intArgs, param) && exactBound(h.parts[1], intArgs, param);
+}
+
+// Why the columns of window `w` (ColumnWindow) may leave a row of `rowStride` elements at this
+// launch, or "" when every one lies within it.
+std::string windowObstacle(const ColumnWindow& w, int64_t rowStride, const std::vector<int64_t>& intArgs, const std::string& param) {
+  const std::string unbounded =
+      "its columns are unmasked and the kernel's loop bounds could not be evaluated here, so its reads may run past the end of a row";
+  if (!exactBound(w.lb, intArgs, param) || !exactBound(w.ub, intArgs, param) || !exactBound(w.step, intArgs, param)) return unbounded;
+  const int64_t lb = w.lb.eval(intArgs), ub = w.ub.eval(intArgs), step = w.step.eval(intArgs);
+  if (step <= 0) return unbounded;
+  if (ub <= lb) return "";  // the loop runs no iteration: nothing is read
+  const int64_t last = lb + (ub - lb - 1) / step * step;
+  const int64_t first = w.scale * lb + w.offset, end = w.scale * last + w.offset + w.width;
+  if (first < 0 || end > rowStride)
+    return "its columns are unmasked and the kernel accesses columns " + std::to_string(first) + " to " + std::to_string(end - 1) +
+           " of rows " + std::to_string(rowStride) + " elements apart, across the end of a row (a K that is not a multiple of "
+           "the block, or rows closer than a block is wide), which a TMA map of whole rows cannot address";
+  return "";
+}
+
 std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
   const std::string& p = s.param;
   const int64_t elemBytes = ir::byteWidth(s.elem);
@@ -143,12 +173,12 @@ std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intA
   if (colStride != 1) return "its inner (column) stride is " + std::to_string(colStride) + ", and TMA needs contiguous rows";
   // An empty tensor (a K of 0: Triton runs the kernel, whose loop then runs no iteration or loads
   // nothing but masked-off zeros): no tensor map encodes it, a tile map reads nothing.
-  const int64_t rows = valueOf(s.rows, intArgs, p, "row count"), cols = valueOf(s.cols, intArgs, p, "column count");
+  const int64_t rows = valueOf(s.rows, intArgs, p, "row count"), cols = s.rowCols ? rowStride : valueOf(s.cols, intArgs, p, "column count");
   if (rows <= 0 || cols <= 0)
     return "it is empty (" + std::to_string(rows) + "x" + std::to_string(cols) + "), and a TMA map needs positive extents";
-  if (s.rowCols && rowStride < s.boxCols)
-    return "its unmasked rows (" + std::to_string(rowStride) + " elements apart) are shorter than its box of " + std::to_string(s.boxCols) +
-           " columns, which the kernel reads across rows";
+  if (s.rowCols)
+    for (const ColumnWindow& w : s.columns)
+      if (std::string why = windowObstacle(w, rowStride, intArgs, p); !why.empty()) return why;
   if (cols == std::numeric_limits<int32_t>::max())
     return "its columns are unmasked, so the kernel may read past the end of a row (a K that is not a multiple of the block, "
            "a base moved by a column offset, rows closer than their length), which a TMA map of whole rows cannot address";
@@ -179,19 +209,39 @@ std::string tileMapNote(const TensorMapSpec& s, const std::string& why) {
          ": its tiles are moved by threads instead (ordinary loads and shared-memory stores, slower than TMA)\n";
 }
 
+bool tmaTakesTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
+  if (!s.transposable) return false;
+  TensorMapSpec t = s;
+  std::swap(t.rows, t.cols);
+  std::swap(t.rowStride, t.colStride);
+  return tmaObstacle(t, intArgs, base).empty();
+}
+
+std::string transposedNote(const TensorMapSpec& s, const std::string& why) {
+  return (s.loc.known() ? s.loc.str() : std::string("<cuda>")) + ": note: tensor map " + s.param + ": " + why +
+         ", but its rows are: it is loaded transposed (K innermost) into a K-major slot of wgmma's B, by TMA\n";
+}
+
 EmitResult withTileMaps(const EmitResult& er, const std::vector<int64_t>& intArgs, const std::function<uint64_t(int)>& baseOf,
                         std::ostream* note) {
   std::map<std::string, std::string> generic;
+  std::set<std::string> transposed;
   for (const TensorMapSpec& s : er.tensorMaps) {
     if (!s.generic.empty()) continue;
-    std::string why = tmaObstacle(s, intArgs, static_cast<CUdeviceptr>(baseOf(s.baseArg)));
+    const auto base = static_cast<CUdeviceptr>(baseOf(s.baseArg));
+    std::string why = tmaObstacle(s, intArgs, base);
     if (why.empty()) continue;
+    if (tmaTakesTransposed(s, intArgs, base)) {
+      if (note) *note << transposedNote(s, why);
+      transposed.insert(s.param);
+      continue;
+    }
     if (note) *note << tileMapNote(s, why);
     generic.emplace(s.param, why);
   }
-  if (generic.empty()) return er;
+  if (generic.empty() && transposed.empty()) return er;
   TAWA_ASSERT(er.reemit, "a warp-specialized kernel with tensor maps can be emitted again");
-  return er.reemit(generic);
+  return er.reemit(generic, transposed);
 }
 
 GpuAvailability probeGpu() {

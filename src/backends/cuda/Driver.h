@@ -95,6 +95,10 @@ TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& 
 std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base);
 // The note a tile map gets: "FILE:LINE:COL: note: tensor map P: WHY: its tiles are moved by threads ...\n".
 std::string tileMapNote(const TensorMapSpec& s, const std::string& why);
+// Whether TMA takes the transposed map of a TensorMapSpec::transposable one (rows and columns, and
+// their strides, swapped: a column-major B read K-major), and the note that says it is loaded so.
+bool tmaTakesTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base);
+std::string transposedNote(const TensorMapSpec& s, const std::string& why);
 // `er` as a launch with these arguments needs it: emitted again (EmitResult::reemit) with the tensor
 // maps TMA cannot take as tile maps, each said on `note` (when given) as a located note; `er` itself
 // when TMA takes every map. `baseOf(arg)`: the address of IR buffer argument `arg` (0: not known).

@@ -162,6 +162,12 @@ struct Staging {
   std::string name;
   int64_t offset = 0, rows = 0, cols = 0, elemBytes = 0;
   bool reused = false;  // an earlier store of the same warp group used this buffer (an epilogue's subtiles)
+  // A TMA store's staging is laid out as TMA reads a swizzled box (TileLayout: column chunks one
+  // swizzle span wide, 16-byte units XOR-ed by the row), one copy per chunk: the accumulator
+  // fragment's pairs, eight rows to a warp's quarter, then fall in different banks (row-major, the
+  // eight rows of a 128- or 256-byte row pitch all hit the same four banks). Tile maps keep it
+  // row-major (their threads read it so).
+  std::optional<TileLayout> layout;
 };
 
 const std::set<std::string>& reservedNames() {
@@ -426,11 +432,28 @@ class Emitter {
         if (op->kind() == OpKind::Wgmma && rings_.count(op->operand(0)) && isInt(rings_.at(op->operand(0)).tile.scalar))
           integerMma_ = true;
       });
+    // The descriptors each ring is loaded through (top-level ones: collect() has seen them).
+    std::map<const Value*, std::set<const Value*>> ringDescs;
+    walk(*regions_[0]->region(0), [&](const Op* op) {
+      if (op->kind() == OpKind::TmaLoad) ringDescs[op->operand(1)].insert(op->operand(0));
+    });
+    auto transposedLoads = [&](const Value* ring) {  // its maps are loaded transposed at this launch
+      const auto& ds = ringDescs[ring];
+      bool all = !ds.empty(), any = false;
+      for (const Value* d : ds) {
+        auto it = descs_.find(d);
+        bool t = it != descs_.end() && opt_.transposedMaps.count(allMaps_[static_cast<size_t>(it->second)].param);
+        all = all && t, any = any || t;
+      }
+      if (any && !all) unsupported(*ring->definingOp(), "a slot loaded through both a transposed and an untransposed tensor map");
+      return all;
+    };
+    markTransposable(ringDescs);
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
         if (op->kind() != OpKind::Wgmma || !rings_.count(op->operand(2)) || transB(*op)) return;
         Ring& ring = rings_.at(op->operand(2));
-        if (!kMajorOnly(ring.tile.scalar) || ring.kMajor) return;
+        if (ring.kMajor || !(kMajorOnly(ring.tile.scalar) || transposedLoads(op->operand(2)))) return;
         if (transposedB.count(op->operand(2)))
           unsupported(*op, "an 8-bit or tf32 slot read by wgmma both as B and as the transpose of B is not emitted");
         auto l = swizzledLayout(ring.tile.withShape({ring.tile.shape[1], ring.tile.shape[0]}));
@@ -534,6 +557,30 @@ class Emitter {
       else continue;
       if (s.slices.size() > 1)
         throw UserError(s.loc, "tensor map " + s.param + ": " + s.generic + ", and a copy by threads takes at most one slice dimension");
+    }
+    // Epilogue staging for TMA stores: swizzled, where the tile has a swizzled layout and the map is
+    // used by stores alone (its box is then one chunk).
+    {
+      std::set<const Value*> loaded;
+      for (const Op* r : regions_)
+        walk(*r->region(0), [&](const Op* op) {
+          if (op->kind() == OpKind::TmaLoad || op->kind() == OpKind::DescLoad) loaded.insert(op->operand(0));
+        });
+      // Decided once per descriptor (its stores share one box: setBox made them the same shape).
+      std::map<const Value*, std::optional<TileLayout>> byDesc;
+      for (const Op* op : stagingOrder_) {
+        auto [it, fresh] = byDesc.emplace(op->operand(0), std::nullopt);
+        if (fresh) {
+          TensorMapSpec& m = allMaps_[static_cast<size_t>(descs_.at(op->operand(0)))];
+          auto l = swizzledLayout(op->operand(1)->type());
+          if (m.generic.empty() && !loaded.count(op->operand(0)) && l && !m.swizzleBytes) {
+            it->second = l;
+            m.boxCols = l->chunkCols;
+            m.swizzleBytes = static_cast<int>(l->swizzle);
+          }
+        }
+        stagings_.at(op).layout = it->second;
+      }
     }
     // A phase of a full barrier is one arrive.expect_tx and the TMA loads after it in its block: the
     // producer warp group's 128 threads copy that phase's tile-map loads, then each arrives once (128
@@ -934,10 +981,61 @@ class Emitter {
       transposed_.insert(it->second);
       std::swap(s.rows, s.cols);
       std::swap(s.rowStride, s.colStride);
+      // The column windows were the untransposed map's columns, its rows now. Its columns are the
+      // untransposed rows: where those are unmasked, their windows (the row coordinates), or none (a
+      // tile map at the kernel's addresses). Checking the old windows against the new row stride let
+      // an 8-bit B read past K through TMA (zeros, where the kernel reads the next row), 2026-12-07.
+      s.rowCols = false;
+      s.columns.clear();
+      const Op* md = desc->definingOp();
+      if (const Op* c = md ? md->operand(1)->definingOp() : nullptr; c && c->kind() == OpKind::Constant &&
+                                                                     std::get<int64_t>(c->attrs.at("value")) == std::numeric_limits<int32_t>::max() &&
+                                                                     !(shifts_.count(desc) && !shifts_.at(desc)[0].empty()))
+        s.rowCols = windows(*md, 0, s.columns);
     }
     s.boxRows = rows;
     s.boxCols = cols;
     s.swizzleBytes = swizzle;
+  }
+
+  // TensorMapSpec::transposable: a top-level host map whose only uses are producer loads into slots
+  // that f16/bf16 wgmma reads as its untransposed B, and nothing else; rows bounded (a transposed map's
+  // columns must be), no slices or row shifts.
+  void markTransposable(const std::map<const Value*, std::set<const Value*>>& ringDescs) {
+    std::set<const Value*> bRings, otherRings;
+    for (const Op* r : regions_)
+      walk(*r->region(0), [&](const Op* op) {
+        if (op->kind() == OpKind::Wgmma) {
+          const bool b16 = rings_.count(op->operand(2)) && (rings_.at(op->operand(2)).tile.scalar == Scalar::F16 ||
+                                                            rings_.at(op->operand(2)).tile.scalar == Scalar::BF16);
+          (b16 && !transB(*op) ? bRings : otherRings).insert(op->operand(2));
+          otherRings.insert(op->operand(0));
+        } else if (op->kind() == OpKind::SmemLoad) {
+          otherRings.insert(op->operand(0));
+        }
+      });
+    std::map<const Value*, int> loadsIntoB, uses;
+    walk(const_cast<Block&>(f_.body), [&](Op* o) {
+      for (size_t k = 0; k < o->numOperands(); ++k) ++uses[o->operand(k)];
+    });
+    for (const auto& [ring, ds] : ringDescs)
+      for (const Value* d : ds)
+        if (bRings.count(ring) && !otherRings.count(ring)) ++loadsIntoB[d];
+    walk(*regions_[0]->region(0), [&](const Op* op) {
+      if (op->kind() == OpKind::TmaLoad && !(bRings.count(op->operand(1)) && !otherRings.count(op->operand(1))))
+        loadsIntoB[op->operand(0)] = -1 << 20;  // also loaded into another slot
+    });
+    for (const auto& [d, n] : loadsIntoB) {
+      auto it = descs_.find(d);
+      if (it == descs_.end() || n <= 0 || uses[d] != n || deviceMaps_.count(it->second)) continue;
+      TensorMapSpec& s = allMaps_[static_cast<size_t>(it->second)];
+      const Op* md = d->definingOp();
+      const auto rows = md ? intConstant(md->operand(1)) : std::nullopt;
+      if (!s.generic.empty() || s.rowCols || !s.slices.empty() || !s.wholeRows.empty() ||
+          (rows && *rows == std::numeric_limits<int32_t>::max()))
+        continue;
+      s.transposable = true;
+    }
   }
 
   // A tile.make_desc (at the top or inside a warp group): one tensor map of the launch, or, when the
@@ -994,14 +1092,15 @@ class Emitter {
     // base moved by a column offset, rows closer than their length). Such a map's rows overlap, so
     // its tiles are moved by threads, at exactly the addresses the kernel reads. (Clamping the extent
     // to the row stride whatever the columns read, as this did before 2026-12-06, read zeros past it:
-    // silently wrong.) One case is exact: every access reads from column 0 (attention's head
-    // dimension, loaded whole) and, checked at launch, the box fits in a row.
+    // silently wrong.) Where every access's columns are a window the host can bound (a constant
+    // column, attention's head dimension loaded whole; or `k * BK` over a K loop whose bounds are
+    // kernel arguments: a K that is a multiple of the block), the map is exact when, checked at
+    // launch, every window lies within a row: TMA then reads what the kernel's addresses read.
     const bool columnShift = shifts_.count(op.result()) && !shifts_.at(op.result())[1].empty();  // a base moved by columns
     if (const Op* c = op.operand(2)->definingOp(); !columnShift && c && c->kind() == OpKind::Constant &&
                                                    std::get<int64_t>(c->attrs.at("value")) == std::numeric_limits<int32_t>::max() &&
-                                                   columnsFromZero(op)) {
-      s.cols = s.rowStride;
-      s.rowCols = true;
+                                                   columnWindows(op, s.columns)) {
+      s.rowCols = true;  // the TMA map's extent is the row stride; a tile map's stays unbounded (the kernel's addresses)
     }
     if (!pendingQuotients_.empty()) {
       // At a launch where a quotient is not exact (or TMA cannot take the map for another reason)
@@ -1015,27 +1114,89 @@ class Emitter {
     allMaps_.push_back(s);
   }
 
-  // Whether every access through the rank-2 descriptor `md` makes reads or writes from column 0 (its
-  // column coordinate the constant 0).
-  bool columnsFromZero(const Op& md) const {
+  // The column windows of every access through the rank-2 descriptor `md` (ColumnWindow), or false
+  // when one access's columns are not such a window.
+  bool columnWindows(const Op& md, std::vector<ColumnWindow>& out) const { return windows(md, 1, out); }
+  // The same along dimension `dim` of the descriptor (0: its rows, the columns of its transposed map).
+  bool windows(const Op& md, int dim, std::vector<ColumnWindow>& out) const {
     if (md.result()->type().rank() != 2) return false;
-    bool all = true, any = false;
+    bool all = true;
+    out.clear();
     walk(const_cast<Block&>(f_.body), [&](Op* o) {
       for (size_t k = 0; k < o->numOperands(); ++k) {
         if (o->operand(k) != md.result()) continue;
         size_t first = o->kind() == OpKind::TmaLoad ? 4 : o->kind() == OpKind::TmaStore || o->kind() == OpKind::DescStore ? 2
                                                                                           : o->kind() == OpKind::DescLoad  ? 1
                                                                                                                            : 0;
-        if (k != 0 || first == 0 || o->numOperands() != first + 2) {
+        ColumnWindow w;
+        if (k != 0 || first == 0 || o->numOperands() != first + 2 || !affineColumn(o->operand(first + static_cast<size_t>(dim)), w)) {
           all = false;
           continue;
         }
-        auto c = intConstant(o->operand(first + 1));
-        all = all && c && *c == 0;
-        any = true;
+        // The tile's extent along `dim`: the slot's (a TMA load), the stored tile's, the loaded tile's.
+        const Type& t = o->kind() == OpKind::TmaLoad ? o->operand(1)->type()
+                        : o->kind() == OpKind::DescLoad ? o->result()->type()
+                                                        : o->operand(1)->type();
+        w.width = t.shape[t.shape.size() - (dim == 1 ? 1 : 2)];
+        out.push_back(w);
       }
     });
-    return all && any;
+    return all && !out.empty();
+  }
+  // `v` as scale * i + offset (constants) over the induction variable i of a tile.for whose bounds
+  // the host computes (loopBound), or as a constant (scale 0, one iteration).
+  bool affineColumn(const Value* v, ColumnWindow& w) const {
+    if (auto c = intConstant(v)) {
+      w.lb.constant = 0, w.ub.constant = 1, w.step.constant = 1;
+      w.scale = 0, w.offset = *c;
+      return true;
+    }
+    const Op* d = v->definingOp();
+    if (!d) {
+      const Block* b = v->ownerBlock();
+      const Op* loop = b ? b->parentOp : nullptr;
+      if (!loop || loop->kind() != OpKind::For || v->index() != 0) return false;
+      auto lb = loopBound(loop->operand(0)), ub = loopBound(loop->operand(1)), step = loopBound(loop->operand(2));
+      if (!lb || !ub || !step) return false;
+      w.lb = *lb, w.ub = *ub, w.step = *step;
+      w.scale = 1, w.offset = 0;
+      return true;
+    }
+    if (d->kind() != OpKind::Add && d->kind() != OpKind::Mul) return false;
+    for (int x = 0; x < 2; ++x) {
+      auto c = intConstant(d->operand(static_cast<size_t>(1 - x)));
+      if (!c || !affineColumn(d->operand(static_cast<size_t>(x)), w)) continue;
+      if (d->kind() == OpKind::Add) {
+        w.offset += *c;
+      } else {
+        if (*c < 0) return false;
+        w.scale *= *c, w.offset *= *c;
+      }
+      return true;
+    }
+    return false;
+  }
+  // A loop bound the host computes at launch: kernel arguments and constants combined by + - * and
+  // the truncating division tile.div (a cdiv), in the kernel's top level.
+  std::optional<HostValue> loopBound(const Value* v) const {
+    HostValue h;
+    if (kernelArg(v) && v->type().isScalar() && v->type().elemIsInt()) {
+      h.arg = v->index();
+      return h;
+    }
+    if (auto c = intConstant(v)) {
+      h.constant = *c;
+      return h;
+    }
+    const Op* d = v->definingOp();
+    if (!d || d->parent != &f_.body || !v->type().isScalar() || !v->type().elemIsInt()) return std::nullopt;
+    const char k = d->kind() == OpKind::Add ? '+' : d->kind() == OpKind::Sub ? '-' : d->kind() == OpKind::Mul ? '*' : d->kind() == OpKind::Div ? '/' : 0;
+    if (!k) return std::nullopt;
+    auto a = loopBound(d->operand(0)), b = loopBound(d->operand(1));
+    if (!a || !b) return std::nullopt;
+    h.op = k;
+    h.parts = {*a, *b};
+    return h;
   }
 
   // A 1-D descriptor (block-access makes one for a per-row statistic such as attention's logsumexp,
@@ -1182,15 +1343,20 @@ class Emitter {
     line("// Rings of D = " + std::to_string(depth) + " slots" + (p >= 0 ? ", MMA depth P = " + std::to_string(p) : std::string()) +
          "; dynamic shared memory " + std::to_string(res_.smemBytes) + " bytes (" + std::to_string(smemUsed_) +
          " used, 1024 for alignment).");
-    bool threadStore = false, reduce = false;
-    for (const Op* op : stagingOrder_) threadStore = threadStore || tileMap(op->operand(0)), reduce = reduce || op->hasAttr("reduce");
-    line(std::string("// Epilogue: accumulators -> shared staging (row-major, unswizzled) -> ") +
+    bool threadStore = false, reduce = false, swizzled = false;
+    for (const Op* op : stagingOrder_)
+      threadStore = threadStore || tileMap(op->operand(0)), reduce = reduce || op->hasAttr("reduce"),
+      swizzled = swizzled || stagings_.at(op).layout.has_value();
+    line(std::string("// Epilogue: accumulators -> shared staging (") + (swizzled ? "TMA's swizzled layout" : "row-major, unswizzled") + ") -> " +
          (threadStore ? (reduce ? "global, added by the warp group's threads (atomicAdd)." : "global, stored by the warp group's threads.")
                       : (reduce ? "TMA reduce-add (tl.atomic_add)." : "TMA store.")));
     for (const auto& s : res_.tensorMaps)
       line("// " + std::string(s.generic.empty() ? "Tensor map " : "Tile map ") + s.param + ": " + std::string(scalarName(s.elem)) +
            ", box " + std::to_string(s.boxRows) + "x" + std::to_string(s.boxCols) +
            (s.swizzleBytes ? ", " + std::to_string(s.swizzleBytes) + "B swizzle" : ", no swizzle") + sliceNote(s) +
+           (s.rowCols ? "; columns unmasked, read in " + std::to_string(s.columns.size()) +
+                            " window(s) that the launch checks lie within a row (else moved by threads)"
+                      : "") +
            (s.generic.empty() ? "." : "; moved by threads, not TMA (" + s.generic + ")."));
   }
 
@@ -1220,7 +1386,10 @@ class Emitter {
     for (const Op* op : stagingOrder_) {
       const Staging& s = stagings_.at(op);
       line("uint8_t* " + s.name + " = smem + " + std::to_string(s.offset) + ";  // epilogue staging, " + std::to_string(s.rows) +
-           "x" + std::to_string(s.cols) + " row-major");
+           "x" + std::to_string(s.cols) +
+           (s.layout ? ", " + std::to_string(s.layout->chunks) + " chunk(s) of " + std::to_string(s.layout->chunkCols) + " columns, " +
+                           std::to_string(s.layout->swizzle) + "B swizzle"
+                     : " row-major"));
     }
     for (const Value* v : barOrder_) {
       const Bars& b = bars_.at(v);
@@ -2704,7 +2873,7 @@ class Emitter {
     // K either way), B K-major (the slot's transpose). A transposed B ({trans_b}: the slot is NxK) is
     // K-major as loaded, for any type.
     int64_t kStep = in == Scalar::F32 ? 8 : fp8 ? 32 : 16;
-    bool bKMajor = fp8 || tb;
+    bool bKMajor = fp8 || tb || rb.kMajor;  // rb.kMajor: loaded through a transposed map (EmitOptions::transposedMaps)
     // A transposed ({trans_a}: the slot is KxM) is read M-major.
     int64_t m = ta ? la.cols : la.rows, k = ta ? la.rows : la.cols, n = bKMajor ? lb.rows : lb.cols;
     static const std::set<int64_t> ns = {16, 32, 64, 128, 256};
@@ -2888,8 +3057,15 @@ class Emitter {
     line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");
     line("    const int col = tawa::wgmma_acc_col(ri);");
     if (v.rows) line("    if (row >= " + std::to_string(v.rows) + ") continue;  // a padded block: rows past the tile are not stored");
-    line("    tawa::st_shared_pair(" + s.name + " + (row * " + std::to_string(s.cols) + " + col) * " + std::to_string(s.elemBytes) + ", " +
-         v.name + "[mi][ri], " + v.name + "[mi][ri + 1]);");
+    if (const auto& l = s.layout) {  // chunk col / chunkCols, row `row` of it, swizzled as TMA reads it
+      const std::string cc = std::to_string(l->chunkCols);
+      line("    tawa::st_shared_pair(" + s.name + " + tawa::layout::swizzle_offset<" + std::to_string(l->swizzle) + ">(col / " + cc + " * " +
+           std::to_string(l->chunkBytes) + " + row * " + std::to_string(l->swizzle) + " + col % " + cc + " * " + std::to_string(s.elemBytes) +
+           "), " + v.name + "[mi][ri], " + v.name + "[mi][ri + 1]);");
+    } else {
+      line("    tawa::st_shared_pair(" + s.name + " + (row * " + std::to_string(s.cols) + " + col) * " + std::to_string(s.elemBytes) + ", " +
+           v.name + "[mi][ri], " + v.name + "[mi][ri + 1]);");
+    }
     line("  }");
     line("}");
     // {reduce = "add"} (a tl.atomic_add block-access made a block): the box is added into memory
@@ -2910,10 +3086,13 @@ class Emitter {
     line("tawa::fence_proxy_async_shared_cta();  // the staging writes, before the TMA engine reads them");
     line("tawa::bar_sync(" + std::to_string(region_) + ", 128);                 // this warp group has written its part (bar 0 is the block's)");
     line("if (tawa::warpgroup_thread_idx() == 0) {");
-    line("  tawa::" + (reduce ? "cp_reduce_add_async_bulk_tensor_" + std::to_string(map.rank()) + "d_shared_to_global<" + red + ">(&"
-                             : "cp_async_bulk_tensor_" + std::to_string(map.rank()) + "d_shared_to_global(&") + map.param + ", " +
-         coord(op.operand(0), 1, ex(op.operand(3))) + ", " + coord(op.operand(0), 0, ex(op.operand(2))) + sliceCoords(op.operand(0)) +
-         ", " + s.name + ");");
+    const int64_t chunks = s.layout ? s.layout->chunks : 1;
+    for (int64_t j = 0; j < chunks; ++j)  // one copy per swizzle chunk
+      line("  tawa::" + (reduce ? "cp_reduce_add_async_bulk_tensor_" + std::to_string(map.rank()) + "d_shared_to_global<" + red + ">(&"
+                               : "cp_async_bulk_tensor_" + std::to_string(map.rank()) + "d_shared_to_global(&") + map.param + ", " +
+           coord(op.operand(0), 1, ex(op.operand(3))) + (j ? " + " + std::to_string(j * s.layout->chunkCols) : "") + ", " +
+           coord(op.operand(0), 0, ex(op.operand(2))) + sliceCoords(op.operand(0)) + ", " + s.name +
+           (j ? " + " + std::to_string(j * s.layout->chunkBytes) : "") + ");");
     line("  tawa::cp_async_bulk_commit_group();");
     line("  tawa::cp_async_bulk_wait_group_read<0>();  // the staging stays valid until the copy has read it");
     line("}");
@@ -3060,10 +3239,12 @@ EmitResult emitCudaKernel(const Module& m, const Func& kernel, const EmitOptions
   EmitResult r = Emitter(kernel, opt).run();
   if (r.tensorMaps.empty()) return r;
   // The module as text (parse(print(m)) is m, locations included), for emitting it again with tile maps.
-  r.reemit = [text = ir::print(m), name = kernel.name, opt](const std::map<std::string, std::string>& generic) {
+  r.reemit = [text = ir::print(m), name = kernel.name, opt](const std::map<std::string, std::string>& generic,
+                                                            const std::set<std::string>& transposed) {
     std::unique_ptr<Module> copy = ir::parseModule(text, "<tawa ir>");
     EmitOptions o = opt;
     for (const auto& [param, why] : generic) o.genericMaps.emplace(param, why);
+    o.transposedMaps.insert(transposed.begin(), transposed.end());
     return emitCudaKernel(*copy, *copy->lookup(name), o);
   };
   return r;

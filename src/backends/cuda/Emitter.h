@@ -60,6 +60,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,10 @@ struct EmitOptions {
   // arrivals per phase); a consumer's own tile is loaded by its 128 threads; an epilogue store is
   // written by the consumer's 128 threads from the staging.
   std::map<std::string, std::string> genericMaps;
+  // Tensor maps whose columns are not contiguous at this launch but whose rows are (a column-major B
+  // operand: `b + k + n * K`), read by f16/bf16 wgmma as B: loaded through the transposed map (N x K,
+  // K innermost) into a K-major slot, so that TMA takes them (TensorMapSpec::transposable).
+  std::set<std::string> transposedMaps;
 };
 
 // Faults the emitter can inject: "release-before-wait" releases a ring slot (mbarrier arrive on its
@@ -110,6 +115,14 @@ struct SliceDim {
   int gridAxis = 0;             // the program id that picks the slice (and the extent: the grid's)
 };
 
+// The columns one access through a map reads or writes, for a map whose columns the kernel does not
+// mask: `width` columns from scale * i + offset, for i in range(lb, ub, step) (a tile.for's
+// induction variable, its bounds values the host computes; scale 0 for a constant column).
+struct ColumnWindow {
+  HostValue lb, ub, step;
+  int64_t scale = 0, offset = 0, width = 0;
+};
+
 // How to build one CUtensorMap parameter with cuTensorMapEncodeTiled (row-major, inner stride 1):
 // 2-D, or 3-D to 5-D with slice dimensions outside the rows.
 struct TensorMapSpec {
@@ -122,8 +135,11 @@ struct TensorMapSpec {
   int64_t boxRows = 0, boxCols = 0;  // the box one TMA copy moves (boxCols is the inner dimension)
   std::string generic;          // non-empty: why TMA cannot take it; a tile map (EmitOptions::genericMaps), not a CUtensorMap
   int swizzleBytes = 0;         // 0 (none), 32, 64 or 128: CU_TENSOR_MAP_SWIZZLE_*
-  bool rowCols = false;         // an unmasked column dimension read from column 0 only: its extent is the row stride
-                                // (TMA at launch only when the box fits in a row)
+  bool rowCols = false;         // an unmasked column dimension (cols unbounded) whose accesses are all `columns`
+  std::vector<ColumnWindow> columns;  // windows: TMA at launch only when every window lies within a row, with the row
+                                // stride as its extent; otherwise a tile map at the kernel's addresses
+  bool transposable = false;    // only an f16/bf16 wgmma's B slots are loaded through it, so that the launch may load it
+                                // transposed (EmitOptions::transposedMaps) where its rows, not its columns, are contiguous
   std::vector<std::pair<std::string, HostValue>> wholeRows;  // (parameter, S / R): the base moves by multiples of S
                                 // elements, folded into the row coordinate as S / R rows (that kernel parameter):
                                 // TMA at launch only when R divides S
@@ -175,9 +191,10 @@ struct EmitResult {
   ProfileLayout profile;        // capacity 0 unless emitted with EmitOptions::profile
   bool pingPong = false;        // two consumers take turns issuing their MMAs (named barriers 3 and 4)
   // The same kernel emitted again with these tensor maps (param -> why) moved by threads instead of
-  // TMA (EmitOptions::genericMaps, added to the ones already so): what a launch calls when
-  // tmaObstacle finds a map TMA cannot take with its arguments. Empty for SIMT kernels.
-  std::function<EmitResult(const std::map<std::string, std::string>&)> reemit;
+  // TMA (EmitOptions::genericMaps, added to the ones already so) and these loaded transposed
+  // (EmitOptions::transposedMaps): what a launch calls when tmaObstacle finds a map TMA cannot take
+  // with its arguments. Empty for SIMT kernels.
+  std::function<EmitResult(const std::map<std::string, std::string>&, const std::set<std::string>&)> reemit;
 };
 
 // The grid to launch for a logical grid (the spec's): itself, or the persistent programs along x.

@@ -70,6 +70,15 @@ TAWA_LAYOUT uint64_t smem_desc(uint32_t start, uint32_t lbo_bytes, uint32_t sbo_
   return d;
 }
 
+// Byte offset `o` from a 1024-byte-aligned base with the TMA / wgmma shared-memory swizzle of SWZ
+// bytes applied (the 16-byte unit index XOR the row within the pattern, emu::swizzle's): where a
+// swizzled TMA box keeps the bytes a row-major box keeps at `o`. For the threads that write what a
+// TMA store then reads (the epilogue's staging).
+template <int SWZ>
+TAWA_LAYOUT uint32_t swizzle_offset(uint32_t o) {
+  return o ^ (((o >> 7) & (SWZ == 128 ? 7u : SWZ == 64 ? 3u : SWZ == 32 ? 1u : 0u)) << 4);
+}
+
 }  // namespace tawa::layout
 
 // ---- numerics shared by the device and the CPU emulator

@@ -90,3 +90,43 @@ def gemm_past_k(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: 
     for k0 in range(0, K, BK):
         acc = tl.dot(tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :]), tl.load(b_ptr + (k0 + rk)[:, None] * BN + rn[None, :]), acc)
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@triton.jit
+def overlap_rows(x_ptr, w_ptr, y_ptr, S, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # Row m of A is x[m * S : m * S + BK], S < BK: one block of K read from column 0 (no K loop), rows
+    # overlapping in memory.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(x_ptr + rm[:, None] * S + rk[None, :])
+    w = tl.load(w_ptr + rk[:, None] * BN + rn[None, :])
+    tl.store(y_ptr + rm[:, None] * BN + rn[None, :], tl.dot(a, w))
+
+
+@triton.jit
+def fp8_bt(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # B stored N x K and read K x N, nothing masked: an 8-bit B slot is K-major, loaded through the
+    # transposed map, whose columns are K's.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :])
+        b = tl.load(b_ptr + (k0 + rk)[:, None] + rn[None, :] * K)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@triton.jit
+def store_at_column(a_ptr, b_ptr, c_ptr, K, sc, OFF: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # C written at columns OFF .. OFF + BN - 1 of rows sc apart, unmasked: past the row where sc < OFF + BN.
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        acc = tl.dot(tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :]), tl.load(b_ptr + (k0 + rk)[:, None] * BN + rn[None, :]), acc)
+    tl.store(c_ptr + rm[:, None] * sc + (OFF + rn)[None, :], acc.to(tl.float16))
+
