@@ -219,7 +219,8 @@ bool tmaTakesTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intA
 
 std::string transposedNote(const TensorMapSpec& s, const std::string& why) {
   return (s.loc.known() ? s.loc.str() : std::string("<cuda>")) + ": note: tensor map " + s.param + ": " + why +
-         ", but its rows are: it is loaded transposed (K innermost) into a K-major slot of wgmma's B, by TMA\n";
+         ", but its rows are: TMA loads it transposed, and wgmma reads the slot in the other major order (a K-major B, an "
+         "M-major A)\n";
 }
 
 EmitResult withTileMaps(const EmitResult& er, const std::vector<int64_t>& intArgs, const std::function<uint64_t(int)>& baseOf,

@@ -103,7 +103,7 @@ struct Ring {
   int64_t aref = -1;  // the aref whose slots it holds (its empty barrier releases them)
   // The B operand of an 8-bit or tf32 wgmma: the PTX ISA has no transpose for them, so the KxN slot
   // is held K-major, as its NxK transpose (layout of that), loaded through a tensor map with K innermost.
-  bool kMajor = false;
+  bool kMajor = false;  // also: an f16/bf16 slot loaded through a transposed map (EmitOptions::transposedMaps), A or B
   // The A operand of 16 or 32 rows: its slot is laid out with wgmma's 64 rows, and the copies fill
   // the first boxRows (the rest is read by wgmma into accumulator rows that are never stored).
   int64_t boxRows = 0;
@@ -464,6 +464,18 @@ class Emitter {
         ring.kMajor = true;
         ring.layout = *l;
       });
+    // An f16/bf16 A slot loaded through transposed maps (a column-major A) holds the KxM transpose of
+    // its tile, which wgmma reads M-major (as the transpose of a loaded KxM tile, {trans_a}).
+    for (const Op* r : regions_)
+      walk(*r->region(0), [&](const Op* op) {
+        if (op->kind() != OpKind::Wgmma || !rings_.count(op->operand(0)) || transA(*op)) return;
+        Ring& ring = rings_.at(op->operand(0));
+        if (ring.kMajor || kMajorOnly(ring.tile.scalar) || !transposedLoads(op->operand(0))) return;
+        auto l = swizzledLayout(ring.tile.withShape({ring.tile.shape[1], ring.tile.shape[0]}));
+        if (!l || ring.tile.shape[0] % 64 != 0) unsupported(*op, "the A slot " + ring.tile.str() + " has no M-major wgmma layout");
+        ring.kMajor = true;
+        ring.layout = *l;
+      });
     // The slots a tf32 wgmma reads: their f32 tiles are copied by threads and rounded to tf32 on the
     // way (tile_load_generic<..., TF32>), so that the tensor cores multiply exactly what the
     // executor's tf32 dot does (TMA copies the bits as they are, and how the tensor cores treat an
@@ -484,7 +496,7 @@ class Emitter {
       walk(*r->region(0), [&](const Op* op) {
         if (op->kind() != OpKind::Wgmma || !rings_.count(op->operand(0)) || transA(*op)) return;
         Ring& ring = rings_.at(op->operand(0));
-        if (ring.boxRows || !paddedRows(ring.layout.rows)) return;
+        if (ring.boxRows || ring.kMajor || !paddedRows(ring.layout.rows)) return;
         auto l = swizzledLayout(ring.tile.withShape({64, ring.tile.shape[1]}));
         if (!l) return;
         ring.boxRows = ring.layout.rows;
@@ -999,21 +1011,27 @@ class Emitter {
   }
 
   // TensorMapSpec::transposable: a top-level host map whose only uses are producer loads into slots
-  // that f16/bf16 wgmma reads as its untransposed B, and nothing else; rows bounded (a transposed map's
-  // columns must be), no slices or row shifts.
+  // that f16/bf16 wgmma reads as its untransposed B, or as its untransposed A of whole 64-row blocks,
+  // and nothing else; rows bounded (a transposed map's columns must be), no slices or row shifts.
   void markTransposable(const std::map<const Value*, std::set<const Value*>>& ringDescs) {
-    std::set<const Value*> bRings, otherRings;
+    std::set<const Value*> bRings, otherRings;  // bRings: the slots a transposed map may fill (A or B)
+    auto b16 = [&](const Value* ring) {
+      return rings_.count(ring) && (rings_.at(ring).tile.scalar == Scalar::F16 || rings_.at(ring).tile.scalar == Scalar::BF16);
+    };
+    std::set<const Value*> asA, asB;
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
         if (op->kind() == OpKind::Wgmma) {
-          const bool b16 = rings_.count(op->operand(2)) && (rings_.at(op->operand(2)).tile.scalar == Scalar::F16 ||
-                                                            rings_.at(op->operand(2)).tile.scalar == Scalar::BF16);
-          (b16 && !transB(*op) ? bRings : otherRings).insert(op->operand(2));
-          otherRings.insert(op->operand(0));
+          (b16(op->operand(2)) && !transB(*op) ? bRings : otherRings).insert(op->operand(2));
+          (b16(op->operand(0)) && !transA(*op) && rings_.at(op->operand(0)).tile.shape[0] % 64 == 0 ? bRings : otherRings)
+              .insert(op->operand(0));
+          asA.insert(op->operand(0)), asB.insert(op->operand(2));
         } else if (op->kind() == OpKind::SmemLoad) {
           otherRings.insert(op->operand(0));
         }
       });
+    for (const Value* r : asA)
+      if (asB.count(r)) otherRings.insert(r);  // one slot read as A and as B
     std::map<const Value*, int> loadsIntoB, uses;
     walk(const_cast<Block&>(f_.body), [&](Op* o) {
       for (size_t k = 0; k < o->numOperands(); ++k) ++uses[o->operand(k)];
@@ -2865,9 +2883,10 @@ class Emitter {
       unsupported(op, "an f32 tl.dot with input_precision=\"" + (op.hasAttr("input_precision") ? op.strAttr("input_precision") : std::string("?")) +
                           "\" has no wgmma form (wgmma reads f32 operands as tf32 only)");
     const std::string kind = in == Scalar::F32 ? "tf32" : "8-bit";
-    bool tb = transB(op), ta = transA(op);
+    // ra.kMajor on an f16/bf16 A: loaded through a transposed map, the slot holds KxM (read M-major).
+    bool tb = transB(op), ta = transA(op) || (ra.kMajor && !fp8);
     if (fp8 && ta) unsupported(op, "a transposed " + kind + " A operand is not emitted: " + kind + " wgmma reads A K-major only");
-    if (ra.kMajor || (fp8 && !tb && !rb.kMajor))
+    if ((fp8 && ra.kMajor) || (fp8 && !tb && !rb.kMajor))
       unsupported(op, "a " + kind + " slot is used both as the A and the B operand of wgmma: B is held K-major, A cannot share it");
     // f16/bf16: k16 steps, B N-major (the slot as loaded); 8-bit: k32 steps and tf32 k8 (32 bytes of
     // K either way), B K-major (the slot's transpose). A transposed B ({trans_b}: the slot is NxK) is
