@@ -448,7 +448,7 @@ class Emitter {
       if (any && !all) unsupported(*ring->definingOp(), "a slot loaded through both a transposed and an untransposed tensor map");
       return all;
     };
-    markTransposable(ringDescs);
+    markTransposable();
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
         if (op->kind() != OpKind::Wgmma || !rings_.count(op->operand(2)) || transB(*op)) return;
@@ -1013,8 +1013,8 @@ class Emitter {
   // TensorMapSpec::transposable: a top-level host map whose only uses are producer loads into slots
   // that f16/bf16 wgmma reads as its untransposed B, or as its untransposed A of whole 64-row blocks,
   // and nothing else; rows bounded (a transposed map's columns must be), no slices or row shifts.
-  void markTransposable(const std::map<const Value*, std::set<const Value*>>& ringDescs) {
-    std::set<const Value*> bRings, otherRings;  // bRings: the slots a transposed map may fill (A or B)
+  void markTransposable() {
+    std::set<const Value*> eligible, otherRings;  // eligible: the slots a transposed map may fill (A or B)
     auto b16 = [&](const Value* ring) {
       return rings_.count(ring) && (rings_.at(ring).tile.scalar == Scalar::F16 || rings_.at(ring).tile.scalar == Scalar::BF16);
     };
@@ -1022,8 +1022,8 @@ class Emitter {
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
         if (op->kind() == OpKind::Wgmma) {
-          (b16(op->operand(2)) && !transB(*op) ? bRings : otherRings).insert(op->operand(2));
-          (b16(op->operand(0)) && !transA(*op) && rings_.at(op->operand(0)).tile.shape[0] % 64 == 0 ? bRings : otherRings)
+          (b16(op->operand(2)) && !transB(*op) ? eligible : otherRings).insert(op->operand(2));
+          (b16(op->operand(0)) && !transA(*op) && rings_.at(op->operand(0)).tile.shape[0] % 64 == 0 ? eligible : otherRings)
               .insert(op->operand(0));
           asA.insert(op->operand(0)), asB.insert(op->operand(2));
         } else if (op->kind() == OpKind::SmemLoad) {
@@ -1032,18 +1032,18 @@ class Emitter {
       });
     for (const Value* r : asA)
       if (asB.count(r)) otherRings.insert(r);  // one slot read as A and as B
-    std::map<const Value*, int> loadsIntoB, uses;
+    // Per descriptor: its producer loads, each into an eligible slot (else the count is negative),
+    // against every use it has anywhere.
+    std::map<const Value*, int> slotLoads, uses;
     walk(const_cast<Block&>(f_.body), [&](Op* o) {
       for (size_t k = 0; k < o->numOperands(); ++k) ++uses[o->operand(k)];
     });
-    for (const auto& [ring, ds] : ringDescs)
-      for (const Value* d : ds)
-        if (bRings.count(ring) && !otherRings.count(ring)) ++loadsIntoB[d];
     walk(*regions_[0]->region(0), [&](const Op* op) {
-      if (op->kind() == OpKind::TmaLoad && !(bRings.count(op->operand(1)) && !otherRings.count(op->operand(1))))
-        loadsIntoB[op->operand(0)] = -1 << 20;  // also loaded into another slot
+      if (op->kind() != OpKind::TmaLoad) return;
+      if (eligible.count(op->operand(1)) && !otherRings.count(op->operand(1))) ++slotLoads[op->operand(0)];
+      else slotLoads[op->operand(0)] = -(1 << 20);
     });
-    for (const auto& [d, n] : loadsIntoB) {
+    for (const auto& [d, n] : slotLoads) {
       auto it = descs_.find(d);
       if (it == descs_.end() || n <= 0 || uses[d] != n || deviceMaps_.count(it->second)) continue;
       TensorMapSpec& s = allMaps_[static_cast<size_t>(it->second)];
