@@ -2645,6 +2645,32 @@ class Emitter {
     v.layout = l;
     v.tile = pv.tile;
     views_[op.result()] = v;
+    // Used other than as a tile.dot operand in shared memory (a residual tile added to the
+    // accumulator in the epilogue): read into registers at once, each thread its accumulator-fragment
+    // elements from the swizzled buffer, then the warp group's barrier, so that no thread loads the
+    // buffer again (the next tile of a loop) before every thread has read this one.
+    if (usedOutsideDots(op.result())) {
+      if (pv.tile.rank() != 2 || pv.tile.shape[0] % 64 != 0 || !l.swizzle)
+        unsupported(op, "a tile read into registers from shared memory needs whole 64-row blocks in a swizzled layout, got " + pv.tile.str());
+      Frag f = declareFrag(op, pv.tile, fresh(nameFor(op.result()) + "_regs"));
+      const std::string cc = std::to_string(l.chunkCols);
+      writeFrag(f, [&](const Ctx& c) {
+        return "tawa::ld_shared<" + cScalarType(pv.tile.scalar) + ">(" + pv.name + " + tawa::layout::swizzle_offset<" +
+               std::to_string(l.swizzle) + ">((" + c.col + ") / " + cc + " * " + std::to_string(l.chunkBytes) + " + (" + c.row +
+               ") * " + std::to_string(l.swizzle) + " + (" + c.col + ") % " + cc + " * " + std::to_string(l.elemBytes) + "))";
+      });
+      line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // every thread has read " + pv.name + " (it may be loaded again)");
+      frags_[op.result()] = f;
+    }
+  }
+  // Whether `v` has a use other than as an operand of tile.dot (which reads shared memory in place).
+  bool usedOutsideDots(const Value* v) const {
+    bool other = false;
+    walk(const_cast<Block&>(f_.body), [&](Op* o) {
+      for (size_t k = 0; k < o->numOperands(); ++k)
+        if (o->operand(k) == v && !(o->kind() == OpKind::Dot && k < 2)) other = true;
+    });
+    return other;
   }
 
   // tile.dot on a consumer: A from shared memory (a view, K-major) or from registers (an f16/bf16

@@ -1262,6 +1262,15 @@ inline void tile_reduce_add_generic(void* base, long long cols, long long rows, 
   }
 }
 
+template <class T>
+inline T ld_shared(const void* p, TAWA_EMU_LOC) {
+  const uint32_t a = emu::windowOf(p, sizeof(T), "ld.shared", TAWA_EMU_AT);
+  if (a % sizeof(T)) emu::fail("ld.shared of " + std::to_string(sizeof(T)) + " bytes at a misaligned shared address " + std::to_string(a), TAWA_EMU_AT);
+  emu::charge(128.0 * sizeof(T) / emu::model().smemBytesPerClk);
+  T x;
+  std::memcpy(&x, p, sizeof(T));
+  return x;
+}
 inline void st_shared_pair(void* p, f16 a, f16 b, TAWA_EMU_LOC) {
   uint16_t v[2] = {a.bits, b.bits};
   emu::stShared(p, v, 4, TAWA_EMU_AT);
