@@ -2328,6 +2328,38 @@ class Emitter {
 
   static bool floatElem(Scalar s) { return s == Scalar::F32; }
 
+  // f16/bf16 arithmetic (Triton computes `0.5 * r` on an f16 tile in f16): each operation in f32 on
+  // the widened operands, rounded back. That is IEEE's correctly rounded f16/bf16 result for + - *
+  // (f32's 24 bits are at least 2p + 2 for p = 11 and 8, so rounding twice changes nothing), and
+  // exact for max, min, negation, absolute value and comparisons: what the executor computes (in
+  // double, rounded per operation). Division (f32's div.full is not correctly rounded) is not here.
+  static bool halfArith(OpKind k) {
+    return k == OpKind::Add || k == OpKind::Sub || k == OpKind::Mul || k == OpKind::Max || k == OpKind::Min || k == OpKind::Neg ||
+           k == OpKind::Abs || k == OpKind::Cmp;
+  }
+  std::string halfElementwise(const Op& op, const std::vector<std::string>& a, Scalar in) {
+    static const std::map<std::string, const char*> cmp = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
+                                                           {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
+    std::vector<std::string> w;
+    for (const std::string& x : a) w.push_back("tawa::to_f32(" + x + ")");
+    const std::string round = in == Scalar::F16 ? "tawa::to_f16(" : "tawa::to_bf16(";
+    auto bin = [&](const char* o) { return "(" + w[0] + " " + o + " " + w[1] + ")"; };
+    switch (op.kind()) {
+      case OpKind::Add: return round + bin("+") + ")";
+      case OpKind::Sub: return round + bin("-") + ")";
+      case OpKind::Mul: return round + bin("*") + ")";
+      case OpKind::Max:
+        return round + std::string(propagatesNan(op) ? "tawa::max_nan(" : "tawa::max_num(") + w[0] + ", " + w[1] + "))";
+      case OpKind::Min:
+        return round + std::string(propagatesNan(op) ? "tawa::min_nan(" : "tawa::min_num(") + w[0] + ", " + w[1] + "))";
+      case OpKind::Neg: return round + "(-" + w[0] + "))";
+      case OpKind::Abs: return round + "tawa::abs_f32(" + w[0] + "))";
+      case OpKind::Cmp: return bin(cmp.at(op.strAttr("pred")));
+      default: break;
+    }
+    unsupported(op, "not emitted for " + std::string(scalarName(in)) + " tiles yet");
+  }
+
   // The C++ expression of one element of an elementwise op, given its operands' element expressions.
   std::string elementwise(const Op& op, const std::vector<std::string>& a) {
     static const std::map<std::string, const char*> cmp = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
@@ -2335,6 +2367,7 @@ class Emitter {
     Scalar in = op.operand(op.kind() == OpKind::Select ? 1 : 0)->type().scalar;
     Scalar out = op.result()->type().scalar;
     bool fl = isFloat(in), i1 = in == Scalar::I1;
+    if ((in == Scalar::F16 || in == Scalar::BF16) && halfArith(op.kind())) return halfElementwise(op, a, in);
     if (fl && !floatElem(in) && op.kind() != OpKind::Cast && op.kind() != OpKind::Bitcast && op.kind() != OpKind::Select)
       unsupported(op, "arithmetic on " + std::string(scalarName(in)) + " tiles is not emitted; compute in f32 and cast");
     auto bin = [&](const char* o) { return "(" + a[0] + " " + o + " " + a[1] + ")"; };

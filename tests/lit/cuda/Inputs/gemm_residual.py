@@ -32,5 +32,5 @@ def residual_ptr(a_ptr, b_ptr, r_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.c
         acc = tl.dot(a, b.T, acc)
     mask = (rm[:, None] < M) & (rn[None, :] < N)
     r = tl.load(r_ptr + rm[:, None] * N + rn[None, :], mask=mask, other=0.0)
-    acc = acc + 0.5 * r.to(tl.float32)
+    acc = acc + (0.5 * r).to(tl.float32)  # 0.5 * r in f16, as Triton computes it
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=mask)
