@@ -43,12 +43,14 @@ void specValues(const ir::Func& kernel, const driver::Spec& spec, std::vector<in
   }
 }
 
-// Whether TMA takes map `m` transposed with the spec's values (tmaTakesTransposed).
-bool transposableInSpec(const TensorMapSpec& m, const ir::Func& kernel, const driver::Spec& spec) {
+// Why TMA cannot take transposable map `m` transposed with the spec's values ("" when it can;
+// "unknown" when the spec lacks its extents).
+std::string transposedInSpec(const TensorMapSpec& m, const ir::Func& kernel, const driver::Spec& spec) {
   std::vector<int64_t> ints;
   std::vector<bool> has;
   specValues(kernel, spec, ints, has);
-  return known(m.rows, has) && known(m.cols, has) && tmaTakesTransposed(m, ints, 0);
+  if (!known(m.rows, has) || !known(m.cols, has)) return "unknown";
+  return transposedObstacle(m, ints, 0);
 }
 
 // The tensor maps TMA cannot take with the spec's values (param -> why), among those whose extents
@@ -77,11 +79,15 @@ EmitResult withSpecTileMaps(const EmitResult& r, const ir::Func& kernel, const d
   for (const TensorMapSpec& m : r.tensorMaps) {
     auto g = generic.find(m.param);
     if (g == generic.end()) continue;
-    if (m.transposable && g->second.find("inner (column) stride") != std::string::npos && transposableInSpec(m, kernel, spec)) {
-      std::cerr << transposedNote(m, g->second);
-      transposed.insert(m.param);
-      generic.erase(g);
-      continue;
+    if (m.transposable && g->second.find("inner (column) stride") != std::string::npos) {
+      const std::string t = transposedInSpec(m, kernel, spec);
+      if (t.empty()) {
+        std::cerr << transposedNote(m, g->second);
+        transposed.insert(m.param);
+        generic.erase(g);
+        continue;
+      }
+      if (t != "unknown") g->second += "; nor its transpose: " + t;
     }
     std::cerr << tileMapNote(m, g->second);
     if (explain)

@@ -209,12 +209,16 @@ std::string tileMapNote(const TensorMapSpec& s, const std::string& why) {
          ": its tiles are moved by threads instead (ordinary loads and shared-memory stores, slower than TMA)\n";
 }
 
-bool tmaTakesTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
-  if (!s.transposable) return false;
+std::string transposedObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
+  TAWA_ASSERT(s.transposable, "only a transposable map is loaded transposed");
   TensorMapSpec t = s;
   std::swap(t.rows, t.cols);
   std::swap(t.rowStride, t.colStride);
-  return tmaObstacle(t, intArgs, base).empty();
+  return tmaObstacle(t, intArgs, base);
+}
+
+bool tmaTakesTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
+  return s.transposable && transposedObstacle(s, intArgs, base).empty();
 }
 
 std::string transposedNote(const TensorMapSpec& s, const std::string& why) {
@@ -237,6 +241,7 @@ EmitResult withTileMaps(const EmitResult& er, const std::vector<int64_t>& intArg
       transposed.insert(s.param);
       continue;
     }
+    if (s.transposable) why += "; nor its transpose: " + transposedObstacle(s, intArgs, base);
     if (note) *note << tileMapNote(s, why);
     generic.emplace(s.param, why);
   }

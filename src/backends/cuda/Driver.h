@@ -98,6 +98,8 @@ std::string tileMapNote(const TensorMapSpec& s, const std::string& why);
 // Whether TMA takes the transposed map of a TensorMapSpec::transposable one (rows and columns, and
 // their strides, swapped: a column-major B read K-major), and the note that says it is loaded so.
 bool tmaTakesTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base);
+// Why TMA cannot take a transposable map's transpose ("" when it can).
+std::string transposedObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base);
 std::string transposedNote(const TensorMapSpec& s, const std::string& why);
 // `er` as a launch with these arguments needs it: emitted again (EmitResult::reemit) with the tensor
 // maps TMA cannot take as tile maps, each said on `note` (when given) as a located note; `er` itself
