@@ -942,6 +942,9 @@ class Specializer {
       const Op* o = work.back();
       work.pop_back();
       if (!seen.insert(o).second) continue;
+      // A half's load of a residual (splitRows) belongs to that half's group, as what it feeds does.
+      for (int h = 0; h < 2; ++h)
+        if (halfLoads_[h].count(o)) (h == (first ? 0 : 1) ? mine : othersTile) = true;
       std::vector<Value*> read;  // its operands and those of the ops in its regions
       walk(const_cast<Op&>(*o), [&](Op* in) { read.insert(read.end(), in->operands.begin(), in->operands.end()); });
       for (Value* v : read) {
@@ -1080,6 +1083,29 @@ class Specializer {
     Value* res = loop->result(k);
     std::vector<Op*> chain;   // in program order
     std::vector<Op*> stores;  // likewise
+    std::set<const Op*> loadedTiles;  // tile.desc_loads of a residual the epilogue combines with the result
+    std::vector<Op*> residualOps;     // the elementwise ops on them, each used once (erased after the split)
+    // A tile the epilogue combines with the result that each half can make at half height: a tile
+    // constant or splat; a tile of the result's shape loaded at A's row offset (a residual) in the
+    // epilogue's block, used once; or an elementwise op on such tiles (and scalars), used once.
+    std::function<bool(Value*, int)> halvable = [&](Value* v, int depth) -> bool {
+      if (v->type().isScalar()) return true;
+      Op* d = v->definingOp();
+      if (!d || depth == 0) return false;
+      if (d->kind() == OpKind::Constant || d->kind() == OpKind::Splat) return true;
+      if (d->parent != &home || uses[v] != 1 || v->type().shape != res->type().shape) return false;
+      if (d->kind() == OpKind::DescLoad) {
+        const Op* md = d->numOperands() == 3 ? d->operand(0)->definingOp() : nullptr;
+        if (!md || md->kind() != OpKind::MakeDesc || !around.count(md->parent) || !sameValue(d->operand(1), row)) return false;
+        loadedTiles.insert(d);
+        return true;
+      }
+      if (!isElementwise(d->kind()) || d->numResults() != 1 || !d->regions().empty()) return false;
+      for (Value* o : d->operands)
+        if (!halvable(o, depth - 1)) return false;
+      residualOps.push_back(d);
+      return true;
+    };
     std::vector<Op*> epilogue;  // both, in program order
     std::set<const Value*> rowValues{res};
     for (auto& op : home.ops()) {
@@ -1101,9 +1127,9 @@ class Specializer {
         return why = "the result is used by " + at(*op) + " (an epilogue of elementwise ops, column slices and stores is split)", nullptr;
       for (Value* v : op->operands) {
         if (rowValues.count(v) || v->type().isScalar()) continue;
-        const Op* d = v->definingOp();
-        if (!d || (d->kind() != OpKind::Constant && d->kind() != OpKind::Splat))
-          return why = "the epilogue op " + at(*op) + " combines the result with a tile that is not a constant or a splat", nullptr;
+        if (!halvable(v, 8))
+          return why = "the epilogue op " + at(*op) + " combines the result with a tile that is not a constant, a splat, a tile "
+                       "loaded at A's row offset or elementwise ops on those", nullptr;
       }
       chain.push_back(op.get());
       epilogue.push_back(op.get());
@@ -1232,14 +1258,37 @@ class Specializer {
     Builder eb(&home, stores.back()->loc());
     eb.setInsertionPointBefore(stores.back());
     Value* halves[2] = {nl->result(k), nl->result(nl->numResults() - 1)};
+    std::map<const Value*, Value*> halfDescs;  // a residual's descriptor -> its half (made next to it)
+    for (const Op* d : loadedTiles) {
+      Op* md = d->operand(0)->definingOp();
+      if (halfDescs.count(md->result())) continue;
+      tb.setInsertionPointBefore(atTop(md) ? first : md);
+      tb.setLoc(md->loc());
+      Value* hd = tb.op1(OpKind::MakeDesc, md->operands, halfOf(md->result()->type()));
+      hd->nameHint = halfName(md, "r_desc");
+      halfDescs[md->result()] = hd;
+    }
     for (int h = 0; h < 2; ++h) {
       ValueMap em{{res, halves[h]}};
-      auto half = [&](Value* v) -> Value* {
+      std::function<Value*(Value*)> half = [&](Value* v) -> Value* {
         if (auto it = em.find(v); it != em.end()) return it->second;
         if (v->type().isScalar()) return v;
-        const Op* d = v->definingOp();  // a tile constant or splat (checked above)
-        eb.setLoc(d->loc());
-        Value* c = eb.op1(d->kind(), d->operands, halfOf(v->type()), d->attrs);
+        const Op* d = v->definingOp();  // a tile constant, a splat, a residual's load or elementwise ops on them (halvable)
+        Value* c;
+        if (d->kind() == OpKind::DescLoad) {  // this half's rows, run by this half's consumer (epilogueBelongs)
+          eb.setLoc(d->loc());
+          c = eb.op1(OpKind::DescLoad, {halfDescs.at(d->operand(0)), h ? row2 : row, d->operand(2)}, halfOf(v->type()), d->attrs);
+          halfLoads_[h].insert(c->definingOp());
+        } else if (d->kind() == OpKind::Constant || d->kind() == OpKind::Splat) {
+          eb.setLoc(d->loc());
+          c = eb.op1(d->kind(), d->operands, halfOf(v->type()), d->attrs);
+        } else {
+          std::vector<Value*> hs;
+          for (Value* o : d->operands) hs.push_back(half(o));
+          eb.setLoc(d->loc());
+          c = eb.op1(d->kind(), hs, halfOf(v->type()), d->attrs);
+        }
+        if (!v->nameHint.empty()) c->nameHint = v->nameHint + (h ? "_bot" : "_top");
         return em[v] = c;
       };
       for (Op* op : epilogue) {
@@ -1258,12 +1307,17 @@ class Specializer {
     for (size_t j = 0; j < loop->numResults(); ++j)
       if (j != k) replaceAllUsesWith(f_.body, loop->result(j), nl->result(j));
     // The original epilogue, then the tile constants and splats nothing uses any more.
-    std::set<Op*> feeders;
+    std::set<Op*> feeders;  // tile constants and splats (a residual's ops are erased below)
     for (Op* op : chain)
       for (Value* v : op->operands)
-        if (!v->type().isScalar() && !rowValues.count(v)) feeders.insert(v->definingOp());
+        if (!v->type().isScalar() && !rowValues.count(v) &&
+            (v->definingOp()->kind() == OpKind::Constant || v->definingOp()->kind() == OpKind::Splat))
+          feeders.insert(v->definingOp());
     for (auto it = epilogue.rbegin(); it != epilogue.rend(); ++it) home.erase(*it);
     home.erase(loop);
+    // The residual's full-height ops (each used once, by the epilogue or the next of them), last first.
+    for (auto it = residualOps.rbegin(); it != residualOps.rend(); ++it) home.erase(*it);
+    for (const Op* d : loadedTiles) home.erase(const_cast<Op*>(d));
     std::map<const Value*, int> left;
     countUses(f_.body, left);
     for (Op* d : feeders)
@@ -1493,6 +1547,7 @@ class Specializer {
   std::vector<std::vector<std::vector<Type>>> followSets_;  // the payload of each aref set (set 0: the main loop's)
   std::string followWhy_;  // why a later loop that loads keeps its loads in the consumer
   bool cooperative_ = false;
+  std::set<const Op*> halfLoads_[2];  // each row half's residual loads (splitRows), run by that half's consumer
   int64_t depth_ = 2;                   // the main aref's depth D (chooseDepth)
   std::vector<Op*> nest_;               // the loops and guards around the main loop, outermost first
   Op* outer_ = nullptr;                 // nest_'s first (a persistent kernel's tile loop, a guard), or null
