@@ -333,24 +333,33 @@ class Emitter {
   // ---- collection and shared-memory layout
 
   HostValue hostValue(const Op& op, const Value* v) {
+    if (auto h = hostExpr(v, false)) return *h;
+    unsupported(op, "descriptor shapes and strides must be kernel arguments, constants, or sums and products of them",
+                "the host builds the tensor map from them before the launch");
+  }
+  // A value the host computes at launch: a kernel argument, an integer constant, or the sum,
+  // difference or product of such values computed at the kernel's top level (with `div`, also their
+  // truncating quotient, tile.div: a loop bound's cdiv); nullopt otherwise.
+  std::optional<HostValue> hostExpr(const Value* v, bool div) const {
     HostValue h;
     if (kernelArg(v)) {
       h.arg = v->index();
       return h;
     }
     const Op* d = v->definingOp();
-    if (d && d->kind() == OpKind::Constant && v->type().isScalar() && v->type().elemIsInt()) {
+    if (!d || !v->type().isScalar() || !v->type().elemIsInt()) return std::nullopt;
+    if (d->kind() == OpKind::Constant) {
       h.constant = std::get<int64_t>(d->attrs.at("value"));
       return h;
     }
-    if (d && d->parent == &f_.body && v->type().isScalar() && v->type().elemIsInt() &&
-        (d->kind() == OpKind::Add || d->kind() == OpKind::Sub || d->kind() == OpKind::Mul)) {
-      h.op = d->kind() == OpKind::Add ? '+' : d->kind() == OpKind::Sub ? '-' : '*';
-      h.parts = {hostValue(op, d->operand(0)), hostValue(op, d->operand(1))};
-      return h;
-    }
-    unsupported(op, "descriptor shapes and strides must be kernel arguments, constants, or sums and products of them",
-                "the host builds the tensor map from them before the launch");
+    const char k = d->kind() == OpKind::Add ? '+' : d->kind() == OpKind::Sub ? '-' : d->kind() == OpKind::Mul ? '*'
+                   : div && d->kind() == OpKind::Div ? '/' : 0;
+    if (!k || d->parent != &f_.body) return std::nullopt;
+    auto a = hostExpr(d->operand(0), div), b = hostExpr(d->operand(1), div);
+    if (!a || !b) return std::nullopt;
+    h.op = k;
+    h.parts = {*a, *b};
+    return h;
   }
 
   void collect() {
@@ -1162,7 +1171,7 @@ class Emitter {
     return all && !out.empty();
   }
   // `v` as scale * i + offset (constants) over the induction variable i of a tile.for whose bounds
-  // the host computes (loopBound), or as a constant (scale 0, one iteration).
+  // the host computes (hostExpr, with cdiv's quotient), or as a constant (scale 0, one iteration).
   bool affineColumn(const Value* v, ColumnWindow& w) const {
     if (auto c = intConstant(v)) {
       w.lb.constant = 0, w.ub.constant = 1, w.step.constant = 1;
@@ -1174,7 +1183,7 @@ class Emitter {
       const Block* b = v->ownerBlock();
       const Op* loop = b ? b->parentOp : nullptr;
       if (!loop || loop->kind() != OpKind::For || v->index() != 0) return false;
-      auto lb = loopBound(loop->operand(0)), ub = loopBound(loop->operand(1)), step = loopBound(loop->operand(2));
+      auto lb = hostExpr(loop->operand(0), true), ub = hostExpr(loop->operand(1), true), step = hostExpr(loop->operand(2), true);
       if (!lb || !ub || !step) return false;
       w.lb = *lb, w.ub = *ub, w.step = *step;
       w.scale = 1, w.offset = 0;
@@ -1193,28 +1202,6 @@ class Emitter {
       return true;
     }
     return false;
-  }
-  // A loop bound the host computes at launch: kernel arguments and constants combined by + - * and
-  // the truncating division tile.div (a cdiv), in the kernel's top level.
-  std::optional<HostValue> loopBound(const Value* v) const {
-    HostValue h;
-    if (kernelArg(v) && v->type().isScalar() && v->type().elemIsInt()) {
-      h.arg = v->index();
-      return h;
-    }
-    if (auto c = intConstant(v)) {
-      h.constant = *c;
-      return h;
-    }
-    const Op* d = v->definingOp();
-    if (!d || d->parent != &f_.body || !v->type().isScalar() || !v->type().elemIsInt()) return std::nullopt;
-    const char k = d->kind() == OpKind::Add ? '+' : d->kind() == OpKind::Sub ? '-' : d->kind() == OpKind::Mul ? '*' : d->kind() == OpKind::Div ? '/' : 0;
-    if (!k) return std::nullopt;
-    auto a = loopBound(d->operand(0)), b = loopBound(d->operand(1));
-    if (!a || !b) return std::nullopt;
-    h.op = k;
-    h.parts = {*a, *b};
-    return h;
   }
 
   // A 1-D descriptor (block-access makes one for a per-row statistic such as attention's logsumexp,
@@ -2337,9 +2324,13 @@ class Emitter {
     return k == OpKind::Add || k == OpKind::Sub || k == OpKind::Mul || k == OpKind::Max || k == OpKind::Min || k == OpKind::Neg ||
            k == OpKind::Abs || k == OpKind::Cmp;
   }
-  std::string halfElementwise(const Op& op, const std::vector<std::string>& a, Scalar in) {
+  // The C++ operator of a tile.cmp predicate.
+  static const char* cmpOperator(const std::string& pred) {
     static const std::map<std::string, const char*> cmp = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
                                                            {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
+    return cmp.at(pred);
+  }
+  std::string halfElementwise(const Op& op, const std::vector<std::string>& a, Scalar in) {
     std::vector<std::string> w;
     for (const std::string& x : a) w.push_back("tawa::to_f32(" + x + ")");
     const std::string round = in == Scalar::F16 ? "tawa::to_f16(" : "tawa::to_bf16(";
@@ -2354,7 +2345,7 @@ class Emitter {
         return round + std::string(propagatesNan(op) ? "tawa::min_nan(" : "tawa::min_num(") + w[0] + ", " + w[1] + "))";
       case OpKind::Neg: return round + "(-" + w[0] + "))";
       case OpKind::Abs: return round + "tawa::abs_f32(" + w[0] + "))";
-      case OpKind::Cmp: return bin(cmp.at(op.strAttr("pred")));
+      case OpKind::Cmp: return bin(cmpOperator(op.strAttr("pred")));
       default: break;
     }
     unsupported(op, "not emitted for " + std::string(scalarName(in)) + " tiles yet");
@@ -2362,8 +2353,6 @@ class Emitter {
 
   // The C++ expression of one element of an elementwise op, given its operands' element expressions.
   std::string elementwise(const Op& op, const std::vector<std::string>& a) {
-    static const std::map<std::string, const char*> cmp = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
-                                                           {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
     Scalar in = op.operand(op.kind() == OpKind::Select ? 1 : 0)->type().scalar;
     Scalar out = op.result()->type().scalar;
     bool fl = isFloat(in), i1 = in == Scalar::I1;
@@ -2395,7 +2384,7 @@ class Emitter {
       case OpKind::Shr:
         if (fl) break;
         return bin(">>");
-      case OpKind::Cmp: return bin(cmp.at(op.strAttr("pred")));
+      case OpKind::Cmp: return bin(cmpOperator(op.strAttr("pred")));
       case OpKind::Select: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
       case OpKind::Neg: return "(-" + a[0] + ")";
       case OpKind::Not: return i1 ? "(!" + a[0] + ")" : "(~" + a[0] + ")";
@@ -2686,15 +2675,20 @@ class Emitter {
       if (pv.tile.rank() != 2 || pv.tile.shape[0] % 64 != 0 || !l.swizzle)
         unsupported(op, "a tile read into registers from shared memory needs whole 64-row blocks in a swizzled layout, got " + pv.tile.str());
       Frag f = declareFrag(op, pv.tile, fresh(nameFor(op.result()) + "_regs"));
-      const std::string cc = std::to_string(l.chunkCols);
       writeFrag(f, [&](const Ctx& c) {
-        return "tawa::ld_shared<" + cScalarType(pv.tile.scalar) + ">(" + pv.name + " + tawa::layout::swizzle_offset<" +
-               std::to_string(l.swizzle) + ">((" + c.col + ") / " + cc + " * " + std::to_string(l.chunkBytes) + " + (" + c.row +
-               ") * " + std::to_string(l.swizzle) + " + (" + c.col + ") % " + cc + " * " + std::to_string(l.elemBytes) + "))";
+        return "tawa::ld_shared<" + cScalarType(pv.tile.scalar) + ">(" + pv.name + " + " +
+               swizzledOffset(l, "(" + c.row + ")", "(" + c.col + ")") + ")";
       });
       line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // every thread has read " + pv.name + " (it may be loaded again)");
       frags_[op.result()] = f;
     }
+  }
+  // The byte offset, in a tile stored in layout `l` (TMA's swizzled chunks), of element (row, col):
+  // chunk col / chunkCols, row `row` of it, swizzled as TMA writes and reads it.
+  static std::string swizzledOffset(const TileLayout& l, const std::string& row, const std::string& col) {
+    const std::string cc = std::to_string(l.chunkCols);
+    return "tawa::layout::swizzle_offset<" + std::to_string(l.swizzle) + ">(" + col + " / " + cc + " * " + std::to_string(l.chunkBytes) +
+           " + " + row + " * " + std::to_string(l.swizzle) + " + " + col + " % " + cc + " * " + std::to_string(l.elemBytes) + ")";
   }
   // Whether `v` has a use other than as an operand of tile.dot (which reads shared memory in place).
   bool usedOutsideDots(const Value* v) const {
@@ -3135,11 +3129,9 @@ class Emitter {
     line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");
     line("    const int col = tawa::wgmma_acc_col(ri);");
     if (v.rows) line("    if (row >= " + std::to_string(v.rows) + ") continue;  // a padded block: rows past the tile are not stored");
-    if (const auto& l = s.layout) {  // chunk col / chunkCols, row `row` of it, swizzled as TMA reads it
-      const std::string cc = std::to_string(l->chunkCols);
-      line("    tawa::st_shared_pair(" + s.name + " + tawa::layout::swizzle_offset<" + std::to_string(l->swizzle) + ">(col / " + cc + " * " +
-           std::to_string(l->chunkBytes) + " + row * " + std::to_string(l->swizzle) + " + col % " + cc + " * " + std::to_string(s.elemBytes) +
-           "), " + v.name + "[mi][ri], " + v.name + "[mi][ri + 1]);");
+    if (const auto& l = s.layout) {
+      line("    tawa::st_shared_pair(" + s.name + " + " + swizzledOffset(*l, "row", "col") + ", " + v.name + "[mi][ri], " + v.name +
+           "[mi][ri + 1]);");
     } else {
       line("    tawa::st_shared_pair(" + s.name + " + (row * " + std::to_string(s.cols) + " + col) * " + std::to_string(s.elemBytes) + ", " +
            v.name + "[mi][ri], " + v.name + "[mi][ri + 1]);");
