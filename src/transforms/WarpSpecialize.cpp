@@ -1279,10 +1279,7 @@ class Specializer {
           eb.setLoc(d->loc());
           c = eb.op1(OpKind::DescLoad, {halfDescs.at(d->operand(0)), h ? row2 : row, d->operand(2)}, halfOf(v->type()), d->attrs);
           halfLoads_[h].insert(c->definingOp());
-        } else if (d->kind() == OpKind::Constant || d->kind() == OpKind::Splat) {
-          eb.setLoc(d->loc());
-          c = eb.op1(d->kind(), d->operands, halfOf(v->type()), d->attrs);
-        } else {
+        } else {  // the same op at half height (a splat's scalar and a constant's nothing stay as they are)
           std::vector<Value*> hs;
           for (Value* o : d->operands) hs.push_back(half(o));
           eb.setLoc(d->loc());
