@@ -43,22 +43,9 @@ void specValues(const ir::Func& kernel, const driver::Spec& spec, std::vector<in
   }
 }
 
-// Why TMA cannot take transposable map `m` transposed with the spec's values ("" when it can;
-// "unknown" when the spec lacks its extents).
-std::string transposedInSpec(const TensorMapSpec& m, const ir::Func& kernel, const driver::Spec& spec) {
-  std::vector<int64_t> ints;
-  std::vector<bool> has;
-  specValues(kernel, spec, ints, has);
-  if (!known(m.rows, has) || !known(m.cols, has)) return "unknown";
-  return transposedObstacle(m, ints, 0);
-}
-
 // The tensor maps TMA cannot take with the spec's values (param -> why), among those whose extents
 // and strides the spec gives; buffers are taken as 16-byte aligned (the launch checks its own).
-std::map<std::string, std::string> obstaclesInSpec(const EmitResult& er, const ir::Func& kernel, const driver::Spec& spec) {
-  std::vector<int64_t> ints;
-  std::vector<bool> has;
-  specValues(kernel, spec, ints, has);
+std::map<std::string, std::string> obstaclesInSpec(const EmitResult& er, const std::vector<int64_t>& ints, const std::vector<bool>& has) {
   std::map<std::string, std::string> out;
   for (const TensorMapSpec& m : er.tensorMaps) {
     bool all = known(m.rowStride, has) && known(m.colStride, has);
@@ -73,21 +60,21 @@ std::map<std::string, std::string> obstaclesInSpec(const EmitResult& er, const i
 
 EmitResult withSpecTileMaps(const EmitResult& r, const ir::Func& kernel, const driver::Spec& spec, std::ostream* explain) {
   if (!r.reemit) return r;
-  std::map<std::string, std::string> generic = obstaclesInSpec(r, kernel, spec);
+  std::vector<int64_t> ints;
+  std::vector<bool> has;
+  specValues(kernel, spec, ints, has);
+  std::map<std::string, std::string> generic = obstaclesInSpec(r, ints, has);
   if (generic.empty()) return r;
   std::set<std::string> transposed;
   for (const TensorMapSpec& m : r.tensorMaps) {
     auto g = generic.find(m.param);
     if (g == generic.end()) continue;
-    if (m.transposable && g->second.find("inner (column) stride") != std::string::npos) {
-      const std::string t = transposedInSpec(m, kernel, spec);
-      if (t.empty()) {
-        std::cerr << transposedNote(m, g->second);
-        transposed.insert(m.param);
-        generic.erase(g);
-        continue;
-      }
-      if (t != "unknown") g->second += "; nor its transpose: " + t;
+    // (Extents the spec does not give: the launch decides.)
+    if (known(m.rows, has) && known(m.cols, has) && loadTransposed(m, ints, 0, g->second)) {
+      std::cerr << transposedNote(m, g->second);
+      transposed.insert(m.param);
+      generic.erase(g);
+      continue;
     }
     std::cerr << tileMapNote(m, g->second);
     if (explain)

@@ -204,27 +204,34 @@ std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intA
   return "";
 }
 
-std::string tileMapNote(const TensorMapSpec& s, const std::string& why) {
-  return (s.loc.known() ? s.loc.str() : std::string("<cuda>")) + ": note: tensor map " + s.param + ": " + why +
-         ": its tiles are moved by threads instead (ordinary loads and shared-memory stores, slower than TMA)\n";
+// "FILE:LINE:COL: note: tensor map P: WHY" (the start of every note about a map).
+static std::string mapNote(const TensorMapSpec& s, const std::string& why) {
+  return (s.loc.known() ? s.loc.str() : std::string("<cuda>")) + ": note: tensor map " + s.param + ": " + why;
 }
 
-std::string transposedObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
-  TAWA_ASSERT(s.transposable, "only a transposable map is loaded transposed");
+std::string tileMapNote(const TensorMapSpec& s, const std::string& why) {
+  return mapNote(s, why) + ": its tiles are moved by threads instead (ordinary loads and shared-memory stores, slower than TMA)\n";
+}
+
+// Why TMA cannot take the transposed map of a transposable one ("" when it can).
+static std::string transposedObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
   TensorMapSpec t = s;
   std::swap(t.rows, t.cols);
   std::swap(t.rowStride, t.colStride);
   return tmaObstacle(t, intArgs, base);
 }
 
-bool tmaTakesTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
-  return s.transposable && transposedObstacle(s, intArgs, base).empty();
+bool loadTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base, std::string& why) {
+  if (!s.transposable || valueOf(s.colStride, intArgs, s.param, "column stride") == 1) return false;
+  const std::string t = transposedObstacle(s, intArgs, base);
+  if (t.empty()) return true;
+  why += "; nor its transpose: " + t;
+  return false;
 }
 
 std::string transposedNote(const TensorMapSpec& s, const std::string& why) {
-  return (s.loc.known() ? s.loc.str() : std::string("<cuda>")) + ": note: tensor map " + s.param + ": " + why +
-         ", but its rows are: TMA loads it transposed, and wgmma reads the slot in the other major order (a K-major B, an "
-         "M-major A)\n";
+  return mapNote(s, why) + ", but its rows are: TMA loads it transposed, and wgmma reads the slot in the other major order (a K-major "
+         "B, an M-major A)\n";
 }
 
 EmitResult withTileMaps(const EmitResult& er, const std::vector<int64_t>& intArgs, const std::function<uint64_t(int)>& baseOf,
@@ -236,12 +243,11 @@ EmitResult withTileMaps(const EmitResult& er, const std::vector<int64_t>& intArg
     const auto base = static_cast<CUdeviceptr>(baseOf(s.baseArg));
     std::string why = tmaObstacle(s, intArgs, base);
     if (why.empty()) continue;
-    if (tmaTakesTransposed(s, intArgs, base)) {
+    if (loadTransposed(s, intArgs, base, why)) {
       if (note) *note << transposedNote(s, why);
       transposed.insert(s.param);
       continue;
     }
-    if (s.transposable) why += "; nor its transpose: " + transposedObstacle(s, intArgs, base);
     if (note) *note << tileMapNote(s, why);
     generic.emplace(s.param, why);
   }

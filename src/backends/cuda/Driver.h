@@ -95,11 +95,11 @@ TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& 
 std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base);
 // The note a tile map gets: "FILE:LINE:COL: note: tensor map P: WHY: its tiles are moved by threads ...\n".
 std::string tileMapNote(const TensorMapSpec& s, const std::string& why);
-// Whether TMA takes the transposed map of a TensorMapSpec::transposable one (rows and columns, and
-// their strides, swapped: a column-major B read K-major), and the note that says it is loaded so.
-bool tmaTakesTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base);
-// Why TMA cannot take a transposable map's transpose ("" when it can).
-std::string transposedObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base);
+// For a map TMA cannot take (`why`): whether it is loaded through its transposed map instead (a
+// TensorMapSpec::transposable one whose columns are strided: rows and columns, and their strides,
+// swapped; wgmma reads the slot in the other major order), else `why` extended with the transposed
+// map's obstacle where that was tried. The note that says it is loaded so.
+bool loadTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base, std::string& why);
 std::string transposedNote(const TensorMapSpec& s, const std::string& why);
 // `er` as a launch with these arguments needs it: emitted again (EmitResult::reemit) with the tensor
 // maps TMA cannot take as tile maps, each said on `note` (when given) as a located note; `er` itself
