@@ -66,6 +66,18 @@ class Verifier {
   }
   const Type& ty(const Op& op, size_t i) const { return op.operand(i)->type(); }
   static bool isIntScalar(const Type& t) { return t.isScalar() && t.elemIsInt() && t.scalar != Scalar::I1; }
+  // Whether operand k of a block load is its gathered rows: a tile<R x i32> for a rank-2 descriptor of
+  // R-row blocks (row i of the block is row rows[i] of the tensor; one outside its extent reads zeros).
+  // A tile operand there that is not one is an error.
+  bool gatheredRows(const Op& op, const Type& desc, size_t k) {
+    const Type& r = ty(op, k);
+    if (!r.isTile()) return false;
+    need(op.kind() != OpKind::DescStore, op, "a block store takes scalar offsets (only loads gather rows)");
+    need(desc.shape.size() == 2 && r.rank() == 1 && r.shape[0] == desc.shape[0] && r.scalar == Scalar::I32, op,
+         "gathered rows must be a tile<" + std::to_string(desc.shape.empty() ? 0 : desc.shape[0]) +
+             "xi32> of a 2-D descriptor's block rows, got " + r.str());
+    return true;
+  }
   static std::vector<int64_t> shapeOf(const Type& t) { return t.isTile() ? t.shape : std::vector<int64_t>{}; }
 
   void verifyBlock(const Block& b) {
@@ -445,7 +457,8 @@ class Verifier {
         size_t rank = d.shape.size();
         numOperands(op, 1 + store + rank, 1 + store + rank);
         numResults(op, store ? 0 : 1);
-        for (size_t k = 1 + store; k < op.numOperands(); ++k) need(isIntScalar(ty(op, k)), op, "offsets must be integer scalars");
+        for (size_t k = 1 + store; k < op.numOperands(); ++k)
+          if (!(k == 1 && gatheredRows(op, d, 1))) need(isIntScalar(ty(op, k)), op, "offsets must be integer scalars");
         Type block = Type::tileOf(d.shape, Type::scalarOf(d.scalar));
         const Type& v = store ? ty(op, 1) : op.result()->type();
         need(v == block, op, std::string(store ? "value" : "result") + " must be " + block.str() + ", got " + v.str());
@@ -622,6 +635,8 @@ class Verifier {
              "takes a descriptor, a smem ring, a slot, an mbar and the offsets");
         numOperands(op, 4 + ty(op, 0).shape.size(), 4 + ty(op, 0).shape.size());
         numResults(op, 0);
+        for (size_t k = 4; k < op.numOperands(); ++k)
+          if (!(k == 4 && gatheredRows(op, ty(op, 0), 4))) need(isIntScalar(ty(op, k)), op, "offsets must be integer scalars");
         need(ty(op, 1).slotType() == Type::tileOf(ty(op, 0).shape, Type::scalarOf(ty(op, 0).scalar)), op,
              "slot type " + ty(op, 1).slotType().str() + " differs from the descriptor's block");
         insideWarpGroup(op);

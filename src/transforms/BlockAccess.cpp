@@ -140,6 +140,8 @@ struct Plan {
   std::vector<Sym> start, bound, stride;
   std::vector<bool> masked;
   std::optional<AttrValue> other;      // a 1-D load's constant `other` (tile.desc_load {other}): its out-of-bounds value
+  Value* gather = nullptr;             // gathered rows: the index tile whose values are the rows (analyzeGather)
+  std::vector<Sym> rowConj;            // with `gather`: mask conjuncts on the rows alone (poly < 0), folded into the rows
 };
 
 std::string at(const Op& op) { return std::string(op.name()) + " at " + op.loc().str(); }
@@ -262,6 +264,53 @@ class BlockAccess {
     tripAtom_[loop] = id;
     return id;
   }
+  // ---- gathered rows (analyzeGather only): an index tile the analysis does not expand (a tile.load of
+  // token ids, `ids // top_k`) whose shape varies along one dimension d is the gather atom (v, d):
+  // its values, laid along d. Shape ops move d (shaped). Gather atoms never leave analyzeGather,
+  // which accepts them only where it can rebuild what they stand for.
+  std::optional<int> gatherAtom(Value* v) {
+    const Type& t = v->type();
+    int dim = -1;
+    for (int d = 0; d < t.rank(); ++d)
+      if (t.shape[static_cast<size_t>(d)] != 1) {
+        if (dim >= 0) return std::nullopt;
+        dim = d;
+      }
+    if (dim < 0) return std::nullopt;
+    return gatherAtomOf(v, dim);
+  }
+  int gatherAtomOf(Value* v, int dim) {
+    auto [it, fresh] = gatherAtoms_.try_emplace({v, dim}, 0);
+    if (fresh) {
+      it->second = kIndexVars + static_cast<int>(atoms_.size());
+      atoms_.push_back({v, nullptr, dim});
+    }
+    return it->second;
+  }
+  bool isGather(int id) const { return id >= kIndexVars && atoms_[static_cast<size_t>(id - kIndexVars)].gatherDim >= 0; }
+  // s after a shape op that renumbers dimensions by f: its index variables and its gather atoms' dimensions.
+  Sym shaped(const Sym& s, const std::function<int(int)>& f) {
+    Sym r = s.remapped(f);
+    if (gatherAtoms_.empty()) return r;
+    Sym out;
+    for (auto& [m, c] : r.t) {
+      Mono n;
+      for (int a : m) {
+        if (!isGather(a)) {
+          n.push_back(a);
+          continue;
+        }
+        const AtomInfo info = atoms_[static_cast<size_t>(a - kIndexVars)];
+        const int d = f(info.gatherDim);
+        if (d < 0) gatherBroken_ = true;
+        n.push_back(d < 0 ? a : gatherAtomOf(info.v, d));
+      }
+      std::sort(n.begin(), n.end());
+      out.addTerm(n, c);
+    }
+    return out;
+  }
+
   static Op* loopOfIv(const Value* v) {
     Block* b = v->ownerBlock();
     if (v->definingOp() || !b || !b->parentOp || b->parentOp->kind() != OpKind::For || v->index() != 0) return nullptr;
@@ -501,7 +550,7 @@ class BlockAccess {
         auto a = evalInt(d->operand(0));
         if (!a) return std::nullopt;
         auto f = shapeMap(*d);
-        return IntV{a->s.remapped(f), remapTaints(a->taints, f)};
+        return IntV{shaped(a->s, f), remapTaints(a->taints, f)};
       }
       default:
         break;
@@ -542,6 +591,8 @@ class BlockAccess {
         return r;
       }
       default:
+        if (gatherMode_)
+          if (auto g = gatherAtom(v)) return IntV{Sym::atom(*g), {}};
         return fail<IntV>("the offsets use " + at(*d) + ", which the affine analysis does not model");
     }
   }
@@ -572,7 +623,7 @@ class BlockAccess {
         auto p = evalPtr(d->operand(0));
         if (!p) return std::nullopt;
         auto f = shapeMap(*d);
-        return PtrV{p->base, p->off.remapped(f), remapTaints(p->taints, f)};
+        return PtrV{p->base, shaped(p->off, f), remapTaints(p->taints, f)};
       }
       default:
         return fail<PtrV>("the address comes from " + at(*d) + ", which is not splat/addptr/broadcast/expand_dims/permute");
@@ -642,7 +693,7 @@ class BlockAccess {
         auto a = evalPred(d->operand(0));
         if (!a) return std::nullopt;
         auto f = shapeMap(*d);
-        for (auto& c : a->conj) c = c.remapped(f);
+        for (auto& c : a->conj) c = shaped(c, f);
         a->taints = remapTaints(a->taints, f);
         return a;
       }
@@ -802,6 +853,111 @@ class BlockAccess {
   }
 
   std::optional<Plan> analyze(Op* op) {
+    if (auto p = analyzeAffine(op)) return p;
+    if (op->kind() != OpKind::Load || op->operand(0)->type().rank() != 2) return std::nullopt;
+    const std::string affine = why_;
+    why_.clear();
+    gatherSeen_ = false;
+    if (auto p = analyzeGather(op)) return p;
+    why_ = affine + (gatherSeen_ ? "; as gathered rows: " + why_ : "");
+    return std::nullopt;
+  }
+
+  // Gathered rows (a mixture-of-experts projection's tokens): a 2-D load whose address is
+  // `base + G[:, None] * S0 + C + i_1 * S1`, G an index tile the affine analysis does not expand
+  // (loaded token ids, `ids // top_k`, in i32 or i64) and the rest affine as above, with a mask whose
+  // conjuncts each bound the columns (`offset < bound`) or concern the rows alone (any comparison of
+  // G, other index tiles along the rows, and the row position): tile.desc_load of a descriptor with
+  // unbounded rows at row stride S0, its row operand the tile G where the row conjuncts hold and -1
+  // (outside the tensor: zeros) where they do not. `other` must be zero; offsets must not be clamped.
+  std::optional<Plan> analyzeGather(Op* op) {
+    auto savedInts = ints_;
+    auto savedPtrs = ptrs_;
+    gatherMode_ = true;
+    gatherBroken_ = false;
+    auto ptr = evalPtr(op->operand(0));
+    std::optional<PredV> mask = PredV{};
+    if (ptr && op->numOperands() > 1) mask = evalPred(op->operand(1));
+    gatherMode_ = false;
+    ints_ = std::move(savedInts);  // values with gather atoms stay here
+    ptrs_ = std::move(savedPtrs);
+    if (!ptr || !mask) return std::nullopt;
+    int g = -1;
+    for (auto& [m, c] : ptr->off.t)
+      for (int a : m)
+        if (isGather(a)) {
+          if (g >= 0 && g != a) return fail<Plan>("the address uses two index tiles");
+          g = a;
+        }
+    if (g < 0) return std::nullopt;
+    gatherSeen_ = true;
+    const AtomInfo gi = atoms_[static_cast<size_t>(g - kIndexVars)];
+    if (gatherBroken_ || gi.gatherDim != 0) return fail<Plan>("the index tile's values are not laid along the rows (only rows are gathered)");
+    if (!ptr->taints.empty() || !mask->taints.empty()) return fail<Plan>("the offsets are clamped (% or where)");
+    if (op->numOperands() > 2 && !isZero(op->operand(2))) return fail<Plan>("'other' is not zero (gathered rows outside the mask read zeros)");
+    Plan p;
+    p.op = op;
+    p.base = ptr->base;
+    p.wide = computedInI64(op->operand(0));
+    p.gather = gi.v;
+    p.start.resize(2);
+    p.bound.resize(2);
+    p.stride.resize(2);
+    p.masked.assign(2, false);
+    Sym C;
+    for (auto& [m, c] : ptr->off.t) {
+      Mono rest;
+      int gathers = 0, nidx = 0, idx = -1;
+      for (int a : m) {
+        if (a < kIndexVars) idx = a, ++nidx;
+        else if (isGather(a)) ++gathers;
+        else rest.push_back(a);
+      }
+      if (gathers > 1 || (gathers && nidx)) return fail<Plan>("the address multiplies the gathered rows by the position or by themselves");
+      if (gathers) p.stride[0].addTerm(rest, c);
+      else if (nidx == 0) C.addTerm(m, c);
+      else if (nidx == 1 && idx == 1) p.stride[1].addTerm(rest, c);
+      else return fail<Plan>("the address moves with the row position besides the gathered rows");
+    }
+    if (p.stride[1].t.empty()) return fail<Plan>("the address does not move along the columns (no stride)");
+    std::optional<Sym> colRel;
+    std::vector<Sym> lower;
+    for (auto& c : mask->conj) {
+      bool rows = false, cols = false;
+      for (auto& [m, k] : c.t)
+        for (int a : m) {
+          if (isGather(a) && atoms_[static_cast<size_t>(a - kIndexVars)].gatherDim != 0)
+            return fail<Plan>("a mask conjunct uses an index tile laid along the columns");
+          rows = rows || a == 0 || isGather(a);
+          cols = cols || a == 1;
+        }
+      if (rows && cols) return fail<Plan>("a mask conjunct mixes the rows and the columns");
+      if (rows) {
+        p.rowConj.push_back(c);
+        continue;
+      }
+      int dim;
+      Sym r;
+      if (boundForm(c, dim, r)) {
+        if (colRel && !(*colRel == r)) return fail<Plan>("the columns are bounded twice by different bounds");
+        colRel = r;
+      } else if (lowerForm(c, dim, r)) {
+        lower.push_back(r);
+      } else {
+        return fail<Plan>("a mask conjunct is not of the form `offset < bound` on the columns");
+      }
+    }
+    startCoordinates(C, p, 1);
+    for (auto& c : lower)
+      if (!((c + p.start[1] + Sym::constant(1)).constValue() == std::optional<int64_t>(0)))
+        return fail<Plan>("a mask conjunct bounds the columns from below other than at 0 (offset >= 0)");
+    p.masked[1] = colRel.has_value();
+    p.bound[0] = Sym::constant(std::numeric_limits<int32_t>::max());
+    p.bound[1] = colRel ? p.start[1] + *colRel : Sym::constant(std::numeric_limits<int32_t>::max());
+    return p;
+  }
+
+  std::optional<Plan> analyzeAffine(Op* op) {
     const bool reduce = op->kind() == OpKind::Atomic;
     if (reduce && !reducible(op)) return std::nullopt;
     bool store = op->kind() == OpKind::Store || reduce;
@@ -893,12 +1049,30 @@ class BlockAccess {
         return fail<Plan>("the clamp (% or where) reads wrapped rows, and they may reach memory: " + w);
       for (auto& t : leftover) rel[static_cast<size_t>(t.dim)] = t.rel;
     }
-    // Start coordinates: the terms of C that are non-negative multiples of one stride.
+    startCoordinates(C, p, 0);
+    // A lower bound is the descriptor's own (TMA fills and clips coordinates below 0) exactly when
+    // it reads start_d + i_d >= 0, i.e. i_d > -start_d - 1 (block pointers' boundary_check).
+    for (auto& [d, c] : lower)
+      if (!((c + p.start[static_cast<size_t>(d)] + Sym::constant(1)).constValue() == std::optional<int64_t>(0)))
+        return fail<Plan>("a mask conjunct bounds dimension " + std::to_string(d) + " from below other than at 0 (offset >= 0)");
+    for (int d = 0; d < rank; ++d) {
+      auto& r = rel[static_cast<size_t>(d)];
+      p.masked[static_cast<size_t>(d)] = r.has_value();
+      p.bound[static_cast<size_t>(d)] =
+          r ? p.start[static_cast<size_t>(d)] + *r : Sym::constant(std::numeric_limits<int32_t>::max());
+    }
+    return p;
+  }
+
+  // Start coordinates: the terms of C that are non-negative multiples of one stride (of dimension
+  // `first` or later) go to p.start, the others to p.rest (moved into the base).
+  void startCoordinates(const Sym& C, Plan& p, int first) {
+    const int rank = static_cast<int>(p.stride.size());
     for (auto& [m, c] : C.t) {
       int best = -1;
       Mono q;
       int64_t qc = 0;
-      for (int d = 0; d < rank; ++d) {
+      for (int d = first; d < rank; ++d) {
         const Sym& s = p.stride[static_cast<size_t>(d)];
         if (s.t.size() != 1) continue;
         auto& [sm, sc] = *s.t.begin();
@@ -923,18 +1097,6 @@ class BlockAccess {
       if (best >= 0) p.start[static_cast<size_t>(best)].addTerm(q, qc);
       else p.rest.addTerm(m, c);
     }
-    // A lower bound is the descriptor's own (TMA fills and clips coordinates below 0) exactly when
-    // it reads start_d + i_d >= 0, i.e. i_d > -start_d - 1 (block pointers' boundary_check).
-    for (auto& [d, c] : lower)
-      if (!((c + p.start[static_cast<size_t>(d)] + Sym::constant(1)).constValue() == std::optional<int64_t>(0)))
-        return fail<Plan>("a mask conjunct bounds dimension " + std::to_string(d) + " from below other than at 0 (offset >= 0)");
-    for (int d = 0; d < rank; ++d) {
-      auto& r = rel[static_cast<size_t>(d)];
-      p.masked[static_cast<size_t>(d)] = r.has_value();
-      p.bound[static_cast<size_t>(d)] =
-          r ? p.start[static_cast<size_t>(d)] + *r : Sym::constant(std::numeric_limits<int32_t>::max());
-    }
-    return p;
   }
 
   // a <= b for every value of the atoms (only when their difference is a constant).
@@ -1149,10 +1311,15 @@ class BlockAccess {
     b.setInsertionPointBefore(op);
     std::vector<Value*> offs;
     for (auto& s : p.start) offs.push_back(e.emit(s));
+    if (p.gather) offs[0] = gatheredRows(b, e, p);
     std::string dims;
     for (size_t d = 0; d < p.masked.size(); ++d) dims += (d ? ", " : "") + std::string(p.masked[d] ? "masked" : "unbounded");
     say("block-access: " + at(*op) + ": rewritten as a block " + (p.reduce ? "reduce-add store" : p.store ? "store" : "load") + " of " +
-        desc->type().str() + " (dimensions: " + dims + "; descriptor " +
+        desc->type().str() +
+        (p.gather ? " with rows gathered through " + (current(p.gather)->definingOp() ? at(*current(p.gather)->definingOp()) : std::string("an argument")) +
+                        (p.rowConj.empty() ? "" : " (rows masked off read row -1: zeros)")
+                  : "") +
+        " (dimensions: " + dims + "; descriptor " +
         (hoist ? "hoisted before " + at(*top) : std::string("made at the access")) + ")");
     if (p.store) {
       std::vector<Value*> sops{desc, op->operand(1)};
@@ -1167,8 +1334,54 @@ class BlockAccess {
       if (p.other) r->definingOp()->attrs["other"] = *p.other;
       r->nameHint = op->result()->nameHint;
       replaceAllUsesWith(f_.body, op->result(), r);
+      replaced_[op->result()] = r;  // an index tile another plan gathers through (current())
     }
     op->parent->erase(op);
+  }
+
+  // The row operand of a gathered load: tile<R x i32> of the index tile's values (reshaped to 1-D,
+  // narrowed from i64: rows past 2^31 are outside what the analysis assumes), -1 where a row conjunct
+  // fails.
+  Value* gatheredRows(Builder& b, Emitter& e, const Plan& p) {
+    const int64_t R = p.op->operand(0)->type().shape[0];
+    const Type rt = Type::tileOf({R}, Type::scalarOf(Scalar::I32));
+    auto rowsOf = [&](Value* v) {
+      v = current(v);
+      if (v->type().rank() != 1) v = b.op1(OpKind::Reshape, {v}, Type::tileOf({R}, Type::scalarOf(v->type().scalar)));
+      if (v->type().scalar != Scalar::I32) v = b.op1(OpKind::Cast, {v}, rt);
+      return v;
+    };
+    Value* rows = rowsOf(p.gather);
+    if (p.rowConj.empty()) return rows;
+    Value* live = nullptr;
+    for (const Sym& c : p.rowConj) {
+      Value* sum = nullptr;
+      for (auto& [m, k] : c.t) {
+        Sym scalar;
+        Mono rest;
+        std::vector<Value*> factors;
+        for (int a : m) {
+          if (a == 0) factors.push_back(b.op1(OpKind::Arange, {}, rt, {{"start", int64_t{0}}, {"end", R}}));
+          else if (isGather(a)) factors.push_back(rowsOf(atoms_[static_cast<size_t>(a - kIndexVars)].v));
+          else rest.push_back(a);
+        }
+        scalar.addTerm(rest, k);
+        Value* term = factors.empty() || !(scalar == Sym::constant(1)) ? b.op1(OpKind::Splat, {e.emit(scalar)}, rt) : nullptr;
+        for (Value* f : factors) term = term ? b.op1(OpKind::Mul, {term, f}, rt) : f;
+        sum = sum ? b.op1(OpKind::Add, {sum, term}, rt) : term;
+      }
+      Value* holds = b.op1(OpKind::Cmp, {sum, b.constInt(0, rt)}, Type::tileOf({R}, Type::scalarOf(Scalar::I1)), {{"pred", std::string("lt")}});
+      live = live ? b.op1(OpKind::And, {live, holds}, holds->type()) : holds;
+    }
+    Value* r = b.op1(OpKind::Select, {live, rows, b.constInt(-1, rt)}, rt);
+    r->nameHint = "gathered_rows";
+    return r;
+  }
+
+  // A value an earlier rewrite replaced (a 1-D index load become a tile.desc_load) by what replaced it.
+  Value* current(Value* v) const {
+    for (auto it = replaced_.find(v); it != replaced_.end(); it = replaced_.find(v)) v = it->second;
+    return v;
   }
 
   void removeDeadCode() {
@@ -1247,6 +1460,7 @@ class BlockAccess {
   struct AtomInfo {
     Value* v;
     Op* loop;
+    int gatherDim = -1;  // >= 0: a gather atom, the values of the index tile v laid along that dimension
   };
 
   Func& f_;
@@ -1256,11 +1470,16 @@ class BlockAccess {
   std::map<int, const Op*> assumed_;  // atoms assumed non-negative -> the wrapping tile.rem that needed it
   std::map<const Value*, int> valueAtom_;
   std::map<const Op*, int> tripAtom_;
+  bool gatherMode_ = false;                        // analyzeGather: index tiles the analysis cannot expand are gather atoms
+  bool gatherBroken_ = false;                      // a gather atom's dimension was dropped by a shape op
+  bool gatherSeen_ = false;                        // analyzeGather found an index tile in the address
+  std::map<std::pair<const Value*, int>, int> gatherAtoms_;
   std::vector<std::pair<AtomKey, int>> atomKeys_;  // value numbering of atoms (atomOf)
   std::map<const Value*, IntV> ints_;
   std::map<const Value*, PtrV> ptrs_;
   std::map<const Value*, std::vector<std::pair<Op*, size_t>>> users_;
   std::map<const Op*, int> topPos_;
+  std::map<const Value*, Value*> replaced_;  // rewritten loads' results -> the block loads that replaced them
 };
 
 }  // namespace

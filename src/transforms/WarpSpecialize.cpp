@@ -503,6 +503,22 @@ class Specializer {
           !op->hasAttr("volatile") && readOnlyRead(*op))
         sharedReads_.insert(op);
     });
+    // The index tiles of gathered rows (block-access): the 1-D block loads they are computed from,
+    // of buffers the kernel only reads, are made where the producer needs them too (the emitter
+    // reads such a tile's elements where they are used).
+    walk(f_.body, [&](Op* op) {
+      if (op->kind() != OpKind::DescLoad || op->numOperands() < 2 || !op->operand(1)->type().isTile()) return;
+      std::vector<Value*> work{op->operand(1)};
+      std::set<const Value*> seen;
+      while (!work.empty()) {
+        Value* v = work.back();
+        work.pop_back();
+        Op* d = v->definingOp();
+        if (!seen.insert(v).second || !d) continue;
+        if (d->kind() == OpKind::DescLoad && d->result()->type().rank() == 1 && readOnlyRead(*d)) sharedReads_.insert(d);
+        else if (isPure(d->kind()) && d->regions().empty()) work.insert(work.end(), d->operands.begin(), d->operands.end());
+      }
+    });
   }
 
   // The pointer arguments through which the kernel writes: those a store, an atomic or a descriptor
@@ -1059,6 +1075,7 @@ class Specializer {
     if (!la || la->kind() != OpKind::DescLoad || la->parent != &body) return why = "A is not a block load in the loop", nullptr;
     Op* mda = la->operand(0)->definingOp();
     Value* row = la->operand(1);
+    if (row->type().isTile()) return why = "A's rows are gathered through an index tile (not split between two consumers yet)", nullptr;
     // A's descriptor: made at the top, in a loop or guard around the loop (a persistent kernel's tile
     // loop), or in the loop itself (as block-access makes it where its base moves with the tile); its
     // half is made next to it.

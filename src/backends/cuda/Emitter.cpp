@@ -526,6 +526,12 @@ class Emitter {
           setBox(*op, op->operand(0), ring.boxRows ? ring.boxRows : ring.layout.rows, ring.layout.chunkCols,
                  static_cast<int>(ring.layout.swizzle), ring.kMajor);
           if (tf32Rings_.count(op->operand(1))) tf32Maps_.insert(descs_.at(op->operand(0)));
+          if (op->operand(4)->type().isTile()) {  // gathered rows (block-access): copied by threads, row by row
+            if (ring.kMajor || ring.boxRows)
+              unsupported(*op, "gathered rows are copied into a row-major slot of whole 64-row blocks (not an 8-bit or tf32 B, nor a " +
+                                   std::to_string(ring.tile.shape[0]) + "-row tile)");
+            gatherMaps_.insert(descs_.at(op->operand(0)));
+          }
         } else if (op->kind() == OpKind::DescLoad && !vecDescs_.count(op->operand(0))) {
           const Type& t = op->result()->type();
           int w = regionIndex(op);
@@ -571,7 +577,9 @@ class Emitter {
       auto g = opt_.genericMaps.find(s.param);
       if (s.boxRows == 0) continue;
       if (!s.generic.empty()) continue;  // a device tile map
-      if (g != opt_.genericMaps.end()) s.generic = g->second;
+      if (gatherMaps_.count(static_cast<int>(&s - allMaps_.data())))
+        s.generic = "its rows are gathered through an index tile, where TMA copies a box of consecutive rows";
+      else if (g != opt_.genericMaps.end()) s.generic = g->second;
       else if (tf32Maps_.count(static_cast<int>(&s - allMaps_.data())))
         s.generic = "its f32 tiles are operands of a tf32 wgmma, rounded to tf32 as threads copy them, where TMA would copy the bits unrounded";
       else if (noTma && std::string(noTma) == "1") s.generic = "TAWA_NO_TMA=1 is set";
@@ -764,13 +772,27 @@ class Emitter {
     for (const std::string& n : tileMapArgs_.at(s.param)) out += (out.empty() ? "" : ", ") + n;
     return out;
   }
+  // The row function of a load of gathered rows: box row `gi` is the tensor row the index tile holds
+  // there, each thread evaluating the tile's element where it copies (a lazy tile: 1-D loads of
+  // buffers the kernel only reads, aranges, splats, elementwise ops), moved by the map's row shift
+  // unless it is negative (a masked-off row: -1, zeros).
+  std::string gatheredRow(const Op& op) {
+    auto it = lazies_.find(op.operand(4));
+    if (it == lazies_.end())
+      unsupported(op, "the gathered rows' index tile must be computed by elementwise ops on aranges, splats and 1-D loads of buffers "
+                      "the kernel only reads");
+    const std::string g = "static_cast<long long>(" + it->second(Ctx{"gi", "", ""}) + ")";
+    const std::string moved = coord(op.operand(0), 0, "g");
+    return "[&](int gi) { const long long g = " + g + "; return " + (moved == "g" ? std::string("g") : "g < 0 ? -1LL : static_cast<long long>" + moved) + "; }";
+  }
   // A tile map's box at (col, row) copied into `dst` (layout l: one call per swizzle chunk) by the
-  // warp group's 128 threads.
+  // warp group's 128 threads; `row` a row function ([&](int gi) ...: gathered rows) or the first row.
   void emitTileLoad(const TensorMapSpec& map, const TileLayout& l, const std::string& dst, const std::string& col,
                     const std::string& row, const Value* desc) {
     const bool tf32 = tf32Maps_.count(static_cast<int>(&map - allMaps_.data()));
+    const bool gather = row.rfind("[&]", 0) == 0;
     for (int64_t j = 0; j < l.chunks; ++j)
-      line("tawa::tile_load_generic<" + std::to_string(byteWidth(map.elem)) + ", " + std::to_string(map.boxCols) + ", " +
+      line(std::string(gather ? "tawa::tile_gather_generic<" : "tawa::tile_load_generic<") + std::to_string(byteWidth(map.elem)) + ", " + std::to_string(map.boxCols) + ", " +
            std::to_string(map.boxRows) + ", " + std::to_string(map.swizzleBytes) + (tf32 ? ", true" : "") + ">(" + dst +
            (j ? " + " + std::to_string(j * l.chunkBytes) : "") + ", " + tileMapArgs(map) + ", " + col +
            (j ? " + " + std::to_string(j * l.chunkCols) : "") + ", " + row + ", " + sliceCoord(desc) +
@@ -2896,8 +2918,11 @@ class Emitter {
     const Bars& b = bars_.at(op.operand(3));
     const auto& l = r.layout;
     at(op);
-    std::string slot = ex(op.operand(2)), row = coord(op.operand(0), 0, ex(op.operand(4))), col = coord(op.operand(0), 1, ex(op.operand(5)));
+    const bool gather = op.operand(4)->type().isTile();
+    std::string slot = ex(op.operand(2)), row = gather ? gatheredRow(op) : coord(op.operand(0), 0, ex(op.operand(4))),
+                col = coord(op.operand(0), 1, ex(op.operand(5)));
     if (r.kMajor) std::swap(row, col);  // the tensor map is transposed: K is its inner coordinate
+    TAWA_ASSERT(!gather || tileMap(op.operand(0)), "gathered rows are a tile map's (gatherMaps_)");
     std::string dst = r.name + " + " + slot + " * " + std::to_string(l.slotBytes);
     if (tileMap(op.operand(0))) {
       // The producer's 128 threads copy the slot's chunks (TMA's swizzled layout), each fences its
@@ -3083,8 +3108,9 @@ class Emitter {
   // GEMM epilogue's bias, `tl.load(bias_ptr + cols, mask=cols < N)`): no TMA and no buffer; every
   // element is read from global memory where the fragment uses it, zero outside the descriptor's
   // extent as a TMA box would be.
+  // A 1-D block load is a lazy tile: each thread reads the elements it uses where it uses them
+  // (the producer too: the index tile of gathered rows, whose buffer the kernel only reads).
   void emitVecLoad(const Op& op) {
-    if (single_ || prologueTile_) unsupported(op, "a 1-D tile.desc_load is emitted in consumer warp groups only");
     const VecDesc& d = vecDescs_.at(op.operand(0));
     const Type& t = op.result()->type();
     if (t.rank() != 1) unsupported(op, "a 1-D descriptor loads 1-D tiles");
@@ -3196,6 +3222,7 @@ class Emitter {
   std::vector<TensorMapSpec> allMaps_;
   std::set<int> transposed_;  // allMaps_ indices of tensor maps built transposed (fp8 B)
   std::set<const Value*> tf32Rings_;  // rings a tf32 wgmma reads
+  std::set<int> gatherMaps_;          // allMaps_ indices of the maps whose loads gather rows (tile maps: copied by threads)
   std::set<int> tf32Maps_;            // allMaps_ indices of the maps copied into them (rounded by the copying threads)
   std::map<std::string, std::vector<std::string>> tileMapArgs_;  // a tile map's parameters (tileMapArgs)
   bool producerGroup_ = false;  // the producer runs on all its 128 threads: they copy tiles TMA cannot take

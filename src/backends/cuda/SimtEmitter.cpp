@@ -461,9 +461,13 @@ class SimtEmitter {
     const size_t rank = dt.shape.size();
     const Type tile = Type::tileOf(dt.shape, Type::scalarOf(dt.scalar));
     const std::string n = nameFor(d);
+    // Gathered rows (a 2-D load with a tile<R x i32> of rows): each entry's row read from the staged tile.
+    const std::string rows = !store && op.operand(1)->type().isTile() ? stageTile(op.operand(1), op) : "";
     std::string inside, at;
     for (size_t a = 0; a < rank; ++a) {
-      const std::string c = "(static_cast<long long>(" + nameFor(op.operand(1 + (store ? 1 : 0) + a)) + ") + " + indexAlong(dt.shape, a) + ")";
+      const std::string c = a == 0 && !rows.empty()
+                                ? "static_cast<long long>(" + rows + "[" + indexAlong(dt.shape, 0) + "])"
+                                : "(static_cast<long long>(" + nameFor(op.operand(1 + (store ? 1 : 0) + a)) + ") + " + indexAlong(dt.shape, a) + ")";
       const std::string A = std::to_string(a);
       inside += (a ? " && " : "") + c + " >= 0 && " + c + " < " + n + "_shape" + A;
       at += (a ? " + " : "") + c + " * " + n + "_stride" + A;
@@ -480,6 +484,7 @@ class SimtEmitter {
       else throw UserError(op.loc(), "the 1-D load's 'other' does not match its element type", "");
     }
     define(op, "((" + cond + ") ? " + n + "_base[" + at + "] : " + zero + ")");
+    if (!rows.empty()) unstage();
   }
 
   void store(const Op& op) {

@@ -261,10 +261,13 @@ struct bits_word<8> { using type = uint64_t; };
 // (fence.proxy.async) before a wgmma may read them. TF32: the f32 elements are written rounded to
 // tf32 (numerics::round_tf32_bits), the operands of a tf32 wgmma: what the tensor cores read is
 // then exactly what the executor's tf32 dot multiplies, whatever they do with an f32's low bits.
-template <int EB, int BOX_C, int BOX_R, int SWZ, bool TF32 = false>
-TAWA_DEVICE void tile_load_generic(void* dst, const void* base, long long cols, long long rows, long long col_stride,
-                                   long long row_stride, long long slices, long long slice_stride, int c0, int c1, int c2, int t,
-                                   int n) {
+// tile_gather_generic: the same, box row i read from tensor row row_of(i) (a mixture-of-experts
+// projection's gathered tokens; a row outside [0, rows), such as -1 for a masked-off one, reads zeros);
+// tile_load_generic reads rows c1, c1 + 1, ...
+template <int EB, int BOX_C, int BOX_R, int SWZ, bool TF32 = false, class RowOf>
+TAWA_DEVICE void tile_gather_generic(void* dst, const void* base, long long cols, long long rows, long long col_stride,
+                                     long long row_stride, long long slices, long long slice_stride, int c0, RowOf row_of, int c2,
+                                     int t, int n) {
   static_assert((BOX_C * EB) % 16 == 0, "a box row is whole 16-byte chunks");
   using W = typename bits_word<EB>::type;
   constexpr int kPer = 16 / EB, kChunksPerRow = BOX_C / kPer;
@@ -277,7 +280,7 @@ TAWA_DEVICE void tile_load_generic(void* dst, const void* base, long long cols, 
   // 136 B at its default, 0 with `unroll 1`, 136 B with `unroll 2`); each chunk's loads still issue together.
 #pragma unroll 1
   for (int q = t; q < BOX_R * kChunksPerRow; q += n) {
-    const long long r = static_cast<long long>(c1) + q / kChunksPerRow;
+    const long long r = row_of(q / kChunksPerRow);
     const long long c = static_cast<long long>(c0) + (q % kChunksPerRow) * kPer;
     const bool row_in = slice_in && r >= 0 && r < rows;
     union {
@@ -306,6 +309,13 @@ TAWA_DEVICE void tile_load_generic(void* dst, const void* base, long long cols, 
                  "r"(chunk.v.z), "r"(chunk.v.w)
                  : "memory");
   }
+}
+template <int EB, int BOX_C, int BOX_R, int SWZ, bool TF32 = false>
+TAWA_DEVICE void tile_load_generic(void* dst, const void* base, long long cols, long long rows, long long col_stride,
+                                   long long row_stride, long long slices, long long slice_stride, int c0, int c1, int c2, int t,
+                                   int n) {
+  tile_gather_generic<EB, BOX_C, BOX_R, SWZ, TF32>(dst, base, cols, rows, col_stride, row_stride, slices, slice_stride, c0,
+                                                   [c1](int i) { return static_cast<long long>(c1) + i; }, c2, t, n);
 }
 // Thread `t` of `n` stores its share of a row-major, unswizzled box in shared memory at `src` to
 // (c0, c1, c2), skipping what lies outside the tensor.

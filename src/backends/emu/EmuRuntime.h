@@ -1192,9 +1192,10 @@ inline void stShared(void* p, const void* v, uint32_t bytes, const char* file, i
 // Tiles TMA cannot take, moved by threads (primitives.cuh): each 16-byte chunk of the box is one
 // st.shared, checked and marked generic-dirty like any other; the global reads and writes are plain
 // accesses of the launch's guarded buffers.
-template <int EB, int BOX_C, int BOX_R, int SWZ, bool TF32 = false>
-inline void tile_load_generic(void* dst, const void* base, long long cols, long long rows, long long col_stride, long long row_stride,
-                              long long slices, long long slice_stride, int c0, int c1, int c2, int t, int n, TAWA_EMU_LOC) {
+// tile_gather_generic: box row i from tensor row row_of(i) (primitives.cuh).
+template <int EB, int BOX_C, int BOX_R, int SWZ, bool TF32 = false, class RowOf>
+inline void tile_gather_generic(void* dst, const void* base, long long cols, long long rows, long long col_stride, long long row_stride,
+                                long long slices, long long slice_stride, int c0, RowOf row_of, int c2, int t, int n, TAWA_EMU_LOC) {
   static_assert((BOX_C * EB) % 16 == 0, "a box row is whole 16-byte chunks");
   constexpr int kPer = 16 / EB, kChunksPerRow = BOX_C / kPer;
   const uint32_t s0 = emu::windowOf(dst, static_cast<size_t>(BOX_R) * BOX_C * EB, "a tile load's destination", TAWA_EMU_AT);
@@ -1202,7 +1203,7 @@ inline void tile_load_generic(void* dst, const void* base, long long cols, long 
   const uint8_t* g = static_cast<const uint8_t*>(base) + static_cast<long long>(c2) * slice_stride * EB;
   const bool slice_in = c2 >= 0 && c2 < slices;
   for (int q = t; q < BOX_R * kChunksPerRow; q += n) {
-    const long long r = static_cast<long long>(c1) + q / kChunksPerRow;
+    const long long r = row_of(q / kChunksPerRow);
     const long long c = static_cast<long long>(c0) + (q % kChunksPerRow) * kPer;
     uint8_t chunk[16] = {};
     for (int e = 0; e < kPer; ++e)
@@ -1223,6 +1224,12 @@ inline void tile_load_generic(void* dst, const void* base, long long cols, long 
     emu::stShared(static_cast<uint8_t*>(dst) + (a - s0), chunk, 16, TAWA_EMU_AT);
     if (emu::rt().failed) return;
   }
+}
+template <int EB, int BOX_C, int BOX_R, int SWZ, bool TF32 = false>
+inline void tile_load_generic(void* dst, const void* base, long long cols, long long rows, long long col_stride, long long row_stride,
+                              long long slices, long long slice_stride, int c0, int c1, int c2, int t, int n, TAWA_EMU_LOC) {
+  tile_gather_generic<EB, BOX_C, BOX_R, SWZ, TF32>(dst, base, cols, rows, col_stride, row_stride, slices, slice_stride, c0,
+                                                   [c1](int i) { return static_cast<long long>(c1) + i; }, c2, t, n, tawa_file, tawa_line);
 }
 template <int EB, int BOX_C, int BOX_R>
 inline void tile_store_generic(void* base, long long cols, long long rows, long long col_stride, long long row_stride, long long slices,

@@ -293,7 +293,10 @@ class Interp {
 
   // A block access through a tensor descriptor, with TMA semantics: out-of-bounds elements read
   // as zero and are not written. `v` is the value stored (null for a load).
-  RV blockAccess(const Op& op, const RV& d, const Type& dt, const std::vector<int64_t>& off, const RV* v) {
+  // `gathered` (a load through a 2-D descriptor with a tile of rows): row i of the block is row
+  // (*gathered)[i] of the tensor, off[0] unused.
+  RV blockAccess(const Op& op, const RV& d, const Type& dt, const std::vector<int64_t>& off, const RV* v,
+                 const std::vector<int64_t>* gathered = nullptr) {
     bool store = v != nullptr;
     const bool reduce = store && op.hasAttr("reduce");
     size_t rank = dt.shape.size();
@@ -319,7 +322,7 @@ class Interp {
       bool inside = c1 > c0;
       int64_t elem = 0;
       for (size_t a = 0; a + 1 < rank; ++a) {
-        int64_t g = off[a] + idx[a];
+        int64_t g = gathered && a == 0 ? (*gathered)[static_cast<size_t>(idx[0])] : off[a] + idx[a];
         if (g < 0 || g >= d.d[1 + a]) inside = false;
         elem += g * d.d[1 + rank + a];
       }
@@ -354,8 +357,9 @@ class Interp {
     }
     return r;
   }
-  RV loadBlock(const Op& op, const RV& d, const Type& dt, const std::vector<int64_t>& off) {
-    return blockAccess(op, d, dt, off, nullptr);
+  RV loadBlock(const Op& op, const RV& d, const Type& dt, const std::vector<int64_t>& off,
+               const std::vector<int64_t>* gathered = nullptr) {
+    return blockAccess(op, d, dt, off, nullptr, gathered);
   }
   void storeBlock(const Op& op, const RV& d, const Type& dt, const std::vector<int64_t>& off, const RV& v) {
     blockAccess(op, d, dt, off, &v);
@@ -652,7 +656,9 @@ class Interp {
         checkIndex(op, slot, ring.slot.size(), "shared-memory slot");
         checkIndex(op, slot, m.bars.size(), "mbarrier");
         std::vector<int64_t> off;
-        for (size_t k = 4; k < op.numOperands(); ++k) off.push_back(fr.at(op.operand(k)).i[0]);
+        const bool gather = op.operand(4)->type().isTile();  // gathered rows: their values, read now
+        std::vector<int64_t> rows = gather ? fr.at(op.operand(4)).i : std::vector<int64_t>{};
+        for (size_t k = 4; k < op.numOperands(); ++k) off.push_back(gather && k == 4 ? 0 : fr.at(op.operand(k)).i[0]);
         {
           std::lock_guard<std::mutex> lock(ps_->mu);
           auto& sh = ps_->shadow(ring.arefId, ring.slot.size());
@@ -671,8 +677,8 @@ class Interp {
         // The copy lands later, possibly after this warp group has finished: it owns its context.
         auto ctx = std::make_shared<Interp>(m_, bufs_, plans_, pid_, grid_, seed_);
         ctx->ps_ = ps_, ctx->self_ = self_, ctx->iter_ = iter_;
-        sched_->post([ctx, &op, desc, dt, off, r, bar, slot, bytes, ps, prof, landsAt] {
-          r->slot[static_cast<size_t>(slot)] = ctx->loadBlock(op, desc, dt, off);
+        sched_->post([ctx, &op, desc, dt, off, rows, gather, r, bar, slot, bytes, ps, prof, landsAt] {
+          r->slot[static_cast<size_t>(slot)] = ctx->loadBlock(op, desc, dt, off, gather ? &rows : nullptr);
           {
             std::lock_guard<std::mutex> lock(ps->mu);
             ps->shadow(r->arefId, r->slot.size()).full[static_cast<size_t>(slot)] = true;
@@ -986,9 +992,10 @@ class Interp {
       case OpKind::DescStore: {
         bool store = op.kind() == OpKind::DescStore;
         std::vector<int64_t> off;
-        for (size_t a = 1 + store; a < op.numOperands(); ++a) off.push_back(fr.at(op.operand(a)).i[0]);
+        const bool gather = !store && op.operand(1)->type().isTile();  // gathered rows (the verifier checked the form)
+        for (size_t a = 1 + store; a < op.numOperands(); ++a) off.push_back(gather && a == 1 ? 0 : fr.at(op.operand(a)).i[0]);
         if (store) storeBlock(op, fr.at(op.operand(0)), op.operand(0)->type(), off, fr.at(op.operand(1)));
-        else set(loadBlock(op, fr.at(op.operand(0)), op.operand(0)->type(), off));
+        else set(loadBlock(op, fr.at(op.operand(0)), op.operand(0)->type(), off, gather ? &fr.at(op.operand(1)).i : nullptr));
         return;
       }
       case OpKind::Dot: {
