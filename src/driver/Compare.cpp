@@ -97,31 +97,13 @@ std::map<std::string, ir::Scalar> storedPrecision(const ir::Func& kernel) {
          d = d->operand(0)->definingOp())
       p = coarser(p, d->operand(0)->type().scalar);
     // The pointer arguments the address comes from (not through loads: a loaded address names none).
-    std::vector<ir::Value*> work{op->operand(0)};
-    std::set<const ir::Value*> seen;
-    while (!work.empty()) {
-      ir::Value* w = work.back();
-      work.pop_back();
-      if (!seen.insert(w).second) continue;
-      if (ir::Block* ob = w->ownerBlock()) {
-        if (ob == &kernel.body) {
-          if (w->type().isPtrLike()) {
-            auto [it, fresh] = out.emplace(w->nameHint, p);
-            if (!fresh) it->second = coarser(it->second, p);
-          }
-        } else if (ir::Op* n = ob->parentOp; n && (n->kind() == OpKind::For || n->kind() == OpKind::While)) {
-          ir::loopCarriedSources(*n, w->index(), work);
-        }
-        continue;
+    std::set<const ir::Value*> args;
+    ir::argsBehind(op->operand(0), kernel.body, args);
+    for (const ir::Value* a : args)
+      if (a->type().isPtrLike()) {
+        auto [it, fresh] = out.emplace(a->nameHint, p);
+        if (!fresh) it->second = coarser(it->second, p);
       }
-      ir::Op* d = w->definingOp();
-      if (d->kind() == OpKind::For || d->kind() == OpKind::While) {
-        ir::loopCarriedSources(*d, d->kind() == OpKind::For ? w->index() + 1 : w->index(), work);
-        continue;
-      }
-      if (d->kind() == OpKind::Load) continue;
-      work.insert(work.end(), d->operands.begin(), d->operands.end());
-    }
   });
   return out;
 }

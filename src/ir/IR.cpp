@@ -377,6 +377,29 @@ void loopCarriedSources(Op& n, int index, std::vector<Value*>& out) {
       out.push_back(t->operand(static_cast<size_t>(k) + (t->kind() == OpKind::Condition)));
 }
 
+void argsBehind(Value* v, const Block& body, std::set<const Value*>& args, const std::function<bool(const Op&)>& throughLoad) {
+  std::vector<Value*> work{v};
+  std::set<const Value*> seen;
+  while (!work.empty()) {
+    Value* w = work.back();
+    work.pop_back();
+    if (!seen.insert(w).second) continue;
+    if (Block* ob = w->ownerBlock()) {
+      if (ob == &body) args.insert(w);
+      else if (Op* n = ob->parentOp; n && (n->kind() == OpKind::For || n->kind() == OpKind::While))
+        loopCarriedSources(*n, w->index(), work);
+      continue;
+    }
+    Op* d = w->definingOp();
+    if (d->kind() == OpKind::For || d->kind() == OpKind::While) {
+      loopCarriedSources(*d, d->kind() == OpKind::For ? w->index() + 1 : w->index(), work);
+      continue;
+    }
+    if ((d->kind() == OpKind::Load && !(throughLoad && throughLoad(*d))) || d->kind() == OpKind::DescLoad) continue;
+    walk(*d, [&](Op* o) { work.insert(work.end(), o->operands.begin(), o->operands.end()); });
+  }
+}
+
 void replaceAllUsesWith(Block& scope, Value* from, Value* to) {
   walk(scope, [&](Op* op) {
     for (auto& v : op->operands)

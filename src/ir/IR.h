@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -149,6 +151,11 @@ void replaceAllUsesWith(Block& scope, Value* from, Value* to);
 // tile.for's result k, pass k + 1, a tile.while's, k), its initial operand and what each of n's
 // regions passes on in its place.
 void loopCarriedSources(Op& n, int index, std::vector<Value*>& out);
+// The arguments of the function whose body is `body` that value `v` is computed from, added to
+// `args`: back through the ops that compute it (their regions' ops too) and the values loops carry.
+// Loaded values name none (a loaded address, an index tile read by a load offsetting the address's
+// own base), unless `throughLoad` says to walk through that tile.load (and may look at it first).
+void argsBehind(Value* v, const Block& body, std::set<const Value*>& args, const std::function<bool(const Op&)>& throughLoad = {});
 // Counts the uses of each value inside `scope`.
 void countUses(const Block& scope, std::map<const Value*, int>& uses);
 // The integer a tile.constant holds (a scalar, or every element of a tile), or nullopt for anything

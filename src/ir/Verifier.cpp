@@ -72,7 +72,6 @@ class Verifier {
   bool gatheredRows(const Op& op, const Type& desc, size_t k) {
     const Type& r = ty(op, k);
     if (!r.isTile()) return false;
-    need(op.kind() != OpKind::DescStore, op, "a block store takes scalar offsets (only loads gather rows)");
     need(desc.shape.size() == 2 && r.rank() == 1 && r.shape[0] == desc.shape[0] && r.scalar == Scalar::I32, op,
          "gathered rows must be a tile<" + std::to_string(desc.shape.empty() ? 0 : desc.shape[0]) +
              "xi32> of a 2-D descriptor's block rows, got " + r.str());

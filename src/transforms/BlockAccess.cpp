@@ -1166,10 +1166,19 @@ class BlockAccess {
           }
           case OpKind::Store: {
             if (k != 1) break;
+            // In gather mode: a store whose rows are scattered through an index tile (a MoE kernel's
+            // C) may still mask the clamped columns; gather atoms never bound a dimension here.
             std::string saved = why_;
             why_.clear();
+            auto savedInts = ints_;
+            auto savedPtrs = ptrs_;
+            const bool savedMode = gatherMode_;
+            gatherMode_ = true;
             auto ptr = evalPtr(u->operand(0));
             std::optional<PredV> mask = u->numOperands() > 2 ? evalPred(u->operand(2)) : std::optional<PredV>(PredV{});
+            gatherMode_ = savedMode;
+            ints_ = std::move(savedInts);
+            ptrs_ = std::move(savedPtrs);
             why_ = saved;
             if (!ptr || !mask) {
               why = "the mask or address of " + at(*u) + " is not understood";

@@ -533,28 +533,8 @@ class Specializer {
         argsBehind(op->operand(0), writtenArgs_);
     });
   }
-  // The kernel arguments `v` is computed from (stopping at loads: a loaded address names none).
   void argsBehind(Value* v, std::set<const Value*>& args, const std::function<bool(const Op&)>& throughLoad = {}) const {
-    std::vector<Value*> work{v};
-    std::set<const Value*> seen;
-    while (!work.empty()) {
-      Value* w = work.back();
-      work.pop_back();
-      if (!seen.insert(w).second) continue;
-      if (Block* ob = w->ownerBlock()) {
-        if (ob == &f_.body) args.insert(w);
-        else if (Op* n = ob->parentOp; n && (n->kind() == OpKind::For || n->kind() == OpKind::While))
-          loopCarriedSources(*n, w->index(), work);
-        continue;
-      }
-      Op* d = w->definingOp();
-      if (d->kind() == OpKind::For || d->kind() == OpKind::While) {
-        loopCarriedSources(*d, d->kind() == OpKind::For ? w->index() + 1 : w->index(), work);
-        continue;
-      }
-      if (d->kind() == OpKind::Load && !(throughLoad && throughLoad(*d))) continue;
-      walk(*d, [&](Op* o) { work.insert(work.end(), o->operands.begin(), o->operands.end()); });
-    }
+    ir::argsBehind(v, f_.body, args, throughLoad);
   }
   // A scalar load from read-only buffers: its address comes from kernel arguments that nothing writes
   // through, through pure ops and other such loads.

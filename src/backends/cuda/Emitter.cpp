@@ -552,6 +552,12 @@ class Emitter {
           setBox(*op, op->operand(0), l->rows, l->chunkCols, static_cast<int>(l->swizzle));
           privates_[op] = pv;
           privateOrder_.push_back(op);
+        } else if (op->kind() == OpKind::Splat && op->result()->type().isTile() && op->result()->type().elemIsPtr) {
+          // A tile of pointers (an access block-access could not make a block one: rows scattered
+          // through an index tile): its base is passed to the kernel, each element's address computed where it is used.
+          if (regionIndex(op) < 1 || !passPointer(op->operand(0)))
+            unsupported(*op, "a tile of pointers is emitted in consumer warp groups only, from a pointer argument (or an address read "
+                             "in the kernel) moved by scalar offsets");
         } else if ((op->kind() == OpKind::Store || op->kind() == OpKind::Atomic) && op->operand(0)->type().isPtr()) {
           collectScalarStore(*op);
         } else if (op->kind() == OpKind::TmaStore && vecDescs_.count(op->operand(0))) {
@@ -1765,7 +1771,7 @@ class Emitter {
           oneThread("*" + ex(op.operand(0)) + " = " + ex(op.operand(1)) + ";");
           return;
         }
-        break;
+        return emitPointerStore(op);
       case OpKind::MbarWait: {
         at(op);
         const Bars& b = bars_.at(op.operand(0));
@@ -2445,9 +2451,23 @@ class Emitter {
   void emitTileOp(const Op& op) {
     const Value* res = op.result();
     const Type& t = res->type();
-    if (!t.isData())
-      unsupported(op, "tiles of pointers are not emitted: the CUDA backend moves data with tensor descriptors (TMA)",
-                  "load through tl.make_tensor_descriptor, or let block-access turn the pointer arithmetic into descriptors");
+    if (!t.isData()) {
+      // Tiles of pointers: lazy addresses, in consumers (collect passed their base); loads and stores
+      // through them read and write each register's element.
+      const bool ptrs = t.isTile() && t.elemIsPtr && !single_ && !prologueTile_;
+      if (ptrs && op.kind() == OpKind::Splat) {
+        lazies_[res] = [e = ex(op.operand(0))](const Ctx&) { return e; };
+        return;
+      }
+      if (ptrs && op.kind() == OpKind::AddPtr && lazyOrScalar(op.operand(0)) && lazyOrScalar(op.operand(1))) {
+        lazies_[res] = [this, &op](const Ctx& c) { return "(" + elem(op, op.operand(0), c) + " + " + elem(op, op.operand(1), c) + ")"; };
+        return;
+      }
+      if (!ptrs || (op.kind() != OpKind::ExpandDims && op.kind() != OpKind::Broadcast) || !lazies_.count(op.operand(0)))
+        unsupported(op, "tiles of pointers are emitted in consumer warp groups only, as addresses computed from a pointer and index "
+                        "tiles (splat, addptr, expand_dims, broadcast): the CUDA backend moves blocks with tensor descriptors (TMA)",
+                    "load through tl.make_tensor_descriptor, or let block-access turn the pointer arithmetic into descriptors");
+    }
     switch (op.kind()) {
       case OpKind::Constant: {
         std::string lit = literal(op);
@@ -2486,6 +2506,15 @@ class Emitter {
           Lazy f = it->second;
           lazies_[res] = [f](const Ctx& c) { return f(Ctx{c.col, "", ""}); };
         }
+        return;
+      }
+      case OpKind::Reshape: {  // tile<N> <-> tile<Nx1>: the same element at each row
+        const Value* src = op.operand(0);
+        const Type& st = src->type();
+        auto it = lazies_.find(src);
+        const bool rows = st.isTile() && st.shape[0] == t.shape[0] && st.numel() == t.numel() && st.rank() + t.rank() == 3;
+        if (!rows || it == lazies_.end()) unsupported(op, "only a reshape between tile<N> and tile<Nx1> of an index expression is emitted");
+        lazies_[res] = it->second;
         return;
       }
       case OpKind::Broadcast: {
@@ -2543,6 +2572,7 @@ class Emitter {
         return;
       }
       case OpKind::DescLoad: return vecDescs_.count(op.operand(0)) ? emitVecLoad(op) : emitDescLoad(op);
+      case OpKind::Load: return emitPointerLoad(op);
       case OpKind::Dot: return emitDot(op);
       case OpKind::Reduce: return emitReduce(op);
       default: break;
@@ -2570,6 +2600,58 @@ class Emitter {
       return elementwise(op, a);
     });
     frags_[res] = fr;
+  }
+
+  bool lazyOrScalar(const Value* v) const { return v->type().isScalar() || lazies_.count(v); }
+
+  // tile.load through a tile of pointers (lazy addresses) in a consumer: each thread reads its
+  // registers' elements into a fragment (a row vector for a 1-D tile), where the load is: a gathered
+  // bias, a MoE kernel's routing weights.
+  void emitPointerLoad(const Op& op) {
+    if (single_ || prologueTile_ || !lazies_.count(op.operand(0)))
+      unsupported(op, "a load through a tile of pointers is emitted in consumer warp groups only, its addresses computed from a "
+                      "pointer and index tiles");
+    const Type& t = op.result()->type();
+    if (t.rank() > 2 || cScalarType(t.scalar).empty()) unsupported(op, "a load through pointers of " + t.str() + " is not emitted");
+    profTile(op);
+    at(op);
+    Frag fr = declareTile(op, t, nameFor(op.result()));
+    const std::string zero = t.scalar == Scalar::F16 ? "tawa::to_f16(0.0f)" : t.scalar == Scalar::BF16 ? "tawa::to_bf16(0.0f)"
+                                                                                                       : cScalarType(t.scalar) + "(0)";
+    writeFrag(fr, [&](const Ctx& c) {
+      const std::string at = "*" + elem(op, op.operand(0), c);
+      if (op.numOperands() < 2) return at;
+      return "((" + elem(op, op.operand(1), c) + ") ? " + at + " : " + (op.numOperands() > 2 ? elem(op, op.operand(2), c) : zero) + ")";
+    });
+    frags_[op.result()] = fr;
+  }
+  // tile.store through a tile of pointers in a consumer: each thread stores its registers' elements
+  // (rows scattered through an index tile, as a MoE kernel's C), under the mask.
+  void emitPointerStore(const Op& op) {
+    const Value* v = op.operand(1);
+    if (single_ || !lazies_.count(op.operand(0)))
+      unsupported(op, "a store through a tile of pointers is emitted in consumer warp groups only, its addresses computed from a "
+                      "pointer and index tiles");
+    auto f = frags_.find(v);
+    if (f == frags_.end()) unsupported(op, "a store through a tile of pointers stores a tile held in registers");
+    const Frag& fr = f->second;
+    profTile(op);
+    at(op);
+    Ctx c = fr.row ? rowCtx() : fragCtx();
+    const std::string mask = op.numOperands() > 2 ? elem(op, op.operand(2), c) : "", addr = elem(op, op.operand(0), c),
+                      value = elem(op, v, c);
+    const std::string body = (mask.empty() ? "" : "if (" + mask + ") ") + "*" + addr + " = " + value + ";";
+    const bool r = mentions(body, "row") || fr.rows, col = mentions(body, "col");
+    line("TAWA_UNROLL");
+    line("for (int mi = 0; mi < " + std::to_string(fr.mBlocks) + "; ++mi) {");
+    line("TAWA_UNROLL");
+    line(fr.row ? "  for (int h = 0; h < 2; ++h) {" : "  for (int ri = 0; ri < " + std::to_string(fr.perThread) + "; ++ri) {");
+    if (r) line(std::string("    const int row = 64 * mi + tawa::wgmma_acc_row(") + (fr.row ? "2 * h" : "ri") + ");");
+    if (col && !fr.row) line("    const int col = tawa::wgmma_acc_col(ri);");
+    if (fr.rows) line("    if (row >= " + std::to_string(fr.rows) + ") continue;  // the padded rows of a " + std::to_string(fr.rows) + "-row tile");
+    line("    " + body);
+    line("  }");
+    line("}");
   }
 
   // tile.reduce along axis 1 of a fragment: each thread folds its registers of each of its two rows,

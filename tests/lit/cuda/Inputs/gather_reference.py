@@ -1,0 +1,30 @@
+# gemm_gather.py's outputs against numpy in float64 (DIR holds the buffers `tawa run --save DIR` wrote).
+#   rows DIR: out[r] = x[rows_of[r]] @ w (gemm_rows)
+#   moe DIR TOP_K BLOCK_M ROUTED: c[t] = (a[t // TOP_K] @ b[expert of t's block]) * w[t] (when ROUTED, in
+#     f32) for every routed id t < c's rows that sorted_ids lists; every row of c must be written.
+import sys
+
+import numpy as np
+
+kind, d = sys.argv[1], sys.argv[2]
+if kind == "rows":
+    x, w, out = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in ("x_base", "w_base", "out_base"))
+    rows = np.load(f"{d}/rows_of.npy")
+    got, want, mag = out, x[rows] @ w, np.abs(x[rows]) @ np.abs(w)
+    k = x.shape[1]
+else:
+    top_k, bm, routed = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
+    a, b, c, wt = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in ("a_ptr", "b_ptr", "c_ptr", "w_ptr"))
+    ids, experts = np.load(f"{d}/sorted_ids.npy"), np.load(f"{d}/expert_ids.npy")
+    valid = c.shape[0]
+    routed_ids = [(i, t) for i, t in enumerate(ids) if t < valid]
+    assert sorted(t for _, t in routed_ids) == list(range(valid)), "every row of c is routed once"
+    want, mag = np.zeros_like(c), np.zeros_like(c)
+    for i, t in routed_ids:
+        e = experts[i // bm]
+        want[t] = a[t // top_k] @ b[e] * (wt[t] if routed else 1.0)
+        mag[t] = np.abs(a[t // top_k]) @ np.abs(b[e]) * (abs(wt[t]) if routed else 1.0)
+    got, k = c, a.shape[1]
+err = np.abs(got - want)
+assert (err <= 2.0**-10 * np.abs(want) + k * 2.0**-23 * mag + 1e-6).all(), f"max error {err.max()}"
+print(f"{kind}: within f16 rounding of the float64 product ({got.size} elements)")
