@@ -108,6 +108,7 @@ class Op {
   Block* addRegion();
   const std::vector<std::unique_ptr<Block>>& regions() const { return regions_; }
   Block* region(size_t i) const { return regions_.at(i).get(); }
+  void swapRegions(size_t a, size_t b) { std::swap(regions_.at(a), regions_.at(b)); }
 
   std::map<std::string, AttrValue> attrs;
   bool hasAttr(const std::string& k) const { return attrs.count(k) != 0; }

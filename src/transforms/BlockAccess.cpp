@@ -854,13 +854,21 @@ class BlockAccess {
 
   std::optional<Plan> analyze(Op* op) {
     if (auto p = analyzeAffine(op)) return p;
-    if (op->kind() != OpKind::Load || op->operand(0)->type().rank() != 2) return std::nullopt;
+    // Gathered rows are for the producer to stream: a load in a loop. Elsewhere (an epilogue's
+    // residual read by scattered rows) the pointer load stays, for the consumer's threads.
+    if (op->kind() != OpKind::Load || op->operand(0)->type().rank() != 2 || !inLoop(op)) return std::nullopt;
     const std::string affine = why_;
     why_.clear();
     gatherSeen_ = false;
     if (auto p = analyzeGather(op)) return p;
     why_ = affine + (gatherSeen_ ? "; as gathered rows: " + why_ : "");
     return std::nullopt;
+  }
+
+  static bool inLoop(const Op* op) {
+    for (const Block* b = op->parent; b && b->parentOp; b = b->parentOp->parent)
+      if (b->parentOp->kind() == OpKind::For || b->parentOp->kind() == OpKind::While) return true;
+    return false;
   }
 
   // Gathered rows (a mixture-of-experts projection's tokens): a 2-D load whose address is
@@ -1348,20 +1356,27 @@ class BlockAccess {
     op->parent->erase(op);
   }
 
-  // The row operand of a gathered load: tile<R x i32> of the index tile's values (reshaped to 1-D,
-  // narrowed from i64: rows past 2^31 are outside what the analysis assumes), -1 where a row conjunct
-  // fails.
+  // The row operand of a gathered load: tile<R x i32> of the index tile's values (reshaped to 1-D),
+  // -1 where a row conjunct fails. The conjuncts are evaluated in i64 when an index tile is i64 (a
+  // masked-off id past 2^31 must not pass the mask narrowed), and the rows narrowed after the
+  // select: a row past 2^31 is outside what the analysis assumes.
   Value* gatheredRows(Builder& b, Emitter& e, const Plan& p) {
     const int64_t R = p.op->operand(0)->type().shape[0];
     const Type rt = Type::tileOf({R}, Type::scalarOf(Scalar::I32));
+    bool wide = current(p.gather)->type().scalar == Scalar::I64;
+    for (const Sym& c : p.rowConj)
+      for (auto& [m, k] : c.t)
+        for (int a : m) wide = wide || (isGather(a) && current(atoms_[static_cast<size_t>(a - kIndexVars)].v)->type().scalar == Scalar::I64);
+    const Type wt = Type::tileOf({R}, Type::scalarOf(wide ? Scalar::I64 : Scalar::I32));
     auto rowsOf = [&](Value* v) {
       v = current(v);
       if (v->type().rank() != 1) v = b.op1(OpKind::Reshape, {v}, Type::tileOf({R}, Type::scalarOf(v->type().scalar)));
-      if (v->type().scalar != Scalar::I32) v = b.op1(OpKind::Cast, {v}, rt);
+      if (v->type() != wt) v = b.op1(OpKind::Cast, {v}, wt);
       return v;
     };
+    auto narrow = [&](Value* v) { return v->type() == rt ? v : b.op1(OpKind::Cast, {v}, rt); };
     Value* rows = rowsOf(p.gather);
-    if (p.rowConj.empty()) return rows;
+    if (p.rowConj.empty()) return narrow(rows);
     Value* live = nullptr;
     for (const Sym& c : p.rowConj) {
       Value* sum = nullptr;
@@ -1370,19 +1385,19 @@ class BlockAccess {
         Mono rest;
         std::vector<Value*> factors;
         for (int a : m) {
-          if (a == 0) factors.push_back(b.op1(OpKind::Arange, {}, rt, {{"start", int64_t{0}}, {"end", R}}));
+          if (a == 0) factors.push_back(rowsOf(b.op1(OpKind::Arange, {}, rt, {{"start", int64_t{0}}, {"end", R}})));
           else if (isGather(a)) factors.push_back(rowsOf(atoms_[static_cast<size_t>(a - kIndexVars)].v));
           else rest.push_back(a);
         }
         scalar.addTerm(rest, k);
-        Value* term = factors.empty() || !(scalar == Sym::constant(1)) ? b.op1(OpKind::Splat, {e.emit(scalar)}, rt) : nullptr;
-        for (Value* f : factors) term = term ? b.op1(OpKind::Mul, {term, f}, rt) : f;
-        sum = sum ? b.op1(OpKind::Add, {sum, term}, rt) : term;
+        Value* term = factors.empty() || !(scalar == Sym::constant(1)) ? b.op1(OpKind::Splat, {e.emit(scalar, wide)}, wt) : nullptr;
+        for (Value* f : factors) term = term ? b.op1(OpKind::Mul, {term, f}, wt) : f;
+        sum = sum ? b.op1(OpKind::Add, {sum, term}, wt) : term;
       }
-      Value* holds = b.op1(OpKind::Cmp, {sum, b.constInt(0, rt)}, Type::tileOf({R}, Type::scalarOf(Scalar::I1)), {{"pred", std::string("lt")}});
+      Value* holds = b.op1(OpKind::Cmp, {sum, b.constInt(0, wt)}, Type::tileOf({R}, Type::scalarOf(Scalar::I1)), {{"pred", std::string("lt")}});
       live = live ? b.op1(OpKind::And, {live, holds}, holds->type()) : holds;
     }
-    Value* r = b.op1(OpKind::Select, {live, rows, b.constInt(-1, rt)}, rt);
+    Value* r = narrow(b.op1(OpKind::Select, {live, rows, b.constInt(-1, wt)}, wt));
     r->nameHint = "gathered_rows";
     return r;
   }

@@ -164,6 +164,9 @@ class Canonicalizer {
         return;
       case OpKind::If:
         if (auto c = constOf(op->operand(0))) inlineRegion(op, op->region(std::get<int64_t>(*c) ? 0 : 1));
+        else if (op->numResults() == 0 && op->regions().size() == 2 &&
+                 ((op->region(0)->ops().size() == 1 && op->region(1)->ops().size() > 1) || (hasLoop(*op->region(1)) && !hasLoop(*op->region(0)))))
+          flipEarlyReturn(op);
         return;
       case OpKind::For: {
         auto lb = constOf(op->operand(0)), ub = constOf(op->operand(1));
@@ -231,6 +234,24 @@ class Canonicalizer {
   }
 
   // Replaces a tile.if by the ops of one of its regions.
+  // `if c: return` before the rest of a kernel (the front end's `if c {} else {rest}`) becomes
+  // `if !c {rest} else {}`: a guard around the rest, which warp-specialize takes like `if t < tiles:`.
+  // (So is `if c {work} else {rest with a loop}`: the branch with a loop comes first.)
+  static bool hasLoop(Block& b) {
+    bool any = false;
+    walk(b, [&](Op* o) { any = any || o->kind() == OpKind::For || o->kind() == OpKind::While; });
+    return any;
+  }
+  void flipEarlyReturn(Op* ifOp) {
+    Builder b(ifOp->parent, ifOp->loc());
+    b.setInsertionPointBefore(ifOp);
+    Value* c = ifOp->operand(0);
+    Value* t = b.op1(OpKind::Constant, {}, c->type(), {{"value", int64_t{1}}});
+    ifOp->operands[0] = b.op1(OpKind::Xor, {c, t}, c->type());
+    ifOp->swapRegions(0, 1);
+    changed_ = true;
+  }
+
   void inlineRegion(Op* ifOp, Block* r) {
     Block* parent = ifOp->parent;
     auto& ops = parent->ops();

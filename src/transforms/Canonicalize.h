@@ -3,7 +3,9 @@
 //   guarantees: elementwise ops, splats, casts and comparisons whose operands are all constants are
 //     folded into tile.constant (with exactly the executor's per-element semantics, ir/Elementwise.h);
 //     x+0, x-0, x*1, x/1 (and 0+x, 1*x) are forwarded; a tile.if on a constant condition is replaced
-//     by the taken region; a tile.for whose constant trip count is zero is replaced by its initial
+//     by the taken region; `if c {} else {rest}` (an early return, as the front end writes it) becomes
+//     `if !c {rest} else {}` (c xor true), and so does one whose else branch alone holds a loop (the
+//     branch with the K loop first: `if e == -1 {store zeros} else {loop}` for MoE's empty experts); a tile.for whose constant trip count is zero is replaced by its initial
 //     values; pure ops whose results are unused are removed; a column half (or P-th) of a 2-D tile
 //     written as Triton's epilogue subtiling writes it (reshape to M x P x H, permute (0, 2, 1),
 //     tl.split) becomes one tile.slice of the tile along axis 1; `acc + tl.dot(a, b)` becomes

@@ -216,6 +216,19 @@ class Specializer {
     return nullptr;
   }
 
+  // A guard whose else branch does work the consumer alone runs: it yields nothing and holds no
+  // loop and no block load (a MoE kernel's `if expert == -1: store zeros; return`), so the producer,
+  // which streams nothing there, passes it by.
+  static bool elseOnlyConsumer(const Op& guard) {
+    if (guard.numResults() != 0) return false;
+    bool plain = true;
+    walk(*guard.region(1), [&](const Op* o) {
+      plain = plain && o->kind() != OpKind::For && o->kind() != OpKind::While && o->kind() != OpKind::DescLoad &&
+              o->kind() != OpKind::WgRegion;
+    });
+    return plain;
+  }
+
   // The main loop at or under `op`: a tile.for whose own body loads blocks, found first in the
   // deepest loop (a persistent kernel's tile loop around its K loop), with the ops around it
   // (`nest`, outermost first): tile.for and tile.while loops and guards (a tile.if whose else branch
@@ -228,10 +241,10 @@ class Specializer {
     nest.push_back(op);
     for (auto& in : body.ops())
       if (Op* found = findNested(in.get(), nest, why); found || !why.empty()) {
-        if (found && isIf && op->regions().size() > 1 && op->region(1)->ops().size() > 1) {
+        if (found && isIf && op->regions().size() > 1 && op->region(1)->ops().size() > 1 && !elseOnlyConsumer(*op)) {
           why = "the loop at " + found->loc().str() + " is under the tile.if at " + op->loc().str() +
                 ", which has an else branch (only a guard around the loop and its epilogue is taken: its else branch, if any, "
-                "only passes values on)";
+                "only passes values on, or yields nothing and loads no blocks)";
           return nullptr;
         }
         return found;
@@ -1528,7 +1541,13 @@ class Specializer {
       std::vector<Value*> pass;
       for (size_t k : carried) pass.push_back(mapped(map, n->region(1)->terminator()->operand(k)));
       if (count) pass.push_back(count);
-      Builder(c->addRegion(), n->loc()).create(OpKind::Yield, pass, {});
+      Builder eb(c->addRegion(), n->loc());
+      // Work there (elseOnlyConsumer) is the consumer's, the first one's of two cooperative consumers.
+      if (!producer && (!group || firstGroup))
+        for (auto& op : n->region(1)->ops())
+          if (op.get() != n->region(1)->terminator()) cloneOp(eb, *op, map);
+      eb.setLoc(n->loc());
+      eb.create(OpKind::Yield, pass, {});
     }
     for (size_t m = 0; m < carried.size(); ++m) map[n->result(carried[m])] = c->result(m);
     return count ? c->result(c->numResults() - 1) : nullptr;

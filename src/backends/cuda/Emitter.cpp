@@ -363,8 +363,16 @@ class Emitter {
   }
 
   void collect() {
-    // Scalar reads: their pointers are emitted as C pointers.
+    // The descriptors gathered rows are loaded through (collectHostDesc reads it).
     walk(f_.body, [&](const Op* op) {
+      if (op->kind() == OpKind::TmaLoad && op->operand(4)->type().isTile()) gatheredDescs_.insert(op->operand(0));
+    });
+    // Scalar reads: their pointers are emitted as C pointers. So are the bases of tiles of pointers
+    // (an access block-access could not make a block one: rows scattered through an index tile),
+    // each element's address computed where a consumer uses it (emitTileOp refuses the producer's).
+    walk(f_.body, [&](const Op* op) {
+      if (op->kind() == OpKind::Splat && op->result()->type().isTile() && op->result()->type().elemIsPtr && !passPointer(op->operand(0)))
+        unsupported(*op, "a tile of pointers is emitted from a pointer argument (or an address read in the kernel) moved by scalar offsets");
       if (op->kind() == OpKind::Load && op->numResults() == 1 && op->result()->type().isScalar() && !passPointer(op->operand(0)))
         unsupported(*op, "a scalar load's pointer must be a kernel argument, or an address read in the kernel, moved by scalar offsets");
     });
@@ -552,12 +560,6 @@ class Emitter {
           setBox(*op, op->operand(0), l->rows, l->chunkCols, static_cast<int>(l->swizzle));
           privates_[op] = pv;
           privateOrder_.push_back(op);
-        } else if (op->kind() == OpKind::Splat && op->result()->type().isTile() && op->result()->type().elemIsPtr) {
-          // A tile of pointers (an access block-access could not make a block one: rows scattered
-          // through an index tile): its base is passed to the kernel, each element's address computed where it is used.
-          if (regionIndex(op) < 1 || !passPointer(op->operand(0)))
-            unsupported(*op, "a tile of pointers is emitted in consumer warp groups only, from a pointer argument (or an address read "
-                             "in the kernel) moved by scalar offsets");
         } else if ((op->kind() == OpKind::Store || op->kind() == OpKind::Atomic) && op->operand(0)->type().isPtr()) {
           collectScalarStore(*op);
         } else if (op->kind() == OpKind::TmaStore && vecDescs_.count(op->operand(0))) {
@@ -1159,7 +1161,10 @@ class Emitter {
     }
     if (!pendingQuotients_.empty()) {
       // At a launch where a quotient is not exact (or TMA cannot take the map for another reason)
-      // the map is copied by threads from the base the kernel moves itself.
+      // the map is copied by threads from the base the kernel moves itself; so are gathered rows
+      // (never TMA).
+      if (gatheredDescs_.count(op.result()))
+        unsupported(op, "its rows are gathered through an index tile from a base the kernel moves by a runtime multiple of a stride");
       if (opt_.genericMaps.count(s.param))
         unsupported(op, "the descriptor's base moves by a runtime multiple of a stride that is not a whole number of its rows at this launch");
       s.wholeRows = std::move(pendingQuotients_);
@@ -2454,7 +2459,7 @@ class Emitter {
     if (!t.isData()) {
       // Tiles of pointers: lazy addresses, in consumers (collect passed their base); loads and stores
       // through them read and write each register's element.
-      const bool ptrs = t.isTile() && t.elemIsPtr && !single_ && !prologueTile_;
+      const bool ptrs = t.isTile() && t.elemIsPtr && !single_;  // the prologue's too: lazy, consumers evaluate them
       if (ptrs && op.kind() == OpKind::Splat) {
         lazies_[res] = [e = ex(op.operand(0))](const Ctx&) { return e; };
         return;
@@ -2603,6 +2608,14 @@ class Emitter {
   }
 
   bool lazyOrScalar(const Value* v) const { return v->type().isScalar() || lazies_.count(v); }
+  // A stored tile that is a constant or an index expression (a MoE kernel's zeros for an empty
+  // expert, a guard's else branch storing zeros): written into registers first, where it is stored.
+  void holdInRegisters(const Op& op, const Value* v) {
+    if (frags_.count(v) || !lazies_.count(v) || single_ || prologueTile_) return;
+    Frag held = declareTile(op, v->type(), fresh(nameFor(v) + "_regs"));
+    writeFrag(held, lazies_.at(v));
+    frags_[v] = held;
+  }
 
   // tile.load through a tile of pointers (lazy addresses) in a consumer: each thread reads its
   // registers' elements into a fragment (a row vector for a 1-D tile), where the load is: a gathered
@@ -2632,11 +2645,12 @@ class Emitter {
     if (single_ || !lazies_.count(op.operand(0)))
       unsupported(op, "a store through a tile of pointers is emitted in consumer warp groups only, its addresses computed from a "
                       "pointer and index tiles");
+    profTile(op);
+    at(op);
+    holdInRegisters(op, v);
     auto f = frags_.find(v);
     if (f == frags_.end()) unsupported(op, "a store through a tile of pointers stores a tile held in registers");
     const Frag& fr = f->second;
-    profTile(op);
-    at(op);
     Ctx c = fr.row ? rowCtx() : fragCtx();
     const std::string mask = op.numOperands() > 2 ? elem(op, op.operand(2), c) : "", addr = elem(op, op.operand(0), c),
                       value = elem(op, v, c);
@@ -2740,6 +2754,7 @@ class Emitter {
   // consumer's own buffer; the warp group waits on its mbarrier and then reads it in place.
   void emitDescLoad(const Op& op) {
     if (single_ || prologueTile_) unsupported(op, "a tile.desc_load is emitted in consumer warp groups only");
+    if (op.operand(1)->type().isTile()) unsupported(op, "gathered rows are copied by the producer (a block load in the K loop)");
     const Private& pv = privates_.at(&op);
     const TensorMapSpec& map = allMaps_[static_cast<size_t>(descs_.at(op.operand(0)))];
     const auto& l = pv.layout;
@@ -3218,6 +3233,7 @@ class Emitter {
     if (vecDescs_.count(op.operand(0))) return emitVecStore(op);
     const TensorMapSpec& map = allMaps_[static_cast<size_t>(descs_.at(op.operand(0)))];
     const Staging& s = stagings_.at(&op);
+    holdInRegisters(op, op.operand(1));
     const Frag& v = frag(op, op.operand(1));
     if (single_) unsupported(op, "the epilogue store runs in a consumer warp group");
     at(op);
@@ -3304,6 +3320,7 @@ class Emitter {
   std::vector<TensorMapSpec> allMaps_;
   std::set<int> transposed_;  // allMaps_ indices of tensor maps built transposed (fp8 B)
   std::set<const Value*> tf32Rings_;  // rings a tf32 wgmma reads
+  std::set<const Value*> gatheredDescs_;  // the descriptors of loads of gathered rows (nv.tma_load with a tile of rows)
   std::set<int> gatherMaps_;          // allMaps_ indices of the maps whose loads gather rows (tile maps: copied by threads)
   std::set<int> tf32Maps_;            // allMaps_ indices of the maps copied into them (rounded by the copying threads)
   std::map<std::string, std::vector<std::string>> tileMapArgs_;  // a tile map's parameters (tileMapArgs)

@@ -50,3 +50,62 @@ def moe_gemm(a_ptr, b_ptr, c_ptr, w_ptr, sorted_ids, expert_ids, num_valid, N, K
     offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     c_ptrs = c_ptr + stride_cm * tok[:, None] + stride_cn * offs_cn[None, :]
     tl.store(c_ptrs, acc.to(tl.float16), mask=tok_mask[:, None] & (offs_cn[None, :] < N))
+
+
+# The MoE projection as serving libraries write it with early exits: programs past the padded count
+# return at once, and a block of an expert this rank does not hold (-1) stores zeros and returns
+# (the front end's if/else nests, which canonicalize turns into guards around the K loop).
+@triton.jit
+def moe_early(a_ptr, b_ptr, c_ptr, sorted_ids, expert_ids, num_post_padded, num_valid, N, K,
+              stride_am, stride_ak, stride_be, stride_bk, stride_bn, stride_cm, stride_cn,
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, TOP_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    total = tl.load(num_post_padded)
+    if pid_m * BLOCK_M >= total:
+        return
+    offs_id = pid_m * BLOCK_M + tl.arange(0, BLOCK_M).to(tl.int64)
+    tok = tl.load(sorted_ids + offs_id)
+    tok_mask = tok < num_valid
+    expert = tl.load(expert_ids + pid_m).to(tl.int64)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * tok[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = tok_mask[:, None] & (offs_cn[None, :] < N)
+    if expert == -1:
+        tl.store(c_ptrs, tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float16), mask=c_mask)
+        return
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N).to(tl.int64)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (tok[:, None] // TOP_K * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + expert * stride_be + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=tok_mask[:, None] & (offs_k[None, :] < K - k * BLOCK_K), other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc += tl.dot(a, b)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    tl.store(c_ptrs, acc.to(tl.float16), mask=c_mask)
+
+
+# Checks on gathered rows: ids in i64 (masked off past M, some of them past 2^31), a batch offset
+# `program_id(1) * batch_stride` on the gathered base, and an epilogue that adds a residual read
+# through the gathered rows (a 2-D load through a tile of pointers in the consumer).
+@triton.jit
+def rows_checked(x_base, ids, w_base, res, out, M, K, N: tl.constexpr, batch_stride,
+                 BR: tl.constexpr, BK: tl.constexpr):
+    r = tl.arange(0, BR)
+    src = tl.load(ids + r)
+    live = (src >= 0) & (src < M)
+    cols = tl.arange(0, N)
+    ks = tl.arange(0, BK)
+    x_ptrs = x_base + tl.program_id(1) * batch_stride + src[:, None] * K + ks[None, :]
+    total = tl.zeros((BR, N), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        x = tl.load(x_ptrs, mask=live[:, None] & ((k0 + ks)[None, :] < K), other=0.0)
+        w = tl.load(w_base + (k0 + ks)[:, None] * N + cols[None, :], mask=(k0 + ks)[:, None] < K, other=0.0)
+        total = tl.dot(x, w, total)
+        x_ptrs += BK
+    rv = tl.load(res + src[:, None] * N + cols[None, :], mask=live[:, None], other=0.0)
+    dst = tl.program_id(1) * BR + r
+    tl.store(out + dst[:, None] * N + cols[None, :], (total + rv.to(tl.float32)).to(tl.float16))
