@@ -287,6 +287,14 @@ class BlockAccess {
     }
     return it->second;
   }
+  // In gather mode, a mask tile the analysis cannot read as bounds (`ids != pad`, an i8 flag tested,
+  // a `where`) that varies along one dimension is the conjunct `-G < 0` of its gather atom G (the
+  // tile as 0 or 1): analyzeGather folds such a conjunct on the rows into the gathered rows exactly.
+  std::optional<PredV> rowPredicate(Value* v) {
+    auto g = gatherAtom(v);
+    if (!g) return std::nullopt;
+    return PredV{{Sym::constant(0) - Sym::atom(*g)}, {}};
+  }
   bool isGather(int id) const { return id >= kIndexVars && atoms_[static_cast<size_t>(id - kIndexVars)].gatherDim >= 0; }
   // s after a shape op that renumbers dimensions by f: its index variables and its gather atoms' dimensions.
   Sym shaped(const Sym& s, const std::function<int(int)>& f) {
@@ -559,7 +567,22 @@ class BlockAccess {
       if (ty.scalar == Scalar::I64) return fail<IntV>("the i64 index value of " + at(*d) + " is not computed from widened i32 values");
       return IntV{Sym::atom(atomOf(v)), {}};
     }
-    // Clamps of an offset `c + i_d`: exact on the lanes with i_d < rel.
+    // In gather mode an index tile that is not such a clamp (`tl.where(valid, ids, 0)`) is a gather atom.
+    if (gatherMode_ && (d->kind() == OpKind::Rem || d->kind() == OpKind::Min || d->kind() == OpKind::Select)) {
+      const std::string saved = why_;
+      const bool wasGatherMode = gatherMode_;
+      gatherMode_ = false;  // the clamp's own analysis, as outside gather mode
+      auto c = clampOf(v, d);
+      gatherMode_ = wasGatherMode;
+      if (c) return c;
+      why_ = saved;
+      if (auto g = gatherAtom(v)) return IntV{Sym::atom(*g), {}};
+      return clampOf(v, d);
+    }
+    return clampOf(v, d);
+  }
+  // Clamps of an offset `c + i_d`: exact on the lanes with i_d < rel.
+  std::optional<IntV> clampOf(Value* v, Op* d) {
     switch (d->kind()) {
       case OpKind::Rem: case OpKind::Min: {
         auto x = evalInt(d->operand(0));
@@ -675,10 +698,14 @@ class BlockAccess {
         return a;
       }
       case OpKind::Cmp: {
+        const std::string saved = why_;
         auto a = evalInt(d->operand(0));
-        if (!a) return std::nullopt;
-        auto b = evalInt(d->operand(1));
-        if (!b) return std::nullopt;
+        auto b = a ? evalInt(d->operand(1)) : std::nullopt;
+        if (!a || !b) {  // an i8 flag tested, say: in gather mode a predicate on the rows
+          auto g = gatherMode_ ? rowPredicate(v) : std::nullopt;
+          if (g) why_ = saved;
+          return g;
+        }
         const std::string& p = d->strAttr("pred");
         PredV r{{}, a->taints};
         addTaints(r.taints, b->taints);
@@ -686,6 +713,7 @@ class BlockAccess {
         else if (p == "le") r.conj.push_back(a->s - b->s - Sym::constant(1));
         else if (p == "gt") r.conj.push_back(b->s - a->s);
         else if (p == "ge") r.conj.push_back(b->s - a->s - Sym::constant(1));
+        else if (auto g = gatherMode_ ? rowPredicate(v) : std::nullopt) return g;
         else return fail<PredV>("the mask compares with \"" + p + "\" (" + at(*d) + "): only <, <=, >, >= bound a block");
         return r;
       }
@@ -698,6 +726,7 @@ class BlockAccess {
         return a;
       }
       default:
+        if (auto g = gatherMode_ ? rowPredicate(v) : std::nullopt) return g;
         return fail<PredV>("the mask comes from " + at(*d) + " (only comparisons of index tiles combined with tile.and are understood)");
     }
   }
@@ -884,21 +913,19 @@ class BlockAccess {
     gatherMode_ = true;
     gatherBroken_ = false;
     auto ptr = evalPtr(op->operand(0));
+    int g = -1;
+    bool two = false;
+    for (auto& [m, c] : ptr ? ptr->off.t : std::map<Mono, int64_t>{})
+      for (int a : m)
+        if (isGather(a)) two = two || (g >= 0 && g != a), g = a;
+    gatherSeen_ = g >= 0;
     std::optional<PredV> mask = PredV{};
-    if (ptr && op->numOperands() > 1) mask = evalPred(op->operand(1));
+    if (gatherSeen_ && op->numOperands() > 1) mask = evalPred(op->operand(1));
     gatherMode_ = false;
     ints_ = std::move(savedInts);  // values with gather atoms stay here
     ptrs_ = std::move(savedPtrs);
-    if (!ptr || !mask) return std::nullopt;
-    int g = -1;
-    for (auto& [m, c] : ptr->off.t)
-      for (int a : m)
-        if (isGather(a)) {
-          if (g >= 0 && g != a) return fail<Plan>("the address uses two index tiles");
-          g = a;
-        }
-    if (g < 0) return std::nullopt;
-    gatherSeen_ = true;
+    if (!ptr || g < 0 || !mask) return std::nullopt;  // no index tile: the affine analysis's reason stands
+    if (two) return fail<Plan>("the address uses two index tiles");
     const AtomInfo gi = atoms_[static_cast<size_t>(g - kIndexVars)];
     if (gatherBroken_ || gi.gatherDim != 0) return fail<Plan>("the index tile's values are not laid along the rows (only rows are gathered)");
     if (!ptr->taints.empty() || !mask->taints.empty()) return fail<Plan>("the offsets are clamped (% or where)");

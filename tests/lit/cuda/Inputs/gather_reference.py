@@ -3,6 +3,7 @@
 #   moe DIR TOP_K BLOCK_M ROUTED: c[t] = (a[t // TOP_K] @ b[expert of t's block]) * w[t] (when ROUTED, in
 #     f32) for every routed id t < c's rows that sorted_ids lists; every row of c must be written; a
 #     block whose expert is -1 stores zeros (moe_early; ROUTED 0, no w_ptr).
+#   flagged DIR PAD: out[r] = x[ids[r]] @ w where flags[r] != 0 and ids[r] != PAD, else zeros (rows_flagged)
 #   checked DIR: out[b * 64 + r] = x[b, ids[r]] @ w + res[ids[r]] (zero rows where ids[r] is not in [0, M)) (rows_checked)
 import sys
 
@@ -14,6 +15,13 @@ if kind == "rows":
     rows = np.load(f"{d}/rows_of.npy")
     got, want, mag = out, x[rows] @ w, np.abs(x[rows]) @ np.abs(w)
     k = x.shape[1]
+elif kind == "flagged":
+    x, w, out = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in ("x_base", "w_base", "out"))
+    ids, flags, pad = np.load(f"{d}/ids.npy"), np.load(f"{d}/flags.npy"), int(sys.argv[3])
+    keep = (flags != 0) & (ids != pad)
+    rows = np.where(keep[:, None], x[np.where(keep, ids, 0)], 0.0)
+    want, mag, got, k = rows @ w, np.abs(rows) @ np.abs(w), out, x.shape[1]
+    assert 0 < keep.sum() < len(ids) and (ids == pad).any() and (flags == 0).any(), "some rows kept, some padded, some flagged off"
 elif kind == "checked":
     x, w, res, out = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in ("x_base", "w_base", "res", "out"))
     ids = np.load(f"{d}/ids.npy")

@@ -109,3 +109,21 @@ def rows_checked(x_base, ids, w_base, res, out, M, K, N: tl.constexpr, batch_str
     rv = tl.load(res + src[:, None] * N + cols[None, :], mask=live[:, None], other=0.0)
     dst = tl.program_id(1) * BR + r
     tl.store(out + dst[:, None] * N + cols[None, :], (total + rv.to(tl.float32)).to(tl.float16))
+
+
+# Row masks the affine analysis cannot read as bounds: an i8 flag tested, `ids != PAD`, and the ids
+# clamped with tl.where before they address: each is folded into the gathered rows as written.
+@triton.jit
+def rows_flagged(x_base, ids, flags, w_base, out, K, N: tl.constexpr, PAD: tl.constexpr, BR: tl.constexpr, BK: tl.constexpr):
+    r = tl.program_id(0) * BR + tl.arange(0, BR)
+    raw = tl.load(ids + r)
+    keep = (tl.load(flags + r) != 0) & (raw != PAD)
+    src = tl.where(keep, raw, 0)
+    cols = tl.arange(0, N)
+    ks = tl.arange(0, BK)
+    total = tl.zeros((BR, N), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        x = tl.load(x_base + src[:, None] * K + (k0 + ks)[None, :], mask=keep[:, None] & ((k0 + ks)[None, :] < K), other=0.0)
+        w = tl.load(w_base + (k0 + ks)[:, None] * N + cols[None, :], mask=(k0 + ks)[:, None] < K, other=0.0)
+        total = tl.dot(x, w, total)
+    tl.store(out + r[:, None] * N + cols[None, :], total.to(tl.float16))
