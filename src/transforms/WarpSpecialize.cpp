@@ -407,6 +407,7 @@ class Specializer {
   bool analyzeFollow(Follow& fw, const std::vector<Op*>& between, std::string& why) {
     Op* loop = fw.loop;
     if (!analyzeLoop(loop, fw.roles, why)) return false;
+    if (!streamsUnwritten(loop, fw.roles, /*later=*/true, why)) return false;
     // What the producer's copy needs from outside the loop: its bounds, the initial values it
     // carries and the operands of its ops. Ops between the loops must be pure and not use a loop's
     // results; ops before the main loop must be pure (they stay at the top).
@@ -458,6 +459,7 @@ class Specializer {
     findSharedReads(loop);
     if (!prologueSplits(outer_ ? outer_ : loop, why)) return false;
     if (!analyzeLoop(loop, main_, why)) return false;
+    if (!streamsUnwritten(loop, main_, /*later=*/false, why)) return false;
     if (outer_ && !analyzeNest(loop, why)) return false;
     return resultsReachTheConsumer(loop, main_, why);
   }
@@ -567,6 +569,37 @@ class Specializer {
     return ok && pointer;
   }
   bool pureOrRead(const Op& op) const { return isPure(op.kind()) || sharedReads_.count(&op); }
+
+  // The producer runs ahead of the consumer: D slots ahead in the loop, into the next tile's loads
+  // while the consumer still runs this tile's epilogue (a loop around the main loop: a persistent
+  // kernel's tiles), into a later loop while the consumer finishes the first. A block load of a
+  // buffer the kernel writes could then read it before a write that comes first in program order (a
+  // persistent kernel whose epilogue writes what a later tile loads: silently stale data). Refused
+  // where a write can come first: a store, an atomic or a block store in the loop, or anywhere in
+  // the kernel when a loop is around it or it is a later loop (`later`). Epilogue writes after the
+  // only pass over the loads are fine.
+  bool streamsUnwritten(Op* loop, const Roles& r, bool later, std::string& why) const {
+    if (writtenArgs_.empty() && !writesAnywhere_) return true;
+    bool aroundLoop = later;
+    for (const Op* n : nest_) aroundLoop = aroundLoop || n->kind() == OpKind::For || n->kind() == OpKind::While;
+    const Op* write = nullptr;
+    walk(*loop->region(0), [&](const Op* o) {
+      if (!write && (o->kind() == OpKind::Store || o->kind() == OpKind::DescStore || o->kind() == OpKind::Atomic || o->kind() == OpKind::Call))
+        write = o;
+    });
+    if (!aroundLoop && !write) return true;
+    for (Op* l : r.loads) {
+      std::set<const Value*> args;
+      argsBehind(l->operand(0), args);
+      for (const Value* a : args)
+        if (a->type().isPtr() && (writtenArgs_.count(a) || writesAnywhere_))
+          return why = at(*l) + " reads a buffer the kernel also writes" +
+                       (write ? " in the loop (" + at(*write) + ")" : later ? " before this later loop" : " in the loop around it") +
+                       ": the producer, running ahead of the consumer, could read it before that write",
+                 false;
+    }
+    return true;
+  }
   bool guarded() const {
     return std::any_of(nest_.begin(), nest_.end(), [](const Op* n) { return n->kind() == OpKind::If; });
   }
