@@ -201,6 +201,7 @@ class Emitter {
     // The body first: names are assigned as it is printed, and the signature needs them.
     indent_ = 1;
     emitPrologue();
+    syncPrologueReads();
     emitRoles();
     std::string body = out_.str();
     out_.str("");
@@ -1498,6 +1499,18 @@ class Emitter {
     }
   }
 
+  // Scalars the prologue reads that the kernel may later write (a flag a program sets for itself):
+  // every thread reads them before any warp group starts its role, or one thread's write could
+  // reach the others' reads and send them down different branches (waiting for each other forever).
+  void syncPrologueReads() {
+    bool reads = false, writes = false;
+    for (const auto& up : f_.body.ops()) reads = reads || (up->kind() == OpKind::Load && up->result()->type().isScalar());
+    walk(f_.body, [&](const Op* o) {
+      writes = writes || ((o->kind() == OpKind::Store || o->kind() == OpKind::Atomic) && o->operand(0)->type().isPtr());
+    });
+    if (reads && writes) line("tawa::syncthreads();  // the prologue's scalar reads, before any role's scalar write");
+  }
+
   // Whether a consumer region has a ping-pong loop (its region index is set while emitting it).
   bool usesPingPong(const Op& region) {
     bool any = false;
@@ -1770,9 +1783,12 @@ class Emitter {
         break;
       case OpKind::Store:
         if (op.operand(0)->type().isPtr()) {
-          // One thread of the warp group writes it (Triton's every thread writes the same value).
+          // One thread of the warp group writes it (Triton's every thread writes the same value),
+          // after every thread of the group has made its earlier reads: a flag they loaded must not
+          // change under them (they would branch apart).
           needScalar(op, op.operand(1)->type());
           at(op);
+          if (!soleThread() && region_ >= 1) line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // the group's earlier reads first");
           oneThread("*" + ex(op.operand(0)) + " = " + ex(op.operand(1)) + ";");
           return;
         }

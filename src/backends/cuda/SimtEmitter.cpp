@@ -492,6 +492,10 @@ class SimtEmitter {
     const Value* v = op.operand(1);
     if (!ptr->type().isTile()) {
       if (op.numOperands() > 2) throw UserError(op.loc(), "a scalar store takes no mask");
+      // Every thread's earlier accesses first, as for a scalar atomic: a flag the others loaded must
+      // not change under them (a program overwriting the flag that chose its branch), or they would
+      // branch apart and wait for each other forever.
+      line("syncthreads();");
       line("if (tid == 0) *" + nameFor(ptr) + " = " + nameFor(v) + ";  // one thread stores a scalar");
       return;
     }
