@@ -795,11 +795,10 @@ class Emitter {
     return "[&](int gi) { const long long g = " + g + "; return " + (moved == "g" ? std::string("g") : "g < 0 ? -1LL : static_cast<long long>" + moved) + "; }";
   }
   // A tile map's box at (col, row) copied into `dst` (layout l: one call per swizzle chunk) by the
-  // warp group's 128 threads; `row` a row function ([&](int gi) ...: gathered rows) or the first row.
+  // warp group's 128 threads; `row` the first row, or with `gather` a row function ([&](int gi) ...).
   void emitTileLoad(const TensorMapSpec& map, const TileLayout& l, const std::string& dst, const std::string& col,
-                    const std::string& row, const Value* desc) {
+                    const std::string& row, const Value* desc, bool gather = false) {
     const bool tf32 = tf32Maps_.count(static_cast<int>(&map - allMaps_.data()));
-    const bool gather = row.rfind("[&]", 0) == 0;
     for (int64_t j = 0; j < l.chunks; ++j)
       line(std::string(gather ? "tawa::tile_gather_generic<" : "tawa::tile_load_generic<") + std::to_string(byteWidth(map.elem)) + ", " + std::to_string(map.boxCols) + ", " +
            std::to_string(map.boxRows) + ", " + std::to_string(map.swizzleBytes) + (tf32 ? ", true" : "") + ">(" + dst +
@@ -2624,6 +2623,10 @@ class Emitter {
   }
 
   bool lazyOrScalar(const Value* v) const { return v->type().isScalar() || lazies_.count(v); }
+  // A zero of an element type, as C++ (what a masked-off load reads without an `other`).
+  static std::string zeroOf(Scalar s) {
+    return s == Scalar::F16 ? "tawa::to_f16(0.0f)" : s == Scalar::BF16 ? "tawa::to_bf16(0.0f)" : cScalarType(s) + "(0)";
+  }
   // A stored tile that is a constant or an index expression (a MoE kernel's zeros for an empty
   // expert, a guard's else branch storing zeros): written into registers first, where it is stored.
   void holdInRegisters(const Op& op, const Value* v) {
@@ -2645,8 +2648,7 @@ class Emitter {
     profTile(op);
     at(op);
     Frag fr = declareTile(op, t, nameFor(op.result()));
-    const std::string zero = t.scalar == Scalar::F16 ? "tawa::to_f16(0.0f)" : t.scalar == Scalar::BF16 ? "tawa::to_bf16(0.0f)"
-                                                                                                       : cScalarType(t.scalar) + "(0)";
+    const std::string zero = zeroOf(t.scalar);
     writeFrag(fr, [&](const Ctx& c) {
       const std::string at = "*" + elem(op, op.operand(0), c);
       if (op.numOperands() < 2) return at;
@@ -3040,7 +3042,7 @@ class Emitter {
     if (tileMap(op.operand(0))) {
       // The producer's 128 threads copy the slot's chunks (TMA's swizzled layout), each fences its
       // generic writes for the wgmma that reads them (async proxy) and arrives on the full barrier.
-      emitTileLoad(map, l, dst, col, row, op.operand(0));
+      emitTileLoad(map, l, dst, col, row, op.operand(0), gather);
       line("tawa::fence_proxy_async_shared_cta();  // this thread's writes, before the wgmma reading them (async proxy)");
       if (phaseEnds_.count(&op)) line("tawa::mbarrier_arrive(&" + b.name + "[" + slot + "]);  // this thread's part of the phase is written");
       return;
@@ -3231,8 +3233,7 @@ class Emitter {
     const std::string off = d.offset ? "static_cast<int64_t>(" + ex(d.offset) + ")" : "int64_t{0}";
     const std::string start = "static_cast<int64_t>(" + ex(op.operand(1)) + ")", extent = "static_cast<int64_t>(" + ex(d.extent) + ")",
                       stride = "static_cast<int64_t>(" + ex(d.stride) + ")";
-    std::string zero = t.scalar == Scalar::F16 ? "tawa::to_f16(0.0f)" : t.scalar == Scalar::BF16 ? "tawa::to_bf16(0.0f)"
-                                                                                                  : cScalarType(t.scalar) + "(0)";
+    std::string zero = zeroOf(t.scalar);
     if (auto o = op.attrs.find("other"); o != op.attrs.end()) {  // a constant `other` (BlockAccess): the outside's value
       if (std::holds_alternative<double>(o->second) != t.elemIsFloat())
         unsupported(op, "a 1-D load's 'other' must be a constant of its element type");
