@@ -3486,6 +3486,14 @@ class Lowerer {
   static bool endsInBareReturn(const Body& b) {
     return !b.empty() && b.back()->kind == Stmt::Kind::Return && !b.back()->value;
   }
+  // Whether a bare `return` is reached through nested ifs (not loops) of b: `if a: if b: return`.
+  static bool returnsThroughIfs(const Body& b) {
+    for (const auto& s : b) {
+      if (s->kind == Stmt::Kind::Return && !s->value) return true;
+      if (s->kind == Stmt::Kind::If && (returnsThroughIfs(s->body) || returnsThroughIfs(s->orelse))) return true;
+    }
+    return false;
+  }
 
   // `top`: the statement list is (a tail of) its function's body, reached only through ifs folded
   // on constants or through early exits, so an `if cond: ...; return` on a runtime condition can run
@@ -3503,7 +3511,9 @@ class Lowerer {
           fr.tails.emplace_back(&body, i + 1);
           exec(truthy(c, s.test->pos) ? s.body : s.orelse, true);
           fr.tails.pop_back();
-        } else if (endsInBareReturn(s.body) || endsInBareReturn(s.orelse)) {
+        } else if (returnsThroughIfs(s.body) || returnsThroughIfs(s.orelse)) {
+          // An early exit, or an if holding one deeper (`if a: if b: return`): each branch runs its
+          // statements and, unless it returns, the rest of the function.
           earlyExit(s, c, body, i + 1);
           fr.returned = true;
           fr.result = Val::none();
