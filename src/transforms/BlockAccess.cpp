@@ -295,6 +295,19 @@ class BlockAccess {
     if (!g) return std::nullopt;
     return PredV{{Sym::constant(0) - Sym::atom(*g)}, {}};
   }
+  // Gather mode for a scope: the values evaluated in it (with gather atoms) are forgotten after it.
+  struct GatherMode {
+    BlockAccess& a;
+    bool mode;
+    std::map<const Value*, IntV> ints;
+    std::map<const Value*, PtrV> ptrs;
+    explicit GatherMode(BlockAccess& b) : a(b), mode(b.gatherMode_), ints(b.ints_), ptrs(b.ptrs_) { a.gatherMode_ = true; }
+    ~GatherMode() {
+      a.gatherMode_ = mode;
+      a.ints_ = std::move(ints);
+      a.ptrs_ = std::move(ptrs);
+    }
+  };
   bool isGather(int id) const { return id >= kIndexVars && atoms_[static_cast<size_t>(id - kIndexVars)].gatherDim >= 0; }
   // s after a shape op that renumbers dimensions by f: its index variables and its gather atoms' dimensions.
   Sym shaped(const Sym& s, const std::function<int(int)>& f) {
@@ -908,22 +921,20 @@ class BlockAccess {
   // unbounded rows at row stride S0, its row operand the tile G where the row conjuncts hold and -1
   // (outside the tensor: zeros) where they do not. `other` must be zero; offsets must not be clamped.
   std::optional<Plan> analyzeGather(Op* op) {
-    auto savedInts = ints_;
-    auto savedPtrs = ptrs_;
-    gatherMode_ = true;
     gatherBroken_ = false;
-    auto ptr = evalPtr(op->operand(0));
+    std::optional<PtrV> ptr;
+    std::optional<PredV> mask = PredV{};
     int g = -1;
     bool two = false;
-    for (auto& [m, c] : ptr ? ptr->off.t : std::map<Mono, int64_t>{})
-      for (int a : m)
-        if (isGather(a)) two = two || (g >= 0 && g != a), g = a;
-    gatherSeen_ = g >= 0;
-    std::optional<PredV> mask = PredV{};
-    if (gatherSeen_ && op->numOperands() > 1) mask = evalPred(op->operand(1));
-    gatherMode_ = false;
-    ints_ = std::move(savedInts);  // values with gather atoms stay here
-    ptrs_ = std::move(savedPtrs);
+    {
+      GatherMode on(*this);
+      ptr = evalPtr(op->operand(0));
+      for (auto& [m, c] : ptr ? ptr->off.t : std::map<Mono, int64_t>{})
+        for (int a : m)
+          if (isGather(a)) two = two || (g >= 0 && g != a), g = a;
+      gatherSeen_ = g >= 0;
+      if (gatherSeen_ && op->numOperands() > 1) mask = evalPred(op->operand(1));
+    }
     if (!ptr || g < 0 || !mask) return std::nullopt;  // no index tile: the affine analysis's reason stands
     if (two) return fail<Plan>("the address uses two index tiles");
     const AtomInfo gi = atoms_[static_cast<size_t>(g - kIndexVars)];
@@ -984,7 +995,7 @@ class BlockAccess {
     }
     startCoordinates(C, p, 1);
     for (auto& c : lower)
-      if (!((c + p.start[1] + Sym::constant(1)).constValue() == std::optional<int64_t>(0)))
+      if (!atZero(c, p.start[1]))
         return fail<Plan>("a mask conjunct bounds the columns from below other than at 0 (offset >= 0)");
     p.masked[1] = colRel.has_value();
     p.bound[0] = Sym::constant(std::numeric_limits<int32_t>::max());
@@ -1088,7 +1099,7 @@ class BlockAccess {
     // A lower bound is the descriptor's own (TMA fills and clips coordinates below 0) exactly when
     // it reads start_d + i_d >= 0, i.e. i_d > -start_d - 1 (block pointers' boundary_check).
     for (auto& [d, c] : lower)
-      if (!((c + p.start[static_cast<size_t>(d)] + Sym::constant(1)).constValue() == std::optional<int64_t>(0)))
+      if (!atZero(c, p.start[static_cast<size_t>(d)]))
         return fail<Plan>("a mask conjunct bounds dimension " + std::to_string(d) + " from below other than at 0 (offset >= 0)");
     for (int d = 0; d < rank; ++d) {
       auto& r = rel[static_cast<size_t>(d)];
@@ -1097,6 +1108,11 @@ class BlockAccess {
           r ? p.start[static_cast<size_t>(d)] + *r : Sym::constant(std::numeric_limits<int32_t>::max());
     }
     return p;
+  }
+
+  // Whether a conjunct `i_d > c` reads start_d + i_d >= 0: the descriptor's own lower bound.
+  static bool atZero(const Sym& c, const Sym& start) {
+    return (c + start + Sym::constant(1)).constValue() == std::optional<int64_t>(0);
   }
 
   // Start coordinates: the terms of C that are non-negative multiples of one stride (of dimension
@@ -1205,15 +1221,13 @@ class BlockAccess {
             // C) may still mask the clamped columns; gather atoms never bound a dimension here.
             std::string saved = why_;
             why_.clear();
-            auto savedInts = ints_;
-            auto savedPtrs = ptrs_;
-            const bool savedMode = gatherMode_;
-            gatherMode_ = true;
-            auto ptr = evalPtr(u->operand(0));
-            std::optional<PredV> mask = u->numOperands() > 2 ? evalPred(u->operand(2)) : std::optional<PredV>(PredV{});
-            gatherMode_ = savedMode;
-            ints_ = std::move(savedInts);
-            ptrs_ = std::move(savedPtrs);
+            std::optional<PtrV> ptr;
+            std::optional<PredV> mask = PredV{};
+            {
+              GatherMode on(*this);
+              ptr = evalPtr(u->operand(0));
+              if (u->numOperands() > 2) mask = evalPred(u->operand(2));
+            }
             why_ = saved;
             if (!ptr || !mask) {
               why = "the mask or address of " + at(*u) + " is not understood";
