@@ -150,11 +150,12 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
     if (simt) *simt = true;
     // Correct but slow: said on stderr whatever the flags, so that nobody times it unaware.
     std::cerr << lk.kernel->loc.str() << ": warning: '@" << name << "' is not warp-specialized (" << why
-              << "): emitted as a SIMT kernel, without TMA or wgmma (its f16/bf16 tl.dot on mma.sync, others on FMA units: slow)\n";
+              << "): emitted as a SIMT kernel, without TMA or wgmma (its tl.dot on mma.sync where the operands allow, "
+                 "else on FMA units: slow)\n";
     if (ws.explain)
       *ws.explain << "@" << name << ": not warp-specialized (" << why << "): emitted as a SIMT kernel (" << r.threads
                   << " threads per program) whose tile.dot stages its operands in shared memory and runs on mma.sync "
-                  << "(f16/bf16 operands) or FMA loops in f32 (i32): correct, and slower than the warp-specialized form\n";
+                  << "(f16/bf16, tf32 and 8-bit integer operands) or FMA loops in f32 (i32): correct, and slower than the warp-specialized form\n";
     return r;
   }
   if (simt) *simt = true;

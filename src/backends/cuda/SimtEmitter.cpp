@@ -583,8 +583,8 @@ class SimtEmitter {
   static constexpr int64_t kMaxStage = 200 * 1024;  // the staging area's bytes at most
 
   // tile.dot in a kernel that could not be warp-specialized (no loop to pipeline, say): both
-  // operands staged in shared memory. f16 and bf16 operands whose shape the tensor cores take (M a
-  // multiple of 16, N of 8, K of 16) run on them through mma.sync (dotMma); otherwise each result
+  // operands staged in shared memory. Operands and shapes the tensor cores take (mmaKind) run on them
+  // through mma.sync (dotMma); otherwise each result
   // element is the sum over K of the products in f32 (i32 for integers), k in order, added to the
   // accumulator operand, rounded once to the result type: plain FMAs, correct for every kernel, slow.
   void dot(const Op& op) {
@@ -593,10 +593,10 @@ class SimtEmitter {
     const Type &at = a->type(), &bt = b->type(), &rt = op.result()->type();
     if (rt.shape.size() != 2 || at.shape.size() != 2 || bt.shape.size() != 2)
       throw UserError(op.loc(), "a tile.dot of rank " + std::to_string(rt.shape.size()) + " has no SIMT form", "a 2-D tl.dot");
-    if (mmaShape(op)) return dotMma(op);
+    if (const Mma kind = mmaKind(op); kind != Mma::None) return dotMma(op, kind);
     const bool integer = !ir::isFloat(at.scalar);
     // f32 operands of a tf32 dot (Triton's default) are rounded as the tensor cores read them (and the executor models).
-    const bool tf32 = op.hasAttr("input_precision") && op.strAttr("input_precision") == "tf32";
+    const bool tf32 = readsTf32(op);
     const std::string accT = integer ? "int" : "float", K = std::to_string(at.shape[1]), N = std::to_string(rt.shape[1]);
     // An operand's element as the sum's type (rounded to tf32 where the dot reads tf32); the
     // accumulator's is never rounded: it is the running sum, kept in f32.
@@ -632,50 +632,83 @@ class SimtEmitter {
     unstage();
   }
 
-  // Whether the SIMT dot `op` runs on the tensor cores: f16 or bf16 operands of one type, an f32
-  // result, M a multiple of 16, N of 8, K of 16, and A, B and the f32 result fit the staging area.
-  bool mmaShape(const Op& op) const {
+  // Whether the dot reads its f32 operands as tf32 (Triton's default input_precision; "ieee" does not).
+  static bool readsTf32(const Op& op) { return op.hasAttr("input_precision") && op.strAttr("input_precision") == "tf32"; }
+
+  // The tensor-core instructions the SIMT dot runs on: m16n8k16 for f16 and bf16 operands (f32 sums)
+  // and for 8-bit integers (i32 sums), m16n8k8 for f32 operands of a tf32 dot (f32 sums).
+  enum class Mma { None, Half, Tf32, Int8 };
+  // Which one the SIMT dot `op` takes: both operands of one of those kinds (8-bit integers: int8, the
+  // front end's only integer dot), the result its sums' type, M a multiple of 16, N of 8, K of the instruction's depth,
+  // and A, B and the 4-byte result fit the staging area; None otherwise (the FMA loops).
+  Mma mmaKind(const Op& op) const {
     const Type &at = op.operand(0)->type(), &bt = op.operand(1)->type(), &rt = op.result()->type();
-    if (!isHalf(at.scalar) || bt.scalar != at.scalar || rt.scalar != Scalar::F32) return false;
+    const bool tf32 = readsTf32(op);
+    const Mma kind = isHalf(at.scalar) && bt.scalar == at.scalar && rt.scalar == Scalar::F32                     ? Mma::Half
+                     : at.scalar == Scalar::F32 && bt.scalar == Scalar::F32 && rt.scalar == Scalar::F32 && tf32 ? Mma::Tf32
+                     : at.scalar == Scalar::I8 && bt.scalar == Scalar::I8 && rt.scalar == Scalar::I32            ? Mma::Int8
+                                                                                                                  : Mma::None;
+    if (kind == Mma::None) return kind;
     const int64_t M = rt.shape[0], N = rt.shape[1], K = at.shape[1];
-    if (M % 16 || N % 8 || K % 16) return false;
-    return after(stagedBytes(at)) + after(stagedBytes(bt)) + M * N * 4 <= kMaxStage;
+    if (M % 16 || N % 8 || K % (kind == Mma::Tf32 ? 8 : 16)) return Mma::None;
+    return after(stagedBytes(at)) + after(stagedBytes(bt)) + M * N * 4 <= kMaxStage ? kind : Mma::None;
   }
 
   // The tensor-core form of the SIMT dot: A (M x K) and B (K x N) staged row-major, the accumulator
-  // (or zeros) written to an f32 M x N array after them; each warp takes 16x8 tiles of the result in
-  // turn (tile t: rows 16 (t / (N/8)), columns 8 (t % (N/8))) and, for each 16-deep slice of K, loads
-  // its lanes' fragments (primitives.cuh's mma_16816_*: the PTX layout) and issues mma.sync, adding
-  // into the tile; then every thread reads its own elements back. Sums: f32 in the tensor core's
-  // order, not the FMA path's (the emulator adds each 16-product slice exactly, then rounds).
-  void dotMma(const Op& op) {
+  // (or zeros) written to an M x N array of sums (f32, or i32 for integers) after them; each warp takes
+  // 16x8 tiles of the result in turn (tile t: rows 16 (t / (N/8)), columns 8 (t % (N/8))) and, for each
+  // slice of K the instruction takes (16 deep, 8 for tf32), loads its lanes' fragments (primitives.cuh's
+  // mma_* give the PTX layouts: two 16-bit elements to a register, one tf32, four 8-bit integers) and
+  // issues mma.sync, adding into the tile; then every thread reads its own elements back. Float sums
+  // are in the tensor core's order, not the FMA path's (the emulator adds each slice exactly, then
+  // rounds); integer sums are exact (modulo 2^32, as the FMA path's).
+  void dotMma(const Op& op, Mma kind) {
     const Value *a = op.operand(0), *b = op.operand(1);
     const Value* acc = op.numOperands() > 2 ? op.operand(2) : nullptr;
-    const Type &at = a->type(), &rt = op.result()->type();
+    const Type &at = a->type(), &bt = b->type(), &rt = op.result()->type();
     const int64_t M = rt.shape[0], N = rt.shape[1], K = at.shape[1];
-    const std::string Ns = std::to_string(N), Ks = std::to_string(K), T = std::to_string(threads_);
-    const std::string mma = at.scalar == Scalar::BF16 ? "mma_16816_bf16" : "mma_16816_f16";
-    const int64_t bOff = after(stagedBytes(at)), cOff = bOff + after(stagedBytes(op.operand(1)->type()));
+    auto str = [](int64_t v) { return std::to_string(v); };
+    const std::string Ns = str(N), Ks = str(K), T = str(threads_), tilesN = str(N / 8);
+    const std::string sumT = kind == Mma::Int8 ? "int" : "float";
+    const int64_t bOff = after(stagedBytes(at)), cOff = bOff + after(stagedBytes(bt));
     const std::string sa = stageTile(a, op), sb = stageTile(b, op, bOff);
     stageBytes_ = std::max(stageBytes_, cOff + M * N * 4);
     const std::string r = nameFor(op.result()), g = inTile(rt), c = unique(r + "_c");
-    line("float* " + c + " = reinterpret_cast<float*>(stage + " + std::to_string(cOff) + ");  // the f32 result, row-major");
-    perEntry(rt, op, g, c + "[tid + " + T + " * k] = " + (acc ? "static_cast<float>(" + ref(acc) + ")" : std::string("0.0f")) + ";");
+    line(sumT + "* " + c + " = reinterpret_cast<" + sumT + "*>(stage + " + str(cOff) + ");  // the " +
+         (kind == Mma::Int8 ? "i32" : "f32") + " result, row-major");
+    perEntry(rt, op, g, c + "[tid + " + T + " * k] = " + (acc ? "static_cast<" + sumT + ">(" + ref(acc) + ")" : kind == Mma::Int8 ? std::string("0") : std::string("0.0f")) + ";");
     line("syncthreads();");
-    line("for (int t = tid / 32; t < " + std::to_string(M / 16 * (N / 8)) + "; t += " + std::to_string(warps_) + ") {  // this warp's 16x8 tiles");
+    line("for (int t = tid / 32; t < " + str(M / 16 * (N / 8)) + "; t += " + str(warps_) + ") {  // this warp's 16x8 tiles");
     ++indent_;
     line("const int lg = (tid & 31) >> 2, lq = tid & 3;");
-    line("float* c0 = " + c + " + (t / " + std::to_string(N / 8) + " * 16 + lg) * " + Ns + " + t % " + std::to_string(N / 8) + " * 8 + 2 * lq;");
-    line("float* c8 = c0 + " + std::to_string(8 * N) + ";");
-    line("float d[4] = {c0[0], c0[1], c8[0], c8[1]};");
-    line("for (int kk = 0; kk < " + Ks + "; kk += 16) {");
+    line(sumT + "* c0 = " + c + " + (t / " + tilesN + " * 16 + lg) * " + Ns + " + t % " + tilesN + " * 8 + 2 * lq;");
+    line(sumT + "* c8 = c0 + " + str(8 * N) + ";");
+    line(sumT + " d[4] = {c0[0], c0[1], c8[0], c8[1]};");
+    line("for (int kk = 0; kk < " + Ks + "; kk += " + (kind == Mma::Tf32 ? "8" : "16") + ") {");
     ++indent_;
-    line("const auto* a0 = " + sa + " + (t / " + std::to_string(N / 8) + " * 16 + lg) * " + Ks + " + kk + 2 * lq;");
-    line("const auto* a8 = a0 + " + std::to_string(8 * K) + ";");
-    line("const uint32_t af[4] = {pack_pair(a0[0], a0[1]), pack_pair(a8[0], a8[1]), pack_pair(a0[8], a0[9]), pack_pair(a8[8], a8[9])};");
-    line("const auto* b0 = " + sb + " + (kk + 2 * lq) * " + Ns + " + t % " + std::to_string(N / 8) + " * 8 + lg;");
-    line("const uint32_t bf[2] = {pack_pair(b0[0], b0[" + Ns + "]), pack_pair(b0[" + std::to_string(8 * N) + "], b0[" + std::to_string(9 * N) + "])};");
-    line(mma + "(d, af, bf);");
+    const std::string row = "(t / " + tilesN + " * 16 + lg) * " + Ks + " + kk", col = "t % " + tilesN + " * 8 + lg";
+    if (kind == Mma::Half) {
+      line("const auto* a0 = " + sa + " + " + row + " + 2 * lq;");
+      line("const auto* a8 = a0 + " + str(8 * K) + ";");
+      line("const uint32_t af[4] = {pack_pair(a0[0], a0[1]), pack_pair(a8[0], a8[1]), pack_pair(a0[8], a0[9]), pack_pair(a8[8], a8[9])};");
+      line("const auto* b0 = " + sb + " + (kk + 2 * lq) * " + Ns + " + " + col + ";");
+      line("const uint32_t bf[2] = {pack_pair(b0[0], b0[" + Ns + "]), pack_pair(b0[" + str(8 * N) + "], b0[" + str(9 * N) + "])};");
+      line(std::string(at.scalar == Scalar::BF16 ? "mma_16816_bf16" : "mma_16816_f16") + "(d, af, bf);");
+    } else if (kind == Mma::Tf32) {
+      line("const float* a0 = " + sa + " + " + row + " + lq;");
+      line("const float* a8 = a0 + " + str(8 * K) + ";");
+      line("const uint32_t af[4] = {tf32_word(a0[0]), tf32_word(a8[0]), tf32_word(a0[4]), tf32_word(a8[4])};");
+      line("const float* b0 = " + sb + " + (kk + lq) * " + Ns + " + " + col + ";");
+      line("const uint32_t bf[2] = {tf32_word(b0[0]), tf32_word(b0[" + str(4 * N) + "])};");
+      line("mma_1688_tf32(d, af, bf);");
+    } else {
+      line("const auto* a0 = " + sa + " + " + row + " + 4 * lq;");
+      line("const auto* a8 = a0 + " + str(8 * K) + ";");
+      line("const uint32_t af[2] = {pack_quad(a0[0], a0[1], a0[2], a0[3]), pack_quad(a8[0], a8[1], a8[2], a8[3])};");
+      line("const auto* b0 = " + sb + " + (kk + 4 * lq) * " + Ns + " + " + col + ";");
+      line("const uint32_t bf[1] = {pack_quad(b0[0], b0[" + Ns + "], b0[" + str(2 * N) + "], b0[" + str(3 * N) + "])};");
+      line("mma_16816_s8(d, af, bf);");
+    }
     --indent_;
     line("}");
     line("c0[0] = d[0];");

@@ -26,12 +26,13 @@
 //     same bits) at its index, and the block waits again before the area is reused; the dynamic
 //     shared memory grows by the largest staged tile (at most 200 KiB: a larger one is a located
 //     error).
-//     tile.dot stages both operands (B after A). f16 and bf16 operands with an f32 result (M a
-//     multiple of 16, N of 8, K of 16: every Triton dot of them) run on the tensor cores: the
-//     accumulator goes to an f32 array after B, each warp takes its 16x8 tiles in turn through
-//     mma.sync.m16n8k16, and every thread reads its elements back. Other operands (f32, 8-bit) sum
-//     each result element's products in f32 (i32 for integers), k in order, from the accumulator
-//     operand, rounding once: FMA units.
+//     tile.dot stages both operands (B after A). f16 and bf16 operands with an f32 result, 8-bit
+//     integers with an i32 result, and f32 operands of a tf32 dot (M a multiple of
+//     16, N of 8, K of 16, 8 for tf32: every Triton dot of them) run on the tensor cores: the
+//     accumulator goes to an array of sums after B, each warp takes its 16x8 tiles in turn through
+//     mma.sync (m16n8k16; m16n8k8 for tf32), and every thread reads its elements back. Other
+//     operands (ieee f32, f8, f64) sum each result element's products in f32 (i32 for integers),
+//     k in order, from the accumulator operand, rounding once: FMA units.
 //     A scalar store is made by thread 0 only. tile.for's num_stages is ignored (no software
 //     pipelining on this path). `#line` directives go back to the kernel source. Anything else is
 //     a UserError located at the op.

@@ -616,6 +616,22 @@ TAWA_DEVICE void mma_16816_bf16(float* d, const uint32_t* a, const uint32_t* b) 
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32: d += A (16x8) * B (8x8), operands tf32 words
+// (tf32_word). Fragments (PTX ISA, "Matrix Fragments for mma.m16n8k8", .tf32): a[0] = A[g][q],
+// a[1] = A[g+8][q], a[2] = A[g][q+4], a[3] = A[g+8][q+4]; b[0] = B[q][g], b[1] = B[q+4][g]; d as above.
+TAWA_DEVICE void mma_1688_tf32(float* d, const uint32_t* a, const uint32_t* b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32: i32 d += A (16x16) * B (16x8), wrapping modulo
+// 2^32. Fragments ("Matrix Fragments for mma.m16n8k16 with integer type"), four elements to a word,
+// low byte first: a[0] = A[g][4q..4q+3], a[1] = A[g+8][4q..4q+3]; b[0] = B[4q..4q+3][g]; d as above.
+TAWA_DEVICE void mma_16816_s8(int* d, const uint32_t* a, const uint32_t* b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+               : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(b[0]));
+}
 
 // ---- clocks and the profile's event records (emitted only with --profile)
 
@@ -771,6 +787,15 @@ inline To bitcast(From x) {
 // mantissa bits, to nearest, ties away from zero (cvt.rna.tf32.f32; the executor's ir::roundTf32);
 // infinities and NaN unchanged. For the SIMT path's FMA dot, which has no tf32 instruction to do it.
 TAWA_DEVICE float round_tf32(float x) { return bitcast<float>(numerics::round_tf32_bits(bitcast<uint32_t>(x))); }
+// The same rounding as an mma.sync tf32 operand register (the SIMT path's tf32 dot).
+TAWA_DEVICE uint32_t tf32_word(float x) { return numerics::round_tf32_bits(bitcast<uint32_t>(x)); }
+// Four 8-bit integers as one 32-bit register, the first in the low byte (an mma.sync s8/u8 operand).
+template <class T>
+TAWA_DEVICE uint32_t pack_quad(T x0, T x1, T x2, T x3) {
+  static_assert(sizeof(T) == 1, "pack_quad packs 8-bit integers");
+  return static_cast<uint32_t>(static_cast<uint8_t>(x0)) | static_cast<uint32_t>(static_cast<uint8_t>(x1)) << 8 |
+         static_cast<uint32_t>(static_cast<uint8_t>(x2)) << 16 | static_cast<uint32_t>(static_cast<uint8_t>(x3)) << 24;
+}
 }  // namespace tawa
 
 // ---- libdevice's functions (tile.math {fn}; the one list of them is src/ir/MathFns.cpp, and a unit

@@ -1703,6 +1703,15 @@ inline int32_t shuffleInt(int32_t v, int from, const char* file, int line) {
 }
 }  // namespace emu
 namespace emu {
+// The lanes' N registers of one operand, each lane's words side by side: w[r][lane].
+template <int N>
+inline void exchangeWords(uint32_t (&w)[N][32], const uint32_t* regs, const char* file, int line) {
+  for (int r = 0; r < N; ++r) {
+    float f;
+    std::memcpy(&f, &regs[r], 4);
+    std::memcpy(w[r], warpExchange(f, file, line), 128);
+  }
+}
 // mma.sync.aligned.m16n8k16 with f32 accumulators (primitives.cuh gives the fragment layout): the
 // warp's lanes hand over their A and B registers (six exchanges, so every lane of the warp must
 // arrive, as on the GPU), and each lane computes its four elements of D: the 16 products of each
@@ -1711,11 +1720,8 @@ namespace emu {
 template <class T>
 inline void mma16816(float* d, const uint32_t* a, const uint32_t* b, const char* file, int line) {
   uint32_t A[4][32], B[2][32];
-  for (int r = 0; r < 6; ++r) {
-    float f;
-    std::memcpy(&f, r < 4 ? &a[r] : &b[r - 4], 4);
-    std::memcpy(r < 4 ? A[r] : B[r - 4], warpExchange(f, file, line), 128);
-  }
+  exchangeWords(A, a, file, line);
+  exchangeWords(B, b, file, line);
   charge(8);  // the modelled clock: a few issue cycles of the warp
   auto half = [](uint32_t w, int hi) { return to_f32(T{static_cast<uint16_t>(hi ? w >> 16 : w & 0xffffu)}); };
   // A[row][col] is in lane (row % 8) * 4 + (col % 8) / 2, register row / 8 + 2 * (col / 8), half col % 2;
@@ -1730,8 +1736,58 @@ inline void mma16816(float* d, const uint32_t* a, const uint32_t* b, const char*
     d[i] = static_cast<float>(static_cast<double>(d[i]) + s);
   }
 }
+// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 (primitives.cuh gives the fragment layout): each
+// operand word read as the tensor cores are taken to read a tf32, its 13 low mantissa bits dropped
+// (tawa's SIMT path rounds the operands first, so nothing is dropped on it); each of the lane's four
+// elements of D the 8 products in double, added exactly, then to its C value, rounded once.
+inline void mma1688Tf32(float* d, const uint32_t* a, const uint32_t* b, const char* file, int line) {
+  uint32_t A[4][32], B[2][32];
+  exchangeWords(A, a, file, line);
+  exchangeWords(B, b, file, line);
+  charge(8);
+  auto tf32 = [](uint32_t w) {
+    if ((w & 0x7f800000u) != 0x7f800000u) w &= ~0x1fffu;
+    float f;
+    std::memcpy(&f, &w, 4);
+    return f;
+  };
+  // A[row][col] is in lane (row % 8) * 4 + col % 4, register row / 8 + 2 * (col / 4);
+  // B[k][n] in lane n * 4 + k % 4, register k / 4.
+  auto elemA = [&](int row, int col) { return tf32(A[row / 8 + 2 * (col / 4)][(row % 8) * 4 + col % 4]); };
+  auto elemB = [&](int k, int n) { return tf32(B[k / 4][n * 4 + k % 4]); };
+  const int lane = self().tid % 32, g = lane / 4, q = lane % 4;
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + 8 * (i / 2), col = 2 * q + i % 2;
+    double s = 0;
+    for (int k = 0; k < 8; ++k) s += static_cast<double>(elemA(row, k)) * elemB(k, col);
+    d[i] = static_cast<float>(static_cast<double>(d[i]) + s);
+  }
+}
+// mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32: signed 8-bit integers, four to a word (the first
+// in the low byte); each element of D its C value plus the 16 products, wrapping modulo 2^32 as the
+// instruction does without .satfinite.
+inline void mma16816S8(int32_t* d, const uint32_t* a, const uint32_t* b, const char* file, int line) {
+  uint32_t A[2][32], B[1][32];
+  exchangeWords(A, a, file, line);
+  exchangeWords(B, b, file, line);
+  charge(8);
+  auto byte = [](uint32_t w, int i) { return static_cast<int64_t>(static_cast<int8_t>(static_cast<uint8_t>(w >> (8 * i)))); };
+  // A[row][col] is in lane (row % 8) * 4 + col / 4, register row / 8, byte col % 4;
+  // B[k][n] in lane n * 4 + k / 4, byte k % 4.
+  auto elemA = [&](int row, int col) { return byte(A[row / 8][(row % 8) * 4 + col / 4], col % 4); };
+  auto elemB = [&](int k, int n) { return byte(B[0][n * 4 + k / 4], k % 4); };
+  const int lane = self().tid % 32, g = lane / 4, q = lane % 4;
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + 8 * (i / 2), col = 2 * q + i % 2;
+    int64_t s = 0;
+    for (int k = 0; k < 16; ++k) s += elemA(row, k) * elemB(k, col);
+    d[i] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int64_t>(d[i]) + s));
+  }
+}
 }  // namespace emu
 inline void mma_16816_f16(float* d, const uint32_t* a, const uint32_t* b, TAWA_EMU_LOC) { emu::mma16816<f16>(d, a, b, TAWA_EMU_AT); }
+inline void mma_1688_tf32(float* d, const uint32_t* a, const uint32_t* b, TAWA_EMU_LOC) { emu::mma1688Tf32(d, a, b, TAWA_EMU_AT); }
+inline void mma_16816_s8(int32_t* d, const uint32_t* a, const uint32_t* b, TAWA_EMU_LOC) { emu::mma16816S8(d, a, b, TAWA_EMU_AT); }
 inline void mma_16816_bf16(float* d, const uint32_t* a, const uint32_t* b, TAWA_EMU_LOC) { emu::mma16816<bf16>(d, a, b, TAWA_EMU_AT); }
 inline int32_t shfl_xor(int32_t v, int mask, TAWA_EMU_LOC) {
   if (mask < 0 || mask > 31) emu::fail("shfl.sync.bfly with lane mask " + std::to_string(mask) + " outside [0, 31]", TAWA_EMU_AT);

@@ -49,9 +49,9 @@ def gemm_gather(x_base, rows_of, w_base, out_base, R, K, N, BR: tl.constexpr, BN
 
 
 # f32 operands (tf32 by default) summed over a K loop into an accumulator that starts from memory:
-# the FMA path's accumulator carried from one iteration to the next.
+# the accumulator carried from one iteration to the next (mma.sync for tf32, the FMA loops for ieee).
 @triton.jit
-def dot_acc_f32(a, b, bias, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def dot_acc_f32(a, b, bias, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PREC: tl.constexpr = "tf32"):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.arange(0, BN)
     rk = tl.arange(0, BK)
@@ -59,5 +59,5 @@ def dot_acc_f32(a, b, bias, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.con
     for k0 in range(0, K, BK):
         x = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :])
         y = tl.load(b + (k0 + rk)[:, None] * BN + rn[None, :])
-        acc = tl.dot(x, y, acc)
+        acc = tl.dot(x, y, acc, input_precision=PREC)
     tl.store(c + rm[:, None] * BN + rn[None, :], acc)
