@@ -541,6 +541,22 @@ class Emitter {
                                    std::to_string(ring.tile.shape[0]) + "-row tile)");
             gatherMaps_.insert(descs_.at(op->operand(0)));
           }
+        } else if (op->kind() == OpKind::Dot && regionIndex(op) > 0 && computedInRegisters(op->operand(1))) {
+          // B computed in registers (a dequantized weight tile): the consumer writes it into a buffer
+          // of its own, laid out as TMA lays out a swizzled KxN box, which its wgmma then reads.
+          const Type& t = op->operand(1)->type();
+          auto l = swizzledLayout(t);
+          if (!l || (t.scalar != Scalar::F16 && t.scalar != Scalar::BF16))
+            unsupported(*op, "a B operand computed in registers is staged in shared memory for wgmma as an f16 or bf16 tile with "
+                             "rows of 32, 64 or a multiple of 128 bytes, got " + t.str());
+          Staging st;
+          st.name = fresh((op->operand(1)->nameHint.empty() ? std::string("b") : op->operand(1)->nameHint) + "_operand");
+          st.rows = t.shape[0];
+          st.cols = t.shape[1];
+          st.elemBytes = byteWidth(t.scalar);
+          st.layout = l;
+          operandStagings_[op] = st;
+          operandStagingOrder_.push_back(op);
         } else if (op->kind() == OpKind::DescLoad && !vecDescs_.count(op->operand(0))) {
           const Type& t = op->result()->type();
           int w = regionIndex(op);
@@ -1315,6 +1331,11 @@ class Emitter {
       pv.offset = off;
       off += pv.layout.slotBytes;
     }
+    for (const Op* op : operandStagingOrder_) {
+      Staging& st = operandStagings_.at(op);
+      st.offset = off;
+      off += st.layout->slotBytes;
+    }
     // The stores of one warp group take turns in one staging buffer per size (each waits until the
     // TMA engine has read the one before: emitTmaStore), as Triton's epilogue subtiling intends.
     std::map<std::pair<int, int64_t>, int64_t> stagingAt;
@@ -1428,6 +1449,13 @@ class Emitter {
            (s.layout ? ", " + std::to_string(s.layout->chunks) + " chunk(s) of " + std::to_string(s.layout->chunkCols) + " columns, " +
                            std::to_string(s.layout->swizzle) + "B swizzle"
                      : " row-major"));
+    }
+    for (const Op* op : operandStagingOrder_) {
+      const Staging& st = operandStagings_.at(op);
+      line("uint8_t* " + st.name + " = smem + " + std::to_string(st.offset) + ";  // B of a wgmma, written by consumer " +
+           std::to_string(regionIndex(op) - 1) + " from registers: " + std::to_string(st.rows) + "x" + std::to_string(st.cols) + ", " +
+           std::to_string(st.layout->chunks) + " chunk(s) of " + std::to_string(st.layout->chunkCols) + " columns, " +
+           std::to_string(st.layout->swizzle) + "B swizzle");
     }
     for (const Value* v : barOrder_) {
       const Bars& b = bars_.at(v);
@@ -1770,7 +1798,7 @@ class Emitter {
         break;
       case OpKind::Atomic:
         if (op.operand(0)->type().isPtr()) return emitScalarAtomic(op);
-        break;
+        return emitPointerAtomic(op);
       case OpKind::Bitcast:
         if (op.result()->type().isPtr() && op.operand(0)->type().isScalar()) {
           if (!scalarPtrs_.count(op.result())) return;  // an address nothing here reads through
@@ -2460,6 +2488,10 @@ class Emitter {
         if (in == out) return a[0];
         if (!isFloat(out) && !isFloat(in)) return "static_cast<" + cScalarType(out) + ">(" + a[0] + ")";
         if (out == Scalar::F32 && !isFloat(in)) return "static_cast<float>(" + a[0] + ")";
+        // An integer to f16 through f32: exact up to 2^24, past f16's largest finite value (65504). To
+        // bf16 only from integers of 16 bits or fewer (exact in f32: one rounding, as cvt.rn.bf16 does).
+        if ((out == Scalar::F16 || (out == Scalar::BF16 && bitWidth(in) <= 16)) && !isFloat(in) && in != Scalar::I1)
+          return std::string(out == Scalar::F16 ? "tawa::to_f16(" : "tawa::to_bf16(") + "static_cast<float>(" + a[0] + "))";
         unsupported(op, "casts from " + std::string(scalarName(in)) + " to " + std::string(scalarName(out)) + " are not emitted yet");
       }
       case OpKind::Bitcast: return "tawa::bitcast<" + cScalarType(out) + ">(" + a[0] + ")";
@@ -2589,6 +2621,9 @@ class Emitter {
         v.base = r.name + " + " + v.slot + " * " + std::to_string(r.layout.slotBytes);
         if (r.kMajor) unsupported(op, "an fp8 slot read by tile.dot is not emitted yet");
         views_[res] = v;
+        // Read other than by tile.dot (a quantized weight tile dequantized in registers): into
+        // registers at once, before the slot's release.
+        if (computedFrom(res)) readIntoRegisters(op, v, "every thread has read its part of " + r.name + " (the slot may be released)");
         return;
       }
       case OpKind::DescLoad: return vecDescs_.count(op.operand(0)) ? emitVecLoad(op) : emitDescLoad(op);
@@ -2645,16 +2680,98 @@ class Emitter {
                       "pointer and index tiles");
     const Type& t = op.result()->type();
     if (t.rank() > 2 || cScalarType(t.scalar).empty()) unsupported(op, "a load through pointers of " + t.str() + " is not emitted");
+    if (t.rank() == 2 && t.shape[0] == 1 && t.shape[1] > 1) {
+      // One row (a quantized GEMM's scales or zeros for the block's columns, broadcast over K): no
+      // register form in the accumulator layout, so a lazy tile, each element read where it is used,
+      // from buffers the kernel never writes (so that reading later than the load reads the same).
+      if (!readsOnlyUnwritten(op))
+        unsupported(op, "a 1xN load through pointers is read where its elements are used, which needs a buffer the kernel never writes");
+      const std::string zero = zeroOf(t.scalar);
+      const Op* load = &op;
+      lazies_[op.result()] = [this, load, zero](const Ctx& c) {
+        const std::string at = "*" + elem(*load, load->operand(0), c);
+        if (load->numOperands() < 2) return at;
+        return "((" + elem(*load, load->operand(1), c) + ") ? " + at + " : " +
+               (load->numOperands() > 2 ? elem(*load, load->operand(2), c) : zero) + ")";
+      };
+      return;
+    }
     profTile(op);
     at(op);
     Frag fr = declareTile(op, t, nameFor(op.result()));
     const std::string zero = zeroOf(t.scalar);
     writeFrag(fr, [&](const Ctx& c) {
-      const std::string at = "*" + elem(op, op.operand(0), c);
-      if (op.numOperands() < 2) return at;
-      return "((" + elem(op, op.operand(1), c) + ") ? " + at + " : " + (op.numOperands() > 2 ? elem(op, op.operand(2), c) : zero) + ")";
+      std::string at = "*" + elem(op, op.operand(0), c);
+      if (op.numOperands() >= 2)
+        at = "((" + elem(op, op.operand(1), c) + ") ? " + at + " : " + (op.numOperands() > 2 ? elem(op, op.operand(2), c) : zero) + ")";
+      // A 16- or 32-row tile (a K block of B) pads its 64-row block: the rows past it are not read.
+      return fr.rows ? "((" + c.row + ") < " + std::to_string(fr.rows) + " ? " + at + " : " + zero + ")" : at;
     });
     frags_[op.result()] = fr;
+  }
+  // tile.atomic through a tile of pointers in a consumer (a split-K GEMM adding its partial C): each
+  // thread applies the read-modify-write to its registers' elements, under the mask, with the
+  // fences its `sem` asks for around them, as the SIMT path does. Its old values are not emitted.
+  void emitPointerAtomic(const Op& op) {
+    const std::string& kind = op.strAttr("kind");
+    if (kind == "cas") unsupported(op, "a tile atomic_cas in a warp-specialized kernel is not emitted");
+    if (uses_[op.result()] > 0) unsupported(op, "the old values a tile atomic returns are not emitted in a warp-specialized kernel");
+    if (single_ || !lazies_.count(op.operand(0)))
+      unsupported(op, "an atomic through a tile of pointers is emitted in consumer warp groups only, its addresses computed from a "
+                      "pointer and index tiles");
+    const int width = byteWidth(op.result()->type().scalar);
+    if (width != 2 && width != 4 && width != 8) unsupported(op, "atomics take 2-, 4- and 8-byte elements");
+    const Value* v = op.operand(1);
+    profTile(op);
+    at(op);
+    holdInRegisters(op, v);
+    auto f = frags_.find(v);
+    if (f == frags_.end() || f->second.row) unsupported(op, "an atomic through a tile of pointers applies a 2-D tile held in registers");
+    const Frag& fr = f->second;
+    static const std::map<std::string, std::string> ops = {{"add", "Add"}, {"max", "Max"}, {"min", "Min"}, {"and", "And"},
+                                                           {"or", "Or"},   {"xor", "Xor"}, {"xchg", "Xchg"}};
+    const std::string& sem = op.strAttr("sem");
+    const std::string scope = std::to_string(op.strAttr("scope") == "cta" ? 0 : op.strAttr("scope") == "sys" ? 2 : 1);
+    const std::string fence = "tawa::fence_acq_rel<" + scope + ">();";
+    const Ctx c = fragCtx();
+    const std::string mask = op.numOperands() > 2 ? elem(op, op.operand(2), c) : "", addr = elem(op, op.operand(0), c),
+                      value = elem(op, v, c);
+    const std::string body = (mask.empty() ? "" : "if (" + mask + ") ") + "tawa::atomic<tawa::AtomicOp::" + ops.at(kind) + ", " + scope +
+                             ">(" + addr + ", " + value + ");";
+    if (sem == "release" || sem == "acq_rel") line(fence + "  // sem " + sem);
+    line("TAWA_UNROLL");
+    line("for (int mi = 0; mi < " + std::to_string(fr.mBlocks) + "; ++mi) {");
+    line("TAWA_UNROLL");
+    line("  for (int ri = 0; ri < " + std::to_string(fr.perThread) + "; ++ri) {");
+    if (mentions(body, "row") || fr.rows) line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");
+    if (mentions(body, "col")) line("    const int col = tawa::wgmma_acc_col(ri);");
+    if (fr.rows) line("    if (row >= " + std::to_string(fr.rows) + ") continue;  // the padded rows of a " + std::to_string(fr.rows) + "-row tile");
+    line("    " + body);
+    line("  }");
+    line("}");
+    if (sem == "acquire" || sem == "acq_rel") line(fence);
+  }
+  // Whether `load` reads only buffers the kernel never writes: its address comes from pointer
+  // arguments that no store, atomic or block store addresses (found as warp-specialize finds them,
+  // ir::argsBehind), and the kernel makes no call.
+  bool readsOnlyUnwritten(const Op& load) {
+    if (!writtenArgsFound_) {
+      writtenArgsFound_ = true;
+      walk(const_cast<Block&>(f_.body), [&](Op* o) {
+        if (o->kind() == OpKind::Call) writesAnywhere_ = true;
+        if (o->kind() == OpKind::Store || o->kind() == OpKind::DescStore || o->kind() == OpKind::TmaStore || o->kind() == OpKind::Atomic)
+          ir::argsBehind(o->operand(0), f_.body, writtenArgs_);
+      });
+    }
+    std::set<const Value*> args;
+    ir::argsBehind(load.operand(0), f_.body, args);
+    bool pointer = false;
+    for (const Value* a : args)
+      if (a->type().isPtr()) {
+        if (writtenArgs_.count(a)) return false;
+        pointer = true;
+      }
+    return pointer && !writesAnywhere_;
   }
   // tile.store through a tile of pointers in a consumer: each thread stores its registers' elements
   // (rows scattered through an index tile, as a MoE kernel's C), under the mask.
@@ -2805,20 +2922,26 @@ class Emitter {
     v.tile = pv.tile;
     views_[op.result()] = v;
     // Used other than as a tile.dot operand in shared memory (a residual tile added to the
-    // accumulator in the epilogue): read into registers at once, each thread its accumulator-fragment
-    // elements from the swizzled buffer, then the warp group's barrier, so that no thread loads the
-    // buffer again (the next tile of a loop) before every thread has read this one.
-    if (usedOutsideDots(op.result())) {
-      if (pv.tile.rank() != 2 || pv.tile.shape[0] % 64 != 0 || !l.swizzle)
-        unsupported(op, "a tile read into registers from shared memory needs whole 64-row blocks in a swizzled layout, got " + pv.tile.str());
-      Frag f = declareFrag(op, pv.tile, fresh(nameFor(op.result()) + "_regs"));
-      writeFrag(f, [&](const Ctx& c) {
-        return "tawa::ld_shared<" + cScalarType(pv.tile.scalar) + ">(" + pv.name + " + " +
-               swizzledOffset(l, "(" + c.row + ")", "(" + c.col + ")") + ")";
-      });
-      line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // every thread has read " + pv.name + " (it may be loaded again)");
-      frags_[op.result()] = f;
-    }
+    // accumulator in the epilogue): read into registers at once.
+    if (usedOutsideDots(op.result())) readIntoRegisters(op, v, "every thread has read " + pv.name + " (it may be loaded again)");
+  }
+  // A shared-memory tile read into registers at once, each thread its accumulator-fragment elements
+  // from the swizzled buffer, then the warp group's barrier, so that no thread loads the buffer again
+  // (the next tile of a loop) or releases its slot before every thread has read it.
+  void readIntoRegisters(const Op& op, const View& v, const std::string& comment) {
+    if (v.tile.rank() != 2 || (v.tile.shape[0] % 64 != 0 && !paddedRows(v.tile.shape[0])) || !v.layout.swizzle)
+      unsupported(op, "a tile read into registers from shared memory needs 16 or 32 rows or whole 64-row blocks in a swizzled layout, got " +
+                          v.tile.str());
+    if (v.transposed) unsupported(op, "the transpose of a shared-memory tile is read by tile.dot only");
+    Frag f = declareFrag(op, v.tile, fresh(nameFor(op.result()) + "_regs"));
+    writeFrag(f, [&](const Ctx& c) {
+      const std::string read = "tawa::ld_shared<" + cScalarType(v.tile.scalar) + ">(" + v.base + " + " +
+                               swizzledOffset(v.layout, "(" + c.row + ")", "(" + c.col + ")") + ")";
+      // A 16- or 32-row tile's padded block: the rows past it are not the tile's (zeros, never read).
+      return f.rows ? "((" + c.row + ") < " + std::to_string(f.rows) + " ? " + read + " : " + zeroOf(v.tile.scalar) + ")" : read;
+    });
+    line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // " + comment);
+    frags_[op.result()] = f;
   }
   // The byte offset, in a tile stored in layout `l` (TMA's swizzled chunks), of element (row, col):
   // chunk col / chunkCols, row `row` of it, swizzled as TMA writes and reads it.
@@ -2826,6 +2949,16 @@ class Emitter {
     const std::string cc = std::to_string(l.chunkCols);
     return "tawa::layout::swizzle_offset<" + std::to_string(l.swizzle) + ">(" + col + " / " + cc + " * " + std::to_string(l.chunkBytes) +
            " + " + row + " * " + std::to_string(l.swizzle) + " + " + col + " % " + cc + " * " + std::to_string(l.elemBytes) + ")";
+  }
+  // Whether a slot's tile `v` is an operand of arithmetic, a cast or a reduction (which read registers),
+  // not only of tile.dot, its transposes and the loops that carry it (which keep it in shared memory).
+  bool computedFrom(const Value* v) const {
+    bool regs = false;
+    walk(const_cast<Block&>(f_.body), [&](Op* o) {
+      if (regs || std::find(o->operands.begin(), o->operands.end(), v) == o->operands.end()) return;
+      regs = isElementwise(o->kind()) || o->kind() == OpKind::Reduce || o->kind() == OpKind::Scan;
+    });
+    return regs;
   }
   // Whether `v` has a use other than as an operand of tile.dot (which reads shared memory in place).
   bool usedOutsideDots(const Value* v) const {
@@ -2845,9 +2978,10 @@ class Emitter {
     if (single_ || prologueTile_) unsupported(op, "wgmma is a warp-group operation and runs in consumer warp groups only");
     const Value *va = op.operand(0), *vb = op.operand(1);
     auto ib = views_.find(vb);
-    if (ib == views_.end())
-      unsupported(op, "the B operand of tile.dot must be a tile in shared memory (an aref slot or a tile.desc_load)");
-    const View& b = ib->second;
+    const Staging* staged = operandStagings_.count(&op) && !views_.count(vb) ? &operandStagings_.at(&op) : nullptr;
+    if (ib == views_.end() && !(staged && frags_.count(vb)))
+      unsupported(op, "the B operand of tile.dot must be a tile in shared memory (an aref slot or a tile.desc_load) or a register tile");
+    const View& b = staged ? stageOperand(op, *staged, frags_.at(vb)) : ib->second;
     const View* a = views_.count(va) ? &views_.at(va) : nullptr;
     const Frag* af = (!a && frags_.count(va)) ? &frags_.at(va) : nullptr;
     if (!a && !af) unsupported(op, "the A operand of tile.dot must be a tile in shared memory or a register tile");
@@ -2939,7 +3073,38 @@ class Emitter {
     std::set<const Value*> reads;
     if (a && a->ring) reads.insert(a->ring);
     if (b.ring) reads.insert(b.ring);
-    pending_.push_back(Group{{acc}, {}, reads, ++seq_, af != nullptr});
+    pending_.push_back(Group{{acc}, {}, reads, ++seq_, af != nullptr, staged ? staged->name : std::string()});
+  }
+
+  // B computed in registers (fragment `w`, KxN in the accumulator layout), written into its staging
+  // buffer as TMA would lay out the KxN box (swizzled column chunks): the wgmma reads it N-major like a
+  // loaded slot. The MMAs that read the buffer before must have completed (their wait first); each
+  // thread fences its generic writes for the async proxy, and the warp group's barrier makes every
+  // thread's part visible before any of its warps issues the wgmma.
+  const View& stageOperand(const Op& op, const Staging& st, const Frag& w) {
+    int newest = -1;
+    for (size_t i = 0; i < pending_.size(); ++i)
+      if (pending_[i].staged == st.name) newest = static_cast<int>(i);
+    completeThrough(op, newest);
+    const TileLayout& l = *st.layout;
+    line("TAWA_UNROLL");
+    line("for (int mi = 0; mi < " + std::to_string(w.mBlocks) + "; ++mi) {  // B -> " + st.name);
+    line("TAWA_UNROLL");
+    line("  for (int ri = 0; ri < " + std::to_string(w.perThread) + "; ri += 2) {");
+    line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");
+    line("    const int col = tawa::wgmma_acc_col(ri);");
+    if (w.rows) line("    if (row >= " + std::to_string(w.rows) + ") continue;  // a padded block: rows past the tile are not part of B");
+    line("    tawa::st_shared_pair(" + st.name + " + " + swizzledOffset(l, "row", "col") + ", " + w.name + "[mi][ri], " + w.name +
+         "[mi][ri + 1]);");
+    line("  }");
+    line("}");
+    line("tawa::fence_proxy_async_shared_cta();  // this thread's writes, before the wgmma reading them (async proxy)");
+    line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // every thread has written its part of " + st.name);
+    View v;
+    v.base = st.name;
+    v.layout = l;
+    v.tile = op.operand(1)->type();
+    return stagedViews_[&op] = v;
   }
 
   // An MxN f32 result lives in registers of one consumer warp group; the budget leaves 40 of its
@@ -3020,6 +3185,14 @@ class Emitter {
     waitFor(op, used);
   }
 
+  // Whether tile `v` is computed by the consumer in registers: by an elementwise op (arithmetic, a
+  // cast, a select) or a load through pointers, not a shared-memory tile (an nv.smem_load or
+  // tile.desc_load, through transposes, or what a loop or an if yields: attention's V of the previous
+  // iteration is a slot).
+  static bool computedInRegisters(const Value* v) {
+    const Op* d = v->definingOp();
+    return d && (isElementwise(d->kind()) || d->kind() == OpKind::Load);
+  }
   // A tile value that is a shared-memory view through tile.permute / nv.smem_load (for loop-carried slots).
   const Op* viewSource(const Value* v) const {
     const Op* d = v->definingOp();
@@ -3355,6 +3528,11 @@ class Emitter {
   std::map<const Value*, Bars> bars_;
   std::vector<const Value*> barOrder_;
   std::map<const Op*, Staging> stagings_;
+  std::set<const Value*> writtenArgs_;  // readsOnlyUnwritten's: the pointer arguments the kernel writes through
+  bool writtenArgsFound_ = false, writesAnywhere_ = false;
+  std::map<const Op*, Staging> operandStagings_;  // a tile.dot's B computed in registers: its shared-memory copy
+  std::map<const Op*, View> stagedViews_;         // ... and the view its wgmma reads
+  std::vector<const Op*> operandStagingOrder_;
   std::vector<const Op*> stagingOrder_;
   std::vector<const Op*> regions_;
   std::map<const Value*, Frag> frags_;
@@ -3378,6 +3556,7 @@ class Emitter {
     std::set<const Value*> reads;  // the rings (nv.smem_alloc) whose slots its MMAs read
     uint64_t seq = 0;              // when it was issued (seq_)
     bool registerA = false;        // its MMAs read A from registers
+    std::string staged;            // the operand staging buffer its MMAs read B from (operandStagings_), if any
   };
   // Register-A MMAs (attention's PV) are waited for after the work that overlaps them (the softmax);
   // ptxas would hoist that wait above the work, since the instructions after it (the rescale of O) need

@@ -3,8 +3,8 @@ import triton.language as tl
 
 
 # A SIMT kernel's block is sized by its largest tile (about 32 entries per thread, 128 to 1024
-# threads): a 128x128 dot runs on 512 threads. (B's mask, always true but no bound, keeps the kernel
-# off the warp-specialized path.)
+# threads): a 128x128 dot runs on 512 threads. (B's mask, always true but no bound, kept the kernel
+# off the warp-specialized path until the consumer could load B through pointers: TAWA_SIMT=1 now.)
 @triton.jit
 def dot_big(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
