@@ -426,6 +426,10 @@ class Specializer {
         return why = "its loads need " + at(*d) + ", which the producer cannot compute" +
                      (d->kind() == OpKind::For ? " (a loop's result)" : " (it has side effects)"),
                false;
+      if (consumerPrologue_.count(d))
+        return why = "its loads need " + at(*d) + ", computed before the main loop from " + at(*consumerPrologue_.at(d)) +
+                     ", which only the consumer has",
+               false;
       if (!isBetween) continue;  // a pure op before the main loop: it stays at the top
       slice.insert(d);
       for (Value* w : d->operands) need.push_back(w);
@@ -459,14 +463,17 @@ class Specializer {
     findSharedReads(loop);
     if (!prologueSplits(outer_ ? outer_ : loop, why)) return false;
     if (!analyzeLoop(loop, main_, why)) return false;
+    if (!producerNeedsNoConsumerPrologue(loop, main_, why)) return false;
     if (!streamsUnwritten(loop, main_, /*later=*/false, why)) return false;
     if (outer_ && !analyzeNest(loop, why)) return false;
     return resultsReachTheConsumer(loop, main_, why);
   }
 
   // rewrite() keeps the pure ops before the top loop where they are (both roles use them) and moves
-  // the others (loops, loads) into the consumer. A pure op that uses a moved op's result would be left
-  // using a value only the consumer defines: such a prologue is not split.
+  // the others (loops, loads) into the consumer. A pure op that uses a moved op's result (a bias row
+  // loaded, then scaled, before the K loop) moves with it (consumerPrologue_): the producer must not
+  // need it (producerNeedsNoConsumerPrologue). In a persistent kernel's nest such a prologue is not
+  // split.
   bool prologueSplits(Op* topLoop, std::string& why) {
     std::set<const Value*> moved;
     for (auto& op : f_.body.ops()) {
@@ -482,10 +489,36 @@ class Specializer {
       });
       if (!used) continue;
       const Op* d = used->definingOp();
+      if (!outer_ && !d->hasAttr("volatile")) {
+        consumerPrologue_[op.get()] = consumerPrologue_.count(d) ? consumerPrologue_.at(d) : d;
+        for (auto& r : op->results()) moved.insert(r.get());
+        continue;
+      }
       why = at(*op) + ", before the loop, uses the result of " + at(*d) +
             (d->hasAttr("volatile") ? ", a volatile read (each warp group reading it could see another value)"
                                     : ", which has side effects (or comes after one) or is a loop: the producer could not see it");
       return false;
+    }
+    return true;
+  }
+  // The main loop's producer copy uses values from before the loop (its bounds, the initial values it
+  // carries, its loads' operands): none may be computed by the consumer alone (consumerPrologue_).
+  bool producerNeedsNoConsumerPrologue(Op* loop, const Roles& r, std::string& why) const {
+    if (consumerPrologue_.empty()) return true;
+    std::vector<Value*> need{loop->operand(0), loop->operand(1), loop->operand(2)};
+    for (size_t k : r.producerCarried) need.push_back(loop->operand(3 + k));
+    for (Op* op : r.producer) walk(*op, [&](Op* o) { need.insert(need.end(), o->operands.begin(), o->operands.end()); });
+    std::set<const Op*> seen;
+    while (!need.empty()) {
+      Value* v = need.back();
+      need.pop_back();
+      Op* d = v->definingOp();
+      if (!d || d->parent != &f_.body || !seen.insert(d).second) continue;
+      if (consumerPrologue_.count(d))
+        return why = "the producer needs " + at(*d) + ", computed before the loop from " + at(*consumerPrologue_.at(d)) +
+                     ", which only the consumer has",
+               false;
+      walk(*d, [&](Op* o) { need.insert(need.end(), o->operands.begin(), o->operands.end()); });
     }
     return true;
   }
@@ -705,7 +738,7 @@ class Specializer {
       }
       if (op->kind() == OpKind::Return) continue;
       if (after) epilogue.push_back(op.get());
-      else if (!pureOrRead(*op)) prologueImpure.push_back(op.get());
+      else if (!pureOrRead(*op) || consumerPrologue_.count(op.get())) prologueImpure.push_back(op.get());
     }
     Builder top(&f_.body, loadLoc);
     top.setInsertionPointBefore(topLoop);
@@ -926,7 +959,7 @@ class Specializer {
   bool preloadable(const Op& op) const {
     if (!streamed(op) || op.parent != &f_.body) return false;
     for (Value* v : op.operands)
-      if (Op* d = v->definingOp(); d && (d->parent != &f_.body || !isPure(d->kind()))) return false;
+      if (Op* d = v->definingOp(); d && (d->parent != &f_.body || !isPure(d->kind()) || consumerPrologue_.count(d))) return false;
     return true;
   }
   static bool usedBy(const Value* v, const std::vector<Op*>& ops) {
@@ -1597,6 +1630,9 @@ class Specializer {
   int64_t depth_ = 2;                   // the main aref's depth D (chooseDepth)
   std::vector<Op*> nest_;               // the loops and guards around the main loop, outermost first
   Op* outer_ = nullptr;                 // nest_'s first (a persistent kernel's tile loop, a guard), or null
+  // Pure ops before the loop computed from what only the consumer has, each with the op it comes from
+  // (prologueSplits): they move into the consumer.
+  std::map<const Op*, const Op*> consumerPrologue_;
   std::set<Op*> producerNest_;          // what the producer needs from the nest's bodies (analyzeNest)
   std::map<const Op*, std::set<size_t>> nestCarried_;  // the values each nest loop's producer copy carries
   std::set<const Op*> sharedReads_;     // scalar loads every role may repeat (findSharedReads)
