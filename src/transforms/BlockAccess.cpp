@@ -170,6 +170,7 @@ class BlockAccess {
     materializeAssumptions();
     for (auto& p : plans) rewrite(p);
     removeDeadCode();
+    untieNestedCarriedPointers();
     removeDeadCarriedPointers();
   }
 
@@ -661,9 +662,46 @@ class BlockAccess {
         auto f = shapeMap(*d);
         return PtrV{p->base, shaped(p->off, f), remapTaints(p->taints, f)};
       }
+      case OpKind::For:
+        return loopResultPtr(d, static_cast<size_t>(v->index()));
       default:
         return fail<PtrV>("the address comes from " + at(*d) + ", which is not splat/addptr/broadcast/expand_dims/permute");
     }
+  }
+  // Result #k of a tile.for that carries a pointer tile advanced by a fixed step (an inner K loop's
+  // `a_ptrs += BK * stride_ak`, carried on by an outer loop, as liger's int2 GEMM does): init +
+  // trips * step, for a loop whose trip count is a constant.
+  std::optional<PtrV> loopResultPtr(Op* loop, size_t k) {
+    auto init = evalPtr(loop->operand(3 + k));
+    if (!init) return std::nullopt;
+    auto step = carriedStep(loop, k);
+    if (!step) return std::nullopt;
+    auto lo = intConstant(loop->operand(0)), hi = intConstant(loop->operand(1)), st = intConstant(loop->operand(2));
+    if (!lo || !hi || !st || *st <= 0)
+      return fail<PtrV>("the address is the result of " + at(*loop) + ", whose trip count is not a constant");
+    const int64_t trips = *hi > *lo ? (*hi - *lo + *st - 1) / *st : 0;
+    return PtrV{init->base, init->off + Sym::constant(trips) * *step, init->taints};
+  }
+  // The step of pointer tile #k that `loop` carries: what its body yields must be addptr(itself,
+  // step), the step the same in every lane and loop-invariant.
+  std::optional<Sym> carriedStep(Op* loop, size_t k) {
+    Block* body = loop->region(0);
+    Value* arg = body->arg(k + 1);
+    auto saved = ptrs_;
+    auto savedInts = ints_;
+    ptrs_[arg] = PtrV{arg, {}, {}};
+    auto next = evalPtr(body->terminator()->operand(k));
+    ptrs_ = std::move(saved);
+    ints_ = std::move(savedInts);
+    if (!next) return std::nullopt;
+    if (next->base != arg || !next->taints.empty())
+      return fail<Sym>("the loop-carried address #" + std::to_string(k) + " of " + at(*loop) + " is not advanced as addptr(itself, step)");
+    if (next->off.hasIndex())
+      return fail<Sym>("the step of the loop-carried address #" + std::to_string(k) + " of " + at(*loop) + " differs between lanes");
+    if (!invariantIn(next->off, loop))
+      return fail<Sym>("the step of the loop-carried address #" + std::to_string(k) + " of " + at(*loop) +
+                       " changes from one iteration to the next");
+    return next->off;
   }
   // A pointer tile carried by a tile.for, advanced by a position-independent, loop-invariant step:
   // at trip index t it is init + t * step.
@@ -675,23 +713,9 @@ class BlockAccess {
     size_t k = static_cast<size_t>(arg->index() - 1);
     auto init = evalPtr(loop->operand(3 + k));
     if (!init) return std::nullopt;
-    auto saved = ptrs_;
-    auto savedInts = ints_;
-    ptrs_[arg] = PtrV{arg, {}, {}};
-    auto next = evalPtr(body->terminator()->operand(k));
-    ptrs_ = std::move(saved);
-    ints_ = std::move(savedInts);
-    if (!next) return std::nullopt;
-    if (next->base != arg || !next->taints.empty())
-      return fail<PtrV>("the loop-carried address #" + std::to_string(k) + " of " + at(*loop) +
-                        " is not advanced as addptr(itself, step)");
-    if (next->off.hasIndex())
-      return fail<PtrV>("the step of the loop-carried address #" + std::to_string(k) + " of " + at(*loop) +
-                        " differs between lanes");
-    if (!invariantIn(next->off, loop))
-      return fail<PtrV>("the step of the loop-carried address #" + std::to_string(k) + " of " + at(*loop) +
-                        " changes from one iteration to the next");
-    return PtrV{init->base, init->off + Sym::atom(tripOf(loop)) * next->off, init->taints};
+    auto step = carriedStep(loop, k);
+    if (!step) return std::nullopt;
+    return PtrV{init->base, init->off + Sym::atom(tripOf(loop)) * *step, init->taints};
   }
 
   std::optional<PredV> evalPred(Value* v) {
@@ -1215,6 +1239,17 @@ class BlockAccess {
             push(parent->result(k), ts);
             continue;
           }
+          case OpKind::For: {  // the initial value of a carried value (an accumulator into an inner loop)
+            if (k < 3) break;
+            for (auto& t : ts)
+              if (!invariantIn(t.rel, u)) {
+                why = "the clamped bound changes across iterations of " + at(*u);
+                return false;
+              }
+            push(u->region(0)->arg(k - 3 + 1), ts);
+            push(u->result(k - 3), ts);
+            continue;
+          }
           case OpKind::Store: {
             if (k != 1) break;
             // In gather mode: a store whose rows are scattered through an index tile (a MoE kernel's
@@ -1466,6 +1501,33 @@ class BlockAccess {
     }
   }
 
+  // A pointer tile carried through a nest (liger's int2 GEMM: `a_ptrs` advanced by the inner K loop,
+  // carried on by the outer loop) whose loads became block loads: outer slot k's argument only
+  // initializes inner slot j (or is unused: `b_ptrs` set afresh each outer iteration), inner slot j's
+  // result only the outer yield passes on, and the outer result is unused. The inner slot then starts
+  // from the outer loop's initial value and the outer slot carries itself unchanged: both only
+  // advance themselves, and removeDeadCarriedPointers drops them.
+  void untieNestedCarriedPointers() {
+    std::map<const Value*, int> uses;
+    countUses(f_.body, uses);
+    walk(f_.body, [&](Op* loop) {
+      if (loop->kind() != OpKind::For) return;
+      Block& body = *loop->region(0);
+      Op* yield = body.terminator();
+      for (size_t k = 0; k < loop->numResults(); ++k) {
+        Value* arg = body.arg(k + 1);
+        if (!arg->type().isPtrLike() || uses.count(loop->result(k)) || uses[arg] > 1) continue;
+        Op* inner = yield->operand(k)->definingOp();
+        if (!inner || inner->kind() != OpKind::For || inner->parent != &body || uses[yield->operand(k)] != 1) continue;
+        const size_t j = static_cast<size_t>(yield->operand(k)->index());
+        // The argument's one use initializes the inner slot, or it has none (`b_ptrs` set afresh at the
+        // top of each outer iteration).
+        if (uses[arg] == 1 && inner->operand(3 + j) != arg) continue;
+        if (uses[arg] == 1) inner->operands[3 + j] = loop->operand(3 + k);
+        yield->operands[k] = arg;
+      }
+    });
+  }
   // A loop-carried pointer tile that only advances itself (argument used once, by the pure op the
   // yield returns, and no use of the loop's result) is dropped from its loop.
   void removeDeadCarriedPointers() {

@@ -102,6 +102,12 @@ CASES = [
     Case('liger-kernel-0.5.10', 'liger_kernel/ops/experimental/mm_int8int2.py', 'matmul_kernel',
          'a_ptr:*i8[64,256] strides(stride_am, stride_ak), b_ptr:*u8[64,64] strides(stride_bk, stride_bn), c_ptr:*i32[64,64] strides(stride_cm, stride_cn), M:i32=64, N:i32=64, K=256, BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=4',
          'cdiv(M,32)*cdiv(N,32)'),
+    # The same GEMM at Hopper sizes (64-row blocks): its int8 B, computed in registers from the 2-bit
+    # fields, is staged K-major for an s8 wgmma (warp-specialized since 2026-12-07; 32-row blocks take
+    # the SIMT path's mma.sync).
+    Case('liger-kernel-0.5.10', 'liger_kernel/ops/experimental/mm_int8int2.py', 'matmul_kernel',
+         'a_ptr:*i8[150,512] strides(stride_am, stride_ak), b_ptr:*u8[128,136] strides(stride_bk, stride_bn), c_ptr:*i32[150,136] strides(stride_cm, stride_cn), M:i32=150, N:i32=136, K=512, BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=64, GROUP_SIZE_M=4',
+         'cdiv(M,64)*cdiv(N,64)'),
     Case('fla-core-0.3.2', 'fla/modules/activations.py', 'sigmoid_fwd_kernel',
          'x:*fp32[1000], y:*fp32[1000], T:i32=1000, B=512, D=100',
          'cdiv(1000,512)'),

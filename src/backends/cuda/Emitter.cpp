@@ -162,6 +162,7 @@ struct Staging {
   std::string name;
   int64_t offset = 0, rows = 0, cols = 0, elemBytes = 0;
   bool reused = false;  // an earlier store of the same warp group used this buffer (an epilogue's subtiles)
+  bool kMajor = false;  // an operand staging laid out as the NxK transpose of its KxN tile (an s8 B)
   // A TMA store's staging is laid out as TMA reads a swizzled box (TileLayout: column chunks one
   // swizzle span wide, 16-byte units XOR-ed by the row), one copy per chunk: the accumulator
   // fragment's pairs, eight rows to a warp's quarter, then fall in different banks (row-major, the
@@ -544,12 +545,16 @@ class Emitter {
         } else if (op->kind() == OpKind::Dot && regionIndex(op) > 0 && computedInRegisters(op->operand(1))) {
           // B computed in registers (a dequantized weight tile): the consumer writes it into a buffer
           // of its own, laid out as TMA lays out a swizzled KxN box, which its wgmma then reads.
+          // An 8-bit B (s8) is held K-major, as wgmma reads 8-bit operands: laid out as its NxK transpose.
           const Type& t = op->operand(1)->type();
-          auto l = swizzledLayout(t);
-          if (!l || (t.scalar != Scalar::F16 && t.scalar != Scalar::BF16))
-            unsupported(*op, "a B operand computed in registers is staged in shared memory for wgmma as an f16 or bf16 tile with "
-                             "rows of 32, 64 or a multiple of 128 bytes, got " + t.str());
+          const bool kMajor = t.scalar == Scalar::I8 && t.rank() == 2;
+          auto l = swizzledLayout(kMajor ? t.withShape({t.shape[1], t.shape[0]}) : t);
+          if (!l || (t.scalar != Scalar::F16 && t.scalar != Scalar::BF16 && !kMajor))
+            unsupported(*op, "a B operand computed in registers is staged in shared memory for wgmma as an f16, bf16 or s8 tile with "
+                             "rows (of K for s8) of 32, 64 or a multiple of 128 bytes, got " + t.str());
+          if (kMajor) integerMma_ = true;
           Staging st;
+          st.kMajor = kMajor;
           st.name = fresh((op->operand(1)->nameHint.empty() ? std::string("b") : op->operand(1)->nameHint) + "_operand");
           st.rows = t.shape[0];
           st.cols = t.shape[1];
@@ -2987,16 +2992,22 @@ class Emitter {
     if (!a && !af) unsupported(op, "the A operand of tile.dot must be a tile in shared memory or a register tile");
     if (a && a->transposed) unsupported(op, "a transposed A operand is not emitted (A is read K-major)");
     Scalar in = b.tile.scalar;
-    if ((in != Scalar::F16 && in != Scalar::BF16) || (a ? a->tile.scalar : af->elem) != in)
-      unsupported(op, "tile.dot on a consumer is emitted for f16 and bf16 operands (both the same) so far");
+    // s8 operands (k32 steps, i32 sums): A a shared-memory tile (K-major as loaded), B staged K-major.
+    const bool ints = in == Scalar::I8 && staged && a;
+    if ((in != Scalar::F16 && in != Scalar::BF16 && !ints) || (a ? a->tile.scalar : af->elem) != in)
+      unsupported(op, "tile.dot on a consumer is emitted for f16 and bf16 operands (both the same), and s8 ones with B computed "
+                      "in registers, so far");
     if (af && af->row) unsupported(op, "the A operand is a row vector");
     const Type& at = va->type();
+    const int64_t kStep = ints ? 32 : 16;
     int64_t m = at.shape[0], k = at.shape[1], n = op.result()->type().shape[1];
     static const std::set<int64_t> ns = {16, 32, 64, 128, 256};
-    if (m % 64 != 0 || k % 16 != 0 || !ns.count(n))
-      unsupported(op, "needs M a multiple of 64, K of 16 and N in {16, 32, 64, 128, 256}, got " + std::to_string(m) + "x" +
-                          std::to_string(n) + "x" + std::to_string(k));
-    if (op.result()->type().scalar != Scalar::F32) unsupported(op, "accumulates in f32 only so far");
+    if (m % 64 != 0 || k % kStep != 0 || !ns.count(n))
+      unsupported(op, "needs M a multiple of 64, K of " + std::to_string(kStep) + " and N in {16, 32, 64, 128, 256}, got " +
+                          std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+    if (op.result()->type().scalar != (ints ? Scalar::I32 : Scalar::F32))
+      unsupported(op, ints ? "an s8 tile.dot accumulates in i32" : "accumulates in f32 only so far");
+    const std::string zeroSum = ints ? "0" : "0.0f";
     checkAccumulatorBudget(op, m, n, "result", "use smaller blocks, or 128-row blocks split between two consumers (--consumers 2)");
     profMark(op, profile::Scope::MmaIssue, b.slot.empty() ? "-1" : b.slot);
     this->at(op);
@@ -3005,25 +3016,25 @@ class Emitter {
     if (auto y = yieldInto_.find(op.result()); y != yieldInto_.end()) {
       acc = y->second;  // the enclosing tile.if yields this result: accumulate in its storage
       if (accIn) assignTile(op, acc, accIn);
-      else writeFrag(acc, [](const Ctx&) { return std::string("0.0f"); });
+      else writeFrag(acc, [&](const Ctx&) { return zeroSum; });
     } else if (accIn && frags_.count(accIn) && uses_[accIn] == 1) {
       acc = frags_.at(accIn);  // accumulate in place: nothing else reads the old value
     } else {
       acc = declareFrag(op, op.result()->type(), nameFor(op.result()));
       if (accIn) assignTile(op, acc, accIn);
-      else writeFrag(acc, [](const Ctx&) { return std::string("0.0f"); });
+      else writeFrag(acc, [&](const Ctx&) { return zeroSum; });
     }
     frags_[op.result()] = acc;
     names_[op.result()] = acc.name;
-    std::string ty = in == Scalar::F16 ? "f16" : "bf16";
+    std::string ty = in == Scalar::F16 ? "f16" : in == Scalar::BF16 ? "bf16" : "s8";
     // B: a stored KxN tile is N-major (transpose flag 1); the transpose of a stored NxK tile is K-major (0).
     bool bKMajor = b.transposed;
     const TileLayout& lb = b.layout;
     if ((bKMajor ? lb.rows : lb.cols) != n || (bKMajor ? lb.cols : lb.rows) != k)
       unsupported(op, "operand shapes do not match the shared-memory tile");
     line("{  // " + std::to_string(m) + "x" + std::to_string(n) + " " + (accIn ? "+" : "") + "= " + std::to_string(m) + "x" +
-         std::to_string(k) + " * " + std::to_string(k) + "x" + std::to_string(n) + ": " + std::to_string(k / 16 * (m / 64)) +
-         " x wgmma m64n" + std::to_string(n) + "k16 (A " + (a ? "K-major in shared memory" : "in registers") + ", B " +
+         std::to_string(k) + " * " + std::to_string(k) + "x" + std::to_string(n) + ": " + std::to_string(k / kStep * (m / 64)) +
+         " x wgmma m64n" + std::to_string(n) + "k" + std::to_string(kStep) + " (A " + (a ? "K-major in shared memory" : "in registers") + ", B " +
          (bKMajor ? "K-major" : "N-major") + ")");
     ++indent_;
     std::string bs = fresh("b_tile"), as;
@@ -3048,11 +3059,15 @@ class Emitter {
     }
     for (int64_t mb = 0; mb < acc.mBlocks; ++mb) line("tawa::fence_operands(" + acc.name + "[" + std::to_string(mb) + "]);");
     line("tawa::wgmma_fence();");
-    for (int64_t kk = 0; kk < k / 16; ++kk) {
-      std::string db = smemDesc(bs, lb, bKMajor, kk * 16, 0);
+    for (int64_t kk = 0; kk < k / kStep; ++kk) {
+      std::string db = smemDesc(bs, lb, bKMajor, kk * kStep, 0);
       for (int64_t mb = 0; mb < acc.mBlocks; ++mb) {
         std::string call;
-        if (a) {
+        if (ints) {  // the s8 form has no transpose flags: both operands K-major
+          std::string da = smemDesc(as, a->layout, true, kk * kStep, mb * 64);
+          call = "tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k32_s32_s8(" + acc.name + "[" + std::to_string(mb) + "], " + da +
+                 ", " + db + ", 1);";
+        } else if (a) {
           std::string da = smemDesc(as, a->layout, true, kk * 16, mb * 64);
           call = "tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k16_f32_" + ty + "<" + (bKMajor ? "0" : "1") + ">(" + acc.name +
                  "[" + std::to_string(mb) + "], " + da + ", " + db + ", 1);";
@@ -3088,14 +3103,17 @@ class Emitter {
     completeThrough(op, newest);
     const TileLayout& l = *st.layout;
     line("TAWA_UNROLL");
-    line("for (int mi = 0; mi < " + std::to_string(w.mBlocks) + "; ++mi) {  // B -> " + st.name);
+    line("for (int mi = 0; mi < " + std::to_string(w.mBlocks) + "; ++mi) {  // B -> " + st.name + (st.kMajor ? " (K-major: its NxK transpose)" : ""));
     line("TAWA_UNROLL");
-    line("  for (int ri = 0; ri < " + std::to_string(w.perThread) + "; ri += 2) {");
+    line("  for (int ri = 0; ri < " + std::to_string(w.perThread) + "; ri += " + (st.kMajor ? "1" : "2") + ") {");
     line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");
     line("    const int col = tawa::wgmma_acc_col(ri);");
     if (w.rows) line("    if (row >= " + std::to_string(w.rows) + ") continue;  // a padded block: rows past the tile are not part of B");
-    line("    tawa::st_shared_pair(" + st.name + " + " + swizzledOffset(l, "row", "col") + ", " + w.name + "[mi][ri], " + w.name +
-         "[mi][ri + 1]);");
+    if (st.kMajor)  // element (k, n) at row n, column k of the transpose: one byte each
+      line("    tawa::st_shared_byte(" + st.name + " + " + swizzledOffset(l, "col", "row") + ", " + w.name + "[mi][ri]);");
+    else
+      line("    tawa::st_shared_pair(" + st.name + " + " + swizzledOffset(l, "row", "col") + ", " + w.name + "[mi][ri], " + w.name +
+           "[mi][ri + 1]);");
     line("  }");
     line("}");
     line("tawa::fence_proxy_async_shared_cta();  // this thread's writes, before the wgmma reading them (async proxy)");
@@ -3104,6 +3122,7 @@ class Emitter {
     v.base = st.name;
     v.layout = l;
     v.tile = op.operand(1)->type();
+    v.transposed = st.kMajor;  // read K-major, as the transpose of a stored NxK tile
     return stagedViews_[&op] = v;
   }
 

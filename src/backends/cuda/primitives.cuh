@@ -147,6 +147,8 @@ TAWA_DEVICE void st_shared_pair(void* p, f16 a, f16 b) { *static_cast<__half2*>(
 TAWA_DEVICE void st_shared_pair(void* p, bf16 a, bf16 b) { *static_cast<__nv_bfloat162*>(p) = __halves2bfloat162(a, b); }
 TAWA_DEVICE void st_shared_pair(void* p, float a, float b) { *static_cast<float2*>(p) = make_float2(a, b); }
 TAWA_DEVICE void st_shared_pair(void* p, int32_t a, int32_t b) { *static_cast<int2*>(p) = make_int2(a, b); }
+// One 8-bit integer (an s8 wgmma operand staged K-major by the thread that computed it).
+TAWA_DEVICE void st_shared_byte(void* p, int8_t v) { *static_cast<int8_t*>(p) = v; }
 // One element of a shared-memory tile read into a register (a consumer's own tile used elementwise).
 template <class T>
 TAWA_DEVICE T ld_shared(const void* p) { return *static_cast<const T*>(p); }

@@ -1290,6 +1290,7 @@ inline void st_shared_pair(void* p, int32_t a, int32_t b, TAWA_EMU_LOC) {
   int32_t v[2] = {a, b};
   emu::stShared(p, v, 8, TAWA_EMU_AT);
 }
+inline void st_shared_byte(void* p, int8_t v, TAWA_EMU_LOC) { emu::stShared(p, &v, 1, TAWA_EMU_AT); }
 inline void st_shared_pair(void* p, float a, float b, TAWA_EMU_LOC) {
   emu::checkRead(a, "st.shared", TAWA_EMU_AT);
   emu::checkRead(b, "st.shared", TAWA_EMU_AT);
