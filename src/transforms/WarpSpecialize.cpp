@@ -427,8 +427,8 @@ class Specializer {
                      (d->kind() == OpKind::For ? " (a loop's result)" : " (it has side effects)"),
                false;
       if (consumerPrologue_.count(d))
-        return why = "its loads need " + at(*d) + ", computed before the main loop from " + at(*consumerPrologue_.at(d)) +
-                     ", which only the consumer has",
+        return why = "its loads need " + at(*d) + ", computed before the main loop from " + at(*consumerPrologue_.at(d)) + ", " +
+                     consumerOnly(*consumerPrologue_.at(d)),
                false;
       if (!isBetween) continue;  // a pure op before the main loop: it stays at the top
       slice.insert(d);
@@ -501,6 +501,15 @@ class Specializer {
     }
     return true;
   }
+  // Why op `d` before the loop is the consumer's alone (prologueSplits moved it there).
+  static std::string consumerOnly(const Op& d) {
+    if (d.kind() == OpKind::Load && d.result()->type().isScalar())
+      return "a read after the kernel's first write, of a buffer the kernel writes through (the producer, running ahead, could "
+             "see another value)";
+    if (d.kind() == OpKind::Load || d.kind() == OpKind::DescLoad) return "a tile load only the consumer makes";
+    if (!d.regions().empty()) return "a loop or branch only the consumer runs";
+    return "which has side effects (or comes after one), so only the consumer has it";
+  }
   // The main loop's producer copy uses values from before the loop (its bounds, the initial values it
   // carries, its loads' operands): none may be computed by the consumer alone (consumerPrologue_).
   bool producerNeedsNoConsumerPrologue(Op* loop, const Roles& r, std::string& why) const {
@@ -515,8 +524,8 @@ class Specializer {
       Op* d = v->definingOp();
       if (!d || d->parent != &f_.body || !seen.insert(d).second) continue;
       if (consumerPrologue_.count(d))
-        return why = "the producer needs " + at(*d) + ", computed before the loop from " + at(*consumerPrologue_.at(d)) +
-                     ", which only the consumer has",
+        return why = "the producer needs " + at(*d) + ", computed before the loop from " + at(*consumerPrologue_.at(d)) + ", " +
+                     consumerOnly(*consumerPrologue_.at(d)),
                false;
       walk(*d, [&](Op* o) { need.insert(need.end(), o->operands.begin(), o->operands.end()); });
     }
@@ -602,6 +611,22 @@ class Specializer {
     return ok && pointer;
   }
   bool pureOrRead(const Op& op) const { return isPure(op.kind()) || sharedReads_.count(&op); }
+  // A tile load (a 1-D block load: a scale or bias row) from buffers the kernel only reads: each of
+  // two cooperative consumers may make it (what one consumer alone does first cannot change it).
+  bool readOnlyTileRead(const Op& op) const {
+    if ((op.kind() != OpKind::Load && op.kind() != OpKind::DescLoad) || op.numResults() != 1 || !op.result()->type().isTile() ||
+        op.hasAttr("volatile") || writesAnywhere_)
+      return false;
+    std::set<const Value*> args;
+    argsBehind(op.operand(0), args);
+    bool pointer = false;
+    for (const Value* a : args)
+      if (a->type().isPtr()) {
+        if (writtenArgs_.count(a)) return false;
+        pointer = true;
+      }
+    return pointer;
+  }
 
   // The producer runs ahead of the consumer: D slots ahead in the loop, into the next tile's loads
   // while the consumer still runs this tile's epilogue (a loop around the main loop: a persistent
@@ -1546,7 +1571,8 @@ class Specializer {
           c = child == loop ? inner(ib, c) : cloneNest(ib, level + 1, loop, map, c, inner, producer, group, firstGroup);
           after = true;
         } else if (producer ? producerNest_.count(op.get()) > 0
-                            : !group || (after ? epilogueBelongs(*op, loop, *group, false, firstGroup) : firstGroup || pureOrRead(*op))) {
+                            : !group || (after ? epilogueBelongs(*op, loop, *group, false, firstGroup)
+                                               : firstGroup || pureOrRead(*op) || readOnlyTileRead(*op))) {
           cloneOp(ib, *op, map);
         }
       }

@@ -2490,6 +2490,9 @@ class Emitter {
         if (in == Scalar::F32 && out == Scalar::F16) return "tawa::to_f16(" + a[0] + ")";
         if (in == Scalar::F32 && out == Scalar::BF16) return "tawa::to_bf16(" + a[0] + ")";
         if ((in == Scalar::F16 || in == Scalar::BF16) && out == Scalar::F32) return "tawa::to_f32(" + a[0] + ")";
+        // f16 <-> bf16 through f32 (exact): one rounding, to the result type.
+        if (in == Scalar::F16 && out == Scalar::BF16) return "tawa::to_bf16(tawa::to_f32(" + a[0] + "))";
+        if (in == Scalar::BF16 && out == Scalar::F16) return "tawa::to_f16(tawa::to_f32(" + a[0] + "))";
         if (in == out) return a[0];
         if (!isFloat(out) && !isFloat(in)) return "static_cast<" + cScalarType(out) + ">(" + a[0] + ")";
         if (out == Scalar::F32 && !isFloat(in)) return "static_cast<float>(" + a[0] + ")";

@@ -57,3 +57,18 @@ def dq_scales_written(a, q, s, c, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: 
         acc = tl.dot(x, w8.to(tl.float16) * row, acc)
     tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
     tl.store(s + rn[None, :], tl.full((1, BN), 1.0, tl.float16), mask=tl.program_id(0) == 0)
+
+
+# Weights stored in f16, halved and converted to bf16 in registers for a bf16 A (a cast between the
+# two 16-bit float types: through f32, one rounding).
+@triton.jit
+def f16_weights_bf16(a, w, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        x = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :])
+        y = tl.load(w + (k0 + rk)[:, None] * (BN * tl.num_programs(1)) + rn[None, :])
+        acc = tl.dot(x, (y * 0.5).to(tl.bfloat16), acc)
+    tl.store(c + rm[:, None] * (BN * tl.num_programs(1)) + rn[None, :], acc)
