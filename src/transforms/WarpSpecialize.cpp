@@ -1060,9 +1060,10 @@ class Specializer {
     if (othersTile) return false;  // reads another group's half (its scalars are carried here too)
     if (mine) return true;
     if (usesLoop) return false;  // the other group's
-    // Pure ops independent of the loop are computed by every group; anything else (a store of
-    // something else, a region) is done once, by the first group.
-    return (isPure(op.kind()) && op.regions().empty()) || first;
+    // Pure ops independent of the loop are computed by every group, and so are loads of buffers the
+    // kernel only reads (a bias row both halves add); anything else (a store of something else, a
+    // region) is done once, by the first group.
+    return (isPure(op.kind()) && op.regions().empty()) || readOnlyTileRead(op) || first;
   }
 
   // Whether `v`, used at the top level of a loop body, is the same in every iteration: it does not
@@ -1137,6 +1138,14 @@ class Specializer {
   // A loaded by rows through a descriptor, the result stored through a descriptor at the same row
   // offset) into two row halves, each with its own accumulator, loads and store. The rewritten
   // tile IR computes the same thing; warp-specialize then gives each half its own consumer.
+  // A broadcast of one row to every row (a bias row for the block's columns, `bias[None, :]`) from a
+  // value made in the epilogue's block or one around it: each half broadcasts the same row.
+  static bool rowInvariant(const Op& d, const std::set<const Block*>& around) {
+    if (d.kind() != OpKind::Broadcast || d.operand(0)->type().rank() != 2 || d.operand(0)->type().shape[0] != 1) return false;
+    const Value* r = d.operand(0);
+    const Block* where = r->definingOp() ? r->definingOp()->parent : r->ownerBlock();
+    return where && around.count(where);
+  }
   // Returns the new loop, or null with the reason.
   Op* splitRows(Op* loop, std::string& why) {
     Block& body = *loop->region(0);
@@ -1194,6 +1203,7 @@ class Specializer {
       Op* d = v->definingOp();
       if (!d || depth == 0) return false;
       if (d->kind() == OpKind::Constant || d->kind() == OpKind::Splat) return true;
+      if (rowInvariant(*d, around)) return true;
       if (d->parent != &home || uses[v] != 1 || v->type().shape != res->type().shape) return false;
       if (d->kind() == OpKind::DescLoad) {
         const Op* md = d->numOperands() == 3 ? d->operand(0)->definingOp() : nullptr;
@@ -1229,8 +1239,8 @@ class Specializer {
       for (Value* v : op->operands) {
         if (rowValues.count(v) || v->type().isScalar()) continue;
         if (!halvable(v, 8))
-          return why = "the epilogue op " + at(*op) + " combines the result with a tile that is not a constant, a splat, a tile "
-                       "loaded at A's row offset or elementwise ops on those", nullptr;
+          return why = "the epilogue op " + at(*op) + " combines the result with a tile that is not a constant, a splat, a row "
+                       "broadcast to every row, a tile loaded at A's row offset or elementwise ops on those", nullptr;
       }
       chain.push_back(op.get());
       epilogue.push_back(op.get());
@@ -1380,6 +1390,9 @@ class Specializer {
           eb.setLoc(d->loc());
           c = eb.op1(OpKind::DescLoad, {halfDescs.at(d->operand(0)), h ? row2 : row, d->operand(2)}, halfOf(v->type()), d->attrs);
           halfLoads_[h].insert(c->definingOp());
+        } else if (rowInvariant(*d, around)) {  // the same row for every row: broadcast to half height
+          eb.setLoc(d->loc());
+          c = eb.op1(OpKind::Broadcast, {d->operand(0)}, halfOf(v->type()), d->attrs);
         } else {  // the same op at half height (a splat's scalar and a constant's nothing stay as they are)
           std::vector<Value*> hs;
           for (Value* o : d->operands) hs.push_back(half(o));

@@ -2694,28 +2694,27 @@ class Emitter {
       // from buffers the kernel never writes (so that reading later than the load reads the same).
       if (!readsOnlyUnwritten(op))
         unsupported(op, "a 1xN load through pointers is read where its elements are used, which needs a buffer the kernel never writes");
-      const std::string zero = zeroOf(t.scalar);
       const Op* load = &op;
-      lazies_[op.result()] = [this, load, zero](const Ctx& c) {
-        const std::string at = "*" + elem(*load, load->operand(0), c);
-        if (load->numOperands() < 2) return at;
-        return "((" + elem(*load, load->operand(1), c) + ") ? " + at + " : " +
-               (load->numOperands() > 2 ? elem(*load, load->operand(2), c) : zero) + ")";
-      };
+      lazies_[op.result()] = [this, load](const Ctx& c) { return pointerRead(*load, c); };
       return;
     }
     profTile(op);
     at(op);
     Frag fr = declareTile(op, t, nameFor(op.result()));
-    const std::string zero = zeroOf(t.scalar);
     writeFrag(fr, [&](const Ctx& c) {
-      std::string at = "*" + elem(op, op.operand(0), c);
-      if (op.numOperands() >= 2)
-        at = "((" + elem(op, op.operand(1), c) + ") ? " + at + " : " + (op.numOperands() > 2 ? elem(op, op.operand(2), c) : zero) + ")";
+      const std::string read = pointerRead(op, c);
       // A 16- or 32-row tile (a K block of B) pads its 64-row block: the rows past it are not read.
-      return fr.rows ? "((" + c.row + ") < " + std::to_string(fr.rows) + " ? " + at + " : " + zero + ")" : at;
+      return fr.rows ? "((" + c.row + ") < " + std::to_string(fr.rows) + " ? " + read + " : " + zeroOf(t.scalar) + ")" : read;
     });
     frags_[op.result()] = fr;
+  }
+  // The element a tile.load through pointers reads in context c: the address's element where the
+  // mask holds, else `other` (zero without one).
+  std::string pointerRead(const Op& load, const Ctx& c) {
+    const std::string at = "*" + elem(load, load.operand(0), c);
+    if (load.numOperands() < 2) return at;
+    return "((" + elem(load, load.operand(1), c) + ") ? " + at + " : " +
+           (load.numOperands() > 2 ? elem(load, load.operand(2), c) : zeroOf(load.result()->type().scalar)) + ")";
   }
   // tile.atomic through a tile of pointers in a consumer (a split-K GEMM adding its partial C): each
   // thread applies the read-modify-write to its registers' elements, under the mask, with the
@@ -2747,16 +2746,7 @@ class Emitter {
     const std::string body = (mask.empty() ? "" : "if (" + mask + ") ") + "tawa::atomic<tawa::AtomicOp::" + ops.at(kind) + ", " + scope +
                              ">(" + addr + ", " + value + ");";
     if (sem == "release" || sem == "acq_rel") line(fence + "  // sem " + sem);
-    line("TAWA_UNROLL");
-    line("for (int mi = 0; mi < " + std::to_string(fr.mBlocks) + "; ++mi) {");
-    line("TAWA_UNROLL");
-    line("  for (int ri = 0; ri < " + std::to_string(fr.perThread) + "; ++ri) {");
-    if (mentions(body, "row") || fr.rows) line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");
-    if (mentions(body, "col")) line("    const int col = tawa::wgmma_acc_col(ri);");
-    if (fr.rows) line("    if (row >= " + std::to_string(fr.rows) + ") continue;  // the padded rows of a " + std::to_string(fr.rows) + "-row tile");
-    line("    " + body);
-    line("  }");
-    line("}");
+    eachElement(fr, body);
     if (sem == "acquire" || sem == "acq_rel") line(fence);
   }
   // Whether `load` reads only buffers the kernel never writes: its address comes from pointer
@@ -2797,7 +2787,12 @@ class Emitter {
     Ctx c = fr.row ? rowCtx() : fragCtx();
     const std::string mask = op.numOperands() > 2 ? elem(op, op.operand(2), c) : "", addr = elem(op, op.operand(0), c),
                       value = elem(op, v, c);
-    const std::string body = (mask.empty() ? "" : "if (" + mask + ") ") + "*" + addr + " = " + value + ";";
+    eachElement(fr, (mask.empty() ? "" : "if (" + mask + ") ") + "*" + addr + " = " + value + ";");
+  }
+  // Runs `body` for each of this thread's elements of register tile `fr` (a 2-D fragment or a row
+  // vector), with `row` and `col` declared where it uses them; the padded rows of a 16- or 32-row tile
+  // are skipped.
+  void eachElement(const Frag& fr, const std::string& body) {
     const bool r = mentions(body, "row") || fr.rows, col = mentions(body, "col");
     line("TAWA_UNROLL");
     line("for (int mi = 0; mi < " + std::to_string(fr.mBlocks) + "; ++mi) {");
