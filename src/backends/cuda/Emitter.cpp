@@ -2617,6 +2617,10 @@ class Emitter {
         View v = it->second;
         v.transposed = !v.transposed;
         views_[res] = v;
+        // The transpose of a slot's tile computed with (weights stored N x K, dequantized as B): read
+        // into registers at once, as the slot itself would be.
+        if (computedFrom(res) && v.ring)
+          readIntoRegisters(op, v, "every thread has read its part of " + rings_.at(v.ring).name + " (the slot may be released)");
         return;
       }
       case OpKind::SmemLoad: {
@@ -2931,17 +2935,19 @@ class Emitter {
   // A shared-memory tile read into registers at once, each thread its accumulator-fragment elements
   // from the swizzled buffer, then the warp group's barrier, so that no thread loads the buffer again
   // (the next tile of a loop) or releases its slot before every thread has read it.
+  // A transposed view (tl.trans of a slot's tile) reads element (row, col) at the stored (col, row).
   void readIntoRegisters(const Op& op, const View& v, const std::string& comment) {
-    if (v.tile.rank() != 2 || (v.tile.shape[0] % 64 != 0 && !paddedRows(v.tile.shape[0])) || !v.layout.swizzle)
+    const Type& t = op.result()->type();
+    if (t.rank() != 2 || (t.shape[0] % 64 != 0 && !paddedRows(t.shape[0])) || !v.layout.swizzle)
       unsupported(op, "a tile read into registers from shared memory needs 16 or 32 rows or whole 64-row blocks in a swizzled layout, got " +
-                          v.tile.str());
-    if (v.transposed) unsupported(op, "the transpose of a shared-memory tile is read by tile.dot only");
-    Frag f = declareFrag(op, v.tile, fresh(nameFor(op.result()) + "_regs"));
+                          t.str());
+    Frag f = declareFrag(op, t, fresh(nameFor(op.result()) + "_regs"));
     writeFrag(f, [&](const Ctx& c) {
-      const std::string read = "tawa::ld_shared<" + cScalarType(v.tile.scalar) + ">(" + v.base + " + " +
-                               swizzledOffset(v.layout, "(" + c.row + ")", "(" + c.col + ")") + ")";
+      const std::string r = "(" + c.row + ")", k = "(" + c.col + ")";
+      const std::string read = "tawa::ld_shared<" + cScalarType(t.scalar) + ">(" + v.base + " + " +
+                               (v.transposed ? swizzledOffset(v.layout, k, r) : swizzledOffset(v.layout, r, k)) + ")";
       // A 16- or 32-row tile's padded block: the rows past it are not the tile's (zeros, never read).
-      return f.rows ? "((" + c.row + ") < " + std::to_string(f.rows) + " ? " + read + " : " + zeroOf(v.tile.scalar) + ")" : read;
+      return f.rows ? "((" + c.row + ") < " + std::to_string(f.rows) + " ? " + read + " : " + zeroOf(t.scalar) + ")" : read;
     });
     line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // " + comment);
     frags_[op.result()] = f;
@@ -3006,7 +3012,9 @@ class Emitter {
     if (op.result()->type().scalar != (ints ? Scalar::I32 : Scalar::F32))
       unsupported(op, ints ? "an s8 tile.dot accumulates in i32" : "accumulates in f32 only so far");
     const std::string zeroSum = ints ? "0" : "0.0f";
-    checkAccumulatorBudget(op, m, n, "result", "use smaller blocks, or 128-row blocks split between two consumers (--consumers 2)");
+    checkAccumulatorBudget(op, m, n, "result",
+                           "use smaller blocks, or 128-row blocks split between two consumers (--consumers 2; where they were asked "
+                           "for, --explain says why the rows were not split)");
     profMark(op, profile::Scope::MmaIssue, b.slot.empty() ? "-1" : b.slot);
     this->at(op);
     Frag acc;
@@ -3286,7 +3294,9 @@ class Emitter {
     const Type& accTy = op.result()->type();
     if (accTy.scalar != (ints ? Scalar::I32 : Scalar::F32))
       unsupported(op, ints ? "an integer wgmma accumulates in i32" : "accumulates in f32 only so far");
-    checkAccumulatorBudget(op, m, n, "accumulator", "use a smaller block, or two cooperative consumer warp groups (--consumers 2)");
+    checkAccumulatorBudget(op, m, n, "accumulator",
+                           "use a smaller block, or two cooperative consumer warp groups (--consumers 2; where they were asked for, "
+                           "--explain says why the rows were not split)");
     at(op);
     Frag acc;
     if (const Op* c = tileConstant(accIn)) {

@@ -1713,6 +1713,19 @@ inline void exchangeWords(uint32_t (&w)[N][32], const uint32_t* regs, const char
     std::memcpy(w[r], warpExchange(f, file, line), 128);
   }
 }
+// This lane's four elements of the warp's 16x8 f32 tile D (rows g and g + 8, columns 2q and 2q + 1):
+// each one's K products of elemA(row, k) and elemB(k, col) in double, added exactly, then to its C
+// value, rounded once to f32 (as the emulator's wgmma does).
+template <class EA, class EB>
+inline void mmaSums(float* d, int K, const EA& elemA, const EB& elemB) {
+  const int lane = self().tid % 32, g = lane / 4, q = lane % 4;
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + 8 * (i / 2), col = 2 * q + i % 2;
+    double s = 0;
+    for (int k = 0; k < K; ++k) s += static_cast<double>(elemA(row, k)) * elemB(k, col);
+    d[i] = static_cast<float>(static_cast<double>(d[i]) + s);
+  }
+}
 // mma.sync.aligned.m16n8k16 with f32 accumulators (primitives.cuh gives the fragment layout): the
 // warp's lanes hand over their A and B registers (six exchanges, so every lane of the warp must
 // arrive, as on the GPU), and each lane computes its four elements of D: the 16 products of each
@@ -1729,13 +1742,7 @@ inline void mma16816(float* d, const uint32_t* a, const uint32_t* b, const char*
   // B[k][n] in lane n * 4 + (k % 8) / 2, register k / 8, half k % 2.
   auto elemA = [&](int row, int col) { return half(A[row / 8 + 2 * (col / 8)][(row % 8) * 4 + (col % 8) / 2], col % 2); };
   auto elemB = [&](int k, int n) { return half(B[k / 8][n * 4 + (k % 8) / 2], k % 2); };
-  const int lane = self().tid % 32, g = lane / 4, q = lane % 4;
-  for (int i = 0; i < 4; ++i) {
-    const int row = g + 8 * (i / 2), col = 2 * q + i % 2;
-    double s = 0;
-    for (int k = 0; k < 16; ++k) s += static_cast<double>(elemA(row, k)) * elemB(k, col);
-    d[i] = static_cast<float>(static_cast<double>(d[i]) + s);
-  }
+  mmaSums(d, 16, elemA, elemB);
 }
 // mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 (primitives.cuh gives the fragment layout): each
 // operand word read as the tensor cores are taken to read a tf32, its 13 low mantissa bits dropped
@@ -1756,13 +1763,7 @@ inline void mma1688Tf32(float* d, const uint32_t* a, const uint32_t* b, const ch
   // B[k][n] in lane n * 4 + k % 4, register k / 4.
   auto elemA = [&](int row, int col) { return tf32(A[row / 8 + 2 * (col / 4)][(row % 8) * 4 + col % 4]); };
   auto elemB = [&](int k, int n) { return tf32(B[k / 4][n * 4 + k % 4]); };
-  const int lane = self().tid % 32, g = lane / 4, q = lane % 4;
-  for (int i = 0; i < 4; ++i) {
-    const int row = g + 8 * (i / 2), col = 2 * q + i % 2;
-    double s = 0;
-    for (int k = 0; k < 8; ++k) s += static_cast<double>(elemA(row, k)) * elemB(k, col);
-    d[i] = static_cast<float>(static_cast<double>(d[i]) + s);
-  }
+  mmaSums(d, 8, elemA, elemB);
 }
 // mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32: signed 8-bit integers, four to a word (the first
 // in the low byte); each element of D its C value plus the 16 products, wrapping modulo 2^32 as the

@@ -72,3 +72,19 @@ def f16_weights_bf16(a, w, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.cons
         y = tl.load(w + (k0 + rk)[:, None] * (BN * tl.num_programs(1)) + rn[None, :])
         acc = tl.dot(x, (y * 0.5).to(tl.bfloat16), acc)
     tl.store(c + rm[:, None] * (BN * tl.num_programs(1)) + rn[None, :], acc)
+
+
+# int8 weights stored N x K (a linear layer's layout), transposed in registers, scaled per output
+# column: C = A @ (Q^T * s).
+@triton.jit
+def dq_int8_nk(a, q, s, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    scale = tl.load(s + rn, mask=rn < N, other=0.0)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        x = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :], mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
+        qt = tl.load(q + rn[:, None] * K + (k0 + rk)[None, :], mask=(rn[:, None] < N) & ((k0 + rk)[None, :] < K), other=0)
+        acc = tl.dot(x, tl.trans(qt).to(tl.float16) * scale[None, :], acc)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
