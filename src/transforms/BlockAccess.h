@@ -8,7 +8,9 @@
 //     index variable per tile dimension; a pointer tile is a scalar base plus such a polynomial (in
 //     elements); a mask is a conjunction of `poly < 0`. A pointer tile carried by a tile.for whose
 //     yield is `addptr(p, step)` (step free of the position and loop-invariant) is `init + t * step`
-//     with t the trip index; the induction variable of a loop with a constant step is `lb + step*t`;
+//     with t the trip index, and such a loop's result (carried on by an outer loop, when the loop's
+//     trip count T is a constant) is `init + T * step`; the induction variable of a loop with a
+//     constant step is `lb + step*t`;
 //     so is a scalar counter the loop advances by a constant or a value from outside it (`init + t *
 //     step`: Triton's persistent tutorial keeps its epilogue's tile index so). Atoms are value-
 //     numbered: a pure op whose operands have the same symbolic values as an earlier atom's op of
@@ -28,7 +30,7 @@
 //     data), and the rewrite is done only when a forward walk proves that these lanes only reach
 //     stores whose mask excludes the same lanes: through elementwise ops, casts, tile.dot (rows of
 //     A and columns of B; never the contracted dimension), reductions along other dimensions,
-//     shape ops, and loop-carried values (with a loop-invariant bound).
+//     shape ops, and loop-carried values (with a loop-invariant bound), into inner loops too.
 //   assumptions (stated, not checked): index arithmetic does not overflow i32; i32 kernel arguments
 //     are non-negative (sizes and strides), which with program ids, aranges, non-negative constants
 //     and trip indices makes the start coordinates provably non-negative. The proof is a lower-bound
@@ -43,7 +45,8 @@
 //   guarantees: each recognized access becomes tile.desc_load / tile.desc_store at the same place;
 //     its tile.make_desc is hoisted before the top-level op that contains the access when all its
 //     operands are defined there, else placed right before the access; pointer arithmetic left
-//     unused is removed, and so are loop-carried pointer tiles that nothing uses any more. Accesses
+//     unused is removed, and so are loop-carried pointer tiles that nothing uses any more (also when a
+//     nest of loops carries them from one to the other). Accesses
 //     not recognized are left unchanged and `explain` says which part of the pattern failed. A
 //     function where nothing is recognized comes back unchanged. The result verifies.
 //   runs: after canonicalize; before warp-specialize.

@@ -18,7 +18,9 @@
 //     after the last, and then the epilogue. A block load before the loop whose operands are arguments
 //     or pure top-level values (attention's Q) is issued once by the producer, before its loop, and
 //     handed over through an aref of its own of depth 1, index 0: the consumer gets it where the
-//     load stood and releases it after its last use. Other side effects before the loop, loads in
+//     load stood and releases it after its last use. Other side effects before the loop, the pure ops
+//     computed from them (a bias row scaled before the loop: never ones the producer needs; a
+//     located reason then), loads in
 //     a persistent kernel's tile loop and everything after the loop (stores) go to the consumer,
 //     except later top-level loops that load tiles of the main loop's types (attention's causal
 //     diagonal stage; not in persistent or GEMM-cooperative kernels): the producer streams their
