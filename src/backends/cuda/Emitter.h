@@ -9,8 +9,11 @@
 //     keeps them within the smallest budget and spilled them at the producer's) (GEMM), or computes
 //     on tiles (attention): tile.desc_load into its own buffer (one TMA box, one mbarrier); tile.dot
 //     as asynchronous wgmma (A from shared memory or from an f16/bf16 register tile, B from shared
-//     memory, N- or K-major), each group waited for where its result is first used and slot
-//     releases after it deferred until then; elementwise arithmetic, tile.reduce along axis 1 (quad
+//     memory, N- or K-major, or computed in registers: a quantized weight tile, written by the
+//     consumer into a swizzled staging buffer of its own, K-major for s8, fenced for the async proxy
+//     and read by the wgmma), each group waited for where its result is first used and slot
+//     releases after it deferred until then; a slot tile (or its transpose) that arithmetic uses is
+//     read into registers at once; elementwise arithmetic, tile.reduce along axis 1 (quad
 //     shuffles), expand_dims/broadcast on register tiles in the accumulator fragment layout, row
 //     vectors and lazy index expressions (constants, splats, aranges); loops carrying tiles and slot
 //     indices; tile.if yielding tiles. It stores with nv.tma_store or tile.desc_store. Descriptor
