@@ -1844,6 +1844,11 @@ class Emitter {
                                          bar + "[" + rv->second + "]);");
           return;
         }
+        // A slot a staged B is read from where it is written (lazySlotRead): released after that.
+        if (bars.kind == "empty" && lazySlotArefs_.count(bars.aref)) {
+          releasesAfterStaging_.push_back(&op);
+          return;
+        }
         // A release hands the slot back to the producer: every MMA still reading one of the aref's
         // slots completes first (wgmma reads shared memory until its wait_group).
         if (bars.kind == "empty" && !broken) waitForReaders(op, bars.aref);
@@ -2633,9 +2638,21 @@ class Emitter {
         v.base = r.name + " + " + v.slot + " * " + std::to_string(r.layout.slotBytes);
         if (r.kMajor) unsupported(op, "an fp8 slot read by tile.dot is not emitted yet");
         views_[res] = v;
-        // Read other than by tile.dot (a quantized weight tile dequantized in registers): into
-        // registers at once, before the slot's release.
-        if (computedFrom(res)) readIntoRegisters(op, v, "every thread has read its part of " + r.name + " (the slot may be released)");
+        // Read other than by tile.dot (a quantized weight tile dequantized in registers): where it
+        // only makes a staged B, read where the staging writes B (its release deferred until then);
+        // else into registers at once, before the slot's release.
+        if (lazySlotRead(res)) {
+          const TileLayout l = v.layout;
+          const std::string base = v.base, T = cScalarType(r.tile.scalar), zero = zeroOf(r.tile.scalar);
+          const int64_t rows = r.tile.shape[0];
+          lazies_[res] = [l, base, T, zero, rows](const Ctx& c) {
+            const std::string read = "tawa::ld_shared<" + T + ">(" + base + " + " + swizzledOffset(l, "(" + c.row + ")", "(" + c.col + ")") + ")";
+            return rows % 64 ? "((" + c.row + ") < " + std::to_string(rows) + " ? " + read + " : " + zero + ")" : read;
+          };
+          lazySlotArefs_.insert(r.aref);
+        } else if (computedFrom(res)) {
+          readIntoRegisters(op, v, "every thread has read its part of " + r.name + " (the slot may be released)");
+        }
         return;
       }
       case OpKind::DescLoad: return vecDescs_.count(op.operand(0)) ? emitVecLoad(op) : emitDescLoad(op);
@@ -2959,6 +2976,28 @@ class Emitter {
     return "tawa::layout::swizzle_offset<" + std::to_string(l.swizzle) + ">(" + col + " / " + cc + " * " + std::to_string(l.chunkBytes) +
            " + " + row + " * " + std::to_string(l.swizzle) + " + " + col + " % " + cc + " * " + std::to_string(l.elemBytes) + ")";
   }
+  // Whether a slot's tile `v` only makes the B of tile.dots whose B is staged (operandStagings_):
+  // through elementwise ops used nowhere else, all in v's block. Its elements are then read from the
+  // slot where the staging writes B, and B never occupies registers.
+  bool lazySlotRead(const Value* v) const {
+    const Block* blk = v->definingOp()->parent;
+    std::vector<const Value*> work{v};
+    std::set<const Value*> seen;
+    bool staged = false, ok = true;
+    while (ok && !work.empty()) {
+      const Value* x = work.back();
+      work.pop_back();
+      if (!seen.insert(x).second) continue;
+      walk(const_cast<Block&>(f_.body), [&](Op* o) {
+        if (!ok || std::find(o->operands.begin(), o->operands.end(), x) == o->operands.end()) return;
+        if (o->parent != blk) return void(ok = false);
+        if (o->kind() == OpKind::Dot && o->operand(1) == x && o->operand(0) != x && operandStagings_.count(o)) return void(staged = true);
+        if (isElementwise(o->kind()) && o->numResults() == 1 && o->result()->type().isTile()) return work.push_back(o->result());
+        ok = false;
+      });
+    }
+    return ok && staged;
+  }
   // Whether a slot's tile `v` is an operand of arithmetic, a cast or a reduction (which read registers),
   // not only of tile.dot, its transposes and the loops that carry it (which keep it in shared memory).
   bool computedFrom(const Value* v) const {
@@ -2988,9 +3027,9 @@ class Emitter {
     const Value *va = op.operand(0), *vb = op.operand(1);
     auto ib = views_.find(vb);
     const Staging* staged = operandStagings_.count(&op) && !views_.count(vb) ? &operandStagings_.at(&op) : nullptr;
-    if (ib == views_.end() && !(staged && frags_.count(vb)))
+    if (ib == views_.end() && !(staged && (frags_.count(vb) || lazies_.count(vb))))
       unsupported(op, "the B operand of tile.dot must be a tile in shared memory (an aref slot or a tile.desc_load) or a register tile");
-    const View& b = staged ? stageOperand(op, *staged, frags_.at(vb)) : ib->second;
+    const View& b = staged ? stageOperand(op, *staged, vb) : ib->second;
     const View* a = views_.count(va) ? &views_.at(va) : nullptr;
     const Frag* af = (!a && frags_.count(va)) ? &frags_.at(va) : nullptr;
     if (!a && !af) unsupported(op, "the A operand of tile.dot must be a tile in shared memory or a register tile");
@@ -3102,28 +3141,44 @@ class Emitter {
   // loaded slot. The MMAs that read the buffer before must have completed (their wait first); each
   // thread fences its generic writes for the async proxy, and the warp group's barrier makes every
   // thread's part visible before any of its warps issues the wgmma.
-  const View& stageOperand(const Op& op, const Staging& st, const Frag& w) {
+  // B held lazily (computed from a slot read where it is used: lazySlotRead) is computed element by
+  // element as it is written, so it never occupies registers; the slot releases deferred until then
+  // follow the warp group's barrier (every thread has read its part).
+  const View& stageOperand(const Op& op, const Staging& st, const Value* vb) {
     int newest = -1;
     for (size_t i = 0; i < pending_.size(); ++i)
       if (pending_[i].staged == st.name) newest = static_cast<int>(i);
     completeThrough(op, newest);
     const TileLayout& l = *st.layout;
+    const Frag w = frags_.count(vb) ? frags_.at(vb) : fragShape(op, vb->type());
+    const bool lazy = !frags_.count(vb);
+    auto at = [&](const std::string& col, const std::string& ri) {
+      return lazy ? elem(op, vb, Ctx{"row", col, "[mi][(" + ri + " >> 1) & 1]"}) : w.name + "[mi][" + ri + "]";
+    };
     line("TAWA_UNROLL");
-    line("for (int mi = 0; mi < " + std::to_string(w.mBlocks) + "; ++mi) {  // B -> " + st.name + (st.kMajor ? " (K-major: its NxK transpose)" : ""));
+    line("for (int mi = 0; mi < " + std::to_string(w.mBlocks) + "; ++mi) {  // B -> " + st.name + (st.kMajor ? " (K-major: its NxK transpose)" : "") +
+         (lazy ? ", computed element by element" : ""));
     line("TAWA_UNROLL");
     line("  for (int ri = 0; ri < " + std::to_string(w.perThread) + "; ri += " + (st.kMajor ? "1" : "2") + ") {");
     line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");
     line("    const int col = tawa::wgmma_acc_col(ri);");
     if (w.rows) line("    if (row >= " + std::to_string(w.rows) + ") continue;  // a padded block: rows past the tile are not part of B");
     if (st.kMajor)  // element (k, n) at row n, column k of the transpose: one byte each
-      line("    tawa::st_shared_byte(" + st.name + " + " + swizzledOffset(l, "col", "row") + ", " + w.name + "[mi][ri]);");
+      line("    tawa::st_shared_byte(" + st.name + " + " + swizzledOffset(l, "col", "row") + ", " + at("col", "ri") + ");");
     else
-      line("    tawa::st_shared_pair(" + st.name + " + " + swizzledOffset(l, "row", "col") + ", " + w.name + "[mi][ri], " + w.name +
-           "[mi][ri + 1]);");
+      line("    tawa::st_shared_pair(" + st.name + " + " + swizzledOffset(l, "row", "col") + ", " + at("col", "ri") + ", " +
+           at("(col + 1)", "(ri + 1)") + ");");
     line("  }");
     line("}");
     line("tawa::fence_proxy_async_shared_cta();  // this thread's writes, before the wgmma reading them (async proxy)");
     line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // every thread has written its part of " + st.name);
+    for (const Op* rel : releasesAfterStaging_) {  // the slots B was read from, now read by every thread
+      const Bars& bars = bars_.at(rel->operand(0));
+      waitForReaders(*rel, bars.aref);
+      oneThread("tawa::mbarrier_arrive(&" + bars.name + "[" + ex(rel->operand(1)) + "]);  // released after B was staged");
+    }
+    releasesAfterStaging_.clear();
+    lazySlotArefs_.clear();
     View v;
     v.base = st.name;
     v.layout = l;
@@ -3559,6 +3614,8 @@ class Emitter {
   bool writtenArgsFound_ = false, writesAnywhere_ = false;
   std::map<const Op*, Staging> operandStagings_;  // a tile.dot's B computed in registers: its shared-memory copy
   std::map<const Op*, View> stagedViews_;         // ... and the view its wgmma reads
+  std::set<int64_t> lazySlotArefs_;                // arefs whose slot a staged B reads where it is written (lazySlotRead)
+  std::vector<const Op*> releasesAfterStaging_;    // their releases, emitted after the staging (stageOperand)
   std::vector<const Op*> operandStagingOrder_;
   std::vector<const Op*> stagingOrder_;
   std::vector<const Op*> regions_;
