@@ -2667,10 +2667,16 @@ class Emitter {
     if (allLazy) {
       std::vector<Lazy> fs;
       for (const Value* v : op.operands) fs.push_back(lazies_.count(v) ? lazies_.at(v) : Lazy([e = ex(v)](const Ctx&) { return e; }));
-      lazies_[res] = [fs, &op, this](const Ctx& c) {
+      // An integer narrower than 32 bits is cut back to its type after each op, as a register of that
+      // type holds it (C++ computes `(q << 4) >> 4` on an int8_t in int: without the cut, no wrap).
+      const Scalar rs = t.scalar;
+      const bool narrow = isInt(rs) && rs != Scalar::I1 && bitWidth(rs) < 32;
+      const std::string ct = narrow ? cScalarType(rs) : "";
+      lazies_[res] = [fs, &op, this, ct](const Ctx& c) {
         std::vector<std::string> a;
         for (const Lazy& f : fs) a.push_back(f(c));
-        return elementwise(op, a);
+        const std::string e = elementwise(op, a);
+        return ct.empty() ? e : "static_cast<" + ct + ">(" + e + ")";
       };
       return;
     }

@@ -30,3 +30,23 @@ def ternary_s8(a, p, c, M, N, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexp
             a_ptrs += BK
             p_ptrs += BK * N
     tl.store(c + rs[:, None] * N + rn[None, :], acc, mask=(rs[:, None] < M) & (rn[None, :] < N))
+
+
+# Signed 4-bit weights, two to an int8 of P [K/2, N]: the first half of K takes the low nibbles,
+# sign-extended by `(q << 4) >> 4` (the shift left wraps in int8), the second the high ones (`q >> 4`).
+@triton.jit
+def nibbles_s8(a, p, c, M, N, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.int32)
+    for half in tl.static_range(2):
+        for k0 in range(0, K // 2, BK):
+            x = tl.load(a + rm[:, None] * K + (half * (K // 2) + k0 + rk)[None, :], mask=rm[:, None] < M, other=0)
+            q = tl.load(p + (k0 + rk)[:, None] * N + rn[None, :], mask=rn[None, :] < N, other=0)
+            if half == 0:
+                w = (q << 4) >> 4
+            else:
+                w = q >> 4
+            acc += tl.dot(x, w, out_dtype=tl.int32)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
