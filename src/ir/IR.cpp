@@ -407,6 +407,28 @@ void replaceAllUsesWith(Block& scope, Value* from, Value* to) {
   });
 }
 
+bool writtenArgs(const Block& body, std::set<const Value*>& args) {
+  bool anywhere = false;
+  walk(body, [&](const Op* op) {
+    if (op->kind() == OpKind::Call) anywhere = true;
+    if (op->kind() == OpKind::Store || op->kind() == OpKind::DescStore || op->kind() == OpKind::TmaStore || op->kind() == OpKind::Atomic)
+      argsBehind(op->operand(0), body, args);
+  });
+  return anywhere;
+}
+
+bool readsOnlyUnwritten(Value* addr, const Block& body, const std::set<const Value*>& written) {
+  std::set<const Value*> args;
+  argsBehind(addr, body, args);
+  bool pointer = false;
+  for (const Value* a : args)
+    if (a->type().isPtr()) {
+      if (written.count(a)) return false;
+      pointer = true;
+    }
+  return pointer;
+}
+
 void countUses(const Block& scope, std::map<const Value*, int>& uses) {
   walk(scope, [&](const Op* op) {
     for (auto* v : op->operands) ++uses[v];

@@ -157,6 +157,13 @@ void loopCarriedSources(Op& n, int index, std::vector<Value*>& out);
 // Loaded values name none (a loaded address, an index tile read by a load offsetting the address's
 // own base), unless `throughLoad` says to walk through that tile.load (and may look at it first).
 void argsBehind(Value* v, const Block& body, std::set<const Value*>& args, const std::function<bool(const Op&)>& throughLoad = {});
+// The pointer arguments the function whose body is `body` writes through (those a store, an atomic,
+// a block store or a TMA store addresses, found by argsBehind), added to `args`; returns whether a
+// call may write any buffer.
+bool writtenArgs(const Block& body, std::set<const Value*>& args);
+// Whether the address `addr` (a pointer, a tile of pointers or a descriptor) reads only buffers of
+// pointer arguments that `written` does not hold: at least one such argument is behind it.
+bool readsOnlyUnwritten(Value* addr, const Block& body, const std::set<const Value*>& written);
 // Counts the uses of each value inside `scope`.
 void countUses(const Block& scope, std::map<const Value*, int>& uses);
 // The integer a tile.constant holds (a scalar, or every element of a tile), or nullopt for anything

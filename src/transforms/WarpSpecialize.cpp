@@ -583,13 +583,7 @@ class Specializer {
   // An address read from memory (an array of pointers) names none of them: tawa takes the buffers the
   // arguments point to as distinct from those (the arguments a kernel only reads as read-only for
   // the launch, as `const __restrict__` says in CUDA). A call may write anything (writesAnywhere_).
-  void findWrittenArgs() {
-    walk(f_.body, [&](Op* op) {
-      if (op->kind() == OpKind::Call) writesAnywhere_ = true;
-      if (op->kind() == OpKind::Store || op->kind() == OpKind::DescStore || op->kind() == OpKind::Atomic)
-        argsBehind(op->operand(0), writtenArgs_);
-    });
-  }
+  void findWrittenArgs() { writesAnywhere_ = ir::writtenArgs(f_.body, writtenArgs_) || writesAnywhere_; }
   void argsBehind(Value* v, std::set<const Value*>& args, const std::function<bool(const Op&)>& throughLoad = {}) const {
     ir::argsBehind(v, f_.body, args, throughLoad);
   }
@@ -614,18 +608,8 @@ class Specializer {
   // A tile load (a 1-D block load: a scale or bias row) from buffers the kernel only reads: each of
   // two cooperative consumers may make it (what one consumer alone does first cannot change it).
   bool readOnlyTileRead(const Op& op) const {
-    if ((op.kind() != OpKind::Load && op.kind() != OpKind::DescLoad) || op.numResults() != 1 || !op.result()->type().isTile() ||
-        op.hasAttr("volatile") || writesAnywhere_)
-      return false;
-    std::set<const Value*> args;
-    argsBehind(op.operand(0), args);
-    bool pointer = false;
-    for (const Value* a : args)
-      if (a->type().isPtr()) {
-        if (writtenArgs_.count(a)) return false;
-        pointer = true;
-      }
-    return pointer;
+    return (op.kind() == OpKind::Load || op.kind() == OpKind::DescLoad) && op.numResults() == 1 && op.result()->type().isTile() &&
+           !op.hasAttr("volatile") && !writesAnywhere_ && ir::readsOnlyUnwritten(op.operand(0), f_.body, writtenArgs_);
   }
 
   // The producer runs ahead of the consumer: D slots ahead in the loop, into the next tile's loads

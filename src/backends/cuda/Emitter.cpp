@@ -2642,13 +2642,8 @@ class Emitter {
         // only makes a staged B, read where the staging writes B (its release deferred until then);
         // else into registers at once, before the slot's release.
         if (lazySlotRead(res)) {
-          const TileLayout l = v.layout;
-          const std::string base = v.base, T = cScalarType(r.tile.scalar), zero = zeroOf(r.tile.scalar);
-          const int64_t rows = r.tile.shape[0];
-          lazies_[res] = [l, base, T, zero, rows](const Ctx& c) {
-            const std::string read = "tawa::ld_shared<" + T + ">(" + base + " + " + swizzledOffset(l, "(" + c.row + ")", "(" + c.col + ")") + ")";
-            return rows % 64 ? "((" + c.row + ") < " + std::to_string(rows) + " ? " + read + " : " + zero + ")" : read;
-          };
+          const Type t = res->type();
+          lazies_[res] = [v, t](const Ctx& c) { return slotElement(v, t, c); };
           lazySlotArefs_.insert(r.aref);
         } else if (computedFrom(res)) {
           readIntoRegisters(op, v, "every thread has read its part of " + r.name + " (the slot may be released)");
@@ -2777,26 +2772,14 @@ class Emitter {
     if (sem == "acquire" || sem == "acq_rel") line(fence);
   }
   // Whether `load` reads only buffers the kernel never writes: its address comes from pointer
-  // arguments that no store, atomic or block store addresses (found as warp-specialize finds them,
-  // ir::argsBehind), and the kernel makes no call.
+  // arguments that no store, atomic or block store addresses (ir::writtenArgs), and the kernel makes no
+  // call.
   bool readsOnlyUnwritten(const Op& load) {
     if (!writtenArgsFound_) {
       writtenArgsFound_ = true;
-      walk(const_cast<Block&>(f_.body), [&](Op* o) {
-        if (o->kind() == OpKind::Call) writesAnywhere_ = true;
-        if (o->kind() == OpKind::Store || o->kind() == OpKind::DescStore || o->kind() == OpKind::TmaStore || o->kind() == OpKind::Atomic)
-          ir::argsBehind(o->operand(0), f_.body, writtenArgs_);
-      });
+      writesAnywhere_ = ir::writtenArgs(f_.body, writtenArgs_);
     }
-    std::set<const Value*> args;
-    ir::argsBehind(load.operand(0), f_.body, args);
-    bool pointer = false;
-    for (const Value* a : args)
-      if (a->type().isPtr()) {
-        if (writtenArgs_.count(a)) return false;
-        pointer = true;
-      }
-    return pointer && !writesAnywhere_;
+    return !writesAnywhere_ && ir::readsOnlyUnwritten(load.operand(0), f_.body, writtenArgs_);
   }
   // tile.store through a tile of pointers in a consumer: each thread stores its registers' elements
   // (rows scattered through an index tile, as a MoE kernel's C), under the mask.
@@ -2965,15 +2948,17 @@ class Emitter {
       unsupported(op, "a tile read into registers from shared memory needs 16 or 32 rows or whole 64-row blocks in a swizzled layout, got " +
                           t.str());
     Frag f = declareFrag(op, t, fresh(nameFor(op.result()) + "_regs"));
-    writeFrag(f, [&](const Ctx& c) {
-      const std::string r = "(" + c.row + ")", k = "(" + c.col + ")";
-      const std::string read = "tawa::ld_shared<" + cScalarType(t.scalar) + ">(" + v.base + " + " +
-                               (v.transposed ? swizzledOffset(v.layout, k, r) : swizzledOffset(v.layout, r, k)) + ")";
-      // A 16- or 32-row tile's padded block: the rows past it are not the tile's (zeros, never read).
-      return f.rows ? "((" + c.row + ") < " + std::to_string(f.rows) + " ? " + read + " : " + zeroOf(t.scalar) + ")" : read;
-    });
+    writeFrag(f, [&](const Ctx& c) { return slotElement(v, t, c); });
     line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // " + comment);
     frags_[op.result()] = f;
+  }
+  // Element (c.row, c.col) of tile `t` held in shared memory as view `v` (its transpose: read at the
+  // stored (col, row)); the padded rows of a 16- or 32-row tile are zeros, never read.
+  static std::string slotElement(const View& v, const Type& t, const Ctx& c) {
+    const std::string r = "(" + c.row + ")", k = "(" + c.col + ")";
+    const std::string read = "tawa::ld_shared<" + cScalarType(t.scalar) + ">(" + v.base + " + " +
+                             (v.transposed ? swizzledOffset(v.layout, k, r) : swizzledOffset(v.layout, r, k)) + ")";
+    return t.shape[0] % 64 ? "(" + r + " < " + std::to_string(t.shape[0]) + " ? " + read + " : " + zeroOf(t.scalar) + ")" : read;
   }
   // The byte offset, in a tile stored in layout `l` (TMA's swizzled chunks), of element (row, col):
   // chunk col / chunkCols, row `row` of it, swizzled as TMA writes and reads it.
