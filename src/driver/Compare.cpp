@@ -93,9 +93,14 @@ std::map<std::string, ir::Scalar> storedPrecision(const ir::Func& kernel) {
     const ir::Value* v = op->operand(1);
     if (!ir::isFloat(v->type().scalar)) return;
     ir::Scalar p = v->type().scalar;
-    for (const ir::Op* d = v->definingOp(); d && d->kind() == OpKind::Cast && ir::isFloat(d->operand(0)->type().scalar);
-         d = d->operand(0)->definingOp())
-      p = coarser(p, d->operand(0)->type().scalar);
+    // A float computed on the way in a coarser type (`acc.to(tl.float16)` stored through an f32
+    // pointer, an f16 intermediate between two dots, an f16 sum) carries that type's rounding: a unit
+    // of it, moved by another summation order before it, reaches the stored value. Loaded data does
+    // not count: both sides read the same values.
+    ir::opsBehind(const_cast<ir::Value*>(v), kernel.body, [&](const ir::Op& d) {
+      for (const auto& r : d.results())
+        if (ir::isFloat(r->type().scalar)) p = coarser(p, r->type().scalar);
+    });
     // The pointer arguments the address comes from (not through loads: a loaded address names none).
     std::set<const ir::Value*> args;
     ir::argsBehind(op->operand(0), kernel.body, args);

@@ -45,8 +45,9 @@ void checkBuffers(const std::vector<exec::Buffer>& got, const std::vector<exec::
                   const Location& at, const std::string& hint, std::ostream& out, const ir::Func* kernel = nullptr);
 
 // For each pointer argument of `kernel` (by name) that a store or descriptor store writes, the
-// coarsest float type the stored values pass through on their way there: the stored type, or the
-// narrower float a tile.cast widened it from (followed back through casts).
+// coarsest float type the stored values pass through on their way there: the stored type and the
+// type of each float the kernel computes them from (ir::opsBehind: a cast's result, a dot's, any
+// arithmetic's; not loaded data).
 std::map<std::string, ir::Scalar> storedPrecision(const ir::Func& kernel);
 
 // FLOPs of one launch for kernels that hold a tile.dot (any level): 2*M*N*K from the spec's

@@ -377,7 +377,13 @@ void loopCarriedSources(Op& n, int index, std::vector<Value*>& out) {
       out.push_back(t->operand(static_cast<size_t>(k) + (t->kind() == OpKind::Condition)));
 }
 
-void argsBehind(Value* v, const Block& body, std::set<const Value*>& args, const std::function<bool(const Op&)>& throughLoad) {
+namespace {
+// What argsBehind and opsBehind share: from `v` back through the ops that compute it (their regions'
+// ops too) and the values loops carry, calling `arg` on each argument of `body` reached and `def` on
+// each op reached that defines a value (not a tile.for or tile.while: what it carries is followed).
+// Loads end the walk (tile.desc_load always, tile.load unless `throughLoad` says to go on).
+void walkBehind(Value* v, const Block& body, const std::function<void(Value*)>& arg, const std::function<void(const Op&)>& def,
+                const std::function<bool(const Op&)>& throughLoad) {
   std::vector<Value*> work{v};
   std::set<const Value*> seen;
   while (!work.empty()) {
@@ -385,7 +391,7 @@ void argsBehind(Value* v, const Block& body, std::set<const Value*>& args, const
     work.pop_back();
     if (!seen.insert(w).second) continue;
     if (Block* ob = w->ownerBlock()) {
-      if (ob == &body) args.insert(w);
+      if (ob == &body) arg(w);
       else if (Op* n = ob->parentOp; n && (n->kind() == OpKind::For || n->kind() == OpKind::While))
         loopCarriedSources(*n, w->index(), work);
       continue;
@@ -396,8 +402,18 @@ void argsBehind(Value* v, const Block& body, std::set<const Value*>& args, const
       continue;
     }
     if ((d->kind() == OpKind::Load && !(throughLoad && throughLoad(*d))) || d->kind() == OpKind::DescLoad) continue;
+    if (def) def(*d);
     walk(*d, [&](Op* o) { work.insert(work.end(), o->operands.begin(), o->operands.end()); });
   }
+}
+}  // namespace
+
+void argsBehind(Value* v, const Block& body, std::set<const Value*>& args, const std::function<bool(const Op&)>& throughLoad) {
+  walkBehind(v, body, [&](Value* a) { args.insert(a); }, {}, throughLoad);
+}
+
+void opsBehind(Value* v, const Block& body, const std::function<void(const Op&)>& visit) {
+  walkBehind(v, body, [](Value*) {}, visit, {});
 }
 
 void replaceAllUsesWith(Block& scope, Value* from, Value* to) {

@@ -157,6 +157,9 @@ void loopCarriedSources(Op& n, int index, std::vector<Value*>& out);
 // Loaded values name none (a loaded address, an index tile read by a load offsetting the address's
 // own base), unless `throughLoad` says to walk through that tile.load (and may look at it first).
 void argsBehind(Value* v, const Block& body, std::set<const Value*>& args, const std::function<bool(const Op&)>& throughLoad = {});
+// Each op that value `v` is computed from, as argsBehind walks back (loads end the walk: the op of a
+// loaded value is not visited), given to `visit` once, `v`'s own defining op first.
+void opsBehind(Value* v, const Block& body, const std::function<void(const Op&)>& visit);
 // The pointer arguments the function whose body is `body` writes through (those a store, an atomic,
 // a block store or a TMA store addresses, found by argsBehind), added to `args`; returns whether a
 // call may write any buffer.
