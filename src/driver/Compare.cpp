@@ -55,8 +55,11 @@ Comparison compareBuffers(const exec::Buffer& got, const exec::Buffer& ref, std:
   for (int64_t i = 0; i < c.elements; ++i)
     if (std::isfinite(ref.get(i))) sumSq += ref.get(i) * ref.get(i), ++finite;
   double rms = finite ? std::sqrt(sumSq / static_cast<double>(finite)) : 0;
-  c.rtol = relativeTolerance(isFloat && precision && ir::isFloat(*precision) ? *precision : ref.dtype);
-  c.atol = isFloat ? c.rtol * rms : 0;
+  // Integers converted from floats the kernel computes (`(acc * s).to(tl.int8)`) compare within those
+  // floats' tolerance and one unit: another summation order moves a value across a rounding boundary.
+  const bool fromFloat = precision && ir::isFloat(*precision);
+  c.rtol = relativeTolerance(fromFloat ? *precision : ref.dtype);
+  c.atol = isFloat ? c.rtol * rms : fromFloat ? c.rtol * rms + 1 : 0;
   for (int64_t i = 0; i < c.elements; ++i) {
     double g = got.get(i), r = ref.get(i);
     bool bad;
@@ -91,23 +94,29 @@ std::map<std::string, ir::Scalar> storedPrecision(const ir::Func& kernel) {
   ir::walk(const_cast<ir::Block&>(kernel.body), [&](ir::Op* op) {
     if ((op->kind() != OpKind::Store && op->kind() != OpKind::DescStore) || op->numOperands() < 2) return;
     const ir::Value* v = op->operand(1);
-    if (!ir::isFloat(v->type().scalar)) return;
-    ir::Scalar p = v->type().scalar;
+    if (!v->type().isData() || v->type().scalar == ir::Scalar::I1) return;
+    // An integer stored value counts only the floats computed on its way and converted to integers
+    // (none: compared exactly).
+    std::optional<ir::Scalar> p;
+    if (ir::isFloat(v->type().scalar)) p = v->type().scalar;
     // A float computed on the way in a coarser type (`acc.to(tl.float16)` stored through an f32
     // pointer, an f16 intermediate between two dots, an f16 sum) carries that type's rounding: a unit
     // of it, moved by another summation order before it, reaches the stored value. Loaded data does
     // not count: both sides read the same values.
+    bool converted = ir::isFloat(v->type().scalar);  // for an integer: a float converted to an integer on the way
     ir::opsBehind(const_cast<ir::Value*>(v), kernel.body, [&](const ir::Op& d) {
+      if (d.kind() == OpKind::Cast && ir::isFloat(d.operand(0)->type().scalar) && !ir::isFloat(d.result()->type().scalar)) converted = true;
       for (const auto& r : d.results())
-        if (ir::isFloat(r->type().scalar)) p = coarser(p, r->type().scalar);
+        if (ir::isFloat(r->type().scalar)) p = p ? coarser(*p, r->type().scalar) : r->type().scalar;
     });
+    if (!p || !converted) return;
     // The pointer arguments the address comes from (not through loads: a loaded address names none).
     std::set<const ir::Value*> args;
     ir::argsBehind(op->operand(0), kernel.body, args);
     for (const ir::Value* a : args)
       if (a->type().isPtrLike()) {
-        auto [it, fresh] = out.emplace(a->nameHint, p);
-        if (!fresh) it->second = coarser(it->second, p);
+        auto [it, fresh] = out.emplace(a->nameHint, *p);
+        if (!fresh) it->second = coarser(it->second, *p);
       }
   });
   return out;
@@ -121,7 +130,7 @@ void checkBuffers(const std::vector<exec::Buffer>& got, const std::vector<exec::
     std::optional<ir::Scalar> precision;
     if (p != stored.end() && relativeTolerance(p->second) > relativeTolerance(want[i].dtype)) precision = p->second;
     Comparison c = compareBuffers(got[i], want[i], precision);
-    std::string stats = std::string(ir::scalarName(want[i].dtype)) + (precision ? " holding " + std::string(ir::scalarName(*precision)) + " values" : "") +
+    std::string stats = std::string(ir::scalarName(want[i].dtype)) + (precision ? (ir::isFloat(want[i].dtype) ? " holding " : " converted from ") + std::string(ir::scalarName(*precision)) + " values" : "") +
                         ", max |err| " + num("%.3g", c.maxAbsErr) + ", ||err||/||ref|| " +
                         num("%.3g", c.relL2) + ", tolerance " + num("%.3g", c.rtol) + "*|ref| + " + num("%.3g", c.atol);
     if (!c.ok)

@@ -31,7 +31,9 @@ struct Comparison {
   double maxAbsErr = 0, relL2 = 0; // ||got - ref|| / ||ref||
   double rtol = 0, atol = 0;
 };
-// `precision`: the type whose rounding sets the tolerance (by default the reference's dtype).
+// `precision`: the type whose rounding sets the tolerance (by default the reference's dtype); for an
+// integer buffer, a float type makes it compare within that float's tolerance and one unit (integers
+// converted from computed floats), where it would compare exactly.
 Comparison compareBuffers(const exec::Buffer& got, const exec::Buffer& ref, std::optional<ir::Scalar> precision = std::nullopt);
 
 // Each buffer of `got` against `want` (compareBuffers), a line per buffer to `out` ("  check NAME:
@@ -47,7 +49,8 @@ void checkBuffers(const std::vector<exec::Buffer>& got, const std::vector<exec::
 // For each pointer argument of `kernel` (by name) that a store or descriptor store writes, the
 // coarsest float type the stored values pass through on their way there: the stored type and the
 // type of each float the kernel computes them from (ir::opsBehind: a cast's result, a dot's, any
-// arithmetic's; not loaded data).
+// arithmetic's; not loaded data). For integers stored, that of the floats computed on the way, where
+// one is converted to an integer there (`(acc * s).to(tl.int8)`); else none (compared exactly).
 std::map<std::string, ir::Scalar> storedPrecision(const ir::Func& kernel);
 
 // FLOPs of one launch for kernels that hold a tile.dot (any level): 2*M*N*K from the spec's

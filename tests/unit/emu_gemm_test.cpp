@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -168,6 +169,37 @@ TEST(EmuNumerics, F16AndBf16Conversions) {
   EXPECT_EQ(emu::f32ToBf16Bits(1.0f), 0x3f80);
   EXPECT_EQ(emu::bf16BitsToF32(emu::f32ToBf16Bits(3.140625f)), 3.140625f);
   for (int h = 0; h < 0x7c00; h += 7) EXPECT_EQ(emu::f32ToF16Bits(emu::f16BitsToF32(static_cast<uint16_t>(h))), h);
+}
+
+// Integers to bf16 with one rounding (cvt.rn.bf16.s64), floats to integers as cvt.rzi (saturated,
+// NaN to 0): each against the value worked out by hand.
+TEST(EmuNumerics, IntegerConversions) {
+  auto bf = [](int64_t v) {
+    const bool neg = v < 0;
+    return emu::bf16BitsToF32(emu::intToBf16Bits(neg ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v), neg));
+  };
+  EXPECT_EQ(bf(255), 255.0f);    // 8 significant bits: exact
+  EXPECT_EQ(bf(257), 256.0f);    // a unit is 2: half a unit, 1000 0000 even: down
+  EXPECT_EQ(bf(259), 260.0f);    // half a unit, 1000 0001 odd: up
+  EXPECT_EQ(bf(513), 512.0f);    // a unit is 4: below half
+  EXPECT_EQ(bf(-515), -516.0f);  // past half: up in magnitude
+  // Just past a midpoint below f32's precision: through f32 it would be the midpoint, then even.
+  EXPECT_EQ(bf(128ll * 8388608 + 4194304 + 1), 129.0f * 8388608);
+  EXPECT_EQ(bf(std::numeric_limits<int64_t>::min()), -9223372036854775808.0f);
+  EXPECT_EQ(emu::bf16BitsToF32(emu::intToBf16Bits(~uint64_t{0}, false)), 18446744073709551616.0f);  // rounds up to 2^64
+  EXPECT_EQ(emu::floatToIntSaturated<int8_t>(-3.9f), -3);
+  EXPECT_EQ(emu::floatToIntSaturated<int8_t>(300.0f), 127);
+  EXPECT_EQ(emu::floatToIntSaturated<int8_t>(-128.5f), -128);
+  EXPECT_EQ(emu::floatToIntSaturated<int8_t>(-1e9f), -128);
+  EXPECT_EQ(emu::floatToIntSaturated<uint8_t>(-0.5f), 0);
+  EXPECT_EQ(emu::floatToIntSaturated<uint8_t>(255.9f), 255);
+  EXPECT_EQ(emu::floatToIntSaturated<uint8_t>(-7.0f), 0);
+  EXPECT_EQ(emu::floatToIntSaturated<int32_t>(3e9f), std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(emu::floatToIntSaturated<int32_t>(-2147483648.0f), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(emu::floatToIntSaturated<int32_t>(std::nanf("")), 0);
+  EXPECT_EQ(emu::floatToIntSaturated<int64_t>(1e19f), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(emu::floatToIntSaturated<uint64_t>(2e19f), std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(emu::floatToIntSaturated<uint32_t>(4294967040.0f), 4294967040u);  // the largest f32 below 2^32
 }
 
 TEST(EmuNumerics, SwizzlePatterns) {

@@ -2505,6 +2505,14 @@ class Emitter {
         // bf16 only from integers of 16 bits or fewer (exact in f32: one rounding, as cvt.rn.bf16 does).
         if ((out == Scalar::F16 || (out == Scalar::BF16 && bitWidth(in) <= 16)) && !isFloat(in) && in != Scalar::I1)
           return std::string(out == Scalar::F16 ? "tawa::to_f16(" : "tawa::to_bf16(") + "static_cast<float>(" + a[0] + "))";
+        // Wider integers to bf16 with one rounding (through f32 it would round twice past 2^24).
+        if (out == Scalar::BF16 && !isFloat(in) && in != Scalar::I1) return "tawa::int_to_bf16(" + a[0] + ")";
+        // A float to an integer: toward zero, saturated, NaN to 0 (cvt.rzi, as the executor); to i1, x != 0.
+        if ((in == Scalar::F32 || in == Scalar::F16 || in == Scalar::BF16) && !isFloat(out)) {
+          const std::string x = in == Scalar::F32 ? a[0] : "tawa::to_f32(" + a[0] + ")";
+          if (out == Scalar::I1) return "(" + x + " != 0.0f)";
+          return "tawa::float_to_int<" + cScalarType(out) + ">(" + x + ")";
+        }
         unsupported(op, "casts from " + std::string(scalarName(in)) + " to " + std::string(scalarName(out)) + " are not emitted yet");
       }
       case OpKind::Bitcast: return "tawa::bitcast<" + cScalarType(out) + ">(" + a[0] + ")";

@@ -142,11 +142,38 @@ TAWA_DEVICE bf16 to_bf16(float x) { return __float2bfloat16_rn(x); }
 TAWA_DEVICE float to_f32(float x) { return x; }
 TAWA_DEVICE float to_f32(f16 x) { return __half2float(x); }
 TAWA_DEVICE float to_f32(bf16 x) { return __bfloat162float(x); }
+// An integer to bf16 with one rounding (cvt.rn.bf16 from s64 / u64), as the executor converts: wider
+// than 16 bits, a conversion through f32 would round twice.
+template <class I>
+TAWA_DEVICE bf16 int_to_bf16(I x) {
+  return I(-1) > I(0) ? __ull2bfloat16_rn(static_cast<unsigned long long>(x)) : __ll2bfloat16_rn(static_cast<long long>(x));
+}
+// A float (f32 or f64) to integer type I as cvt.rzi does, and as the executor: toward zero, NaN to 0,
+// values past I's range to its bound.
+template <class I, class F>
+TAWA_DEVICE I float_to_int(F x) {
+  constexpr bool is_unsigned = I(-1) > I(0);
+  constexpr int bits = 8 * static_cast<int>(sizeof(I));
+  const F hi = is_unsigned ? F(2) * F(1ull << (bits - 1)) : F(1ull << (bits - 1));
+  const F lo = is_unsigned ? F(0) : -hi;
+  if (!(x == x)) return I(0);
+  if (x <= lo) return is_unsigned ? I(0) : I(-static_cast<long long>((1ull << (bits - 1)) - 1) - 1);
+  if (x >= hi) return I(is_unsigned ? ~0ull >> (64 - bits) : (1ull << (bits - 1)) - 1);
+  return static_cast<I>(x);
+}
 // st.shared of two adjacent elements (one 32-bit store for f16/bf16, 64-bit for f32).
 TAWA_DEVICE void st_shared_pair(void* p, f16 a, f16 b) { *static_cast<__half2*>(p) = __halves2half2(a, b); }
 TAWA_DEVICE void st_shared_pair(void* p, bf16 a, bf16 b) { *static_cast<__nv_bfloat162*>(p) = __halves2bfloat162(a, b); }
 TAWA_DEVICE void st_shared_pair(void* p, float a, float b) { *static_cast<float2*>(p) = make_float2(a, b); }
 TAWA_DEVICE void st_shared_pair(void* p, int32_t a, int32_t b) { *static_cast<int2*>(p) = make_int2(a, b); }
+// Any other element type (8-, 16- or 64-bit integers): one store of the pair, 2 * sizeof(T) bytes.
+template <class T>
+TAWA_DEVICE void st_shared_pair(void* p, T a, T b) {
+  struct alignas(2 * sizeof(T)) Pair {
+    T x, y;
+  };
+  *static_cast<Pair*>(p) = Pair{a, b};
+}
 // One 8-bit integer (an s8 wgmma operand staged K-major by the thread that computed it).
 TAWA_DEVICE void st_shared_byte(void* p, int8_t v) { *static_cast<int8_t*>(p) = v; }
 // One element of a shared-memory tile read into a register (a consumer's own tile used elementwise).

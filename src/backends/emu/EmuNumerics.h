@@ -52,6 +52,32 @@ inline float bf16BitsToF32(uint16_t b) {
   return f;
 }
 
+// An integer's magnitude and sign to bf16 bits with one rounding (nearest even), as cvt.rn.bf16.s64:
+// the magnitude rounded to 8 significant bits is exact in f32, whose upper half is then the bf16.
+inline uint16_t intToBf16Bits(uint64_t mag, bool negative) {
+  int shift = 0;
+  for (uint64_t m = mag; m >= 256u; m >>= 1) ++shift;
+  uint64_t q = mag >> shift;
+  if (shift > 0) {
+    const uint64_t rem = mag & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+    if (rem > half || (rem == half && (q & 1u))) ++q;
+  }
+  const float f = std::ldexp(static_cast<float>(q), shift);
+  return f32ToBf16Bits(negative ? -f : f);
+}
+// A float to integer type I as cvt.rzi does: toward zero, NaN to 0, values past I's range to its bound.
+template <class I, class F>
+I floatToIntSaturated(F x) {
+  constexpr bool isUnsigned = I(-1) > I(0);
+  constexpr int bits = 8 * static_cast<int>(sizeof(I));
+  const F hi = isUnsigned ? F(2) * F(1ull << (bits - 1)) : F(1ull << (bits - 1));
+  const F lo = isUnsigned ? F(0) : -hi;
+  if (std::isnan(x)) return I(0);
+  if (x <= lo) return isUnsigned ? I(0) : I(-static_cast<long long>((1ull << (bits - 1)) - 1) - 1);
+  if (x >= hi) return I(isUnsigned ? ~0ull >> (64 - bits) : (1ull << (bits - 1)) - 1);
+  return static_cast<I>(x);
+}
+
 // ---- fp8 decoding (wgmma inputs): e4m3 (bias 7, no infinities, S.1111.111 is NaN, max 448) and
 // e5m2 (bias 15, IEEE-style: the upper byte of an f16)
 

@@ -1161,6 +1161,20 @@ inline bf16 to_bf16(float x, TAWA_EMU_LOC) {
   emu::charge(128 / emu::model().cvtPerClk);
   return bf16{emu::f32ToBf16Bits(x)};
 }
+template <class I>
+inline bf16 int_to_bf16(I x, TAWA_EMU_LOC) {
+  (void)tawa_file, (void)tawa_line;
+  emu::charge(128 / emu::model().cvtPerClk);
+  const bool negative = !(I(-1) > I(0)) && x < I(0);
+  const uint64_t mag = negative ? uint64_t{0} - static_cast<uint64_t>(static_cast<long long>(x)) : static_cast<uint64_t>(x);
+  return bf16{emu::intToBf16Bits(mag, negative)};
+}
+template <class I, class F>
+inline I float_to_int(F x, TAWA_EMU_LOC) {
+  if constexpr (std::is_same_v<F, float>) emu::checkRead(x, "a conversion to an integer", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().cvtPerClk);
+  return emu::floatToIntSaturated<I>(x);
+}
 inline float to_f32(float x, TAWA_EMU_LOC) {
   emu::checkRead(x, "a conversion to f32", TAWA_EMU_AT);
   return x;
@@ -1289,6 +1303,11 @@ inline void st_shared_pair(void* p, bf16 a, bf16 b, TAWA_EMU_LOC) {
 inline void st_shared_pair(void* p, int32_t a, int32_t b, TAWA_EMU_LOC) {
   int32_t v[2] = {a, b};
   emu::stShared(p, v, 8, TAWA_EMU_AT);
+}
+template <class T>  // any other element type (8-, 16- or 64-bit integers): the pair in one store
+inline void st_shared_pair(void* p, T a, T b, TAWA_EMU_LOC) {
+  T v[2] = {a, b};
+  emu::stShared(p, v, 2 * sizeof(T), TAWA_EMU_AT);
 }
 inline void st_shared_byte(void* p, int8_t v, TAWA_EMU_LOC) { emu::stShared(p, &v, 1, TAWA_EMU_AT); }
 inline void st_shared_pair(void* p, float a, float b, TAWA_EMU_LOC) {
