@@ -6,6 +6,7 @@
 #include <ostream>
 #include <set>
 
+#include "backends/emu/Emulator.h"
 #include "ir/Diagnostic.h"
 
 namespace tawa::driver {
@@ -120,6 +121,38 @@ std::map<std::string, ir::Scalar> storedPrecision(const ir::Func& kernel) {
       }
   });
   return out;
+}
+
+std::set<std::string> orderDependentBuffers(const ir::Func& kernel) {
+  using ir::OpKind;
+  std::set<std::string> out;
+  ir::walk(const_cast<ir::Block&>(kernel.body), [&](ir::Op* op) {
+    const bool add = (op->kind() == OpKind::Atomic && op->hasAttr("kind") && op->strAttr("kind") == "add") ||
+                     (op->kind() == OpKind::DescStore && op->hasAttr("reduce"));
+    if (!add || op->numOperands() < 2 || !ir::isFloat(op->operand(1)->type().scalar)) return;
+    std::set<const ir::Value*> args;
+    ir::argsBehind(op->operand(0), kernel.body, args);
+    for (const ir::Value* a : args)
+      if (a->type().isPtrLike()) out.insert(a->nameHint);
+  });
+  return out;
+}
+
+std::optional<std::string> scheduleDifference(const std::vector<exec::Buffer>& got, const std::vector<exec::Buffer>& first,
+                                              const std::set<std::string>& orderDependent) {
+  if (got.size() != first.size()) return emu::firstDifference(got, first);
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (orderDependent.count(first[i].name) && ir::isFloat(first[i].dtype)) {
+      Comparison c = compareBuffers(got[i], first[i]);
+      if (!c.ok)
+        return first[i].name + indexStr(first[i], c.firstBad) + " is " + num("%.9g", c.got) + ", not " + num("%.9g", c.want) +
+               " (float atomics add into it: beyond the tolerance " + num("%.3g", c.rtol) + "*|x| + " + num("%.3g", c.atol) +
+               " that another order of the adds may move it by)";
+      continue;
+    }
+    if (auto d = emu::firstDifference({got[i]}, {first[i]})) return d;
+  }
+  return std::nullopt;
 }
 
 void checkBuffers(const std::vector<exec::Buffer>& got, const std::vector<exec::Buffer>& want, const std::string& who,

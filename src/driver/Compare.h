@@ -9,6 +9,7 @@
 #include <iosfwd>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,15 @@ void checkBuffers(const std::vector<exec::Buffer>& got, const std::vector<exec::
 // arithmetic's; not loaded data). For integers stored, that of the floats computed on the way, where
 // one is converted to an integer there (`(acc * s).to(tl.int8)`); else none (compared exactly).
 std::map<std::string, ir::Scalar> storedPrecision(const ir::Func& kernel);
+
+// The pointer arguments of `kernel` (by name) that float atomics add into (tile.atomic add, a reduce-add
+// tile.desc_store): their sums depend on the order the adds run in, on a GPU as on the emulator.
+std::set<std::string> orderDependentBuffers(const ir::Func& kernel);
+
+// Where `got` (a later schedule's buffers) differs from `first`: bit for bit, except the buffers
+// `orderDependent` names, compared within their type's tolerance (compareBuffers); nullopt when none does.
+std::optional<std::string> scheduleDifference(const std::vector<exec::Buffer>& got, const std::vector<exec::Buffer>& first,
+                                              const std::set<std::string>& orderDependent);
 
 // FLOPs of one launch for kernels that hold a tile.dot (any level): 2*M*N*K from the spec's
 // integer entries named M, N and K (any case). nullopt when the kernel has no dot or a name lacks.

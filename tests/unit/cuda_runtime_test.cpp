@@ -217,6 +217,31 @@ TEST(CudaRuntime, CheckBuffersNamesTheFirstBadElement) {
       << msg;
 }
 
+// Later schedules of `tawa check --backend emu` against the first: bit for bit, except buffers float
+// atomics add into, within their type's tolerance (the adds' order is the schedule's).
+TEST(CudaRuntime, ScheduleDifferenceAllowsOnlyAtomicOrder) {
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> u(-1, 1);
+  exec::Buffer a;
+  a.name = "acc", a.dtype = ir::Scalar::F32, a.shape = {64};
+  a.data.resize(64 * 4);
+  for (int64_t i = 0; i < 64; ++i) a.setFloat(i, u(rng));
+  exec::Buffer b = a;
+  b.name = "out";
+  std::vector<exec::Buffer> first{a, b}, got = first;
+  const double x = got[0].getFloat(9);
+  got[0].setFloat(9, std::nextafter(static_cast<float>(x), 2.0f));  // one f32 unit: another order of the adds
+  EXPECT_FALSE(driver::scheduleDifference(got, first, {"acc"}));
+  auto d = driver::scheduleDifference(got, first, {"out"});  // not a buffer atomics add into: bit for bit
+  ASSERT_TRUE(d);
+  EXPECT_NE(d->find("acc[9] is"), std::string::npos) << *d;
+  got[0].setFloat(9, x + 0.5);  // far beyond what an order moves
+  d = driver::scheduleDifference(got, first, {"acc"});
+  ASSERT_TRUE(d);
+  EXPECT_NE(d->find("acc[9] is"), std::string::npos) << *d;
+  EXPECT_NE(d->find("float atomics add into it: beyond the tolerance"), std::string::npos) << *d;
+}
+
 // Where there is no driver or no device, the library says so before doing any work.
 TEST(CudaRuntime, NoGpuIsAClearError) {
   auto av = cuda::probeGpu();

@@ -408,7 +408,7 @@ LaunchStats launch(const cuda::EmitResult& emitted, const std::vector<exec::Arg>
 
 void runSchedules(const cuda::EmitResult& er, const std::vector<exec::Arg>& args, const std::vector<exec::Buffer>& initial,
                   std::array<int64_t, 3> grid, int seeds, const Location& at, bool nameSchedule,
-                  const std::function<void(const std::vector<exec::Buffer>&)>& checkFirst) {
+                  const std::function<void(const std::vector<exec::Buffer>&)>& checkFirst, const ScheduleDifference& differs) {
   std::vector<exec::Buffer> first;
   for (int s = 1; s <= seeds; ++s) {
     std::vector<exec::Buffer> got = initial;
@@ -425,9 +425,9 @@ void runSchedules(const cuda::EmitResult& er, const std::vector<exec::Arg>& args
       first = std::move(got);
       continue;
     }
-    // Every schedule must give the very bits of the first: a difference is a race the emulator's
-    // detectors did not name (or a schedule-dependent reduction order).
-    if (auto d = firstDifference(got, first))
+    // Every schedule must give the very bits of the first (or what `differs` allows): a difference
+    // is a race the emulator's detectors did not name (or a schedule-dependent reduction order).
+    if (auto d = differs ? differs(got, first) : firstDifference(got, first))
       throw UserError(at, "schedule " + std::to_string(s) + " gives different results from schedule 1: " + *d,
                       "the kernel's result depends on the order its threads run in: a race");
   }

@@ -64,13 +64,18 @@ struct LaunchStats {
 LaunchStats launch(const cuda::EmitResult& er, const std::vector<exec::Arg>& args, std::vector<exec::Buffer>& buffers,
                    std::array<int64_t, 3> grid, const Options& opt = {});
 
+// Where a later schedule's buffers (`got`) differ from the first's beyond what the kernel lets its
+// schedule change, or nullopt.
+using ScheduleDifference = std::function<std::optional<std::string>(const std::vector<exec::Buffer>& got, const std::vector<exec::Buffer>& first)>;
+
 // The library API's check on the emulator (`tawa check --backend emu`): runs the emitted kernel
 // under schedules 1..seeds on fresh copies of `initial`; `checkFirst` judges schedule 1's buffers,
-// and every later schedule must give their very bits (a UserError at `at` otherwise: a race). With
+// and every later schedule must give their very bits (a UserError at `at` otherwise: a race), or,
+// with `differs`, agree with them as it says (float atomics add in the schedule's order). With
 // `nameSchedule` a fault the emulator reports is prefixed with the schedule it happened under.
 void runSchedules(const cuda::EmitResult& er, const std::vector<exec::Arg>& args, const std::vector<exec::Buffer>& initial,
                   std::array<int64_t, 3> grid, int seeds, const Location& at, bool nameSchedule,
-                  const std::function<void(const std::vector<exec::Buffer>&)>& checkFirst);
+                  const std::function<void(const std::vector<exec::Buffer>&)>& checkFirst, const ScheduleDifference& differs = {});
 
 // Where two runs' buffers first differ, bit for bit: "NAME[i] is X, not Y" (the values decoded), or
 // nullopt when every buffer is identical.

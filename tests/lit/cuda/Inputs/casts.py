@@ -53,6 +53,6 @@ def casts_1d(x, i, o8, ou8, o32, obf, n, BLOCK: tl.constexpr):
     y = tl.where(v > 0.9, float("nan"), v * 300.0)
     tl.store(o8 + offs, y.to(tl.int8), mask=m)
     tl.store(ou8 + offs, y.to(tl.uint8), mask=m)
-    tl.store(o32 + offs, (v * 3.0e9).to(tl.int32), mask=m)
+    tl.store(o32 + offs, tl.where(v > 0.9, float("nan"), v * 3.0e9).to(tl.int32), mask=m)
     q = tl.load(i + offs, mask=m, other=0)
     tl.store(obf + offs, (q * 1048573 + 16777217).to(tl.bfloat16), mask=m)
