@@ -81,10 +81,11 @@ class Specializer {
   static std::string at(const Op& op) { return std::string(op.name()) + " at " + op.loc().str(); }
 
   // D as asked, else the num_stages hint (2 without one) lowered until the shared memory holds the rings (`payload`
-  // per slot), the tiles loaded once (`preloads`) and the epilogue's stored tiles (staged for TMA:
+  // per slot), the tiles loaded once (`preloads`), the epilogue's stored tiles (staged for TMA:
   // every tile.desc_store outside the main loop `loop`, after it or, in a persistent kernel, in the
   // tile loop around it; stores at one row offset take turns in one buffer per size, as the
-  // emitter lays them out), with 2 KB for barriers and alignment.
+  // emitter lays them out) and the B of each tile.dot in `loop` computed in registers (the consumers
+  // stage it for wgmma in one buffer), with 2 KB for barriers and alignment.
   int64_t chooseDepth(const std::vector<Type>& payload, const std::vector<Op*>& preloads, const Op* loop) {
     if (opt_.depth > 0) return opt_.depth;
     auto bytes = [](const Type& t) { return t.isTile() ? t.numel() * byteWidth(t.scalar) : int64_t{0}; };
@@ -101,6 +102,11 @@ class Specializer {
         if (b->parentOp == loop) return;
       if (staged.emplace(o->operand(2), bytes(o->operand(1)->type())).second) fixed += bytes(o->operand(1)->type());
     });
+    if (loop)
+      walk(*loop->region(0), [&](const Op* o) {
+        const Op* b = o->kind() == OpKind::Dot ? o->operand(1)->definingOp() : nullptr;
+        if (b && (isElementwise(b->kind()) || b->kind() == OpKind::Load)) fixed += bytes(o->operand(1)->type());
+      });
     const int64_t budget = 232448, fits = stage > 0 ? (budget - fixed) / stage : hint;
     const int64_t d = std::max<int64_t>(1, std::min(hint, fits));
     say("@" + f_.name + ": aref depth " + std::to_string(d) +

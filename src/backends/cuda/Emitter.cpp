@@ -163,6 +163,11 @@ struct Staging {
   int64_t offset = 0, rows = 0, cols = 0, elemBytes = 0;
   bool reused = false;  // an earlier store of the same warp group used this buffer (an epilogue's subtiles)
   bool kMajor = false;  // an operand staging laid out as the NxK transpose of its KxN tile (an s8 B)
+  // An operand staging both cooperative consumers write, each its half of B's columns (`part`: 0 or
+  // 1), and both read: consumer 1's refers to consumer 0's buffer (`sharedWith`), allocated once.
+  bool shared = false;
+  int part = 0;
+  const Op* sharedWith = nullptr;
   // A TMA store's staging is laid out as TMA reads a swizzled box (TileLayout: column chunks one
   // swizzle span wide, 16-byte units XOR-ed by the row), one copy per chunk: the accumulator
   // fragment's pairs, eight rows to a warp's quarter, then fall in different banks (row-major, the
@@ -601,6 +606,7 @@ class Emitter {
           stagingOrder_.push_back(op);
         }
       });
+    shareOperandStagings();
     // Tensor maps TMA cannot take at this launch: their tiles are moved by threads (tile maps).
     const char* noTma = std::getenv("TAWA_NO_TMA");  // every map a tile map: for tests and for telling TMA faults apart
     for (auto& s : allMaps_) {
@@ -1338,6 +1344,7 @@ class Emitter {
     }
     for (const Op* op : operandStagingOrder_) {
       Staging& st = operandStagings_.at(op);
+      if (st.sharedWith) continue;  // consumer 1's half of consumer 0's buffer
       st.offset = off;
       off += st.layout->slotBytes;
     }
@@ -1457,8 +1464,10 @@ class Emitter {
     }
     for (const Op* op : operandStagingOrder_) {
       const Staging& st = operandStagings_.at(op);
-      line("uint8_t* " + st.name + " = smem + " + std::to_string(st.offset) + ";  // B of a wgmma, written by consumer " +
-           std::to_string(regionIndex(op) - 1) + " from registers: " + std::to_string(st.rows) + "x" + std::to_string(st.cols) + ", " +
+      if (st.sharedWith) continue;
+      line("uint8_t* " + st.name + " = smem + " + std::to_string(st.offset) + ";  // B of a wgmma, written by " +
+           (st.shared ? std::string("both consumers (half of its columns each)") : "consumer " + std::to_string(regionIndex(op) - 1)) +
+           " from registers: " + std::to_string(st.rows) + "x" + std::to_string(st.cols) + ", " +
            std::to_string(st.layout->chunks) + " chunk(s) of " + std::to_string(st.layout->chunkCols) + " columns, " +
            std::to_string(st.layout->swizzle) + "B swizzle");
     }
@@ -2199,6 +2208,7 @@ class Emitter {
   // are the consumers' epilogue barriers).
   static constexpr int kPingPongBar = 3;     // and 4: one per consumer
   static constexpr int kConsumersBar = 5;    // all consumer threads (tl.debug_barrier)
+  static constexpr int kSharedOperandBar = 6;  // both consumers, around a B operand they stage together
   // An attention loop (PV overlapped) in one of exactly two consumer warp groups, whose QK^T and
   // PV MMAs are issued at its top level: the consumers take turns (see emitFor).
   bool pingPong(const Op& loop) const {
@@ -3135,6 +3145,33 @@ class Emitter {
     pending_.push_back(Group{{acc}, {}, reads, ++seq_, af != nullptr, staged ? staged->name : std::string()});
   }
 
+  // Two cooperative consumers compute the same B (they split the M tile; B is KxN): the k-th staged
+  // B of consumer 1 shares the k-th of consumer 0's buffer, each consumer computing and writing half
+  // of its columns (half the work, half the shared memory). Not beside ping-pong loops, whose
+  // consumers run half an iteration apart.
+  void shareOperandStagings() {
+    if (regions_.size() != 3) return;
+    std::vector<const Op*> byRegion[3];
+    for (const Op* op : operandStagingOrder_) byRegion[regionIndex(op)].push_back(op);
+    bool pingPongLoops = false;
+    for (size_t w = 1; w < 3; ++w)
+      walk(*regions_[w]->region(0), [&](const Op* o) { pingPongLoops = pingPongLoops || (o->kind() == OpKind::For && o->hasAttr("pv_overlap")); });
+    if (pingPongLoops || byRegion[1].size() != byRegion[2].size()) return;
+    for (size_t k = 0; k < byRegion[1].size(); ++k) {
+      Staging& a = operandStagings_.at(byRegion[1][k]);
+      Staging& b = operandStagings_.at(byRegion[2][k]);
+      if (byRegion[1][k]->operand(1)->type() != byRegion[2][k]->operand(1)->type() || a.kMajor != b.kMajor) return;
+    }
+    for (size_t k = 0; k < byRegion[1].size(); ++k) {
+      Staging& a = operandStagings_.at(byRegion[1][k]);
+      Staging& b = operandStagings_.at(byRegion[2][k]);
+      a.shared = b.shared = true;
+      b.part = 1;
+      b.sharedWith = byRegion[1][k];
+      b.name = a.name;
+    }
+  }
+
   // B computed in registers (fragment `w`, KxN in the accumulator layout), written into its staging
   // buffer as TMA would lay out the KxN box (swizzled column chunks): the wgmma reads it N-major like a
   // loaded slot. The MMAs that read the buffer before must have completed (their wait first); each
@@ -3151,6 +3188,14 @@ class Emitter {
     const TileLayout& l = *st.layout;
     const Frag w = frags_.count(vb) ? frags_.at(vb) : fragShape(op, vb->type());
     const bool lazy = !frags_.count(vb);
+    // Shared by both consumers: neither overwrites it before the other's MMAs reading it completed
+    // (each waited for its own above), and each writes half of each thread's columns.
+    const std::string both = std::to_string(kSharedOperandBar) + ", 256";
+    if (st.shared) line("tawa::bar_sync(" + both + ");  // both consumers' MMAs reading " + st.name + " have completed");
+    const int half = st.shared ? w.perThread / 2 : 0;
+    if (st.shared && !st.kMajor && half % 2)
+      unsupported(op, "a B operand two consumers stage together needs an even number of columns per thread in each half, got " +
+                          std::to_string(w.perThread));
     auto at = [&](const std::string& col, const std::string& ri) {
       return lazy ? elem(op, vb, Ctx{"row", col, "[mi][(" + ri + " >> 1) & 1]"}) : w.name + "[mi][" + ri + "]";
     };
@@ -3158,7 +3203,8 @@ class Emitter {
     line("for (int mi = 0; mi < " + std::to_string(w.mBlocks) + "; ++mi) {  // B -> " + st.name + (st.kMajor ? " (K-major: its NxK transpose)" : "") +
          (lazy ? ", computed element by element" : ""));
     line("TAWA_UNROLL");
-    line("  for (int ri = 0; ri < " + std::to_string(w.perThread) + "; ri += " + (st.kMajor ? "1" : "2") + ") {");
+    line("  for (int ri = " + std::to_string(st.part * half) + "; ri < " + std::to_string(st.shared ? (st.part + 1) * half : w.perThread) +
+         "; ri += " + (st.kMajor ? "1" : "2") + ") {" + (st.shared ? "  // consumer " + std::to_string(st.part) + "'s half" : ""));
     line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");
     line("    const int col = tawa::wgmma_acc_col(ri);");
     if (w.rows) line("    if (row >= " + std::to_string(w.rows) + ") continue;  // a padded block: rows past the tile are not part of B");
@@ -3170,7 +3216,8 @@ class Emitter {
     line("  }");
     line("}");
     line("tawa::fence_proxy_async_shared_cta();  // this thread's writes, before the wgmma reading them (async proxy)");
-    line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // every thread has written its part of " + st.name);
+    if (st.shared) line("tawa::bar_sync(" + both + ");  // every thread of both consumers has written its part of " + st.name);
+    else line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // every thread has written its part of " + st.name);
     for (const Op* rel : releasesAfterStaging_) {  // the slots B was read from, now read by every thread
       const Bars& bars = bars_.at(rel->operand(0));
       waitForReaders(*rel, bars.aref);

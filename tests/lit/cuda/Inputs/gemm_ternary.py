@@ -50,3 +50,19 @@ def nibbles_s8(a, p, c, M, N, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexp
                 w = q >> 4
             acc += tl.dot(x, w, out_dtype=tl.int32)
     tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+# C (i32) = A (i8) @ (Q - Z), Q an int8 weight tile and Z a per-column zero point (int8, loaded once):
+# B is computed in registers as s8 (the difference wraps in int8, as Triton computes it).
+@triton.jit
+def zero_point_s8(a, q, z, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    zp = tl.load(z + rn, mask=rn < N, other=0)
+    acc = tl.zeros((BM, BN), dtype=tl.int32)
+    for k0 in range(0, K, BK):
+        x = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :], mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0)
+        w = tl.load(q + (k0 + rk)[:, None] * N + rn[None, :], mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0)
+        acc += tl.dot(x, w - zp[None, :], out_dtype=tl.int32)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
