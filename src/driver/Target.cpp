@@ -17,6 +17,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "transforms/PassManager.h"
+#include "transforms/WarpSpecialize.h"
 
 namespace tawa::driver {
 
@@ -131,7 +132,12 @@ EmitResult emitForTarget(driver::LoadedKernel& lk, const transforms::PassOptions
     } else {
       try {
         lk = driver::specialize(std::move(lk), ws, "nv");  // its pipeline starts with canonicalize again (a no-op now)
-        return emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
+        EmitResult r = emitCudaKernel(*lk.module, *lk.kernel, emitOpt);
+        // An explicit --consumers 2 the kernel's form cannot take (split-consumers says why) is not silent.
+        if (ws.consumers == 2 && transforms::consumerRegions(*lk.kernel) == 1)
+          std::cerr << lk.kernel->loc.str() << ": warning: --consumers 2 not taken: '@" << name
+                    << "' runs one consumer warp group (--explain says why two cannot split its rows)\n";
+        return r;
       } catch (const UserError& e) {
         if (asLoaded.empty()) throw;
         wsError = e;

@@ -2635,8 +2635,21 @@ class Emitter {
         return;
       }
       case OpKind::Permute: {
+        // The transpose of a tile computed lazily (a dequantized NxK weight tile transposed as B):
+        // its element (r, c) is the source's (c, r). Not of one that reads registers by their place in
+        // a thread's fragment (a row vector computed in registers): another thread holds the transposed one.
+        if (auto lz = lazies_.find(op.operand(0)); lz != lazies_.end() && t.rank() == 2) {
+          if (lz->second(Ctx{"r", "c", "@fragment@"}).find("@fragment@") != std::string::npos)
+            unsupported(op, "the transpose of a tile computed from register fragments is not emitted (another thread holds each "
+                            "transposed element)",
+                        "transpose the loaded tile instead (tl.trans(x).to(...)), which reads shared memory");
+          lazies_[res] = [src = lz->second](const Ctx& c) { return src(Ctx{c.col, c.row, c.slot}); };
+          return;
+        }
         auto it = views_.find(op.operand(0));
-        if (it == views_.end() || t.rank() != 2) unsupported(op, "only the transpose of a shared-memory tile (a wgmma operand) is emitted");
+        if (it == views_.end() || t.rank() != 2)
+          unsupported(op, "only the transpose of a shared-memory tile (a wgmma operand) or of a tile computed element by element from "
+                          "one is emitted");
         View v = it->second;
         v.transposed = !v.transposed;
         views_[res] = v;
@@ -2986,7 +2999,7 @@ class Emitter {
            " + " + row + " * " + std::to_string(l.swizzle) + " + " + col + " % " + cc + " * " + std::to_string(l.elemBytes) + ")";
   }
   // Whether a slot's tile `v` only makes the B of tile.dots whose B is staged (operandStagings_):
-  // through elementwise ops used nowhere else, all in v's block. Its elements are then read from the
+  // through elementwise ops and transposes used nowhere else, all in v's block. Its elements are then read from the
   // slot where the staging writes B, and B never occupies registers.
   bool lazySlotRead(const Value* v) const {
     const Block* blk = v->definingOp()->parent;
@@ -3001,7 +3014,8 @@ class Emitter {
         if (!ok || std::find(o->operands.begin(), o->operands.end(), x) == o->operands.end()) return;
         if (o->parent != blk) return void(ok = false);
         if (o->kind() == OpKind::Dot && o->operand(1) == x && o->operand(0) != x && operandStagings_.count(o)) return void(staged = true);
-        if (isElementwise(o->kind()) && o->numResults() == 1 && o->result()->type().isTile()) return work.push_back(o->result());
+        if ((isElementwise(o->kind()) || o->kind() == OpKind::Permute) && o->numResults() == 1 && o->result()->type().isTile())
+          return work.push_back(o->result());
         ok = false;
       });
     }
@@ -3317,6 +3331,7 @@ class Emitter {
   // iteration is a slot).
   static bool computedInRegisters(const Value* v) {
     const Op* d = v->definingOp();
+    if (d && d->kind() == OpKind::Permute) return computedInRegisters(d->operand(0));  // the transpose of one
     return d && (isElementwise(d->kind()) || d->kind() == OpKind::Load);
   }
   // A tile value that is a shared-memory view through tile.permute / nv.smem_load (for loop-carried slots).

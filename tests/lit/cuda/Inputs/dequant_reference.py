@@ -1,6 +1,6 @@
 # gemm_dequant.py's C against numpy in float64 (DIR holds the buffers `tawa run --save DIR` wrote).
 #   int8 DIR: C = A @ (Q * s) over the valid rows and columns (dq_int8)
-#   int8nk DIR: C = A @ (Q^T * s), Q stored N x K (dq_int8_nk)
+#   int8nk DIR: C = A @ (Q^T * s), Q stored N x K (dq_int8_nk, dq_int8_nk_t)
 #   int4 DIR G: C = A @ W, W[k, n] = (((P[k // 8, n] >> 4 (k % 8)) & 15) - Z[k // G, n]) * S[k // G, n] (dq_int4)
 # The kernels compute W in f16 (each subtraction and product rounded to f16) and sum in f32: the
 # tolerance allows two f16 roundings of each weight, f32 sums and C's own f16 rounding.

@@ -88,3 +88,20 @@ def dq_int8_nk(a, q, s, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.c
         qt = tl.load(q + rn[:, None] * K + (k0 + rk)[None, :], mask=(rn[:, None] < N) & ((k0 + rk)[None, :] < K), other=0)
         acc = tl.dot(x, tl.trans(qt).to(tl.float16) * scale[None, :], acc)
     tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+# The same weights dequantized first, then transposed (`tl.trans` of the tile computed in registers):
+# C = A @ (Q * s[:, None])^T.
+@triton.jit
+def dq_int8_nk_t(a, q, s, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    scale = tl.load(s + rn, mask=rn < N, other=0.0)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        x = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :], mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
+        q8 = tl.load(q + rn[:, None] * K + (k0 + rk)[None, :], mask=(rn[:, None] < N) & ((k0 + rk)[None, :] < K), other=0)
+        w = q8.to(tl.float16) * scale[:, None]
+        acc = tl.dot(x, tl.trans(w), acc)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
