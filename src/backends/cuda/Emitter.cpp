@@ -3216,7 +3216,10 @@ class Emitter {
     line("TAWA_UNROLL");
     line("for (int mi = 0; mi < " + std::to_string(w.mBlocks) + "; ++mi) {  // B -> " + st.name + (st.kMajor ? " (K-major: its NxK transpose)" : "") +
          (lazy ? ", computed element by element" : ""));
-    line("TAWA_UNROLL");
+    // Element by element with no register of a fragment read (each element a function of its row and
+    // column alone), the columns need not be unrolled whole: a few at a time keep the live values few.
+    const bool noFragments = lazy && at("col", "ri").find("[mi][") == std::string::npos;
+    line(noFragments ? "TAWA_UNROLL_4" : "TAWA_UNROLL");
     line("  for (int ri = " + std::to_string(st.part * half) + "; ri < " + std::to_string(st.shared ? (st.part + 1) * half : w.perThread) +
          "; ri += " + (st.kMajor ? "1" : "2") + ") {" + (st.shared ? "  // consumer " + std::to_string(st.part) + "'s half" : ""));
     line("    const int row = 64 * mi + tawa::wgmma_acc_row(ri);");

@@ -37,6 +37,9 @@ struct alignas(64) CUtensorMap {
 #define TAWA_DEVICE __device__ __forceinline__
 // Full unrolling of the loops over accumulator registers: they must be indexed by constants.
 #define TAWA_UNROLL _Pragma("unroll")
+// Partial unrolling of a loop whose body indexes no register array (an operand staged element by
+// element): its live values stay a few iterations' worth.
+#define TAWA_UNROLL_4 _Pragma("unroll 4")
 #define TAWA_LAYOUT __device__ __forceinline__
 
 #else  // host C++ (the emulator, and tests of the layouts below)
@@ -751,6 +754,7 @@ TAWA_DEVICE bool elect_one_sync() {
 #define __grid_constant__
 #define TAWA_DEVICE
 #define TAWA_UNROLL
+#define TAWA_UNROLL_4
 
 // The driver API's opaque 128-byte tensor map, as the host sees it (the emulator keeps its
 // TawaEmuTensorMap in these bytes).
