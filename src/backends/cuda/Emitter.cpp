@@ -1853,7 +1853,7 @@ class Emitter {
                                          bar + "[" + rv->second + "]);");
           return;
         }
-        // A slot a staged B is read from where it is written (lazySlotRead): released after that.
+        // A slot a staged B is read from where it is written (makesOnlyStagedB): released after that.
         if (bars.kind == "empty" && lazySlotArefs_.count(bars.aref)) {
           releasesAfterStaging_.push_back(&op);
           return;
@@ -2672,7 +2672,7 @@ class Emitter {
         // Read other than by tile.dot (a quantized weight tile dequantized in registers): where it
         // only makes a staged B, read where the staging writes B (its release deferred until then);
         // else into registers at once, before the slot's release.
-        if (lazySlotRead(res)) {
+        if (makesOnlyStagedB(res)) {
           const Type t = res->type();
           lazies_[res] = [v, t](const Ctx& c) { return slotElement(v, t, c); };
           lazySlotArefs_.insert(r.aref);
@@ -2749,6 +2749,17 @@ class Emitter {
         unsupported(op, "a 1xN load through pointers is read where its elements are used, which needs a buffer the kernel never writes");
       const Op* load = &op;
       lazies_[op.result()] = [this, load](const Ctx& c) { return pointerRead(*load, c); };
+      return;
+    }
+    // A tile that only makes a staged B (weights a mask keeps off TMA, transposed or converted on
+    // the way), from a buffer the kernel never writes: read element by element where the staging
+    // writes B, as a slot is (makesOnlyStagedB), never held in registers.
+    if (t.rank() == 2 && makesOnlyStagedB(op.result()) && readsOnlyUnwritten(op)) {
+      const Op* load = &op;
+      lazies_[op.result()] = [this, load, t](const Ctx& c) {
+        const std::string read = pointerRead(*load, c);
+        return t.shape[0] % 64 ? "((" + c.row + ") < " + std::to_string(t.shape[0]) + " ? " + read + " : " + zeroOf(t.scalar) + ")" : read;
+      };
       return;
     }
     profTile(op);
@@ -2998,10 +3009,11 @@ class Emitter {
     return "tawa::layout::swizzle_offset<" + std::to_string(l.swizzle) + ">(" + col + " / " + cc + " * " + std::to_string(l.chunkBytes) +
            " + " + row + " * " + std::to_string(l.swizzle) + " + " + col + " % " + cc + " * " + std::to_string(l.elemBytes) + ")";
   }
-  // Whether a slot's tile `v` only makes the B of tile.dots whose B is staged (operandStagings_):
-  // through elementwise ops and transposes used nowhere else, all in v's block. Its elements are then read from the
+  // Whether a slot's tile (or a tile loaded through pointers) `v` only makes the B of tile.dots whose
+  // B is staged (operandStagings_): through elementwise ops and transposes used nowhere else, all in
+  // v's block. Its elements are then read from the
   // slot where the staging writes B, and B never occupies registers.
-  bool lazySlotRead(const Value* v) const {
+  bool makesOnlyStagedB(const Value* v) const {
     const Block* blk = v->definingOp()->parent;
     std::vector<const Value*> work{v};
     std::set<const Value*> seen;
@@ -3191,7 +3203,7 @@ class Emitter {
   // loaded slot. The MMAs that read the buffer before must have completed (their wait first); each
   // thread fences its generic writes for the async proxy, and the warp group's barrier makes every
   // thread's part visible before any of its warps issues the wgmma.
-  // B held lazily (computed from a slot read where it is used: lazySlotRead) is computed element by
+  // B held lazily (computed from a slot read where it is used: makesOnlyStagedB) is computed element by
   // element as it is written, so it never occupies registers; the slot releases deferred until then
   // follow the warp group's barrier (every thread has read its part).
   const View& stageOperand(const Op& op, const Staging& st, const Value* vb) {
@@ -3678,7 +3690,7 @@ class Emitter {
   bool writtenArgsFound_ = false, writesAnywhere_ = false;
   std::map<const Op*, Staging> operandStagings_;  // a tile.dot's B computed in registers: its shared-memory copy
   std::map<const Op*, View> stagedViews_;         // ... and the view its wgmma reads
-  std::set<int64_t> lazySlotArefs_;                // arefs whose slot a staged B reads where it is written (lazySlotRead)
+  std::set<int64_t> lazySlotArefs_;                // arefs whose slot a staged B reads where it is written (makesOnlyStagedB)
   std::vector<const Op*> releasesAfterStaging_;    // their releases, emitted after the staging (stageOperand)
   std::vector<const Op*> operandStagingOrder_;
   std::vector<const Op*> stagingOrder_;
