@@ -3010,8 +3010,8 @@ class Emitter {
            " + " + row + " * " + std::to_string(l.swizzle) + " + " + col + " % " + cc + " * " + std::to_string(l.elemBytes) + ")";
   }
   // Whether a slot's tile (or a tile loaded through pointers) `v` only makes the B of tile.dots whose
-  // B is staged (operandStagings_): through elementwise ops and transposes used nowhere else, all in
-  // v's block. Its elements are then read from the
+  // B is staged (operandStagings_): through elementwise ops, transposes and table lookups used nowhere
+  // else, all in v's block. Its elements are then read from the
   // slot where the staging writes B, and B never occupies registers.
   bool makesOnlyStagedB(const Value* v) const {
     const Block* blk = v->definingOp()->parent;
@@ -3026,8 +3026,11 @@ class Emitter {
         if (!ok || std::find(o->operands.begin(), o->operands.end(), x) == o->operands.end()) return;
         if (o->parent != blk) return void(ok = false);
         if (o->kind() == OpKind::Dot && o->operand(1) == x && o->operand(0) != x && operandStagings_.count(o)) return void(staged = true);
-        if ((isElementwise(o->kind()) || o->kind() == OpKind::Permute) && o->numResults() == 1 && o->result()->type().isTile())
-          return work.push_back(o->result());
+        // Through elementwise ops, transposes, and a table lookup: addresses computed from it
+        // (`lut + nibble`) and the load through them (a 4-bit code's value, nf4).
+        const bool through = isElementwise(o->kind()) || o->kind() == OpKind::Permute || o->kind() == OpKind::AddPtr ||
+                             (o->kind() == OpKind::Load && o->operand(0) == x);
+        if (through && o->numResults() == 1 && o->result()->type().isTile()) return work.push_back(o->result());
         ok = false;
       });
     }

@@ -105,3 +105,22 @@ def dq_int8_nk_t(a, q, s, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl
         w = q8.to(tl.float16) * scale[:, None]
         acc = tl.dot(x, tl.trans(w), acc)
     tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+# 4-bit codes looked up in a table (as NF4 weights are): two codes per uint8 of P [K/2, N] along K
+# (the low nibble for even k), each the index of its value in LUT (16 f32 values), times a column scale:
+# C = A @ W, W[k, n] = LUT[(P[k // 2, n] >> 4 (k % 2)) & 15] * s[n].
+@triton.jit
+def nf4_lookup(a, p, lut, s, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    scale = tl.load(s + rn, mask=rn < N, other=0.0)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        x = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :], mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
+        q = tl.load(p + ((k0 + rk) // 2)[:, None] * N + rn[None, :], mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0)
+        code = (q >> ((((k0 + rk) % 2) * 4)[:, None])) & 15
+        w = tl.load(lut + code).to(tl.float16) * scale[None, :]
+        acc = tl.dot(x, w, acc)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
