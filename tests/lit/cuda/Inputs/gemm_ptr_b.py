@@ -34,8 +34,9 @@ def gemm_ptrb_nk(a, b, c, M, N, K, LIMIT, BM: tl.constexpr, BN: tl.constexpr, BK
     tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-# B doubled in place as it is used (`b[k, n] *= 2` after its load): the dot must see the loaded
-# values, so B is read into registers at its load, not where it is staged. C = A @ B (B as loaded).
+# B overwritten with 3 after its load (the tile's values only make the dot's B): the dot must see the
+# loaded values, so B is read into registers at its load, not where it is staged. C = A @ B (B as
+# loaded).
 @triton.jit
 def gemm_ptrb_inplace(a, b, c, M, N, K, LIMIT, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
@@ -46,6 +47,6 @@ def gemm_ptrb_inplace(a, b, c, M, N, K, LIMIT, BM: tl.constexpr, BN: tl.constexp
         x = tl.load(a + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
         off = ks[:, None] * N + rn[None, :]
         y = tl.load(b + off, mask=(off < LIMIT) & (rn[None, :] < N), other=0.0)
-        tl.store(b + off, y * 2.0, mask=(off < LIMIT) & (rn[None, :] < N))
+        tl.store(b + off, tl.full((BK, BN), 3.0, tl.float16), mask=(off < LIMIT) & (rn[None, :] < N))
         acc = tl.dot(x, y, acc)
     tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
