@@ -110,6 +110,10 @@ class Splitter {
       if (op->kind() == OpKind::DescStore) seeds.push_back(op->operand(1));
     });
     if (seeds.empty()) return why = "the consumer stores no block through a descriptor", false;
+    // A 1-D tile stored (column sums added into a vector) is no block of rows to halve.
+    for (const Value* s : seeds)
+      if (s->type().rank() != 2)
+        return why = "the consumer stores a " + s->type().str() + " through a descriptor, not a block of rows", false;
     // Each half runs a copy of the consumer: an atomic would run twice.
     const Op* atomic = nullptr;
     walk(body, [&](Op* op) {

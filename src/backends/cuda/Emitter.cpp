@@ -250,7 +250,10 @@ class Emitter {
 
   // ---- output
 
-  void line(const std::string& s) { out_ << std::string(2 * static_cast<size_t>(indent_), ' ') << s << "\n"; }
+  void line(const std::string& s) {
+    out_ << std::string(2 * static_cast<size_t>(indent_), ' ') << s << "\n";
+    if (s.rfind("tawa::bar_sync(", 0) == 0) unsyncedWaits_.clear();  // every thread of the warp group is past its waits
+  }
   void at(const Op& op) {
     if (opt_.lineDirectives) out_ << lines_.next(op.loc());
   }
@@ -1839,6 +1842,7 @@ class Emitter {
         const Bars& b = bars_.at(op.operand(0));
         line("tawa::mbarrier_wait_parity(&" + b.name + "[" + ex(op.operand(1)) + "], static_cast<uint32_t>(" + ex(op.operand(2)) +
              "));");
+        if (b.kind == "full" && region_ >= 1 && !single_) unsyncedWaits_.insert(b.aref);
         return;
       }
       case OpKind::MbarArrive: {
@@ -1861,6 +1865,13 @@ class Emitter {
         // A release hands the slot back to the producer: every MMA still reading one of the aref's
         // slots completes first (wgmma reads shared memory until its wait_group).
         if (bars.kind == "empty" && !broken) waitForReaders(op, bars.aref);
+        // One thread releases for its warp group: every thread must be past its wait for the slot's
+        // phase first, or the producer refills the slot, the phase comes round to the same parity
+        // and a late thread waits for a phase that has gone (a slot a cooperative consumer waits
+        // for and releases unread: the other half's A). A wgmma that read the slot, completed, or
+        // a barrier of the warp group since the wait says so; else a barrier here.
+        if (bars.kind == "empty" && region_ >= 1 && !single_ && unsyncedWaits_.count(bars.aref))
+          line("tawa::bar_sync(" + std::to_string(region_) + ", 128);  // every thread is past its wait for the slot it releases");
         oneThread("tawa::mbarrier_arrive(&" + bar + "[" + ex(op.operand(1)) + "]);");
         return;
       }
@@ -3172,6 +3183,7 @@ class Emitter {
     if (a && a->ring) reads.insert(a->ring);
     if (b.ring) reads.insert(b.ring);
     pending_.push_back(Group{{acc}, {}, reads, ++seq_, af != nullptr, staged ? staged->name : std::string()});
+    for (const Value* ring : reads) unsyncedWaits_.erase(rings_.at(ring).aref);  // its completion needs every warp's issue
   }
 
   // Two cooperative consumers compute the same B (they split the M tile; B is KxN): the k-th staged
@@ -3398,6 +3410,9 @@ class Emitter {
     if (single_) unsupported(op, "wgmma is a warp-group operation and cannot run in the producer");
     const Ring &ra = rings_.at(op.operand(0)), &rb = rings_.at(op.operand(2));
     const TileLayout &la = ra.layout, &lb = rb.layout;
+    // Completed before either slot's release (the IR waits for it), it was issued by every warp.
+    unsyncedWaits_.erase(ra.aref);
+    unsyncedWaits_.erase(rb.aref);
     Scalar in = ra.tile.scalar;
     bool fp8 = kMajorOnly(in);  // fp8, s8, u8 (k32 steps) and tf32 (k8): K-major operands
     const bool ints = in == Scalar::I8 || in == Scalar::U8;
@@ -3676,6 +3691,9 @@ class Emitter {
   std::set<int> tf32Maps_;            // allMaps_ indices of the maps copied into them (rounded by the copying threads)
   std::map<std::string, std::vector<std::string>> tileMapArgs_;  // a tile map's parameters (tileMapArgs)
   bool producerGroup_ = false;  // the producer runs on all its 128 threads: they copy tiles TMA cannot take
+  // Arefs whose full barrier this consumer warp group waited for with no barrier of the group, nor a
+  // wgmma reading the slot, since (a release of such a slot first syncs the group: see MbarArrive).
+  std::set<int64_t> unsyncedWaits_;
   bool integerMma_ = false;     // an nv.wgmma of s8/u8 operands: no setmaxnreg (see SetMaxNReg)
   std::map<const Op*, int64_t> atomicOld_;  // a scalar atomic whose old value is read -> its 8 bytes of shared memory
   std::vector<const Op*> atomicOrder_;

@@ -149,6 +149,8 @@ TAWA_DEVICE float to_f32(bf16 x) { return __bfloat162float(x); }
 // than 16 bits, a conversion through f32 would round twice.
 template <class I>
 TAWA_DEVICE bf16 int_to_bf16(I x) {
+  if (sizeof(I) <= 4)  // the 32-bit conversions: cheaper than the 64-bit ones, the same rounding
+    return I(-1) > I(0) ? __uint2bfloat16_rn(static_cast<unsigned int>(x)) : __int2bfloat16_rn(static_cast<int>(x));
   return I(-1) > I(0) ? __ull2bfloat16_rn(static_cast<unsigned long long>(x)) : __ll2bfloat16_rn(static_cast<long long>(x));
 }
 // A float (f32 or f64) to integer type I as cvt.rzi does, and as the executor: toward zero, NaN to 0,
