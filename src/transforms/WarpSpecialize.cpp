@@ -1178,7 +1178,7 @@ class Specializer {
     if (uses[dot->operand(0)] != 1 || uses[acc] != 1) return why = "A's tile or the accumulator has other uses in the loop", nullptr;
     // After the loop: elementwise ops and casts on the result (an activation, the output type),
     // whose other operands are scalars, tile constants or splats, and column slices of those (an
-    // epilogue subtile), stored by tile.desc_stores through one descriptor at the same row offset.
+    // epilogue subtile), stored by tile.desc_stores at the same row offset (through one descriptor or several: each output).
     // Each half repeats that epilogue on its rows.
     Value* res = loop->result(k);
     std::vector<Op*> chain;   // in program order
@@ -1217,8 +1217,6 @@ class Specializer {
                                                                [&](Value* v) { return rowValues.count(v) != 0; }) != 1 ||
             !sameValue(op->operand(2), row))
           return why = "the result is not stored through a descriptor at A's row offset", nullptr;
-        if (!stores.empty() && op->operand(0) != stores.front()->operand(0))
-          return why = "the epilogue stores through more than one descriptor", nullptr;
         stores.push_back(op.get());
         epilogue.push_back(op.get());
         continue;
@@ -1237,7 +1235,6 @@ class Specializer {
       rowValues.insert(op->result());
     }
     if (stores.empty()) return why = "the result is not stored through a descriptor at A's row offset", nullptr;
-    Op* store = stores.front();
     // The result and the epilogue's values are used by the epilogue only.
     auto usesInEpilogue = [&](const Value* v) {
       int n = 0;
@@ -1249,9 +1246,14 @@ class Specializer {
     for (Op* op : chain)
       if (uses[op->result()] != usesInEpilogue(op->result()))
         return why = "a value of the epilogue (" + at(*op) + ") is used outside it", nullptr;
-    Op* mdc = store->operand(0)->definingOp();
-    if (!mdc || mdc->kind() != OpKind::MakeDesc || !around.count(mdc->parent))
-      return why = "C's descriptor is made inside a nested region", nullptr;
+    // Each stored descriptor (C, and any other output the epilogue writes at A's row offset).
+    std::vector<Op*> storeDescs;
+    for (Op* st : stores) {
+      Op* md = st->operand(0)->definingOp();
+      if (!md || md->kind() != OpKind::MakeDesc || !around.count(md->parent))
+        return why = "the descriptor " + at(*st) + " stores through is made inside a nested region", nullptr;
+      if (std::find(storeDescs.begin(), storeDescs.end(), md) == storeDescs.end()) storeDescs.push_back(md);
+    }
 
     // Halved descriptors: made at the top (before a persistent kernel's tile loop) when the original
     // is, else right before the original (C's made after the loop, as block-access makes it for a
@@ -1289,10 +1291,14 @@ class Specializer {
       aHalf = tb.op1(OpKind::MakeDesc, mda->operands, halfOf(mda->result()->type()));
       aHalf->nameHint = halfName(mda, "a_desc");
     }
-    tb.setInsertionPointBefore(atTop(mdc) ? first : mdc);
-    tb.setLoc(mdc->loc());
-    Value* cHalf = tb.op1(OpKind::MakeDesc, mdc->operands, halfOf(mdc->result()->type()));
-    cHalf->nameHint = halfName(mdc, "c_desc");
+    std::map<const Value*, Value*> cHalves;  // each stored descriptor's half-height one
+    for (Op* mdc : storeDescs) {
+      tb.setInsertionPointBefore(atTop(mdc) ? first : mdc);
+      tb.setLoc(mdc->loc());
+      Value* cHalf = tb.op1(OpKind::MakeDesc, mdc->operands, halfOf(mdc->result()->type()));
+      cHalf->nameHint = halfName(mdc, "c_desc");
+      cHalves[mdc->result()] = cHalf;
+    }
     b.setLoc(la->loc());
     Value* row2 = b.op1(OpKind::Add, {row, b.constInt(bm / 2, row->type())}, row->type());
     row2->nameHint = "row_half";
@@ -1395,7 +1401,7 @@ class Specializer {
       for (Op* op : epilogue) {
         eb.setLoc(op->loc());
         if (op->kind() == OpKind::DescStore) {
-          eb.create(OpKind::DescStore, {cHalf, em.at(op->operand(1)), h ? row2 : row, op->operand(3)}, {}, op->attrs);
+          eb.create(OpKind::DescStore, {cHalves.at(op->operand(0)), em.at(op->operand(1)), h ? row2 : row, op->operand(3)}, {}, op->attrs);
           continue;
         }
         std::vector<Value*> halfOps;
