@@ -110,10 +110,15 @@ class Splitter {
       if (op->kind() == OpKind::DescStore) seeds.push_back(op->operand(1));
     });
     if (seeds.empty()) return why = "the consumer stores no block through a descriptor", false;
-    // A 1-D tile stored (column sums added into a vector) is no block of rows to halve.
+    // Each stored tile is indexed by the rows of a tile.dot's result (a block, or a row vector reduced
+    // along its columns): a tile of column sums (reduced along the rows) has no rows to halve.
+    std::set<const Value*> dotRows;
+    walk(body, [&](Op* op) {
+      if (op->kind() == OpKind::Dot) dotRows.insert(find(op->result()));
+    });
     for (const Value* s : seeds)
-      if (s->type().rank() != 2)
-        return why = "the consumer stores a " + s->type().str() + " through a descriptor, not a block of rows", false;
+      if (!dotRows.count(find(s)))
+        return why = "the consumer stores a " + s->type().str() + " that is not indexed by the rows of a tile.dot's result", false;
     // Each half runs a copy of the consumer: an atomic would run twice.
     const Op* atomic = nullptr;
     walk(body, [&](Op* op) {
