@@ -423,6 +423,12 @@ void replaceAllUsesWith(Block& scope, Value* from, Value* to) {
   });
 }
 
+bool computedTile(const Value* v) {
+  const Op* d = v->definingOp();
+  if (d && d->kind() == OpKind::Permute) return computedTile(d->operand(0));
+  return d && (isElementwise(d->kind()) || d->kind() == OpKind::Load);
+}
+
 bool writtenArgs(const Block& body, std::set<const Value*>& args) {
   bool anywhere = false;
   walk(body, [&](const Op* op) {

@@ -160,6 +160,11 @@ void argsBehind(Value* v, const Block& body, std::set<const Value*>& args, const
 // Each op that value `v` is computed from, as argsBehind walks back (loads end the walk: the op of a
 // loaded value is not visited), given to `visit` once, `v`'s own defining op first.
 void opsBehind(Value* v, const Block& body, const std::function<void(const Op&)>& visit);
+// Whether tile `v` is computed in registers: by an elementwise op (arithmetic, a cast, a select), a
+// load through pointers or the transpose of one of those; not a block load or a slot (nor what a loop
+// or an if yields: attention's V of the previous iteration is a slot). A tile.dot's B so made is
+// staged in shared memory by the consumers (warp-specialize counts its bytes; the emitter lays it out).
+bool computedTile(const Value* v);
 // The pointer arguments the function whose body is `body` writes through (those a store, an atomic,
 // a block store or a TMA store addresses, found by argsBehind), added to `args`; returns whether a
 // call may write any buffer.

@@ -104,8 +104,7 @@ class Specializer {
     });
     if (loop)
       walk(*loop->region(0), [&](const Op* o) {
-        const Op* b = o->kind() == OpKind::Dot ? o->operand(1)->definingOp() : nullptr;
-        if (b && (isElementwise(b->kind()) || b->kind() == OpKind::Load)) fixed += bytes(o->operand(1)->type());
+        if (o->kind() == OpKind::Dot && computedTile(o->operand(1))) fixed += bytes(o->operand(1)->type());
       });
     const int64_t budget = 232448, fits = stage > 0 ? (budget - fixed) / stage : hint;
     const int64_t d = std::max<int64_t>(1, std::min(hint, fits));

@@ -550,7 +550,7 @@ class Emitter {
                                    std::to_string(ring.tile.shape[0]) + "-row tile)");
             gatherMaps_.insert(descs_.at(op->operand(0)));
           }
-        } else if (op->kind() == OpKind::Dot && regionIndex(op) > 0 && computedInRegisters(op->operand(1))) {
+        } else if (op->kind() == OpKind::Dot && regionIndex(op) > 0 && ir::computedTile(op->operand(1))) {
           // B computed in registers (a dequantized weight tile): the consumer writes it into a buffer
           // of its own, laid out as TMA lays out a swizzled KxN box, which its wgmma then reads.
           // An 8-bit B (s8) is held K-major, as wgmma reads 8-bit operands: laid out as its NxK transpose.
@@ -2767,20 +2767,13 @@ class Emitter {
     // writes B, as a slot is (makesOnlyStagedB), never held in registers.
     if (t.rank() == 2 && makesOnlyStagedB(op.result()) && readsOnlyUnwritten(op)) {
       const Op* load = &op;
-      lazies_[op.result()] = [this, load, t](const Ctx& c) {
-        const std::string read = pointerRead(*load, c);
-        return t.shape[0] % 64 ? "((" + c.row + ") < " + std::to_string(t.shape[0]) + " ? " + read + " : " + zeroOf(t.scalar) + ")" : read;
-      };
+      lazies_[op.result()] = [this, load, t](const Ctx& c) { return withinRows(t, c, pointerRead(*load, c)); };
       return;
     }
     profTile(op);
     at(op);
     Frag fr = declareTile(op, t, nameFor(op.result()));
-    writeFrag(fr, [&](const Ctx& c) {
-      const std::string read = pointerRead(op, c);
-      // A 16- or 32-row tile (a K block of B) pads its 64-row block: the rows past it are not read.
-      return fr.rows ? "((" + c.row + ") < " + std::to_string(fr.rows) + " ? " + read + " : " + zeroOf(t.scalar) + ")" : read;
-    });
+    writeFrag(fr, [&](const Ctx& c) { return withinRows(t, c, pointerRead(op, c)); });
     frags_[op.result()] = fr;
   }
   // The element a tile.load through pointers reads in context c: the address's element where the
@@ -3009,9 +3002,13 @@ class Emitter {
   // stored (col, row)); the padded rows of a 16- or 32-row tile are zeros, never read.
   static std::string slotElement(const View& v, const Type& t, const Ctx& c) {
     const std::string r = "(" + c.row + ")", k = "(" + c.col + ")";
-    const std::string read = "tawa::ld_shared<" + cScalarType(t.scalar) + ">(" + v.base + " + " +
-                             (v.transposed ? swizzledOffset(v.layout, k, r) : swizzledOffset(v.layout, r, k)) + ")";
-    return t.shape[0] % 64 ? "(" + r + " < " + std::to_string(t.shape[0]) + " ? " + read + " : " + zeroOf(t.scalar) + ")" : read;
+    return withinRows(t, c, "tawa::ld_shared<" + cScalarType(t.scalar) + ">(" + v.base + " + " +
+                                (v.transposed ? swizzledOffset(v.layout, k, r) : swizzledOffset(v.layout, r, k)) + ")");
+  }
+  // `read` where c's row is one of tile t's: a 16- or 32-row tile (a K block of B) pads its 64-row
+  // block, and an element of a row past it reads nothing (zero).
+  static std::string withinRows(const Type& t, const Ctx& c, const std::string& read) {
+    return t.shape[0] % 64 ? "((" + c.row + ") < " + std::to_string(t.shape[0]) + " ? " + read + " : " + zeroOf(t.scalar) + ")" : read;
   }
   // The byte offset, in a tile stored in layout `l` (TMA's swizzled chunks), of element (row, col):
   // chunk col / chunkCols, row `row` of it, swizzled as TMA writes and reads it.
@@ -3355,15 +3352,6 @@ class Emitter {
     waitFor(op, used);
   }
 
-  // Whether tile `v` is computed by the consumer in registers: by an elementwise op (arithmetic, a
-  // cast, a select) or a load through pointers, not a shared-memory tile (an nv.smem_load or
-  // tile.desc_load, through transposes, or what a loop or an if yields: attention's V of the previous
-  // iteration is a slot).
-  static bool computedInRegisters(const Value* v) {
-    const Op* d = v->definingOp();
-    if (d && d->kind() == OpKind::Permute) return computedInRegisters(d->operand(0));  // the transpose of one
-    return d && (isElementwise(d->kind()) || d->kind() == OpKind::Load);
-  }
   // A tile value that is a shared-memory view through tile.permute / nv.smem_load (for loop-carried slots).
   const Op* viewSource(const Value* v) const {
     const Op* d = v->definingOp();
