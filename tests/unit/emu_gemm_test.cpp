@@ -204,6 +204,57 @@ TEST(EmuNumerics, IntegerConversions) {
   EXPECT_EQ(emu::floatToIntSaturated<uint32_t>(4294967040.0f), 4294967040u);  // the largest f32 below 2^32
 }
 
+// f64 to f16 / bf16 rounds once, to the nearest value (ties to even), as cvt.rn.f16.f64 does: checked
+// against the nearest of every finite value of the format, found by search over their sorted list.
+TEST(EmuNumerics, F64ToHalfRoundsOnce) {
+  for (int bf = 0; bf < 2; ++bf) {
+    auto decode = [&](uint16_t b) { return static_cast<double>(bf ? emu::bf16BitsToF32(b) : emu::f16BitsToF32(b)); };
+    auto convert = [&](double d) { return bf ? emu::f64ToBf16Bits(d) : emu::f64ToF16Bits(d); };
+    std::vector<std::pair<double, uint16_t>> finite;  // non-negative finite values, ascending
+    for (uint32_t b = 0; b < 0x8000u; ++b)
+      if (std::isfinite(decode(static_cast<uint16_t>(b)))) finite.push_back({decode(static_cast<uint16_t>(b)), static_cast<uint16_t>(b)});
+    std::sort(finite.begin(), finite.end());
+    const double top = finite.back().first, lastUlp = top - finite[finite.size() - 2].first;
+    auto nearest = [&](double d) -> uint16_t {  // the magnitude's nearest, ties to the even bit pattern
+      const uint16_t sign = std::signbit(d) ? 0x8000u : 0u;
+      const double a = std::fabs(d);
+      if (a >= top + lastUlp / 2) return sign | (bf ? 0x7f80u : 0x7c00u);  // past the last midpoint: inf
+      auto hi = std::lower_bound(finite.begin(), finite.end(), std::make_pair(a, uint16_t{0}));
+      if (hi == finite.end()) return sign | finite.back().second;
+      if (hi->first == a || hi == finite.begin()) return sign | hi->second;
+      auto lo = hi - 1;
+      const double dl = a - lo->first, dh = hi->first - a;
+      if (dl != dh) return sign | (dl < dh ? lo->second : hi->second);
+      return sign | ((lo->second & 1u) ? hi->second : lo->second);
+    };
+    std::mt19937_64 rng(20261207u + bf);
+    std::uniform_int_distribution<uint32_t> pick(0, static_cast<uint32_t>(finite.size() - 2));
+    std::uniform_real_distribution<double> frac(-1e-9, 1e-9);
+    int ties = 0;
+    for (int i = 0; i < 200000; ++i) {
+      // Near a midpoint between neighbours (where two roundings disagree), at it, or anywhere between.
+      const uint32_t j = pick(rng);
+      const double lo = finite[j].first, hi = finite[j + 1].first, mid = lo + (hi - lo) / 2;
+      double d = i % 3 == 0 ? mid : i % 3 == 1 ? mid + (hi - lo) * frac(rng) : lo + (hi - lo) * (frac(rng) * 5e8 + 0.5);
+      if (i % 2) d = -d;
+      ties += i % 3 == 0;
+      ASSERT_EQ(convert(d), nearest(d)) << (bf ? "bf16 " : "f16 ") << std::hexfloat << d;
+    }
+    EXPECT_GT(ties, 60000);
+  }
+  // Just past a midpoint by less than f32 resolves: one rounding goes up, two (f32 first, then a tie
+  // to even) would go down.
+  EXPECT_EQ(emu::f16BitsToF32(emu::f64ToF16Bits(1.0 + 0x1p-11 + 0x1p-40)), 1.0f + 0x1p-10f);
+  EXPECT_EQ(emu::bf16BitsToF32(emu::f64ToBf16Bits(1.0 + 0x1p-8 + 0x1p-40)), 1.0f + 0x1p-7f);
+  EXPECT_EQ(emu::f64ToF16Bits(65519.99), 0x7bffu);  // below the last midpoint: the largest finite
+  EXPECT_EQ(emu::f64ToF16Bits(65520.0), 0x7c00u);
+  EXPECT_EQ(emu::f64ToBf16Bits(1e300), 0x7f80u);
+  EXPECT_EQ(emu::f64ToBf16Bits(-1e-300), 0x8000u);
+  volatile double nan = std::nan("");
+  EXPECT_EQ(emu::f64ToF16Bits(nan) & 0x7e00u, 0x7e00u);
+  EXPECT_EQ(emu::f64ToBf16Bits(nan) & 0x7fc0u, 0x7fc0u);
+}
+
 TEST(EmuNumerics, SwizzlePatterns) {
   // 128B: chunk c of 128-byte row r (r mod 8) lands in chunk c ^ r.
   EXPECT_EQ(emu::swizzle(0x000, 128), 0x000u);

@@ -297,8 +297,10 @@ class SimtEmitter {
     std::string e;
     const Scalar from = op.operand(0)->type().scalar;
     // Integers wider than 16 bits to bf16 with one rounding (through f32 it would round twice past
-    // 2^24); floats to integers toward zero, saturated, NaN to 0 (cvt.rzi, as the executor).
+    // 2^24), and f64 to f16/bf16 likewise; floats to integers toward zero, saturated, NaN to 0 (cvt.rzi,
+    // as the executor).
     if (to == Scalar::BF16 && !ir::isFloat(from) && from != Scalar::I1 && ir::bitWidth(from) > 16) e = "int_to_bf16(" + x + ")";
+    else if (isHalf(to) && from == Scalar::F64) e = (to == Scalar::F16 ? "f64_to_f16(" : "f64_to_bf16(") + x + ")";
     else if (isHalf(to)) e = narrow(to, "static_cast<float>(" + x + ")");
     else if (to == Scalar::I1) e = "(" + x + " != 0)";
     else if (ir::isFloat(from) && !ir::isFloat(to)) e = "float_to_int<" + cOf(to, op.loc()) + ">(" + x + ")";

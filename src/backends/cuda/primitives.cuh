@@ -145,6 +145,10 @@ TAWA_DEVICE bf16 to_bf16(float x) { return __float2bfloat16_rn(x); }
 TAWA_DEVICE float to_f32(float x) { return x; }
 TAWA_DEVICE float to_f32(f16 x) { return __half2float(x); }
 TAWA_DEVICE float to_f32(bf16 x) { return __bfloat162float(x); }
+// An f64 to f16 / bf16 with one rounding (cvt.rn.f16.f64, cvt.rn.bf16.f64), as the executor: through
+// f32 it would round twice.
+TAWA_DEVICE f16 f64_to_f16(double x) { return __double2half(x); }
+TAWA_DEVICE bf16 f64_to_bf16(double x) { return __double2bfloat16(x); }
 // An integer to bf16 with one rounding (cvt.rn.bf16 from s64 / u64), as the executor converts: wider
 // than 16 bits, a conversion through f32 would round twice.
 template <class I>

@@ -52,6 +52,24 @@ inline float bf16BitsToF32(uint16_t b) {
   return f;
 }
 
+// An f64 to f16 / bf16 bits with one rounding, as cvt.rn.f16.f64 and cvt.rn.bf16.f64: first to f32
+// rounding to odd (toward zero, the last bit set where inexact), which keeps the 13 or 16 bits below
+// the narrower format's last bit enough to round it once to nearest even.
+inline float f64ToF32RoundOdd(double d) {
+  if (std::isnan(d) || std::isinf(d)) return static_cast<float>(d);
+  if (std::fabs(d) > 3.4028234663852886e38) return d > 0 ? 3.40282347e38f : -3.40282347e38f;  // FLT_MAX: odd
+  float f = static_cast<float>(d);
+  if (static_cast<double>(f) == d) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  x |= 1u;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+inline uint16_t f64ToF16Bits(double d) { return f32ToF16Bits(f64ToF32RoundOdd(d)); }
+inline uint16_t f64ToBf16Bits(double d) { return f32ToBf16Bits(f64ToF32RoundOdd(d)); }
+
 // An integer's magnitude and sign to bf16 bits with one rounding (nearest even), as cvt.rn.bf16.s64:
 // the magnitude rounded to 8 significant bits is exact in f32, whose upper half is then the bf16.
 inline uint16_t intToBf16Bits(uint64_t mag, bool negative) {

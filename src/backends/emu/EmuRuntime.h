@@ -1161,6 +1161,16 @@ inline bf16 to_bf16(float x, TAWA_EMU_LOC) {
   emu::charge(128 / emu::model().cvtPerClk);
   return bf16{emu::f32ToBf16Bits(x)};
 }
+inline f16 f64_to_f16(double x, TAWA_EMU_LOC) {
+  (void)tawa_file, (void)tawa_line;
+  emu::charge(128 / emu::model().cvtPerClk);
+  return f16{emu::f64ToF16Bits(x)};
+}
+inline bf16 f64_to_bf16(double x, TAWA_EMU_LOC) {
+  (void)tawa_file, (void)tawa_line;
+  emu::charge(128 / emu::model().cvtPerClk);
+  return bf16{emu::f64ToBf16Bits(x)};
+}
 template <class I>
 inline bf16 int_to_bf16(I x, TAWA_EMU_LOC) {
   (void)tawa_file, (void)tawa_line;

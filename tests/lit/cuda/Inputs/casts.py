@@ -56,3 +56,18 @@ def casts_1d(x, i, o8, ou8, o32, obf, n, BLOCK: tl.constexpr):
     tl.store(o32 + offs, tl.where(v > 0.9, float("nan"), v * 3.0e9).to(tl.int32), mask=m)
     q = tl.load(i + offs, mask=m, other=0)
     tl.store(obf + offs, (q * 1048573 + 16777217).to(tl.bfloat16), mask=m)
+
+
+@triton.jit
+def casts_f64(x, oh, ob, mh, mb, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x + offs, mask=m, other=0.0)
+    tl.store(oh + offs, v.to(tl.float16), mask=m)
+    tl.store(ob + offs, v.to(tl.bfloat16), mask=m)
+    # Just past a midpoint of f16 (2^-11 apart in [1, 2)) and of bf16 (2^-8): rounded through f32 first
+    # each would land on the midpoint, then on the even neighbour (below for half of them).
+    k = (offs % 1024).to(tl.float64)
+    tl.store(mh + offs, (1.0 + (2.0 * k + 1.0) * 0.00048828125 + v * 1.0e-12 + 2.0e-12).to(tl.float16), mask=m)
+    j = (offs % 128).to(tl.float64)
+    tl.store(mb + offs, (1.0 + (2.0 * j + 1.0) * 0.00390625 + v * 1.0e-11 + 2.0e-11).to(tl.bfloat16), mask=m)

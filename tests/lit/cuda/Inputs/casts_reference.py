@@ -6,6 +6,8 @@
 #   f16_ints DIR: C8 = i8(40 (A @ B)), CU8 = u8(40 (A @ B)), C32 = i32(1e9 (A @ B)), A @ B in float64
 #   casts_1d DIR: O8 / OU8 = i8 / u8 of 300 x, O32 = i32(3e9 x) in float32 (NaN where x > 0.9),
 #                 OBF = bf16(q * 1048573 + 16777217)
+#   f64_half DIR: OH / OB = f16 / bf16 of f64 x, MH / MB = f16 / bf16 of values just past a midpoint
+#                 (casts.py's casts_f64), each rounded once from the float64 value
 import sys
 
 import numpy as np
@@ -62,6 +64,24 @@ elif kind == "f16_ints":
         assert (np.abs(got - ref) <= tol).all(), f"{name}: max error {np.abs(got - ref).max()}"
         assert (got == lo).any() and (got == hi).any(), f"{name}: both bounds reached"
     print(f"f16_ints: i8, u8 and i32 conversions saturated and within a unit ({s.size} elements)")
+elif kind == "f64_half":
+    def bf16_of(d):  # nearest, ties to even: 8 significant bits (normal range, as here)
+        m, e = np.frexp(d)
+        return np.ldexp(np.round(m * 256.0), e - 8)
+
+    x, offs = load("x"), np.arange(load("x").size)
+    k, j = (offs % 1024).astype(np.float64), (offs % 128).astype(np.float64)
+    mh = 1.0 + (2.0 * k + 1.0) * 2.0**-11 + x * 1.0e-12 + 2.0e-12
+    mb = 1.0 + (2.0 * j + 1.0) * 2.0**-8 + x * 1.0e-11 + 2.0e-11
+    for name, v, f16 in (("oh", x, True), ("ob", x, False), ("mh", mh, True), ("mb", mb, False)):
+        ref = v.astype(np.float16).astype(np.float64) if f16 else bf16_of(v)
+        got = load(name).astype(np.float64) if f16 else bf16_bits_to_float(load(name).view(np.uint16))
+        bad = got != ref
+        assert not bad.any(), f"{name}: {bad.sum()} element(s) differ, first at {np.argwhere(bad)[0]}: {got[bad][0]} against {ref[bad][0]}"
+    # Rounded through f32 first, half of the values just past a midpoint would come out one unit low.
+    low = (mh.astype(np.float32).astype(np.float16).astype(np.float64) != mh.astype(np.float16).astype(np.float64)).sum()
+    assert low > x.size // 4, f"only {low} of mh's values round differently through f32"
+    print(f"f64_half: {x.size} x 4 elements rounded once, {low} of them off by one through f32")
 else:
     x = load("x").astype(np.float32)
     y = np.where(x > 0.9, np.float32(np.nan), x * np.float32(300.0))
