@@ -269,13 +269,16 @@ class Emitter {
   std::string literal(const Op& c, const Type& t, const AttrValue& a) {
     if (t.elemIsFloat()) {
       double d = std::get<double>(a);
-      if (std::isnan(d)) unsupported(c, "a NaN constant is not emitted");
-      if (std::isinf(d)) {
-        if (t.scalar != Scalar::F32) unsupported(c, "an infinite constant is emitted for f32 only");
-        return d < 0 ? "(-tawa::inf_f32())" : "tawa::inf_f32()";
+      if (std::isnan(d) || std::isinf(d)) {  // NaN (a quiet one) and infinities, in f32 and narrowed (exactly)
+        const std::string f = std::isnan(d) ? "tawa::nan_f32()" : d < 0 ? "(-tawa::inf_f32())" : "tawa::inf_f32()";
+        if (t.scalar == Scalar::F16) return "tawa::to_f16(" + f + ")";
+        if (t.scalar == Scalar::BF16) return "tawa::to_bf16(" + f + ")";
+        if (t.scalar == Scalar::F64) return "static_cast<double>(" + f + ")";
+        if (t.scalar != Scalar::F32) unsupported(c, "a NaN or infinite " + std::string(scalarName(t.scalar)) + " constant is not emitted");
+        return f;
       }
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%.9g", d);
+      std::snprintf(buf, sizeof buf, t.scalar == Scalar::F64 ? "%.17g" : "%.9g", d);
       std::string s = buf;
       if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
       if (t.scalar == Scalar::F16) return "tawa::to_f16(" + s + "f)";
