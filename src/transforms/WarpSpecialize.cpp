@@ -838,8 +838,17 @@ class Specializer {
       std::set<size_t> scalars;
       for (size_t k : main_.consumerCarried)
         if (!loop->result(k)->type().isTile()) scalars.insert(k);
+      // One group per row half (splitRows says which half each accumulator is), else per tile.
+      std::map<int, size_t> groupOfHalf;
       for (size_t k : main_.consumerCarried) {
         if (scalars.count(k)) continue;
+        const auto h = halfOfCarried_.find(k);
+        if (h != halfOfCarried_.end() && groupOfHalf.count(h->second)) {
+          const size_t g = groupOfHalf[h->second];
+          groups[g].insert(k), owned[g].insert(k);
+          continue;
+        }
+        if (h != halfOfCarried_.end()) groupOfHalf[h->second] = groups.size();
         groups.push_back(scalars), groups.back().insert(k);
         owned.push_back(owned.empty() ? scalars : std::set<size_t>{}), owned.back().insert(k);
       }
@@ -1123,10 +1132,12 @@ class Specializer {
            sameValue(init->operand(0), loop->operand(0), depth - 1);
   }
 
-  // Cooperative form: rewrites a GEMM-like loop (one tile.dot accumulating into a loop-carried tile,
-  // A loaded by rows through a descriptor, the result stored through a descriptor at the same row
-  // offset) into two row halves, each with its own accumulator, loads and store. The rewritten
-  // tile IR computes the same thing; warp-specialize then gives each half its own consumer.
+  // Cooperative form: rewrites a GEMM-like loop (tile.dots accumulating into loop-carried tiles, each
+  // A loaded by rows through a descriptor at one row offset, the results stored through descriptors
+  // at that row offset) into two row halves, each with its own accumulators, loads and stores. The
+  // rewritten tile IR computes the same thing; warp-specialize then gives each half its own consumer.
+  // Several dots (a gated MLP's `x @ w1` and `x @ w3`, sharing A's tile or not) split together: each
+  // half carries its rows of every accumulator.
   // A broadcast of one row to every row (a bias row for the block's columns, `bias[None, :]`) from a
   // value made in the epilogue's block or one around it: each half broadcasts the same row.
   static bool rowInvariant(const Op& d, const std::set<const Block*>& around) {
@@ -1142,44 +1153,63 @@ class Specializer {
     std::set<const Block*> around;  // home and the blocks around it, up to the function body
     for (Block* b = &home; b; b = b->parentOp ? b->parentOp->parent : nullptr) around.insert(b);
     Op* yield = body.terminator();
-    Op* dot = nullptr;
+    std::vector<Op*> dots;
     for (auto& op : body.ops())
-      if (op->kind() == OpKind::Dot) {
-        if (dot) return why = "the loop holds more than one tile.dot", nullptr;
-        dot = op.get();
-      }
-    if (!dot || dot->numOperands() != 3) return why = "no tile.dot with an accumulator in the loop", nullptr;
-    Value* acc = dot->operand(2);
-    if (acc->ownerBlock() != &body || acc->index() == 0) return why = "the accumulator is not carried by the loop", nullptr;
-    auto k = static_cast<size_t>(acc->index() - 1);
-    if (yield->operand(k) != dot->result()) return why = "the loop does not carry the tile.dot's result", nullptr;
-    Op* la = dot->operand(0)->definingOp();
-    if (!la || la->kind() != OpKind::DescLoad || la->parent != &body) return why = "A is not a block load in the loop", nullptr;
-    Op* mda = la->operand(0)->definingOp();
-    Value* row = la->operand(1);
-    if (row->type().isTile()) return why = "A's rows are gathered through an index tile (not split between two consumers yet)", nullptr;
-    // A's descriptor: made at the top, in a loop or guard around the loop (a persistent kernel's tile
-    // loop), or in the loop itself (as block-access makes it where its base moves with the tile); its
-    // half is made next to it.
-    if (!mda || mda->kind() != OpKind::MakeDesc || (!around.count(mda->parent) && mda->parent != &body))
-      return why = "A's descriptor is made inside a nested region of the loop", nullptr;
-    // A row offset written inside the K loop (Triton's persistent form: `a_desc.load([pid_m * BLOCK_M, k])`)
-    // is computed before the loop instead, when it does not depend on the loop.
-    bool hoist = row->definingOp() && row->definingOp()->parent == &body;
-    if (hoist ? !invariantIn(row, body) : row->ownerBlock() == &body || (row->definingOp() && row->definingOp()->parent != &home))
-      return why = "A's row offset depends on the loop", nullptr;
-    int64_t bm = la->result()->type().shape[0];
-    if (bm % 128 != 0) return why = "the M tile (" + std::to_string(bm) + ") is not a multiple of 128 (two halves of 64-row MMAs)", nullptr;
-    Op* init = loop->operand(3 + k)->definingOp();
-    if (!init || init->kind() != OpKind::Constant) return why = "the accumulator does not start from a constant", nullptr;
+      if (op->kind() == OpKind::Dot) dots.push_back(op.get());
+    if (dots.empty() || dots.front()->numOperands() != 3) return why = "no tile.dot with an accumulator in the loop", nullptr;
+    // Per dot: its accumulator's index among the loop's carried values, A's load and its descriptor.
+    std::vector<size_t> ks;
+    std::vector<Op*> aLoads, aDescs;  // distinct, in program order
+    Value* row = nullptr;
+    bool hoist = false;
+    int64_t bm = 0;
     std::map<const Value*, int> uses;
     countUses(f_.body, uses);
-    if (uses[dot->operand(0)] != 1 || uses[acc] != 1) return why = "A's tile or the accumulator has other uses in the loop", nullptr;
+    for (Op* dot : dots) {
+      if (dot->numOperands() != 3) return why = "a tile.dot " + at(*dot) + " has no accumulator", nullptr;
+      Value* acc = dot->operand(2);
+      if (acc->ownerBlock() != &body || acc->index() == 0) return why = "the accumulator is not carried by the loop", nullptr;
+      auto k = static_cast<size_t>(acc->index() - 1);
+      if (yield->operand(k) != dot->result()) return why = "the loop does not carry the tile.dot's result", nullptr;
+      if (std::find(ks.begin(), ks.end(), k) != ks.end()) return why = "two tile.dots accumulate into one value", nullptr;
+      ks.push_back(k);
+      Op* la = dot->operand(0)->definingOp();
+      if (!la || la->kind() != OpKind::DescLoad || la->parent != &body) return why = "A is not a block load in the loop", nullptr;
+      Op* mda = la->operand(0)->definingOp();
+      Value* r = la->operand(1);
+      if (r->type().isTile()) return why = "A's rows are gathered through an index tile (not split between two consumers yet)", nullptr;
+      // A's descriptor: made at the top, in a loop or guard around the loop (a persistent kernel's
+      // tile loop), or in the loop itself (as block-access makes it where its base moves with the
+      // tile); its half is made next to it.
+      if (!mda || mda->kind() != OpKind::MakeDesc || (!around.count(mda->parent) && mda->parent != &body))
+        return why = "A's descriptor is made inside a nested region of the loop", nullptr;
+      // A row offset written inside the K loop (Triton's persistent form: `a_desc.load([pid_m * BLOCK_M, k])`)
+      // is computed before the loop instead, when it does not depend on the loop.
+      const bool h = r->definingOp() && r->definingOp()->parent == &body;
+      if (h ? !invariantIn(r, body) : r->ownerBlock() == &body || (r->definingOp() && r->definingOp()->parent != &home))
+        return why = "A's row offset depends on the loop", nullptr;
+      if (!row) row = r, hoist = h, bm = la->result()->type().shape[0];
+      else if (r != row || la->result()->type().shape[0] != bm)
+        return why = "the tile.dots' A tiles are loaded at different row offsets or heights", nullptr;
+      Op* init = loop->operand(3 + k)->definingOp();
+      if (!init || init->kind() != OpKind::Constant) return why = "the accumulator does not start from a constant", nullptr;
+      if (uses[acc] != 1) return why = "A's tile or the accumulator has other uses in the loop", nullptr;
+      if (std::find(aLoads.begin(), aLoads.end(), la) == aLoads.end()) aLoads.push_back(la);
+      if (std::find(aDescs.begin(), aDescs.end(), mda) == aDescs.end()) aDescs.push_back(mda);
+    }
+    for (Op* la : aLoads)
+      if (uses[la->result()] != std::count_if(dots.begin(), dots.end(), [&](Op* d) { return d->operand(0) == la->result(); }))
+        return why = "A's tile or the accumulator has other uses in the loop", nullptr;
+    if (bm % 128 != 0) return why = "the M tile (" + std::to_string(bm) + ") is not a multiple of 128 (two halves of 64-row MMAs)", nullptr;
     // After the loop: elementwise ops and casts on the result (an activation, the output type),
     // whose other operands are scalars, tile constants or splats, and column slices of those (an
     // epilogue subtile), stored by tile.desc_stores at the same row offset (through one descriptor or several: each output).
     // Each half repeats that epilogue on its rows.
-    Value* res = loop->result(k);
+    std::vector<Value*> results;  // each dot's, in the dots' order
+    for (size_t k : ks) results.push_back(loop->result(k));
+    auto aResultShape = [&](const Value* v) {
+      return std::any_of(results.begin(), results.end(), [&](const Value* r) { return r->type().shape == v->type().shape; });
+    };
     std::vector<Op*> chain;   // in program order
     std::vector<Op*> stores;  // likewise
     std::set<const Op*> loadedTiles;  // tile.desc_loads of a residual the epilogue combines with the result
@@ -1193,7 +1223,7 @@ class Specializer {
       if (!d || depth == 0) return false;
       if (d->kind() == OpKind::Constant || d->kind() == OpKind::Splat) return true;
       if (rowInvariant(*d, around)) return true;
-      if (d->parent != &home || uses[v] != 1 || v->type().shape != res->type().shape) return false;
+      if (d->parent != &home || uses[v] != 1 || !aResultShape(v)) return false;
       if (d->kind() == OpKind::DescLoad) {
         const Op* md = d->numOperands() == 3 ? d->operand(0)->definingOp() : nullptr;
         if (!md || md->kind() != OpKind::MakeDesc || !around.count(md->parent) || !sameValue(d->operand(1), row)) return false;
@@ -1207,7 +1237,7 @@ class Specializer {
       return true;
     };
     std::vector<Op*> epilogue;  // both, in program order
-    std::set<const Value*> rowValues{res};
+    std::set<const Value*> rowValues(results.begin(), results.end());
     for (auto& op : home.ops()) {
       bool usesRows = std::any_of(op->operands.begin(), op->operands.end(), [&](Value* v) { return rowValues.count(v) != 0; });
       if (!usesRows) continue;
@@ -1241,7 +1271,8 @@ class Specializer {
                                                                o->operands.begin() + (o->kind() == OpKind::DescStore ? 2 : o->numOperands()), v));
       return n;
     };
-    if (uses[res] != usesInEpilogue(res)) return why = "the loop's result is used outside the epilogue", nullptr;
+    for (const Value* res : results)
+      if (uses[res] != usesInEpilogue(res)) return why = "the loop's result is used outside the epilogue", nullptr;
     for (Op* op : chain)
       if (uses[op->result()] != usesInEpilogue(op->result()))
         return why = "a value of the epilogue (" + at(*op) + ") is used outside it", nullptr;
@@ -1283,12 +1314,14 @@ class Specializer {
       s[0] /= 2;
       return t.isDesc() ? Type::descOf(t.scalar, s) : t.withShape(s);
     };
-    Value* aHalf = nullptr;
-    if (mda->parent != &body) {
+    std::map<const Op*, Value*> aHalves;  // each A descriptor's half-height one
+    for (Op* mda : aDescs) {
+      if (mda->parent == &body) continue;  // made in the loop: its half next to its copy, below
       tb.setInsertionPointBefore(atTop(mda) ? first : mda);
       tb.setLoc(mda->loc());
-      aHalf = tb.op1(OpKind::MakeDesc, mda->operands, halfOf(mda->result()->type()));
-      aHalf->nameHint = halfName(mda, "a_desc");
+      Value* h = tb.op1(OpKind::MakeDesc, mda->operands, halfOf(mda->result()->type()));
+      h->nameHint = halfName(mda, "a_desc");
+      aHalves[mda] = h;
     }
     std::map<const Value*, Value*> cHalves;  // each stored descriptor's half-height one
     for (Op* mdc : storeDescs) {
@@ -1298,60 +1331,74 @@ class Specializer {
       cHalf->nameHint = halfName(mdc, "c_desc");
       cHalves[mdc->result()] = cHalf;
     }
-    b.setLoc(la->loc());
+    b.setLoc(aLoads.front()->loc());
     Value* row2 = b.op1(OpKind::Add, {row, b.constInt(bm / 2, row->type())}, row->type());
     row2->nameHint = "row_half";
-    b.setLoc(init->loc());
-    Value* accInit = b.op1(OpKind::Constant, {}, halfOf(acc->type()), {{"value", init->attrs.at("value")}});
-
+    // The new loop carries the top half of each accumulator where the original carried it, and the
+    // bottom halves after the original's carried values, in the dots' order.
+    std::map<size_t, Value*> accInits;
+    for (size_t k : ks) {
+      Op* init = loop->operand(3 + k)->definingOp();
+      b.setLoc(init->loc());
+      accInits[k] = b.op1(OpKind::Constant, {}, halfOf(loop->result(k)->type()), {{"value", init->attrs.at("value")}});
+    }
     std::vector<Value*> ops{loop->operand(0), loop->operand(1), loop->operand(2)};
     std::vector<Type> types;
     for (size_t j = 0; j < loop->numResults(); ++j) {
-      ops.push_back(j == k ? accInit : loop->operand(3 + j));
-      types.push_back(j == k ? halfOf(acc->type()) : loop->result(j)->type());
+      ops.push_back(accInits.count(j) ? accInits[j] : loop->operand(3 + j));
+      types.push_back(accInits.count(j) ? halfOf(loop->result(j)->type()) : loop->result(j)->type());
     }
-    ops.push_back(accInit);
-    types.push_back(halfOf(acc->type()));
+    for (size_t k : ks) ops.push_back(accInits[k]), types.push_back(halfOf(loop->result(k)->type()));
     b.setLoc(loop->loc());
     Op* nl = b.create(OpKind::For, ops, types, loop->attrs);
     Block* nb = nl->addRegion();
     ValueMap map;
     map[body.arg(0)] = nb->addArg(body.arg(0)->type(), body.arg(0)->nameHint);
     for (size_t j = 0; j < loop->numResults(); ++j)
-      map[body.arg(j + 1)] = nb->addArg(types[j], body.arg(j + 1)->nameHint + (j == k ? "_top" : ""));
-    Value* accBot = nb->addArg(types.back(), acc->nameHint + "_bot");
+      map[body.arg(j + 1)] = nb->addArg(types[j], body.arg(j + 1)->nameHint + (accInits.count(j) ? "_top" : ""));
+    std::vector<Value*> accBots, bots;  // per dot: its bottom accumulator (the block's argument), its bottom result
+    for (size_t d = 0; d < ks.size(); ++d) halfOfCarried_[ks[d]] = 0, halfOfCarried_[loop->numResults() + d] = 1;
+    for (size_t d = 0; d < ks.size(); ++d)
+      accBots.push_back(nb->addArg(types[loop->numResults() + d], body.arg(ks[d] + 1)->nameHint + "_bot"));
     Builder lb(nb, loop->loc());
-    Value *top = nullptr, *bot = nullptr;
+    std::map<const Value*, std::pair<Value*, Value*>> aRows;  // each A tile's top and bottom half loads
     for (auto& op : body.ops()) {
-      if (op.get() == mda) {  // A's descriptor made in the loop: its half next to its copy
+      const auto dot = std::find(dots.begin(), dots.end(), op.get());
+      if (std::find(aDescs.begin(), aDescs.end(), op.get()) != aDescs.end()) {  // A's descriptor made in the loop: its half next to its copy
         cloneOp(lb, *op, map);
         std::vector<Value*> mo;
-        for (Value* v : mda->operands) mo.push_back(mapped(map, v));
-        lb.setLoc(mda->loc());
-        aHalf = lb.op1(OpKind::MakeDesc, mo, halfOf(mda->result()->type()));
-        aHalf->nameHint = halfName(mda, "a_desc");
-      } else if (op.get() == la) {
+        for (Value* v : op->operands) mo.push_back(mapped(map, v));
+        lb.setLoc(op->loc());
+        Value* h = lb.op1(OpKind::MakeDesc, mo, halfOf(op->result()->type()));
+        h->nameHint = halfName(op.get(), "a_desc");
+        aHalves[op.get()] = h;
+      } else if (std::find(aLoads.begin(), aLoads.end(), op.get()) != aLoads.end()) {
+        Op* la = op.get();
         lb.setLoc(la->loc());
-        std::vector<Value*> lo{aHalf, row};
+        std::vector<Value*> lo{aHalves.at(la->operand(0)->definingOp()), row};
         for (size_t o = 2; o < la->numOperands(); ++o) lo.push_back(mapped(map, la->operand(o)));
-        top = lb.op1(OpKind::DescLoad, lo, halfOf(la->result()->type()));
+        Value* top = lb.op1(OpKind::DescLoad, lo, halfOf(la->result()->type()));
         top->nameHint = la->result()->nameHint + "_top";
         lo[1] = row2;
-        bot = lb.op1(OpKind::DescLoad, lo, halfOf(la->result()->type()));
+        Value* bot = lb.op1(OpKind::DescLoad, lo, halfOf(la->result()->type()));
         bot->nameHint = la->result()->nameHint + "_bot";
-      } else if (op.get() == dot) {
-        lb.setLoc(dot->loc());
-        Value* b2 = mapped(map, dot->operand(1));
-        Value* t = lb.op1(OpKind::Dot, {top, b2, map.at(acc)}, halfOf(dot->result()->type()), dot->attrs);
-        t->nameHint = dot->result()->nameHint + "_top";
-        Value* u = lb.op1(OpKind::Dot, {bot, b2, accBot}, halfOf(dot->result()->type()), dot->attrs);
-        u->nameHint = dot->result()->nameHint + "_bot";
-        map[dot->result()] = t;
-        map[accBot] = u;  // read back below for the yield
+        aRows[la->result()] = {top, bot};
+      } else if (dot != dots.end()) {
+        const size_t d = static_cast<size_t>(dot - dots.begin());
+        Op* o = op.get();
+        lb.setLoc(o->loc());
+        const auto& [top, bot] = aRows.at(o->operand(0));
+        Value* b2 = mapped(map, o->operand(1));
+        Value* t = lb.op1(OpKind::Dot, {top, b2, map.at(o->operand(2))}, halfOf(o->result()->type()), o->attrs);
+        t->nameHint = o->result()->nameHint + "_top";
+        Value* u = lb.op1(OpKind::Dot, {bot, b2, accBots[d]}, halfOf(o->result()->type()), o->attrs);
+        u->nameHint = o->result()->nameHint + "_bot";
+        map[o->result()] = t;
+        bots.push_back(u);
       } else if (op.get() == yield) {
         std::vector<Value*> ys;
         for (Value* v : yield->operands) ys.push_back(mapped(map, v));
-        ys.push_back(map.at(accBot));
+        ys.insert(ys.end(), bots.begin(), bots.end());
         lb.setLoc(yield->loc());
         lb.create(OpKind::Yield, ys, {});
       } else {
@@ -1363,7 +1410,6 @@ class Specializer {
     // (before the last store: every store's column offset is computed by then)
     Builder eb(&home, stores.back()->loc());
     eb.setInsertionPointBefore(stores.back());
-    Value* halves[2] = {nl->result(k), nl->result(nl->numResults() - 1)};
     std::map<const Value*, Value*> halfDescs;  // a residual's descriptor -> its half (made next to it)
     for (const Op* d : loadedTiles) {
       Op* md = d->operand(0)->definingOp();
@@ -1375,7 +1421,8 @@ class Specializer {
       halfDescs[md->result()] = hd;
     }
     for (int h = 0; h < 2; ++h) {
-      ValueMap em{{res, halves[h]}};
+      ValueMap em;
+      for (size_t d = 0; d < ks.size(); ++d) em[results[d]] = h ? nl->result(loop->numResults() + d) : nl->result(ks[d]);
       std::function<Value*(Value*)> half = [&](Value* v) -> Value* {
         if (auto it = em.find(v); it != em.end()) return it->second;
         if (v->type().isScalar()) return v;
@@ -1411,7 +1458,7 @@ class Specializer {
       }
     }
     for (size_t j = 0; j < loop->numResults(); ++j)
-      if (j != k) replaceAllUsesWith(f_.body, loop->result(j), nl->result(j));
+      if (!accInits.count(j)) replaceAllUsesWith(f_.body, loop->result(j), nl->result(j));
     // The original epilogue, then the tile constants and splats nothing uses any more.
     std::set<Op*> feeders;  // tile constants and splats (a residual's ops are erased below)
     for (Op* op : chain)
@@ -1661,6 +1708,7 @@ class Specializer {
   std::string followWhy_;  // why a later loop that loads keeps its loads in the consumer
   bool cooperative_ = false;
   std::set<const Op*> halfLoads_[2];  // each row half's residual loads (splitRows), run by that half's consumer
+  std::map<size_t, int> halfOfCarried_;  // splitRows' loop: each accumulator's row half (0 top, 1 bottom) by carried index
   int64_t depth_ = 2;                   // the main aref's depth D (chooseDepth)
   std::vector<Op*> nest_;               // the loops and guards around the main loop, outermost first
   Op* outer_ = nullptr;                 // nest_'s first (a persistent kernel's tile loop, a guard), or null
