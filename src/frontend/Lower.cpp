@@ -544,17 +544,21 @@ class Lowerer {
     }
   }
 
-  // Triton's promotion of two tensor element types.
-  static Scalar promote(Scalar a, Scalar b) {
-    if (a == b) return a;
+  // Triton's computation type of two tensor element types (semantic.computation_type_impl): f64, else
+  // f32, else f16 (any f16 operand: f16 with bf16 too), else bf16 only when both are, f32 for bf16 with
+  // anything else; / and % (`divOrMod`) of f16 or bf16 compute in f32; two fp8 kinds meet in f16.
+  static Scalar promote(Scalar a, Scalar b, bool divOrMod = false) {
     bool fa = ir::isFloat(a), fb = ir::isFloat(b);
-    if (fa && fb) {
-      int ra = floatRank(a), rb = floatRank(b);
-      if (ra == rb) return ra == 4 ? Scalar::F64 : Scalar::F32;  // f16 with bf16, or two fp8 kinds
-      return ra > rb ? a : b;
+    if (fa || fb) {
+      if (a == Scalar::F64 || b == Scalar::F64) return Scalar::F64;
+      if (a == Scalar::F32 || b == Scalar::F32) return Scalar::F32;
+      if (a == Scalar::F16 || b == Scalar::F16) return divOrMod ? Scalar::F32 : Scalar::F16;
+      if (a == Scalar::BF16 && b == Scalar::BF16) return divOrMod ? Scalar::F32 : Scalar::BF16;
+      if (a == Scalar::BF16 || b == Scalar::BF16) return Scalar::F32;
+      if (fa && fb) return a == b ? a : Scalar::F16;  // two fp8 kinds
+      return fa ? a : b;  // fp8 with an integer (Triton refuses it): the fp8
     }
-    if (fa) return a;
-    if (fb) return b;
+    if (a == b) return a;
     // Integers: the wider; at equal widths, or when the unsigned one is wider, the unsigned one
     // (Triton's integer_promote_impl).
     const bool ua = ir::isUnsigned(a), ub = ir::isUnsigned(b);
@@ -592,20 +596,26 @@ class Lowerer {
            "cast one of them so both are signed or both unsigned");
   }
 
-  // The element of `tensorElem op constant` where the constant is a weak Python scalar.
-  static Scalar weakJoin(const Val& c, Scalar tensorElem) {
+  // The element of `tensorElem op constant` where the constant is a weak Python scalar: of a kind no
+  // higher than the tensor's (bool < integer < float), the tensor's type (f32 for / and % of f16 or
+  // bf16); else the constant's type joins it (a float: f32, or f64 for a value f32 cannot hold).
+  static Scalar weakJoin(const Val& c, Scalar tensorElem, bool divOrMod) {
     bool tf = ir::isFloat(tensorElem);
-    if (c.k == Val::K::Float) return tf ? tensorElem : Scalar::F32;
-    if (c.k == Val::K::Bool) return tensorElem;
-    if (tensorElem == Scalar::I1) return Scalar::I32;
+    if (c.k == Val::K::Float && !tf) {
+      const double m = std::fabs(c.f);
+      const bool f32 = std::isinf(m) || m == 0.0 || std::isnan(m) || (m >= 0x1p-126 && m <= 0x1.fffffep127);
+      return f32 ? Scalar::F32 : Scalar::F64;
+    }
+    if (c.k != Val::K::Bool && tensorElem == Scalar::I1) return Scalar::I32;
+    if (divOrMod && (tensorElem == Scalar::F16 || tensorElem == Scalar::BF16)) return Scalar::F32;
     return tensorElem;
   }
 
-  Scalar joinElem(const Val& a, const Val& b) {
-    if (!a.isIR() && !b.isIR()) return promote(defaultScalar(a), defaultScalar(b));
-    if (!a.isIR()) return weakJoin(a, b.v->type().scalar);
-    if (!b.isIR()) return weakJoin(b, a.v->type().scalar);
-    return promote(a.v->type().scalar, b.v->type().scalar);
+  Scalar joinElem(const Val& a, const Val& b, bool divOrMod = false) {
+    if (!a.isIR() && !b.isIR()) return promote(defaultScalar(a), defaultScalar(b), divOrMod);
+    if (!a.isIR()) return weakJoin(a, b.v->type().scalar, divOrMod);
+    if (!b.isIR()) return weakJoin(b, a.v->type().scalar, divOrMod);
+    return promote(a.v->type().scalar, b.v->type().scalar, divOrMod);
   }
 
   static std::vector<int64_t> shapeOfVal(const Val& v) { return v.isIR() ? shapeOf(v.v->type()) : std::vector<int64_t>{}; }
@@ -745,7 +755,7 @@ class Lowerer {
     if (pa || pb) return pointerArith(op, a, b, pa, p);
     if (op == "**") fail(p, "'**' on tensors: not supported yet", "multiply explicitly, or use tl.exp2(y * tl.log2(x))");
     if (op == "@") fail(p, "'@' on tensors: not supported yet", "use tl.dot(a, b)");
-    Scalar e = joinElem(a, b);
+    Scalar e = joinElem(a, b, op == "/" || op == "%");
     checkSignedness(op, a, b, e, p);
     bool isBitwise = op == "&" || op == "|" || op == "^" || op == "<<" || op == ">>";
     if (isBitwise && ir::isFloat(e))

@@ -203,10 +203,12 @@ void pipeline(Module& m, const PassOptions& opt) {
         int dots = 0, async = 0;
         int64_t depth = std::numeric_limits<int64_t>::max();
         std::string why;
+        const Op* computedB = nullptr;  // a tile.dot whose B is computed in registers, not read from a slot
         for (auto& inner : body.ops()) {
           if (inner->kind() != OpKind::Dot) continue;
           // A and B from one slot (as lower-aref makes them one wgmma straight from the ring).
           Value *pa = arefPayload(inner->operand(0)), *pb = arefPayload(inner->operand(1));
+          if (pa && !pb && !computedB) computedB = inner.get();
           if (!pa || !pb || pa->definingOp() != pb->definingOp()) continue;
           const Op* get = pa->definingOp();
           ++dots;
@@ -225,6 +227,10 @@ void pipeline(Module& m, const PassOptions& opt) {
             say("@" + f->name + ": consumer loop at " + nl->loc().str() +
                 ": the PV MMA of iteration j-1 now follows the QK^T MMA of iteration j (overlapping its softmax); "
                 "V's slot j-1 is released after it");
+          else if (computedB)  // a GEMM whose B the consumer computes (dequantized weights): not attention
+            say("@" + f->name + ": consumer loop at " + op->loc().str() + ": MMA depth 0: B of the tile.dot at " +
+                computedB->loc().str() + " is computed in registers and staged by the consumer in one buffer, which its next "
+                "staging overwrites only after the MMA reading it completed");
           else if (reason != "the loop does not get aref slots")
             say("@" + f->name + ": consumer loop at " + op->loc().str() + ": PV not overlapped: " + reason);
           continue;

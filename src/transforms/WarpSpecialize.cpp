@@ -1156,7 +1156,7 @@ class Specializer {
     std::vector<Op*> dots;
     for (auto& op : body.ops())
       if (op->kind() == OpKind::Dot) dots.push_back(op.get());
-    if (dots.empty() || dots.front()->numOperands() != 3) return why = "no tile.dot with an accumulator in the loop", nullptr;
+    if (dots.empty()) return why = "no tile.dot with an accumulator in the loop", nullptr;
     // Per dot: its accumulator's index among the loop's carried values, A's load and its descriptor.
     std::vector<size_t> ks;
     std::vector<Op*> aLoads, aDescs;  // distinct, in program order
@@ -1166,7 +1166,8 @@ class Specializer {
     std::map<const Value*, int> uses;
     countUses(f_.body, uses);
     for (Op* dot : dots) {
-      if (dot->numOperands() != 3) return why = "a tile.dot " + at(*dot) + " has no accumulator", nullptr;
+      if (dot->numOperands() != 3)
+        return why = "the tile.dot " + at(*dot) + " has no accumulator the loop carries (as attention's QK^T)", nullptr;
       Value* acc = dot->operand(2);
       if (acc->ownerBlock() != &body || acc->index() == 0) return why = "the accumulator is not carried by the loop", nullptr;
       auto k = static_cast<size_t>(acc->index() - 1);
