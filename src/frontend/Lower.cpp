@@ -1794,9 +1794,10 @@ class Lowerer {
       auto v = bind(a, qual, {"x"}, 1);
       return mathUnary(n == "sqrt_rn" ? "sqrt" : n, *v[0], p);
     }
-    if (n == "fma") {
-      auto v = bind(a, qual, {"x", "y", "z"}, 3);
-      return binary("+", binary("*", *v[0], *v[1], p), *v[2], p);
+    if (n == "fma") {  // x * y + z rounded once (tile.math fma); f16/bf16 in f32, rounded back
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"x", "y", "z"}, 3, &w);
+      return mathCall(qual, *ir::mathFn("fma"), {&*v[0], &*v[1], &*v[2]}, w, p);
     }
     if (n == "add" || n == "sub" || n == "mul") {  // sanitize_overflow is a debug check: integers wrap
       auto v = bind(a, qual, {"x", "y", "sanitize_overflow"}, 2);
@@ -2300,14 +2301,16 @@ class Lowerer {
     const ir::MathFn* f = ir::mathFn(leaf);
     if (!f) fail(a.at, qual + ": not supported yet", "tawa has libdevice's exp, exp2, log, log2, sqrt, rsqrt, sin, cos, fabs, " + ir::mathFnNames());
     std::vector<Pos> w;
-    auto v = f->arity == 1 ? bind(a, qual, {"arg0"}, 1, &w) : bind(a, qual, {"arg0", "arg1"}, 2, &w);
+    auto v = f->arity == 1   ? bind(a, qual, {"arg0"}, 1, &w)
+             : f->arity == 2 ? bind(a, qual, {"arg0", "arg1"}, 2, &w)
+                             : bind(a, qual, {"arg0", "arg1", "arg2"}, 3, &w);
     std::vector<const Val*> args;
     for (auto& x : v) args.push_back(&*x);
     return mathCall(qual, *f, args, w, a.at);
   }
 
   // tile.math {fn}: float operands (f16 and bf16 computed in f32 and rounded back, as Triton does),
-  // two operands broadcast to one shape and type.
+  // two or three operands broadcast to one shape and type.
   Val mathCall(const std::string& qual, const ir::MathFn& f, const std::vector<const Val*>& v, const std::vector<Pos>& w, Pos p) {
     for (size_t k = 0; k < v.size(); ++k) {
       requireOperand(*v[k], w[k], qual);
@@ -2315,13 +2318,14 @@ class Lowerer {
         fail(w[k], qual + " does not apply to " + v[k]->v->type().str());
     }
     Scalar e = v.size() == 1 ? (v[0]->isIR() ? v[0]->v->type().scalar : Scalar::F32) : joinElem(*v[0], *v[1]);
+    if (v.size() > 2) e = v[2]->isIR() ? promote(e, v[2]->v->type().scalar) : weakJoin(*v[2], e, false);
     if (!ir::isFloat(e)) {
-      if (v[0]->isIR() || (v.size() > 1 && v[1]->isIR()))
+      if (std::any_of(v.begin(), v.end(), [](const Val* x) { return x->isIR(); }))
         fail(p, qual + " needs floating-point arguments, got " + std::string(ir::scalarName(e)), "convert first with .to(tl.float32)");
       e = Scalar::F32;
     }
     std::vector<int64_t> shape = shapeOfVal(*v[0]);
-    if (v.size() > 1) shape = broadcastShapes(shape, shapeOfVal(*v[1]), p);
+    for (size_t k = 1; k < v.size(); ++k) shape = broadcastShapes(shape, shapeOfVal(*v[k]), p);
     const Scalar wide = e == Scalar::F64 ? Scalar::F64 : Scalar::F32;
     std::vector<ir::Value*> ops;
     for (const Val* x : v) {

@@ -1,6 +1,8 @@
 #include "ir/Elementwise.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "ir/Numerics.h"
@@ -93,7 +95,25 @@ double evalFloatUnary(OpKind k, Scalar s, double a) {
   return roundFloat(s, r);
 }
 
-double evalMath(const MathFn& f, Scalar s, double a, double b) { return roundFloat(s, f.eval(a, b)); }
+double evalMath(const MathFn& f, Scalar s, double a, double b, double c) {
+  if (f.arity == 3 && s != Scalar::F64) {
+    // fma of f32 (or narrower) operands rounded once: their product is exact in double; the sum
+    // rounded to odd there (toward zero, the last bit set where inexact) keeps enough bits below
+    // the narrower format's last one to round it once to nearest even.
+    const double p = a * b, sum = p + c;
+    if (!std::isfinite(sum)) return roundFloat(s, f.eval(a, b, c));
+    const double big = std::fabs(p) >= std::fabs(c) ? p : c, small = big == p ? c : p;
+    const double err = small - (sum - big);  // sum + err == p + c exactly (two-sum of ordered operands)
+    double r = sum;
+    if (err != 0) {
+      uint64_t bits;
+      std::memcpy(&bits, &r, 8);
+      if ((bits & 1u) == 0) r = std::nextafter(r, err > 0 ? INFINITY : -INFINITY);  // even: its odd neighbour
+    }
+    return roundFloat(s, r);
+  }
+  return roundFloat(s, f.eval(a, b, c));
+}
 
 int64_t evalIntUnary(OpKind k, Scalar s, int64_t a) {
   switch (k) {

@@ -25,7 +25,7 @@ int64_t evalIntBinary(OpKind k, Scalar s, int64_t a, int64_t b);
 // Unary ops: Neg, Abs (floats and ints), Not (ints), Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos (floats).
 double evalFloatUnary(OpKind k, Scalar s, double a);
 // tile.math {fn}: the function `f` of ir/MathFns.h (b is ignored for one-operand functions).
-double evalMath(const MathFn& f, Scalar s, double a, double b);
+double evalMath(const MathFn& f, Scalar s, double a, double b, double c = 0.0);
 int64_t evalIntUnary(OpKind k, Scalar s, int64_t a);
 // tile.cmp with pred "eq" | "ne" | "lt" | "le" | "gt" | "ge" (NaN compares false except "ne").
 bool evalCmp(const std::string& pred, double a, double b);

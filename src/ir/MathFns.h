@@ -19,8 +19,8 @@ class Op;
 
 struct MathFn {
   std::string_view name;
-  int arity;                       // 1 or 2 operands
-  double (*eval)(double, double);  // the second argument is ignored when arity is 1
+  int arity;                               // 1, 2 or 3 operands (fma)
+  double (*eval)(double, double, double);  // the arguments past the arity are ignored
   bool alu;                        // computed by ordinary ALU instructions (floor, ...), not the MUFU
 };
 

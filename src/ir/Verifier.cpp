@@ -345,7 +345,7 @@ class Verifier {
         if (!f) err(op, "needs fn = one of " + mathFnNames());
         numOperands(op, static_cast<size_t>(f->arity), static_cast<size_t>(f->arity));
         numResults(op, 1);
-        if (f->arity == 2) sameTypes(op);
+        if (f->arity >= 2) sameTypes(op);
         const Type& a = ty(op, 0);
         need(a.isData() && a.elemIsFloat(), op, std::string(f->name) + " needs floating-point operands, got " + a.str() + " (cast with tile.cast)");
         need(op.result()->type() == a, op, "result must have the operand's type " + a.str());

@@ -128,7 +128,7 @@ class Canonicalizer {
         if (f) return evalFloatUnary(op->kind(), in.scalar, F(0));
         return evalIntUnary(op->kind(), in.scalar, I(0));
       case OpKind::Math:
-        return evalMath(verifiedMathFn(*op), in.scalar, F(0), op->numOperands() > 1 ? F(1) : 0.0);
+        return evalMath(verifiedMathFn(*op), in.scalar, F(0), op->numOperands() > 1 ? F(1) : 0.0, op->numOperands() > 2 ? F(2) : 0.0);
       case OpKind::Cmp:
         return static_cast<int64_t>(f ? evalCmp(op->strAttr("pred"), F(0), F(1)) : evalCmp(op->strAttr("pred"), in.scalar, I(0), I(1)));
       case OpKind::Cast:

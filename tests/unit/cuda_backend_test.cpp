@@ -477,8 +477,9 @@ TEST(CudaPrimitives, MathFunctionsMatchTheTable) {
     for (auto it = std::sregex_iterator(body.begin(), body.end(), x); it != std::sregex_iterator(); ++it) names.insert((*it)[1]);
     return names;
   };
-  std::set<std::string> unary, binary;
-  for (const auto& f : tawa::ir::mathFns()) (f.arity == 1 ? unary : binary).insert(std::string(f.name));
+  std::set<std::string> unary, binary, ternary;
+  for (const auto& f : tawa::ir::mathFns()) (f.arity == 1 ? unary : f.arity == 2 ? binary : ternary).insert(std::string(f.name));
   EXPECT_EQ(listed("TAWA_MATH_UNARY"), unary);
   EXPECT_EQ(listed("TAWA_MATH_BINARY"), binary);
+  EXPECT_EQ(listed("TAWA_MATH_TERNARY"), ternary);
 }

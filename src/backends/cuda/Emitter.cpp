@@ -2514,7 +2514,11 @@ class Emitter {
       case OpKind::Abs:
         return fl ? "tawa::abs_f32(" + a[0] + ")" : "(" + a[0] + " < 0 ? -" + a[0] + " : " + a[0] + ")";
       case OpKind::Math:  // a libdevice function: CUDA's math library through its primitive
-        return "tawa::math_" + op.strAttr("fn") + "(" + a[0] + (a.size() > 1 ? ", " + a[1] : std::string()) + ")";
+      {
+        std::string e = "tawa::math_" + op.strAttr("fn") + "(" + a[0];
+        for (size_t k = 1; k < a.size(); ++k) e += ", " + a[k];
+        return e + ")";
+      }
       case OpKind::Cast: {
         if (in == Scalar::F32 && out == Scalar::F16) return "tawa::to_f16(" + a[0] + ")";
         if (in == Scalar::F32 && out == Scalar::BF16) return "tawa::to_bf16(" + a[0] + ")";

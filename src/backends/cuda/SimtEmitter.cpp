@@ -287,7 +287,7 @@ class SimtEmitter {
     if (s != Scalar::F32 && s != Scalar::F64)
       throw UserError(op.loc(), "tile.math " + op.strAttr("fn") + " on the SIMT path takes f32 or f64, got " + std::string(ir::scalarName(s)));
     std::string e = "tawa::math_" + op.strAttr("fn") + "(" + wide(op.operand(0));
-    if (op.numOperands() > 1) e += ", " + wide(op.operand(1));
+    for (size_t k = 1; k < op.numOperands(); ++k) e += ", " + wide(op.operand(k));
     define(op, e + ")");
   }
 

@@ -845,6 +845,7 @@ TAWA_DEVICE uint32_t pack_quad(T x0, T x1, T x2, T x3) {
   X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(cbrt) X(ceil) X(cosh) X(erf) X(erfc) X(exp10)      \
   X(expm1) X(floor) X(lgamma) X(log10) X(log1p) X(rint) X(round) X(sinh) X(tan) X(tanh) X(tgamma) X(trunc)
 #define TAWA_MATH_BINARY(X) X(atan2) X(copysign) X(hypot) X(pow)
+#define TAWA_MATH_TERNARY(X) X(fma)
 
 namespace tawa {
 #if defined(__CUDACC__)
@@ -854,6 +855,9 @@ namespace tawa {
 #define TAWA_MATH2(F)                                                       \
   TAWA_DEVICE float math_##F(float x, float y) { return F##f(x, y); }       \
   TAWA_DEVICE double math_##F(double x, double y) { return ::F(x, y); }
+#define TAWA_MATH3(F)                                                                         \
+  TAWA_DEVICE float math_##F(float x, float y, float z) { return F##f(x, y, z); }             \
+  TAWA_DEVICE double math_##F(double x, double y, double z) { return ::F(x, y, z); }
 #else
 #define TAWA_MATH1(F)                                                                                    \
   inline float math_##F(float x, TAWA_EMU_LOC) {                                                         \
@@ -870,11 +874,21 @@ namespace tawa {
                       TAWA_EMU_AT);                                                                             \
   }                                                                                                             \
   inline double math_##F(double x, double y) { return emu::libm::F(x, y); }
+#define TAWA_MATH3(F)                                                                            \
+  inline float math_##F(float x, float y, float z, TAWA_EMU_LOC) {                               \
+    emu::checkRead(y, #F, TAWA_EMU_AT);                                                          \
+    emu::checkRead(z, #F, TAWA_EMU_AT);                                                          \
+    return emu::unary(x, #F, emu::model().aluPerClk, [y, z](float v) { return std::F(v, y, z); }, \
+                      TAWA_EMU_AT);                                                              \
+  }                                                                                              \
+  inline double math_##F(double x, double y, double z) { return std::F(x, y, z); }
 #endif
 TAWA_MATH_UNARY(TAWA_MATH1)
 TAWA_MATH_BINARY(TAWA_MATH2)
+TAWA_MATH_TERNARY(TAWA_MATH3)
 #undef TAWA_MATH1
 #undef TAWA_MATH2
+#undef TAWA_MATH3
 }  // namespace tawa
 
 // ---- atomics (tile.atomic): one read-modify-write of a 2-, 4- or 8-byte global element, returning

@@ -459,11 +459,12 @@ class Interp {
   RV math(const Op& op, Frame& fr) {
     const RV& a = fr.at(op.operand(0));
     const RV* b = op.numOperands() > 1 ? &fr.at(op.operand(1)) : nullptr;
+    const RV* c = op.numOperands() > 2 ? &fr.at(op.operand(2)) : nullptr;
     const MathFn& f = verifiedMathFn(op);  // looked up once, not per element
     const Scalar s = op.result()->type().scalar;
     RV r;
     r.f.resize(a.f.size());
-    for (size_t k = 0; k < a.f.size(); ++k) r.f[k] = evalMath(f, s, a.f[k], b ? b->f[k] : 0.0);
+    for (size_t k = 0; k < a.f.size(); ++k) r.f[k] = evalMath(f, s, a.f[k], b ? b->f[k] : 0.0, c ? c->f[k] : 0.0);
     return r;
   }
 
