@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/Elementwise.h"
+#include "ir/MathFns.h"
 #include "ir/Numerics.h"
 
 using namespace tawa::ir;
@@ -255,3 +256,20 @@ TEST(Numerics, BitcastsKeepTheBits) {
 }
 
 }  // namespace
+
+// fma of f32 operands rounds the exact x * y + z once: here the exact value lies just below the
+// midpoint between 1 + 2^-23 and 1 + 2^-22 (by 2^-70), so it rounds down; rounded to double first it
+// would be the midpoint itself, and then ties-to-even would round up (two roundings).
+TEST(Numerics, FmaRoundsOnce) {
+  const tawa::ir::MathFn* fma = tawa::ir::mathFn("fma");
+  ASSERT_NE(fma, nullptr);
+  ASSERT_EQ(fma->arity, 3);
+  const double a = 1.0 + 0x1p-23, b = (1.0 - 0x1p-23) * 0x1p-24, c = 1.0 + 0x1p-23;
+  EXPECT_EQ(tawa::ir::evalMath(*fma, tawa::ir::Scalar::F32, a, b, c), 1.0 + 0x1p-23);
+  EXPECT_EQ(tawa::ir::evalMath(*fma, tawa::ir::Scalar::F32, -a, b, -c), -(1.0 + 0x1p-23));
+  // The product's rounding error, exact: (1 + 2^-12)^2 - (1 + 2^-11) = 2^-24.
+  const double x = 1.0 + 0x1p-12;
+  EXPECT_EQ(tawa::ir::evalMath(*fma, tawa::ir::Scalar::F32, x, x, -(1.0 + 0x1p-11)), 0x1p-24);
+  // f64: std::fma's one rounding (1 + 2^-60 is not a double: the sum rounds to 1).
+  EXPECT_EQ(tawa::ir::evalMath(*fma, tawa::ir::Scalar::F64, 0x1p-30, 0x1p-30, 1.0), 1.0);
+}
