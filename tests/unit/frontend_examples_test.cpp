@@ -478,6 +478,7 @@ TEST(FrontendExamples, LibdeviceEveryFunctionAgainstDouble) {
       [](double x, double, double v) { return std::hypot(x, v); },
       [](double x, double, double v) { return std::pow(v, x * 2.0); },
       [](double, double, double v) { return v * v; },
+      [](double x, double u, double v) { return std::fma(x, u, v); },
   };
   const int64_t rows = static_cast<int64_t>(ref.size());
   KernelRun r;

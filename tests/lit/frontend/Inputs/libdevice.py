@@ -63,3 +63,4 @@ def every_fn(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + 26 * n + offs, libdevice.hypot(x, v), mask=mask)
     tl.store(out_ptr + 27 * n + offs, libdevice.pow(v, x * 2.0), mask=mask)
     tl.store(out_ptr + 28 * n + offs, libdevice.pow(v, 2.0), mask=mask)
+    tl.store(out_ptr + 29 * n + offs, libdevice.fma(x, u, v), mask=mask)
