@@ -20,6 +20,7 @@
 #include "backends/emu/Emulator.h"
 #include "driver/Check.h"
 #include "driver/Spec.h"
+#include "ir/Numerics.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
@@ -253,6 +254,60 @@ TEST(EmuNumerics, F64ToHalfRoundsOnce) {
   volatile double nan = std::nan("");
   EXPECT_EQ(emu::f64ToF16Bits(nan) & 0x7e00u, 0x7e00u);
   EXPECT_EQ(emu::f64ToBf16Bits(nan) & 0x7fc0u, 0x7fc0u);
+}
+
+// f32 / f64 to e4m3 and e5m2 as cvt.rn.satfinite: the nearest finite value (ties to the even code),
+// magnitudes past the largest (infinities too) to it, NaN to NaN; checked against a search over every
+// code's value, and against the executor's encoding.
+TEST(EmuNumerics, Fp8ConversionsNearestSaturated) {
+  for (int e5 = 0; e5 < 2; ++e5) {
+    auto decode = [&](uint8_t b) { return static_cast<double>(e5 ? emu::e5m2BitsToF32(b) : emu::e4m3BitsToF32(b)); };
+    std::vector<std::pair<double, uint8_t>> finite;  // non-negative finite values, ascending
+    for (uint32_t b = 0; b < 0x80u; ++b)
+      if (std::isfinite(decode(static_cast<uint8_t>(b)))) finite.push_back({decode(static_cast<uint8_t>(b)), static_cast<uint8_t>(b)});
+    std::sort(finite.begin(), finite.end());
+    auto nearest = [&](double x) -> uint8_t {
+      const uint8_t sign = std::signbit(x) ? 0x80u : 0u;
+      const double a = std::fabs(x);
+      auto hi = std::lower_bound(finite.begin(), finite.end(), std::make_pair(a, uint8_t{0}));
+      if (hi == finite.end()) return sign | finite.back().second;  // saturated
+      if (hi->first == a || hi == finite.begin()) return sign | hi->second;
+      auto lo = hi - 1;
+      const double dl = a - lo->first, dh = hi->first - a;
+      if (dl != dh) return sign | (dl < dh ? lo->second : hi->second);
+      return sign | ((lo->second & 1u) ? hi->second : lo->second);
+    };
+    const tawa::ir::Scalar s = e5 ? tawa::ir::Scalar::F8E5M2 : tawa::ir::Scalar::F8E4M3;
+    std::mt19937 rng(20261207u + static_cast<unsigned>(e5));
+    std::uniform_int_distribution<uint32_t> bits(0, 0xffffffffu);
+    std::uniform_int_distribution<size_t> pick(0, finite.size() - 2);
+    int ties = 0, saturated = 0;
+    for (int i = 0; i < 300000; ++i) {
+      float f;
+      if (i % 3 == 0) {  // any f32 bit pattern (every exponent)
+        const uint32_t b = bits(rng);
+        std::memcpy(&f, &b, 4);
+      } else {  // at, or one f32 unit either side of, a midpoint between neighbours
+        const size_t j = pick(rng);
+        f = static_cast<float>((finite[j].first + finite[j + 1].first) / 2);
+        if (i % 3 == 2) f = std::nextafter(f, (i & 4) ? 1e30f : 0.0f);
+        if (i & 8) f = -f;
+        ties += i % 3 == 1;
+      }
+      if (std::isnan(f)) {
+        EXPECT_TRUE(std::isnan(decode(emu::toFp8Bits(f, e5 != 0))));
+        continue;
+      }
+      const uint8_t got = emu::toFp8Bits(f, e5 != 0);
+      ASSERT_EQ(got, nearest(f)) << (e5 ? "e5m2 " : "e4m3 ") << std::hexfloat << f;
+      ASSERT_EQ(got, static_cast<uint8_t>(tawa::ir::encodeFloat(s, f))) << std::hexfloat << f;
+      saturated += std::fabs(f) > finite.back().first;
+    }
+    EXPECT_GT(ties, 50000);
+    EXPECT_GT(saturated, 1000);
+    EXPECT_EQ(emu::toFp8Bits(INFINITY, e5 != 0), finite.back().second);
+    EXPECT_EQ(emu::toFp8Bits(-INFINITY, e5 != 0), 0x80u | finite.back().second);
+  }
 }
 
 TEST(EmuNumerics, SwizzlePatterns) {

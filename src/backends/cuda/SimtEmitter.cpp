@@ -36,6 +36,7 @@ int threadsFor(const ir::Func& f) {
 }
 
 bool isHalf(Scalar s) { return s == Scalar::F16 || s == Scalar::BF16; }
+bool isFp8(Scalar s) { return s == Scalar::F8E4M3 || s == Scalar::F8E5M2; }
 
 class SimtEmitter {
  public:
@@ -108,6 +109,7 @@ class SimtEmitter {
     return s;
   }
   std::string cOf(Scalar s, const Location& loc) {
+    if (isFp8(s)) return s == Scalar::F8E4M3 ? "tawa::fp8e4m3" : "tawa::fp8e5m2";  // its bits: loads, stores, conversions
     std::string c = cScalarType(s);
     if (c.empty())
       throw UserError(loc, std::string("the SIMT path has no ") + std::string(ir::scalarName(s)) + " arithmetic",
@@ -195,10 +197,14 @@ class SimtEmitter {
   // ---- arithmetic
 
   // The operand as float when the element is f16/bf16 (arithmetic runs in f32 and rounds back).
-  std::string wide(const Value* v) { return isHalf(v->type().scalar) ? "to_f32(" + ref(v) + ")" : ref(v); }
+  std::string wide(const Value* v) {
+    return isHalf(v->type().scalar) || isFp8(v->type().scalar) ? "to_f32(" + ref(v) + ")" : ref(v);
+  }
   std::string narrow(Scalar s, const std::string& e) {
     if (s == Scalar::F16) return "to_f16(" + e + ")";
     if (s == Scalar::BF16) return "to_bf16(" + e + ")";
+    if (s == Scalar::F8E4M3) return "to_fp8e4m3(" + e + ")";
+    if (s == Scalar::F8E5M2) return "to_fp8e5m2(" + e + ")";
     return e;
   }
   // A C math function for element type s: the f-suffixed float one, or the double one for f64
@@ -301,7 +307,8 @@ class SimtEmitter {
     // as the executor).
     if (to == Scalar::BF16 && !ir::isFloat(from) && from != Scalar::I1 && ir::bitWidth(from) > 16) e = "int_to_bf16(" + x + ")";
     else if (isHalf(to) && from == Scalar::F64) e = (to == Scalar::F16 ? "f64_to_f16(" : "f64_to_bf16(") + x + ")";
-    else if (isHalf(to)) e = narrow(to, "static_cast<float>(" + x + ")");
+    else if (isFp8(to) && from == Scalar::F64) e = (to == Scalar::F8E4M3 ? "f64_to_fp8e4m3(" : "f64_to_fp8e5m2(") + x + ")";
+    else if (isHalf(to) || isFp8(to)) e = narrow(to, "static_cast<float>(" + x + ")");
     else if (to == Scalar::I1) e = "(" + x + " != 0)";
     else if (ir::isFloat(from) && !ir::isFloat(to)) e = "float_to_int<" + cOf(to, op.loc()) + ">(" + x + ")";
     else e = "static_cast<" + cOf(to, op.loc()) + ">(" + x + ")";

@@ -33,6 +33,7 @@ struct alignas(64) CUtensorMap {
 #endif
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #define TAWA_DEVICE __device__ __forceinline__
 // Full unrolling of the loops over accumulator registers: they must be indexed by constants.
@@ -102,6 +103,13 @@ namespace tawa {
 
 using f16 = __half;
 using bf16 = __nv_bfloat16;
+// fp8 elements (loads, stores and conversions on the SIMT path; no arithmetic): their bits.
+struct fp8e4m3 {
+  uint8_t bits;
+};
+struct fp8e5m2 {
+  uint8_t bits;
+};
 
 // ---- thread, warp and block indices
 
@@ -145,6 +153,14 @@ TAWA_DEVICE bf16 to_bf16(float x) { return __float2bfloat16_rn(x); }
 TAWA_DEVICE float to_f32(float x) { return x; }
 TAWA_DEVICE float to_f32(f16 x) { return __half2float(x); }
 TAWA_DEVICE float to_f32(bf16 x) { return __bfloat162float(x); }
+// fp8 (e4m3, e5m2) to and from f32 and from f64, as the executor: cvt.rn.satfinite (nearest; past the
+// largest finite value, infinities included, to it; NaN to NaN).
+TAWA_DEVICE float to_f32(fp8e4m3 x) { return __half2float(__half(__nv_cvt_fp8_to_halfraw(x.bits, __NV_E4M3))); }
+TAWA_DEVICE float to_f32(fp8e5m2 x) { return __half2float(__half(__nv_cvt_fp8_to_halfraw(x.bits, __NV_E5M2))); }
+TAWA_DEVICE fp8e4m3 to_fp8e4m3(float x) { return fp8e4m3{__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3)}; }
+TAWA_DEVICE fp8e5m2 to_fp8e5m2(float x) { return fp8e5m2{__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2)}; }
+TAWA_DEVICE fp8e4m3 f64_to_fp8e4m3(double x) { return fp8e4m3{__nv_cvt_double_to_fp8(x, __NV_SATFINITE, __NV_E4M3)}; }
+TAWA_DEVICE fp8e5m2 f64_to_fp8e5m2(double x) { return fp8e5m2{__nv_cvt_double_to_fp8(x, __NV_SATFINITE, __NV_E5M2)}; }
 // An f64 to f16 / bf16 with one rounding (cvt.rn.f16.f64, cvt.rn.bf16.f64), as the executor: through
 // f32 it would round twice.
 TAWA_DEVICE f16 f64_to_f16(double x) { return __double2half(x); }
@@ -775,6 +791,13 @@ struct f16 {
 };
 struct bf16 {
   uint16_t bits;
+};
+// fp8 elements (loads, stores and conversions on the SIMT path; no arithmetic): their bits.
+struct fp8e4m3 {
+  uint8_t bits;
+};
+struct fp8e5m2 {
+  uint8_t bits;
 };
 
 }  // namespace tawa

@@ -108,6 +108,28 @@ inline float e4m3BitsToF32(uint8_t b) {
   return (b & 0x80u) ? -v : v;
 }
 inline float e5m2BitsToF32(uint8_t b) { return f16BitsToF32(static_cast<uint16_t>(b << 8)); }
+// A float (f32 or f64, exact in double) to e4m3 / e5m2 bits as cvt.rn.satfinite does: nearest, ties
+// to even; magnitudes past the largest finite value (448, 57344), infinities included, to it; NaN to
+// the format's NaN (S.1111.111, S.11111.10).
+inline uint8_t toFp8Bits(double x, bool e5m2) {
+  const int mbits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
+  const double maxFinite = e5m2 ? 57344.0 : 448.0;
+  const uint8_t sign = std::signbit(x) ? 0x80u : 0u;
+  if (std::isnan(x)) return static_cast<uint8_t>(sign | (e5m2 ? 0x7eu : 0x7fu));
+  const double a = std::fabs(x);
+  if (a == 0) return sign;
+  int e;
+  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  const int exp = e - 1 < 1 - bias ? 1 - bias : e - 1;  // below the smallest normal: the subnormals' quantum
+  double r = std::isinf(a) ? maxFinite : std::nearbyint(std::ldexp(a, mbits - exp));  // in quanta of 2^(exp - mbits)
+  if (!std::isinf(a)) r = std::ldexp(r, exp - mbits);
+  if (r > maxFinite) r = maxFinite;
+  if (r == 0) return sign;  // rounded to zero
+  std::frexp(r, &e);
+  if (e - 1 < 1 - bias) return static_cast<uint8_t>(sign | static_cast<uint32_t>(std::ldexp(r, bias - 1 + mbits)));  // subnormal
+  const uint32_t mant = static_cast<uint32_t>(std::ldexp(r, mbits - (e - 1))) - (1u << mbits);
+  return static_cast<uint8_t>(sign | static_cast<uint32_t>(e - 1 + bias) << mbits | mant);
+}
 
 // The TMA / wgmma shared-memory swizzle of a shared-window address: the 16-byte chunk index (bits
 // [4, 7)) XOR the 128-byte row index within the repeating pattern (bits [7, 10)), restricted to 3, 2

@@ -1197,6 +1197,34 @@ inline float to_f32(bf16 x, TAWA_EMU_LOC) {
   (void)tawa_file, (void)tawa_line;
   return emu::bf16BitsToF32(x.bits);
 }
+inline float to_f32(fp8e4m3 x, TAWA_EMU_LOC) {
+  (void)tawa_file, (void)tawa_line;
+  return emu::e4m3BitsToF32(x.bits);
+}
+inline float to_f32(fp8e5m2 x, TAWA_EMU_LOC) {
+  (void)tawa_file, (void)tawa_line;
+  return emu::e5m2BitsToF32(x.bits);
+}
+inline fp8e4m3 to_fp8e4m3(float x, TAWA_EMU_LOC) {
+  emu::checkRead(x, "a conversion to fp8", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().cvtPerClk);
+  return fp8e4m3{emu::toFp8Bits(x, false)};
+}
+inline fp8e5m2 to_fp8e5m2(float x, TAWA_EMU_LOC) {
+  emu::checkRead(x, "a conversion to fp8", TAWA_EMU_AT);
+  emu::charge(128 / emu::model().cvtPerClk);
+  return fp8e5m2{emu::toFp8Bits(x, true)};
+}
+inline fp8e4m3 f64_to_fp8e4m3(double x, TAWA_EMU_LOC) {
+  (void)tawa_file, (void)tawa_line;
+  emu::charge(128 / emu::model().cvtPerClk);
+  return fp8e4m3{emu::toFp8Bits(x, false)};
+}
+inline fp8e5m2 f64_to_fp8e5m2(double x, TAWA_EMU_LOC) {
+  (void)tawa_file, (void)tawa_line;
+  emu::charge(128 / emu::model().cvtPerClk);
+  return fp8e5m2{emu::toFp8Bits(x, true)};
+}
 
 namespace emu {
 inline void stShared(void* p, const void* v, uint32_t bytes, const char* file, int line) {
