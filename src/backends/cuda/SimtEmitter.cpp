@@ -799,37 +799,53 @@ class SimtEmitter {
     line("const int base = " + base + ";");
     line(c.type + " acc = " + c.id + ";");
     if (!scan) {
-      line("for (int j = 0; j < " + std::to_string(n) + "; ++j) acc = " + c("acc", st + "[base + j * " + stride + "]") + ";");
+      line("for (int j = 0; j < " + std::to_string(n) + "; ++j) acc = " + c("acc", c.from(st + "[base + j * " + stride + "]")) + ";");
     } else {
       const std::string pos = indexAlong(at.shape, axis);
       if (op.intAttr("reverse") != 0)
-        line("for (int j = " + std::to_string(n - 1) + "; j >= " + pos + "; --j) acc = " + c("acc", st + "[base + j * " + stride + "]") + ";");
+        line("for (int j = " + std::to_string(n - 1) + "; j >= " + pos + "; --j) acc = " + c("acc", c.from(st + "[base + j * " + stride + "]")) + ";");
       else
-        line("for (int j = 0; j <= " + pos + "; ++j) acc = " + c("acc", st + "[base + j * " + stride + "]") + ";");
+        line("for (int j = 0; j <= " + pos + "; ++j) acc = " + c("acc", c.from(st + "[base + j * " + stride + "]")) + ";");
     }
-    line(n_ + "[k] = acc;");
+    line(n_ + "[k] = " + c.back("acc") + ";");
     --indent_;
     line("}");
     unstage();
   }
 
-  // The identity and the combining expression (of %a and %b) of a reduction or scan kind on f32 or
-  // i32 elements; the C type and the scratch (`red`, a 4-byte word per warp) as that type.
+  // The identity and the combining expression (of %a and %b) of a reduction or scan kind, computed
+  // on f32, i32 or u32 values; the C type and the scratch (`red`, a 4-byte word per warp) as that
+  // type; how an element becomes one (`in`) and a result goes back to the element type (`out`).
+  // f16/bf16 max and min are computed in f32 (exact); 8- and 16-bit integers in 32 bits, truncated at
+  // the end (sums and products wrap modulo 2^bits whatever the order, as the executor's step by step).
   struct Combiner {
-    std::string type, id, comb, scratch;
-    std::string operator()(const std::string& x, const std::string& y) const {
+    std::string type, id, comb, scratch, in = "%a", out = "%a";
+    std::string operator()(const std::string& x, const std::string& y) const { return fill(comb, x, y); }
+    std::string from(const std::string& x) const { return fill(in, x, ""); }
+    std::string back(const std::string& x) const { return fill(out, x, ""); }
+    static std::string fill(const std::string& pattern, const std::string& x, const std::string& y) {
       std::string s;
-      for (size_t i = 0; i < comb.size(); ++i) {
-        if (comb.compare(i, 2, "%a") == 0) s += x, ++i;
-        else if (comb.compare(i, 2, "%b") == 0) s += y, ++i;
-        else s += comb[i];
+      for (size_t i = 0; i < pattern.size(); ++i) {
+        if (pattern.compare(i, 2, "%a") == 0) s += x, ++i;
+        else if (pattern.compare(i, 2, "%b") == 0) s += y, ++i;
+        else s += pattern[i];
       }
       return s;
     }
   };
-  Combiner combiner(const Op& op, Scalar s, const std::string& kind, const char* what) {
+  Combiner combiner(const Op& op, Scalar elem, const std::string& kind, const char* what) {
+    Scalar s = elem;
+    std::string in = "%a", out = "%a";
+    if (isHalf(elem) && (kind == "max" || kind == "min")) {
+      s = Scalar::F32, in = "to_f32(%a)", out = narrow(elem, "%a");
+    } else if (elem == Scalar::I8 || elem == Scalar::I16 || elem == Scalar::U8 || elem == Scalar::U16) {
+      s = ir::isUnsigned(elem) ? Scalar::U32 : Scalar::I32;
+      in = "static_cast<" + cOf(s, op.loc()) + ">(%a)", out = "static_cast<" + cOf(elem, op.loc()) + ">(%a)";
+    }
     if (s != Scalar::F32 && s != Scalar::I32 && s != Scalar::U32)
-      throw UserError(op.loc(), std::string("the SIMT path ") + what + " f32, i32 and u32 tiles; this one is " + std::string(ir::scalarName(s)),
+      throw UserError(op.loc(), std::string("the SIMT path ") + what + " f32, i32 and u32 tiles, 8- and 16-bit integer ones, and takes the "
+                                    "max or min of f16 and bf16 ones; this one is " + std::string(ir::scalarName(elem)) +
+                                    (isHalf(elem) ? " (a " + kind + ": its order of roundings would differ)" : ""),
                       "cast the tile to f32 first");
     const bool f = s == Scalar::F32, u = s == Scalar::U32, prop = ir::propagatesNan(op);
     Combiner c;
@@ -851,6 +867,7 @@ class SimtEmitter {
     else throw UserError(op.loc(), "unknown reduction '" + kind + "'");
     if (s == Scalar::I32 && (kind == "sum" || kind == "prod"))  // i32 wraps, as the executor's: unsigned arithmetic (u32's own wraps)
       c.comb = std::string("static_cast<int32_t>(static_cast<uint32_t>(%a) ") + (kind == "sum" ? "+" : "*") + " static_cast<uint32_t>(%b))";
+    c.in = in, c.out = out;
     return c;
   }
 
@@ -863,7 +880,7 @@ class SimtEmitter {
     const Combiner c = combiner(op, a->type().scalar, op.strAttr("kind"), "reduces");
     std::string n = nameFor(r), acc = n + "_part";
     line(c.type + " " + acc + " = " + c.id + ";");
-    perEntry(a->type(), op, inTile(a->type()), acc + " = " + c(acc, nameFor(a) + "[k]") + ";");
+    perEntry(a->type(), op, inTile(a->type()), acc + " = " + c(acc, c.from(nameFor(a) + "[k]")) + ";");
     // The shuffle once per step, by every lane (a combining expression may name its operand twice).
     line("TAWA_UNROLL for (int m = 16; m >= 1; m /= 2) {");
     line("  const " + c.type + " o = shfl_xor(" + acc + ", m);");
@@ -872,7 +889,7 @@ class SimtEmitter {
     line("if ((tid & 31) == 0) " + c.scratch + "[tid / 32] = " + acc + ";");
     line("syncthreads();");
     const std::string w = c.scratch;
-    line("const " + c.type + " " + n + " = " + warpTree(c, w, 0, warps_) + ";");
+    line("const " + cOf(a->type().scalar, op.loc()) + " " + n + " = " + c.back(warpTree(c, w, 0, warps_)) + ";");
     line("syncthreads();  // the scratch is free for the next reduction");
   }
 
@@ -891,7 +908,7 @@ class SimtEmitter {
     line(c.type + " " + n + "_carry = " + c.id + ";  // the combination of the chunks " + (rev ? "after" : "before"));
     line(rev ? "TAWA_UNROLL for (int k = " + e + " - 1; k >= 0; --k) {" : "TAWA_UNROLL for (int k = 0; k < " + e + "; ++k) {");
     ++indent_;
-    line(c.type + " v = " + (g.empty() ? nameFor(a) + "[k]" : "(" + g + ") ? " + nameFor(a) + "[k] : " + c.id) + ";");
+    line(c.type + " v = " + (g.empty() ? c.from(nameFor(a) + "[k]") : "(" + g + ") ? " + c.from(nameFor(a) + "[k]") + " : " + c.id) + ";");
     line("TAWA_UNROLL for (int d = 1; d < 32; d *= 2) {");
     line("  const " + c.type + " u = " + (rev ? "shfl_down(v, d);" : "shfl_up(v, d);"));
     line(rev ? "  if ((tid & 31) + d < 32) v = " + c("v", "u") + ";" : "  if ((tid & 31) >= d) v = " + c("u", "v") + ";");
@@ -903,7 +920,7 @@ class SimtEmitter {
              : "for (int p = 0; p < tid / 32; ++p) before = " + c("before", w + "[p]") + ";");
     line("const " + c.type + " total = " + warpTree(c, w, 0, warps_) + ";");
     line("syncthreads();  // the scratch is free again");
-    line(n + "[k] = " + c(n + "_carry", c("before", "v")) + ";");
+    line(n + "[k] = " + c.back(c(n + "_carry", c("before", "v"))) + ";");
     line(n + "_carry = " + c(n + "_carry", "total") + ";");
     --indent_;
     line("}");
