@@ -532,18 +532,6 @@ class Lowerer {
     return broadcastTo(cast(v.v, s, p), shape, p);
   }
 
-  static int floatRank(Scalar s) {
-    switch (s) {
-      case Scalar::F8E4M3:
-      case Scalar::F8E5M2: return 1;
-      case Scalar::F16:
-      case Scalar::BF16: return 2;
-      case Scalar::F32: return 3;
-      case Scalar::F64: return 4;
-      default: return 0;
-    }
-  }
-
   // Triton's computation type of two tensor element types (semantic.computation_type_impl): f64, else
   // f32, else f16 (any f16 operand: f16 with bf16 too), else bf16 only when both are, f32 for bf16 with
   // anything else; / and % (`divOrMod`) of f16 or bf16 compute in f32; two fp8 kinds meet in f16.
