@@ -223,6 +223,7 @@ class Lowerer {
   Lowerer(SourceFile& file, const driver::Spec& spec) : file_(&file), root_(file), spec_(spec), b_(nullptr) {}
 
   std::unique_ptr<ir::Module> run(const std::string& kernel) {
+    pickJitDefs(*file_);
     const FunctionDef* fn = &requireFunction(*file_, kernel);
     m_ = std::make_unique<ir::Module>();
     func_ = m_->addFunc(kernel, loc(fn->pos));
@@ -1000,13 +1001,14 @@ class Lowerer {
   // rest are known to run, the last of them (Python's last assignment); otherwise the first that
   // Triton 3.6 provides (`if version >= 3: from ...libdevice import tanh` / `else: from
   // triton.language.math import tanh`: only the first exists in 3.6).
-  std::string chooseBinding(const std::vector<SourceFile::Binding>& all, std::string& why) {
+  std::string chooseBinding(const std::vector<SourceFile::Binding>& all, std::string& why) { return chooseBinding(*file_, all, why); }
+  std::string chooseBinding(SourceFile& file, const std::vector<SourceFile::Binding>& all, std::string& why) {
     auto branchTaken = [&](int id, int branch) -> std::optional<bool> {
-      const auto& conds = file_->ifs[static_cast<size_t>(id)];
+      const auto& conds = file.ifs[static_cast<size_t>(id)];
       for (int k = 0; k <= branch; ++k) {
         const size_t c = conds[static_cast<size_t>(k)];
         if (c == SourceFile::kTry) return std::nullopt;
-        std::optional<bool> v = c == SourceFile::kElse ? std::optional<bool>(true) : moduleCondition(*file_, c);
+        std::optional<bool> v = c == SourceFile::kElse ? std::optional<bool>(true) : moduleCondition(file, c);
         if (!v) return std::nullopt;
         if (k < branch && *v) return false;  // an earlier branch is taken
         if (k == branch) return *v;
@@ -1045,6 +1047,29 @@ class Lowerer {
       }
     why = "a condition is not known at compile time and Triton 3.6 provides none of them: the last";
     return live.back()->target;
+  }
+
+  // A jit function defined more than once in module-level if/try branches (`if TRITON3: @triton.jit
+  // def softplus ... else: @triton.jit def softplus ...`): the one whose branches are taken, as for
+  // imports (chooseBinding: conditions known at compile time decide; else the last); the others are
+  // dropped from the file.
+  void pickJitDefs(SourceFile& file) {
+    std::map<std::string, std::vector<size_t>> byName;
+    for (size_t k = 0; k < file.jit.size(); ++k) byName[file.jit[k].name].push_back(k);
+    std::set<size_t> drop;
+    for (const auto& [name, idx] : byName) {
+      if (idx.size() < 2) continue;
+      std::vector<SourceFile::Binding> defs;
+      for (size_t k : idx) defs.push_back({std::to_string(k), file.jit[k].branches});
+      std::string why;
+      const size_t keep = std::stoul(chooseBinding(file, defs, why));
+      for (size_t k : idx)
+        if (k != keep) drop.insert(k);
+      if (std::ostream* out = explainStream())
+        *out << file.loc(file.jit[keep].pos).str() << ": explain: '" << name << "': taking this of its " << idx.size()
+             << " definitions (" << why << ")\n";
+    }
+    for (auto it = drop.rbegin(); it != drop.rend(); ++it) file.jit.erase(file.jit.begin() + static_cast<std::ptrdiff_t>(*it));
   }
 
   // Whether a dotted path names something Triton 3.6 provides and tawa lowers: libdevice's functions
@@ -1124,6 +1149,7 @@ class Lowerer {
           std::ifstream in(key, std::ios::binary);
           std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
           it = modules_.emplace(key, scanSource(cand.lexically_normal().string(), text)).first;
+          pickJitDefs(*it->second);
         }
         return it->second.get();
       }

@@ -844,6 +844,8 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
     const bool moduleLevel = where.count(i) != 0;  // outside every def and class (any if/try branch)
     if (moduleLevel && t[i].isName("def") && t[i + 1].kind == Tok::Name && decorators.empty()) plainDefs[t[i + 1].text] = i;
     if (moduleLevel && t[i].kind == Tok::Name && !isKeyword(t[i].text) && t[i + 1].isOp("=")) {
+      auto [at, fresh] = f->assigned.emplace(t[i].text, i + 2);
+      if (!fresh || !context(i).empty()) at->second = std::string::npos;  // bound twice, or in a branch: not read
       // Module-level (any if/try branch) `NAME = dotted.name`: an alias (`exp = tl.exp`); and the
       // call forms of the decorators: `f = triton.jit(f)`, `f = triton.heuristics({...})(f)`.
       size_t m = i + 2;
@@ -877,8 +879,11 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
         j.defToken = i;
         j.pos = Pos{t[i].line, t[i].col};
         j.decorators = decorators;
+        j.branches = context(i);
+        // Both outside every if/try branch: the later one replaces it. Otherwise both are kept, the
+        // lowering picks one by the branches' conditions (`if version >= 3: def f ... else: def f`).
         auto same = std::find_if(f->jit.begin(), f->jit.end(), [&](auto& x) { return x.name == j.name; });
-        if (same != f->jit.end()) *same = std::move(j);
+        if (same != f->jit.end() && same->branches.empty() && j.branches.empty()) *same = std::move(j);
         else f->jit.push_back(std::move(j));
       }
     }
@@ -962,15 +967,80 @@ DecoratorSays decoratorSays(const SourceFile& file, const SourceFile::Jit& jit, 
   return {};
 }
 
+namespace {
+// Compares Triton's version (3.6.0 here) with "X.Y.Z" by a comparison operator's spelling.
+std::optional<bool> compareTritonVersion(const std::string& op, const std::string& want, bool tritonOnLeft) {
+  int w[3] = {0, 0, 0};
+  std::sscanf(want.c_str(), "%d.%d.%d", &w[0], &w[1], &w[2]);
+  const int have[3] = {3, 6, 0};
+  int c = std::lexicographical_compare(have, have + 3, w, w + 3) ? -1 : std::equal(have, have + 3, w) ? 0 : 1;
+  if (!tritonOnLeft) c = -c;
+  if (op == ">=" || op == "operator.ge") return c >= 0;
+  if (op == ">" || op == "operator.gt") return c > 0;
+  if (op == "<=" || op == "operator.le") return c <= 0;
+  if (op == "<" || op == "operator.lt") return c < 0;
+  if (op == "==" || op == "operator.eq") return c == 0;
+  if (op == "!=" || op == "operator.ne") return c != 0;
+  return std::nullopt;
+}
+}  // namespace
+
 std::optional<bool> moduleCondition(const SourceFile& file, size_t at) {
   const auto& t = file.tokens;
   size_t i = at;
   bool negate = false;
   while (t[i].isName("not")) negate = !negate, ++i;
+  // An `if` condition ends at its ':', a module-level assignment's value (read through its name) at
+  // the end of the line.
   auto done = [&](bool v) -> std::optional<bool> {
-    if (!t[i].isOp(":")) return std::nullopt;  // more follows: not a form read here
+    if (!t[i].isOp(":") && t[i].kind != Tok::Newline && t[i].kind != Tok::EndOfFile) return std::nullopt;  // more follows
     return negate ? !v : v;
   };
+  // NAME bound once at module level to a condition read here (`TRITON3 = version.parse(...) >= ...`).
+  if (t[i].kind == Tok::Name && (t[i + 1].isOp(":") || t[i + 1].kind == Tok::Newline)) {
+    auto a = file.assigned.find(t[i].text);
+    if (a != file.assigned.end() && a->second != std::string::npos && a->second != at) {
+      std::optional<bool> v = moduleCondition(file, a->second);
+      if (!v) return std::nullopt;
+      ++i;
+      return done(*v);
+    }
+  }
+  // packaging's version of Triton against a literal one: `version.parse(triton.__version__) >=
+  // version.parse("3.0.0")` (or Version(...), either side).
+  {
+    auto versionOf = [&](size_t& k, bool& isTriton, std::string& literal) {
+      size_t m = k;
+      const std::string fn = resolve(file.aliases, dottedName(t, m));
+      const bool parse = fn == "packaging.version.parse" || fn == "packaging.version.Version" || fn == "version.parse" ||
+                         fn == "Version" || fn == "packaging.version.parse";
+      if (!parse || !t[m].isOp("(")) return false;
+      ++m;
+      if (t[m].kind == Tok::String) {
+        literal = t[m].text, isTriton = false, ++m;
+      } else {
+        const std::string arg = resolve(file.aliases, dottedName(t, m));
+        if (arg != "triton.__version__") return false;
+        isTriton = true;
+      }
+      if (!t[m].isOp(")")) return false;
+      k = m + 1;
+      return true;
+    };
+    size_t k = i;
+    bool leftTriton = false, rightTriton = false;
+    std::string leftLit, rightLit;
+    if (versionOf(k, leftTriton, leftLit) && t[k].kind == Tok::Op) {
+      const std::string op = t[k].text;
+      size_t r = k + 1;
+      if (versionOf(r, rightTriton, rightLit) && leftTriton != rightTriton) {
+        std::optional<bool> v = compareTritonVersion(op, leftTriton ? rightLit : leftLit, leftTriton);
+        if (!v) return std::nullopt;
+        i = r;
+        return done(*v);
+      }
+    }
+  }
   if (t[i].isName("True") || t[i].isName("False")) {
     const bool v = t[i++].isName("True");
     return done(v);

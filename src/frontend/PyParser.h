@@ -29,6 +29,7 @@ struct SourceFile {
     size_t defToken = 0;  // index of the `def` token
     Pos pos;
     std::vector<size_t> decorators;     // the first token of each decorator (after its '@')
+    std::vector<std::pair<int, int>> branches;  // the module-level if/try branches the def lies in (as Binding's)
     std::unique_ptr<FunctionDef> def;  // parsed on first use
   };
   std::vector<Jit> jit;
@@ -56,6 +57,11 @@ struct SourceFile {
   // Module-level `NAME: tl.constexpr = ...`, which Triton does not let a jit function read (only the
   // form above): name -> the statement's first token, for the error at the first read.
   std::map<std::string, size_t> annotatedGlobals;
+  // Module-level `NAME = <expression>` bound once outside every if/try branch: name -> the
+  // expression's first token (a condition such as `TRITON3 = version.parse(triton.__version__) >=
+  // ...`, which moduleCondition reads where `if TRITON3:` tests it); names bound more than once map
+  // to npos.
+  std::map<std::string, size_t> assigned;
 
   Location loc(Pos p) const { return Location::at(path, p.line, p.col); }
   const Jit* find(const std::string& name) const;
