@@ -43,6 +43,11 @@ struct Val {
   ir::Value* v = nullptr;      // IR; BlockPtr: the base pointer
   SourceFile* src = nullptr;   // Func: the file that defines it; Module: an imported .py file (null: triton's)
   Pos where;                   // Undef: where the name became undefined
+  // Int/Float/Bool bound by an assignment (`s = 0.1`): Triton makes it a scalar tensor of to_tensor's
+  // type (dt: i32, u32 or i64; f32, or f64 for a value f32 cannot hold; i1), which takes part in type
+  // promotion as that type, not as a weak constant (`x_f16 * s` computes in f32). It stays a constant
+  // here (usable where a compile-time value is needed, which Triton would refuse).
+  bool strong = false;
 
   static Val none() { return Val{}; }
   static Val integer(int64_t x) {
@@ -453,6 +458,26 @@ class Lowerer {
   // ---- IR construction helpers
   static std::vector<int64_t> shapeOf(const Type& t) { return t.isTile() ? t.shape : std::vector<int64_t>{}; }
 
+  // A number bound by an assignment: strong, of to_tensor's type (tuples element by element).
+  static Val strengthen(Val v) {
+    if (v.k == Val::K::Tuple) {
+      for (auto& e : v.elems) e = strengthen(e);
+      return v;
+    }
+    if (v.strong || !(v.k == Val::K::Int || v.k == Val::K::Float || v.k == Val::K::Bool)) return v;
+    v.strong = true;
+    if (v.k == Val::K::Bool) v.dt = Scalar::I1;
+    else if (v.k == Val::K::Float) {
+      const double m = std::fabs(v.f);
+      v.dt = std::isinf(m) || m == 0.0 || std::isnan(m) || (m >= 0x1p-126 && m <= 0x1.fffffep127) ? Scalar::F32 : Scalar::F64;
+    } else {
+      v.dt = v.i >= INT32_MIN && v.i <= INT32_MAX ? Scalar::I32 : v.i > INT32_MAX && v.i <= static_cast<int64_t>(UINT32_MAX) ? Scalar::U32 : Scalar::I64;
+    }
+    return v;
+  }
+  // A strong constant as the scalar tensor Triton has: an IR scalar of its type.
+  Val materialize(const Val& v, Pos p) { return v.strong && v.isNum() ? Val::ir(constant(v, v.dt, {}, p)) : v; }
+
   Scalar defaultScalar(const Val& c) {
     if (c.k == Val::K::Bool) return Scalar::I1;
     if (c.k == Val::K::Float) return Scalar::F32;
@@ -600,11 +625,19 @@ class Lowerer {
     return tensorElem;
   }
 
+  // The type an operand takes part in promotion with: a tensor's element, a strong constant's type;
+  // none for a weak (Python) constant.
+  static std::optional<Scalar> typedElem(const Val& v) {
+    if (v.isIR()) return v.v->type().scalar;
+    if (v.strong && v.isNum()) return v.dt;
+    return std::nullopt;
+  }
   Scalar joinElem(const Val& a, const Val& b, bool divOrMod = false) {
-    if (!a.isIR() && !b.isIR()) return promote(defaultScalar(a), defaultScalar(b), divOrMod);
-    if (!a.isIR()) return weakJoin(a, b.v->type().scalar, divOrMod);
-    if (!b.isIR()) return weakJoin(b, a.v->type().scalar, divOrMod);
-    return promote(a.v->type().scalar, b.v->type().scalar, divOrMod);
+    const auto ta = typedElem(a), tb = typedElem(b);
+    if (ta && tb) return promote(*ta, *tb, divOrMod);
+    if (ta) return weakJoin(b, *ta, divOrMod);
+    if (tb) return weakJoin(a, *tb, divOrMod);
+    return promote(defaultScalar(a), defaultScalar(b), divOrMod);
   }
 
   static std::vector<int64_t> shapeOfVal(const Val& v) { return v.isIR() ? shapeOf(v.v->type()) : std::vector<int64_t>{}; }
@@ -737,6 +770,10 @@ class Lowerer {
 
   // ---- tile arithmetic (Triton semantics)
   Val binary(const std::string& op, const Val& a, const Val& b, Pos p) {
+    // Two constants fold as Python does, unless one is strong (a scalar tensor in Triton): then as
+    // tensors (Triton's types, C's division and remainder).
+    if (!a.isIR() && !b.isIR() && (a.strong || b.strong) && a.isNum() && b.isNum())
+      return binary(op, materialize(a, p), materialize(b, p), p);
     if (!a.isIR() && !b.isIR()) return constBinary(op, a, b, p);
     requireOperand(a, p, op);
     requireOperand(b, p, op);
@@ -1312,6 +1349,7 @@ class Lowerer {
       at(p);
       return Val::ir(b_.op1(OpKind::Not, {x}, x->type()));
     }
+    if (!a.isIR() && a.strong && a.isNum() && op != "+") return unary(op, materialize(a, p), p);
     if (!a.isIR()) {
       if (op == "+" && a.isNum()) return a;
       if (op == "-" && a.k == Val::K::Float) return Val::real(-a.f);
@@ -1332,6 +1370,7 @@ class Lowerer {
   }
 
   Val attribute(const Val& base, const std::string& name, Pos p) {
+    if (base.strong && base.isNum()) return attribute(materialize(base, p), name, p);  // a scalar tensor's: `zero.to(x.dtype)`
     switch (base.k) {
       case Val::K::Module: return base.src ? memberOf(base.src, name, p) : moduleMember(base.s + "." + name, p);
       case Val::K::BlockPtr:
@@ -3644,15 +3683,15 @@ class Lowerer {
         return;
       }
       case Stmt::Kind::Expr: eval(*s.value); return;
-      case Stmt::Kind::Assign: {
-        Val v = eval(*s.value);
+      case Stmt::Kind::Assign: {  // numbers bound here are scalar tensors in Triton (strengthen)
+        Val v = strengthen(eval(*s.value));
         for (auto& t : s.targets) assign(*t, v, s.pos);
         return;
       }
       case Stmt::Kind::AugAssign: {
         Val cur = eval(*s.targets[0]);
         Val rhs = eval(*s.value);
-        assign(*s.targets[0], binary(s.op, cur, rhs, s.pos), s.pos);
+        assign(*s.targets[0], strengthen(binary(s.op, cur, rhs, s.pos)), s.pos);
         return;
       }
       case Stmt::Kind::AnnAssign: {
@@ -3663,7 +3702,7 @@ class Lowerer {
         if (isConstexpr && !v.isConst())
           fail(s.value->pos, "'" + s.targets[0]->name + "' is annotated tl.constexpr but its value is not a compile-time constant (" +
                                  describe(v) + ")");
-        assign(*s.targets[0], v, s.pos);
+        assign(*s.targets[0], isConstexpr ? v : strengthen(v), s.pos);
         return;
       }
       case Stmt::Kind::Return: {
