@@ -160,7 +160,8 @@ class Lowerer {
     for (Op* dot : users) {
       Builder d(dot->parent, dot->loc());
       d.setInsertionPointBefore(dot);
-      Value* acc = dot->numOperands() == 3 ? dot->operand(2) : d.constFloat(0.0, dot->result()->type());
+      const Type& rt = dot->result()->type();  // a zero accumulator of the result's type (i32 for s8 operands)
+      Value* acc = dot->numOperands() == 3 ? dot->operand(2) : rt.elemIsInt() ? d.constInt(0, rt) : d.constFloat(0.0, rt);
       std::map<std::string, AttrValue> attrs;
       auto payload = [&](size_t k, const char* attr) {
         bool transposed = false;

@@ -44,3 +44,22 @@ def gemm_i8_nn(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
         b_ptrs += BK * stride_bk
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
     tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < n_cols))
+
+
+@triton.jit
+def gemm_i8_f32acc(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # an s8 dot (i32) added to an f32 accumulator, as sglang's int8 MoE kernel writes it: each step's
+    # i32 product converted and added in f32 (no MMA accumulation across steps: the types differ)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=rm[:, None] < M, other=0.0)
+        b = tl.load(b_ptrs, mask=rn[None, :] < N, other=0.0)
+        acc += tl.dot(a, b)
+        a_ptrs += BK
+        b_ptrs += BK * N
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
