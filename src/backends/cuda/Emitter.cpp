@@ -2769,6 +2769,15 @@ class Emitter {
       lazies_[op.result()] = [this, load](const Ctx& c) { return pointerRead(*load, c); };
       return;
     }
+    // A 1-D tile laid only along the columns of tiles (`scale[None, :]`: a block-quantized GEMM's
+    // column scales, loaded in the K loop at `rn // G`), from a buffer the kernel never writes: as the
+    // 1xN row above, each element read where it is used (the accumulator's row vectors run along
+    // the rows, not the columns).
+    if (t.rank() == 1 && onlyAlongColumns(op.result()) && readsOnlyUnwritten(op)) {
+      const Op* load = &op;
+      lazies_[op.result()] = [this, load](const Ctx& c) { return pointerRead(*load, c); };
+      return;
+    }
     // A tile that only makes a staged B (weights a mask keeps off TMA, transposed or converted on
     // the way), from a buffer the kernel never writes: read element by element where the staging
     // writes B, as a slot is (makesOnlyStagedB), never held in registers.
@@ -2782,6 +2791,16 @@ class Emitter {
     Frag fr = declareTile(op, t, nameFor(op.result()));
     writeFrag(fr, [&](const Ctx& c) { return withinRows(t, c, pointerRead(op, c)); });
     frags_[op.result()] = fr;
+  }
+  // Whether every use of the 1-D tile `v` lays it along the columns of a 2-D tile (expand_dims on
+  // axis 0).
+  bool onlyAlongColumns(const Value* v) const {
+    bool any = false, other = false;
+    walk(const_cast<Block&>(f_.body), [&](Op* o) {
+      for (const Value* x : o->operands)
+        if (x == v) (o->kind() == OpKind::ExpandDims && o->intAttr("axis") == 0 ? any : other) = true;
+    });
+    return any && !other;
   }
   // The element a tile.load through pointers reads in context c: the address's element where the
   // mask holds, else `other` (zero without one).

@@ -616,7 +616,7 @@ class SimtEmitter {
     // accumulator's is never rounded: it is the running sum, kept in f32.
     auto value = [&](const std::string& e, Scalar sc, bool operand = true) {
       return integer         ? "static_cast<int>(" + e + ")"
-             : isHalf(sc)    ? "to_f32(" + e + ")"
+             : isHalf(sc) || isFp8(sc) ? "to_f32(" + e + ")"  // fp8 products are exact in f32, as the wgmma's
              : operand && tf32 && sc == Scalar::F32 ? "round_tf32(" + e + ")"
                                                     : "static_cast<float>(" + e + ")";
     };
