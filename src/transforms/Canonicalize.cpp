@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "ir/Builder.h"
+#include "ir/Clone.h"
 #include "ir/Elementwise.h"
 #include "ir/Numerics.h"
 
@@ -173,7 +174,9 @@ class Canonicalizer {
         if (lb && ub && std::get<int64_t>(*lb) >= std::get<int64_t>(*ub)) {
           for (size_t k = 0; k < op->numResults(); ++k) replace(op->result(k), op->operand(3 + k));
           op->parent->erase(op);
+          return;
         }
+        dropUnchangedCarried(op);
         return;
       }
       default:
@@ -211,6 +214,51 @@ class Canonicalizer {
       default:
         return;
     }
+  }
+
+  // A value a tile.for carries unchanged (its yield passes the block argument back, as the front end
+  // writes a variable an untaken constexpr branch of the body would assign) is its initial value in
+  // every iteration and after the loop: the loop is rebuilt without it.
+  void dropUnchangedCarried(Op* loop) {
+    Block& body = *loop->region(0);
+    Op* y = body.terminator();
+    if (!y || y->kind() != OpKind::Yield || y->numOperands() != loop->numResults()) return;
+    std::vector<size_t> keep;
+    for (size_t k = 0; k < loop->numResults(); ++k)
+      if (y->operand(k) != body.arg(k + 1)) keep.push_back(k);
+    if (keep.size() == loop->numResults()) return;
+    Builder b(loop->parent, loop->loc());
+    b.setInsertionPointBefore(loop);
+    std::vector<Value*> ops{loop->operand(0), loop->operand(1), loop->operand(2)};
+    std::vector<Type> types;
+    for (size_t k : keep) ops.push_back(loop->operand(3 + k)), types.push_back(loop->result(k)->type());
+    Op* nl = b.create(OpKind::For, ops, types, loop->attrs);
+    Block* nb = nl->addRegion();
+    ValueMap map;
+    map[body.arg(0)] = nb->addArg(body.arg(0)->type(), body.arg(0)->nameHint);
+    for (size_t k = 0, kept = 0; k < loop->numResults(); ++k) {
+      const bool kept_k = kept < keep.size() && keep[kept] == k;
+      map[body.arg(k + 1)] = kept_k ? nb->addArg(body.arg(k + 1)->type(), body.arg(k + 1)->nameHint) : loop->operand(3 + k);
+      kept += kept_k;
+    }
+    Builder lb(nb, loop->loc());
+    for (auto& op : body.ops()) {
+      if (op.get() != y) {
+        cloneOp(lb, *op, map);
+        continue;
+      }
+      std::vector<Value*> ys;
+      for (size_t k : keep) ys.push_back(mapped(map, y->operand(k)));
+      lb.setLoc(y->loc());
+      lb.create(OpKind::Yield, ys, {});
+    }
+    for (size_t k = 0, kept = 0; k < loop->numResults(); ++k) {
+      const bool kept_k = kept < keep.size() && keep[kept] == k;
+      if (kept_k) nl->result(kept)->nameHint = loop->result(k)->nameHint;
+      replace(loop->result(k), kept_k ? nl->result(kept) : loop->operand(3 + k));
+      kept += kept_k;
+    }
+    loop->parent->erase(loop);
   }
 
   // `acc + tl.dot(a, b)` (either order), the dot without an accumulator and used only here, is

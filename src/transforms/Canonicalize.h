@@ -6,7 +6,8 @@
 //     by the taken region; `if c {} else {rest}` (an early return, as the front end writes it) becomes
 //     `if !c {rest} else {}` (c xor true), and so does one whose else branch alone holds a loop (the
 //     branch with the K loop first: `if e == -1 {store zeros} else {loop}` for MoE's empty experts); a tile.for whose constant trip count is zero is replaced by its initial
-//     values; pure ops whose results are unused are removed; a column half (or P-th) of a 2-D tile
+//     values, and a value a tile.for carries unchanged (its yield passes the block argument back) is
+//     dropped from it (its uses read the initial value); pure ops whose results are unused are removed; a column half (or P-th) of a 2-D tile
 //     written as Triton's epilogue subtiling writes it (reshape to M x P x H, permute (0, 2, 1),
 //     tl.split) becomes one tile.slice of the tile along axis 1; `acc + tl.dot(a, b)` becomes
 //     tl.dot(a, b, acc) when the dot has no accumulator of its own and nothing else uses it (Triton

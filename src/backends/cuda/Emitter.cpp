@@ -2396,7 +2396,8 @@ class Emitter {
 
   // Declares register storage for a tile value: a 2-D fragment or (rank 1) a row vector.
   Frag declareTile(const Op& op, const Type& t, const std::string& name) {
-    if (t.isTile() && t.rank() == 1) {
+    // A 1-D tile, or an Mx1 one (`scale[:, None]` loaded as such: one value per row), is a row vector.
+    if (t.isTile() && (t.rank() == 1 || (t.rank() == 2 && t.shape[1] == 1 && t.shape[0] > 1))) {
       if (t.shape[0] % 64 != 0 && !paddedRows(t.shape[0]))
         unsupported(op, "a row vector in registers must have 16, 32 or a multiple of 64 rows (the wgmma accumulator layout), got " +
                             t.str());
@@ -2626,6 +2627,16 @@ class Emitter {
         }
         if (src->type().shape == t.shape && frags_.count(src)) {
           frags_[res] = frags_.at(src);
+          return;
+        }
+        // An Mx1 row vector in registers (one value per row) over the columns: each element reads its
+        // row's register, as expand_dims of a 1-D row vector does.
+        if (auto f = frags_.find(src); f != frags_.end() && f->second.row && src->type().rank() == 2 && src->type().shape[1] == 1) {
+          const std::string n = f->second.name;
+          lazies_[res] = [n, &op, this](const Ctx& c) {
+            if (c.slot.empty()) unsupported(op, "a row vector held in registers cannot be laid along the columns of a tile");
+            return n + c.slot;
+          };
           return;
         }
         unsupported(op, "only broadcasts of row vectors, constants and index expressions are emitted");
