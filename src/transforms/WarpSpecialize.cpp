@@ -1218,12 +1218,34 @@ class Specializer {
     // A tile the epilogue combines with the result that each half can make at half height: a tile
     // constant or splat; a tile of the result's shape loaded at A's row offset (a residual) in the
     // epilogue's block, used once; or an elementwise op on such tiles (and scalars), used once.
+    // A tile computed from the block's rows made before the loop (`scale_ptr + rm[:, None]` and its
+    // load: a per-row scale an int8 GEMM's epilogue applies): aranges of BM rows, expand_dims along
+    // the rows, broadcasts of those, splats, elementwise ops and pointer loads; each half makes it
+    // again from its own rows (the arange's start moved), and the full-height ops go if unused.
+    std::set<Op*> rowOps;
+    std::function<bool(Value*, int)> rowDag = [&](Value* v, int depth) -> bool {
+      if (!v->type().isTile()) return true;
+      Op* d = v->definingOp();
+      if (!d || depth == 0 || !around.count(d->parent) || d->numResults() != 1 || !d->regions().empty()) return false;
+      const Type& t = v->type();
+      if (d->kind() == OpKind::Constant || d->kind() == OpKind::Splat) return t.shape[0] == bm;
+      if (t.shape[0] != bm) return false;
+      bool ok = false;
+      if (d->kind() == OpKind::Arange) ok = t.rank() == 1 && d->intAttr("start") == 0;
+      else if (d->kind() == OpKind::ExpandDims) ok = d->intAttr("axis") == 1 && rowDag(d->operand(0), depth - 1);
+      else if (d->kind() == OpKind::Broadcast) ok = d->operand(0)->type().shape[0] == bm && rowDag(d->operand(0), depth - 1);
+      else if (isElementwise(d->kind()) || d->kind() == OpKind::AddPtr || d->kind() == OpKind::Load)
+        ok = std::all_of(d->operands.begin(), d->operands.end(), [&](Value* o) { return !o->type().isTile() || (o->type().shape == t.shape && rowDag(o, depth - 1)); });
+      if (ok) rowOps.insert(d);
+      return ok;
+    };
     std::function<bool(Value*, int)> halvable = [&](Value* v, int depth) -> bool {
       if (v->type().isScalar()) return true;
       Op* d = v->definingOp();
       if (!d || depth == 0) return false;
       if (d->kind() == OpKind::Constant || d->kind() == OpKind::Splat) return true;
       if (rowInvariant(*d, around)) return true;
+      if (rowDag(v, 16)) return true;
       if (d->parent != &home || uses[v] != 1 || !aResultShape(v)) return false;
       if (d->kind() == OpKind::DescLoad) {
         const Op* md = d->numOperands() == 3 ? d->operand(0)->definingOp() : nullptr;
@@ -1426,13 +1448,20 @@ class Specializer {
       for (size_t d = 0; d < ks.size(); ++d) em[results[d]] = h ? nl->result(loop->numResults() + d) : nl->result(ks[d]);
       std::function<Value*(Value*)> half = [&](Value* v) -> Value* {
         if (auto it = em.find(v); it != em.end()) return it->second;
-        if (v->type().isScalar()) return v;
+        if (!v->type().isTile()) return v;  // a scalar (a pointer too): the same in both halves
         const Op* d = v->definingOp();  // a tile constant, a splat, a residual's load or elementwise ops on them (halvable)
         Value* c;
         if (d->kind() == OpKind::DescLoad) {  // this half's rows, run by this half's consumer (epilogueBelongs)
           eb.setLoc(d->loc());
           c = eb.op1(OpKind::DescLoad, {halfDescs.at(d->operand(0)), h ? row2 : row, d->operand(2)}, halfOf(v->type()), d->attrs);
           halfLoads_[h].insert(c->definingOp());
+        } else if (d->kind() == OpKind::Arange) {  // this half's rows of the block (rowDag)
+          const int64_t start = d->intAttr("start") + h * (bm / 2);
+          eb.setLoc(d->loc());
+          c = eb.op1(OpKind::Arange, {}, halfOf(v->type()), {{"start", start}, {"end", start + bm / 2}});
+        } else if (d->kind() == OpKind::Broadcast && !rowInvariant(*d, around)) {  // an Mx1 tile over the columns
+          eb.setLoc(d->loc());
+          c = eb.op1(OpKind::Broadcast, {half(d->operand(0))}, halfOf(v->type()), d->attrs);
         } else if (rowInvariant(*d, around)) {  // the same row for every row: broadcast to half height
           eb.setLoc(d->loc());
           c = eb.op1(OpKind::Broadcast, {d->operand(0)}, halfOf(v->type()), d->attrs);
@@ -1441,6 +1470,7 @@ class Specializer {
           for (Value* o : d->operands) hs.push_back(half(o));
           eb.setLoc(d->loc());
           c = eb.op1(d->kind(), hs, halfOf(v->type()), d->attrs);
+          if (d->kind() == OpKind::Load) halfLoads_[h].insert(c->definingOp());  // this half's rows, by its consumer
         }
         if (!v->nameHint.empty()) c->nameHint = v->nameHint + (h ? "_bot" : "_top");
         return em[v] = c;
@@ -1476,6 +1506,22 @@ class Specializer {
     countUses(f_.body, left);
     for (Op* d : feeders)
       if (!left[d->result()]) d->parent->erase(d);
+    // The full-height row computations nothing reads any more (their halves replaced them).
+    for (bool erased = true; erased;) {
+      erased = false;
+      std::map<const Value*, int> now;
+      countUses(f_.body, now);
+      for (auto it = rowOps.begin(); it != rowOps.end();)
+        if (feeders.count(*it)) {  // a constant or splat: erased above if unused
+          it = rowOps.erase(it);
+        } else if (!now[(*it)->result()]) {
+          (*it)->parent->erase(*it);
+          it = rowOps.erase(it);
+          erased = true;
+        } else {
+          ++it;
+        }
+    }
     return nl;
   }
 
