@@ -1223,6 +1223,7 @@ class Specializer {
     // the rows, broadcasts of those, splats, elementwise ops and pointer loads; each half makes it
     // again from its own rows (the arange's start moved), and the full-height ops go if unused.
     std::set<Op*> rowOps;
+    std::set<const Op*> rowDescLoads;  // 1-D descriptor loads at A's row offset among them (bitsandbytes' x_factor)
     std::function<bool(Value*, int)> rowDag = [&](Value* v, int depth) -> bool {
       if (!v->type().isTile()) return true;
       Op* d = v->definingOp();
@@ -1232,6 +1233,12 @@ class Specializer {
       if (t.shape[0] != bm) return false;
       bool ok = false;
       if (d->kind() == OpKind::Arange) ok = t.rank() == 1 && d->intAttr("start") == 0;
+      else if (d->kind() == OpKind::DescLoad) {
+        const Op* md = d->operand(0)->definingOp();
+        ok = t.rank() == 1 && d->numOperands() == 2 && md && md->kind() == OpKind::MakeDesc && around.count(md->parent) &&
+             sameValue(d->operand(1), row);
+        if (ok) rowDescLoads.insert(d);
+      }
       else if (d->kind() == OpKind::ExpandDims) ok = d->intAttr("axis") == 1 && rowDag(d->operand(0), depth - 1);
       else if (d->kind() == OpKind::Broadcast) ok = d->operand(0)->type().shape[0] == bm && rowDag(d->operand(0), depth - 1);
       else if (isElementwise(d->kind()) || d->kind() == OpKind::AddPtr || d->kind() == OpKind::Load)
@@ -1434,7 +1441,9 @@ class Specializer {
     Builder eb(&home, stores.back()->loc());
     eb.setInsertionPointBefore(stores.back());
     std::map<const Value*, Value*> halfDescs;  // a residual's descriptor -> its half (made next to it)
-    for (const Op* d : loadedTiles) {
+    std::vector<const Op*> halfDescLoads(loadedTiles.begin(), loadedTiles.end());
+    halfDescLoads.insert(halfDescLoads.end(), rowDescLoads.begin(), rowDescLoads.end());
+    for (const Op* d : halfDescLoads) {
       Op* md = d->operand(0)->definingOp();
       if (halfDescs.count(md->result())) continue;
       tb.setInsertionPointBefore(atTop(md) ? first : md);
@@ -1453,7 +1462,9 @@ class Specializer {
         Value* c;
         if (d->kind() == OpKind::DescLoad) {  // this half's rows, run by this half's consumer (epilogueBelongs)
           eb.setLoc(d->loc());
-          c = eb.op1(OpKind::DescLoad, {halfDescs.at(d->operand(0)), h ? row2 : row, d->operand(2)}, halfOf(v->type()), d->attrs);
+          std::vector<Value*> at{halfDescs.at(d->operand(0)), h ? row2 : row};  // a 1-D one (rowDag) has no column
+          if (d->numOperands() > 2) at.push_back(d->operand(2));
+          c = eb.op1(OpKind::DescLoad, at, halfOf(v->type()), d->attrs);
           halfLoads_[h].insert(c->definingOp());
         } else if (d->kind() == OpKind::Arange) {  // this half's rows of the block (rowDag)
           const int64_t start = d->intAttr("start") + h * (bm / 2);
