@@ -300,8 +300,10 @@ class Emitter {
     TAWA_ASSERT(it != names_.end(), "every scalar is named before its use (the IR is verified)");
     return it->second;
   }
-  void needScalar(const Op& op, const Type& t) {
-    if (!t.isScalar() || cScalarType(t.scalar).empty() || (t.elemIsFloat() && t.scalar != Scalar::F32))
+  // `halves`: f16 and bf16 scalars too (loaded, and converted to and from f32; no arithmetic on them).
+  void needScalar(const Op& op, const Type& t, bool halves = false) {
+    const bool half = t.scalar == Scalar::F16 || t.scalar == Scalar::BF16;
+    if (!t.isScalar() || cScalarType(t.scalar).empty() || (t.elemIsFloat() && t.scalar != Scalar::F32 && !(halves && half)))
       unsupported(op, "only integer and f32 scalar arithmetic is emitted so far, got " + t.str());
   }
   Frag& frag(const Op& op, const Value* v) {
@@ -1763,15 +1765,20 @@ class Emitter {
         needScalar(op, t);
         e = ex(op.operand(0)) + " ? " + ex(op.operand(1)) + " : " + ex(op.operand(2));
         break;
-      case OpKind::Cast:
-        needScalar(op, t);
-        needScalar(op, op.operand(0)->type());
-        e = "static_cast<" + cScalarType(t.scalar) + ">(" + ex(op.operand(0)) + ")";
+      case OpKind::Cast: {
+        const Scalar from = op.operand(0)->type().scalar;
+        const bool halfFrom = from == Scalar::F16 || from == Scalar::BF16, halfTo = t.scalar == Scalar::F16 || t.scalar == Scalar::BF16;
+        needScalar(op, t, halfTo && from == Scalar::F32);
+        needScalar(op, op.operand(0)->type(), halfFrom && t.scalar == Scalar::F32);
+        if (halfFrom && t.scalar == Scalar::F32) e = "tawa::to_f32(" + ex(op.operand(0)) + ")";  // exact
+        else if (halfTo && from == Scalar::F32) e = std::string(t.scalar == Scalar::F16 ? "tawa::to_f16(" : "tawa::to_bf16(") + ex(op.operand(0)) + ")";
+        else e = "static_cast<" + cScalarType(t.scalar) + ">(" + ex(op.operand(0)) + ")";
         break;
+      }
       case OpKind::Load:
-        // A scalar read (a problem's size, an address in an array of pointers): each thread reads it.
+        // A scalar read (a problem's size, an address in an array of pointers, an f16 scale): each thread reads it.
         if (op.numOperands() != 1) unsupported(op, "a masked scalar load is not emitted in warp-specialized kernels");
-        needScalar(op, t);
+        needScalar(op, t, true);
         e = "*" + ex(op.operand(0));
         break;
       case OpKind::Bitcast:  // to a pointer: emitOp
