@@ -2709,8 +2709,8 @@ class Emitter {
         // only makes a staged B, read where the staging writes B (its release deferred until then);
         // else into registers at once, before the slot's release.
         if (makesOnlyStagedB(res)) {
-          const Type t = res->type();
-          lazies_[res] = [v, t](const Ctx& c) { return slotElement(v, t, c); };
+          const Type tile = res->type();
+          lazies_[res] = [v, tile](const Ctx& c) { return slotElement(v, tile, c); };
           lazySlotArefs_.insert(r.aref);
         } else if (computedFrom(res)) {
           readIntoRegisters(op, v, "every thread has read its part of " + r.name + " (the slot may be released)");
