@@ -996,11 +996,15 @@ std::optional<bool> moduleCondition(const SourceFile& file, size_t at) {
     if (!t[i].isOp(":") && t[i].kind != Tok::Newline && t[i].kind != Tok::EndOfFile) return std::nullopt;  // more follows
     return negate ? !v : v;
   };
-  // NAME bound once at module level to a condition read here (`TRITON3 = version.parse(...) >= ...`).
-  if (t[i].kind == Tok::Name && (t[i + 1].isOp(":") || t[i + 1].kind == Tok::Newline)) {
+  // NAME bound once at module level to a condition read here (`TRITON3 = version.parse(...) >= ...`),
+  // followed through at most a few names (`A = B` and `B = A` would not end).
+  static thread_local int through = 0;
+  if (t[i].kind == Tok::Name && (t[i + 1].isOp(":") || t[i + 1].kind == Tok::Newline) && through < 8) {
     auto a = file.assigned.find(t[i].text);
     if (a != file.assigned.end() && a->second != std::string::npos && a->second != at) {
+      ++through;
       std::optional<bool> v = moduleCondition(file, a->second);
+      --through;
       if (!v) return std::nullopt;
       ++i;
       return done(*v);
@@ -1012,8 +1016,7 @@ std::optional<bool> moduleCondition(const SourceFile& file, size_t at) {
     auto versionOf = [&](size_t& k, bool& isTriton, std::string& literal) {
       size_t m = k;
       const std::string fn = resolve(file.aliases, dottedName(t, m));
-      const bool parse = fn == "packaging.version.parse" || fn == "packaging.version.Version" || fn == "version.parse" ||
-                         fn == "Version" || fn == "packaging.version.parse";
+      const bool parse = fn == "packaging.version.parse" || fn == "packaging.version.Version" || fn == "version.parse" || fn == "Version";
       if (!parse || !t[m].isOp("(")) return false;
       ++m;
       if (t[m].kind == Tok::String) {
@@ -1067,18 +1070,7 @@ std::optional<bool> moduleCondition(const SourceFile& file, size_t at) {
     size_t k = m + 3;
     const std::string op = resolve(file.aliases, dottedName(t, k));
     if (!t[k].isOp(",") || t[k + 1].kind != Tok::String || !t[k + 2].isOp(")")) return std::nullopt;
-    int want[3] = {0, 0, 0};
-    std::sscanf(t[k + 1].text.c_str(), "%d.%d.%d", &want[0], &want[1], &want[2]);
-    const int have[3] = {3, 6, 0};
-    const int c = std::lexicographical_compare(have, have + 3, want, want + 3) ? -1
-                  : std::equal(have, have + 3, want)                          ? 0
-                                                                               : 1;
-    std::optional<bool> v;
-    if (op == "operator.ge") v = c >= 0;
-    else if (op == "operator.gt") v = c > 0;
-    else if (op == "operator.le") v = c <= 0;
-    else if (op == "operator.lt") v = c < 0;
-    else if (op == "operator.eq") v = c == 0;
+    std::optional<bool> v = op.rfind("operator.", 0) == 0 ? compareTritonVersion(op, t[k + 1].text, true) : std::nullopt;
     if (!v) return std::nullopt;
     i = k + 3;
     return done(*v);
