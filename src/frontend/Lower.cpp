@@ -466,19 +466,18 @@ class Lowerer {
     }
     if (v.strong || !(v.k == Val::K::Int || v.k == Val::K::Float || v.k == Val::K::Bool)) return v;
     v.strong = true;
-    if (v.k == Val::K::Bool) v.dt = Scalar::I1;
-    else if (v.k == Val::K::Float) {
-      const double m = std::fabs(v.f);
-      v.dt = std::isinf(m) || m == 0.0 || std::isnan(m) || (m >= 0x1p-126 && m <= 0x1.fffffep127) ? Scalar::F32 : Scalar::F64;
-    } else {
-      v.dt = v.i >= INT32_MIN && v.i <= INT32_MAX ? Scalar::I32 : v.i > INT32_MAX && v.i <= static_cast<int64_t>(UINT32_MAX) ? Scalar::U32 : Scalar::I64;
-    }
+    v.dt = v.k == Val::K::Float ? floatConstantType(v.f) : defaultScalar(v);
     return v;
   }
   // A strong constant as the scalar tensor Triton has: an IR scalar of its type.
   Val materialize(const Val& v, Pos p) { return v.strong && v.isNum() ? Val::ir(constant(v, v.dt, {}, p)) : v; }
 
-  Scalar defaultScalar(const Val& c) {
+  // to_tensor's type of a Python float: f32, or f64 for a value f32 cannot hold (0, infinities and NaN are f32).
+  static Scalar floatConstantType(double x) {
+    const double m = std::fabs(x);
+    return std::isinf(m) || m == 0.0 || std::isnan(m) || (m >= 0x1p-126 && m <= 0x1.fffffep127) ? Scalar::F32 : Scalar::F64;
+  }
+  static Scalar defaultScalar(const Val& c) {
     if (c.k == Val::K::Bool) return Scalar::I1;
     if (c.k == Val::K::Float) return Scalar::F32;
     if (c.i >= INT32_MIN && c.i <= INT32_MAX) return Scalar::I32;
@@ -615,11 +614,7 @@ class Lowerer {
   // bf16); else the constant's type joins it (a float: f32, or f64 for a value f32 cannot hold).
   static Scalar weakJoin(const Val& c, Scalar tensorElem, bool divOrMod) {
     bool tf = ir::isFloat(tensorElem);
-    if (c.k == Val::K::Float && !tf) {
-      const double m = std::fabs(c.f);
-      const bool f32 = std::isinf(m) || m == 0.0 || std::isnan(m) || (m >= 0x1p-126 && m <= 0x1.fffffep127);
-      return f32 ? Scalar::F32 : Scalar::F64;
-    }
+    if (c.k == Val::K::Float && !tf) return floatConstantType(c.f);
     if (c.k != Val::K::Bool && tensorElem == Scalar::I1) return Scalar::I32;
     if (divOrMod && (tensorElem == Scalar::F16 || tensorElem == Scalar::BF16)) return Scalar::F32;
     return tensorElem;
