@@ -1222,8 +1222,14 @@ class Specializer {
     // load: a per-row scale an int8 GEMM's epilogue applies): aranges of BM rows, expand_dims along
     // the rows, broadcasts of those, splats, elementwise ops and pointer loads; each half makes it
     // again from its own rows (the arange's start moved), and the full-height ops go if unused.
+    // A tile.desc_load at A's row offset through a descriptor made in the epilogue's block or around it
+    // (a residual: rank 2, its column given; a 1-D row of scales, bitsandbytes' x_factor: rank 1).
+    auto loadAtRows = [&](const Op* d) {
+      const Op* md = d->operand(0)->definingOp();
+      return d->kind() == OpKind::DescLoad && d->numOperands() == 1 + static_cast<size_t>(d->result()->type().rank()) && md &&
+             md->kind() == OpKind::MakeDesc && around.count(md->parent) && sameValue(d->operand(1), row);
+    };
     std::set<Op*> rowOps;
-    std::set<const Op*> rowDescLoads;  // 1-D descriptor loads at A's row offset among them (bitsandbytes' x_factor)
     std::function<bool(Value*, int)> rowDag = [&](Value* v, int depth) -> bool {
       if (!v->type().isTile()) return true;
       Op* d = v->definingOp();
@@ -1233,12 +1239,7 @@ class Specializer {
       if (t.shape[0] != bm) return false;
       bool ok = false;
       if (d->kind() == OpKind::Arange) ok = t.rank() == 1 && d->intAttr("start") == 0;
-      else if (d->kind() == OpKind::DescLoad) {
-        const Op* md = d->operand(0)->definingOp();
-        ok = t.rank() == 1 && d->numOperands() == 2 && md && md->kind() == OpKind::MakeDesc && around.count(md->parent) &&
-             sameValue(d->operand(1), row);
-        if (ok) rowDescLoads.insert(d);
-      }
+      else if (d->kind() == OpKind::DescLoad) ok = t.rank() == 1 && loadAtRows(d);
       else if (d->kind() == OpKind::ExpandDims) ok = d->intAttr("axis") == 1 && rowDag(d->operand(0), depth - 1);
       else if (d->kind() == OpKind::Broadcast) ok = d->operand(0)->type().shape[0] == bm && rowDag(d->operand(0), depth - 1);
       else if (isElementwise(d->kind()) || d->kind() == OpKind::AddPtr || d->kind() == OpKind::Load)
@@ -1255,8 +1256,7 @@ class Specializer {
       if (rowDag(v, 16)) return true;
       if (d->parent != &home || uses[v] != 1 || !aResultShape(v)) return false;
       if (d->kind() == OpKind::DescLoad) {
-        const Op* md = d->numOperands() == 3 ? d->operand(0)->definingOp() : nullptr;
-        if (!md || md->kind() != OpKind::MakeDesc || !around.count(md->parent) || !sameValue(d->operand(1), row)) return false;
+        if (v->type().rank() != 2 || !loadAtRows(d)) return false;
         loadedTiles.insert(d);
         return true;
       }
@@ -1441,8 +1441,9 @@ class Specializer {
     Builder eb(&home, stores.back()->loc());
     eb.setInsertionPointBefore(stores.back());
     std::map<const Value*, Value*> halfDescs;  // a residual's descriptor -> its half (made next to it)
-    std::vector<const Op*> halfDescLoads(loadedTiles.begin(), loadedTiles.end());
-    halfDescLoads.insert(halfDescLoads.end(), rowDescLoads.begin(), rowDescLoads.end());
+    std::vector<const Op*> halfDescLoads(loadedTiles.begin(), loadedTiles.end());  // and the 1-D ones among rowOps
+    for (const Op* o : rowOps)
+      if (o->kind() == OpKind::DescLoad) halfDescLoads.push_back(o);
     for (const Op* d : halfDescLoads) {
       Op* md = d->operand(0)->definingOp();
       if (halfDescs.count(md->result())) continue;
