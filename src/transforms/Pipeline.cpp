@@ -208,7 +208,7 @@ void pipeline(Module& m, const PassOptions& opt) {
           if (inner->kind() != OpKind::Dot) continue;
           // A and B from one slot (as lower-aref makes them one wgmma straight from the ring).
           Value *pa = arefPayload(inner->operand(0)), *pb = arefPayload(inner->operand(1));
-          if (pa && !pb && !computedB) computedB = inner.get();
+          if (pa && ir::computedTile(inner->operand(1)) && !computedB) computedB = inner.get();
           if (!pa || !pb || pa->definingOp() != pb->definingOp()) continue;
           const Op* get = pa->definingOp();
           ++dots;

@@ -2602,11 +2602,7 @@ class Emitter {
           } else {
             const Frag& fr = frag(op, src);
             if (!fr.row) unsupported(op, "expected a row vector");
-            std::string n = fr.name;
-            lazies_[res] = [n, &op, this](const Ctx& c) {
-              if (c.slot.empty()) unsupported(op, "a row vector held in registers cannot be laid along the columns of a tile");
-              return n + c.slot;
-            };
+            lazies_[res] = rowRegister(op, fr.name);
           }
         } else {  // indexed by the column
           auto it = lazies_.find(src);
@@ -2639,11 +2635,7 @@ class Emitter {
         // An Mx1 row vector in registers (one value per row) over the columns: each element reads its
         // row's register, as expand_dims of a 1-D row vector does.
         if (auto f = frags_.find(src); f != frags_.end() && f->second.row && src->type().rank() == 2 && src->type().shape[1] == 1) {
-          const std::string n = f->second.name;
-          lazies_[res] = [n, &op, this](const Ctx& c) {
-            if (c.slot.empty()) unsupported(op, "a row vector held in registers cannot be laid along the columns of a tile");
-            return n + c.slot;
-          };
+          lazies_[res] = rowRegister(op, f->second.name);
           return;
         }
         unsupported(op, "only broadcasts of row vectors, constants and index expressions are emitted");
@@ -2777,21 +2769,15 @@ class Emitter {
                       "pointer and index tiles");
     const Type& t = op.result()->type();
     if (t.rank() > 2 || cScalarType(t.scalar).empty()) unsupported(op, "a load through pointers of " + t.str() + " is not emitted");
-    if (t.rank() == 2 && t.shape[0] == 1 && t.shape[1] > 1) {
-      // One row (a quantized GEMM's scales or zeros for the block's columns, broadcast over K): no
-      // register form in the accumulator layout, so a lazy tile, each element read where it is used,
-      // from buffers the kernel never writes (so that reading later than the load reads the same).
+    // One row (a quantized GEMM's scales or zeros for the block's columns, broadcast over K), or a
+    // 1-D tile laid only along the columns of tiles (`scale[None, :]`: a block-quantized GEMM's column
+    // scales, loaded in the K loop at `rn // G`): no register form in the accumulator layout (its row
+    // vectors run along the rows), so a lazy tile, each element read where it is used, from buffers
+    // the kernel never writes (so that reading later than the load reads the same).
+    const bool oneRow = t.rank() == 2 && t.shape[0] == 1 && t.shape[1] > 1;
+    if (oneRow || (t.rank() == 1 && onlyAlongColumns(op.result()) && readsOnlyUnwritten(op))) {
       if (!readsOnlyUnwritten(op))
         unsupported(op, "a 1xN load through pointers is read where its elements are used, which needs a buffer the kernel never writes");
-      const Op* load = &op;
-      lazies_[op.result()] = [this, load](const Ctx& c) { return pointerRead(*load, c); };
-      return;
-    }
-    // A 1-D tile laid only along the columns of tiles (`scale[None, :]`: a block-quantized GEMM's
-    // column scales, loaded in the K loop at `rn // G`), from a buffer the kernel never writes: as the
-    // 1xN row above, each element read where it is used (the accumulator's row vectors run along
-    // the rows, not the columns).
-    if (t.rank() == 1 && onlyAlongColumns(op.result()) && readsOnlyUnwritten(op)) {
       const Op* load = &op;
       lazies_[op.result()] = [this, load](const Ctx& c) { return pointerRead(*load, c); };
       return;
@@ -2809,6 +2795,14 @@ class Emitter {
     Frag fr = declareTile(op, t, nameFor(op.result()));
     writeFrag(fr, [&](const Ctx& c) { return withinRows(t, c, pointerRead(op, c)); });
     frags_[op.result()] = fr;
+  }
+  // Each element of a 2-D tile laid out from row vector `name` in registers: its row's register (in a
+  // fragment's context; a tile's columns have none).
+  Lazy rowRegister(const Op& op, const std::string& name) {
+    return [name, &op, this](const Ctx& c) {
+      if (c.slot.empty()) unsupported(op, "a row vector held in registers cannot be laid along the columns of a tile");
+      return name + c.slot;
+    };
   }
   // Whether every use of the 1-D tile `v` lays it along the columns of a 2-D tile (expand_dims on
   // axis 0).
