@@ -20,8 +20,17 @@ double nanOr(double a, double b, double r) {
 
 bool propagatesNan(const Op& op) { return op.hasAttr("propagate_nan") && op.intAttr("propagate_nan") != 0; }
 
-double floatMax(double a, double b, bool propagateNan) { return propagateNan ? nanOr(a, b, std::max(a, b)) : std::fmax(a, b); }
-double floatMin(double a, double b, bool propagateNan) { return propagateNan ? nanOr(a, b, std::min(a, b)) : std::fmin(a, b); }
+// IEEE 754-2019 maximum/minimum (propagate_nan=ALL: llvm.maximum, max.NaN) and maximumNumber/
+// minimumNumber (the default: a NaN yields the other operand). Both order -0 below +0, as
+// llvm.maximum requires and as maxNum allows: min(+0, -0) is -0 whichever operand comes first.
+double floatMax(double a, double b, bool propagateNan) {
+  if (a == b) return std::signbit(a) ? b : a;
+  return propagateNan ? nanOr(a, b, std::max(a, b)) : std::fmax(a, b);
+}
+double floatMin(double a, double b, bool propagateNan) {
+  if (a == b) return std::signbit(a) ? a : b;
+  return propagateNan ? nanOr(a, b, std::min(a, b)) : std::fmin(a, b);
+}
 
 double evalFloatBinary(OpKind k, Scalar s, double a, double b, bool propagateNan) {
   double r = 0;

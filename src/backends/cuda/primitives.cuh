@@ -628,8 +628,13 @@ TAWA_DEVICE float max_num(float a, float b) { return fmaxf(a, b); }
 TAWA_DEVICE float min_num(float a, float b) { return fminf(a, b); }
 TAWA_DEVICE double max_num(double a, double b) { return fmax(a, b); }
 TAWA_DEVICE double min_num(double a, double b) { return fmin(a, b); }
-TAWA_DEVICE double max_nan(double a, double b) { return a != a || b != b ? __longlong_as_double(0x7ff8000000000000ll) : fmax(a, b); }
-TAWA_DEVICE double min_nan(double a, double b) { return a != a || b != b ? __longlong_as_double(0x7ff8000000000000ll) : fmin(a, b); }
+// f64 has no max.NaN: NaN if either is, else the larger with -0 below +0 (llvm.maximum's rule).
+TAWA_DEVICE double max_nan(double a, double b) {
+  return a != a || b != b ? __longlong_as_double(0x7ff8000000000000ll) : a == b ? (signbit(a) ? b : a) : fmax(a, b);
+}
+TAWA_DEVICE double min_nan(double a, double b) {
+  return a != a || b != b ? __longlong_as_double(0x7ff8000000000000ll) : a == b ? (signbit(a) ? a : b) : fmin(a, b);
+}
 // shfl.sync.bfly.b32 over the full warp: the value held by lane (lane ^ mask).
 TAWA_DEVICE float shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
 TAWA_DEVICE int32_t shfl_xor(int32_t v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
