@@ -968,6 +968,7 @@ class Lowerer {
                                                    "abs", "print", "enumerate", "zip", "list", "tuple", "str", "type",
                                                    "round", "sum", "any", "all", "divmod", "pow", "getattr", "hasattr"};
     if (builtins.count(name)) return Val::named(Val::K::Builtin, name);
+    if (auto asg = file_->assigned.find(name); asg != file_->assigned.end()) return plainGlobal(name, asg->second, p);
     fail(p, "name '" + name + "' is not defined",
          "jit functions can read their parameters, their local variables, other @triton.jit functions and "
          "module-level tl.constexpr globals");
@@ -1004,16 +1005,43 @@ class Lowerer {
   }
 
   // A dotted path such as "triton.language.float16" as a value.
+  // A module-level `NAME = <expression>` that is not tl.constexpr(...): Triton 3.6 raises NameError
+  // where a jit function reads it unless TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1, and then reads its
+  // value. The same here: a located error naming the rule, or (with the variable set) the value as a
+  // compile-time constant, where the expression is one this front end evaluates.
+  Val plainGlobal(const std::string& name, size_t at, Pos p) {
+    const char* allow = std::getenv("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS");
+    if (!allow || std::string(allow) != "1")
+      fail(p, "global '" + name + "' is not a tl.constexpr: Triton 3.6 lets a jit function read only globals made with "
+                  "tl.constexpr(...) (its NameError 'Cannot access global variable')",
+           "write `" + name + " = tl.constexpr(<value>)`, or set TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 as Triton allows");
+    const std::string key = *file_->path + ":" + name;
+    if (auto cached = globalCache_.find(key); cached != globalCache_.end()) return cached->second;
+    ExprP e = at == std::string::npos ? nullptr : parseAssignedValue(*file_, at);
+    if (!e) fail(p, "global '" + name + "' is bound more than once at module level (or by a statement tawa cannot read): its value is unknown here",
+                 "make it `" + name + " = tl.constexpr(<value>)`");
+    Frame empty;
+    empty.fn = frame().fn;
+    frames_.push_back(&empty);
+    Val v = eval(*e);
+    frames_.pop_back();
+    if (!v.isConst()) fail(p, "global '" + name + "' (line " + std::to_string(file_->tokens[at].line) + ") is not a compile-time constant tawa can evaluate");
+    globalCache_[key] = v;
+    globalExprs_.push_back(std::move(e));
+    return v;
+  }
+
   Val moduleMember(const std::string& path, Pos p) {
     static const std::set<std::string> modules = {"triton", "triton.language", "triton.language.math",
                                                   "triton.language.core", "triton.language.standard",
                                                   "triton.language.extra", "triton.language.extra.cuda",
                                                   "triton.language.extra.libdevice",
                                                   "triton.language.extra.cuda.libdevice"};
-    if (modules.count(path)) return Val::named(Val::K::Module, path);
+    if (modules.count(path) || path == "math") return Val::named(Val::K::Module, path);
     auto dot = path.rfind('.');
     std::string parent = dot == std::string::npos ? "" : path.substr(0, dot);
     std::string leaf = path.substr(dot + 1);
+    if (parent == "math") return mathMember(leaf, p);
     if (parent.rfind("triton", 0) == 0) {
       if (auto s = dtypeByName(leaf)) return Val::dtype(*s);
       if (leaf == "float8e4b15" || leaf == "float8e4b8" || leaf == "float8e5b16")
@@ -1618,8 +1646,49 @@ class Lowerer {
     return fr.returned ? fr.result : Val::none();
   }
 
+  // Python's math module, for the compile-time constants a module-level global computes
+  // (`_sqrt2pi = math.sqrt(2.0 / math.pi)`): its constants, and its functions of numbers (math.sqrt
+  // and the like, evaluated in double as Python does; a tensor argument is an error).
+  static const std::map<std::string, double (*)(double)>& mathFunctions() {
+    static const std::map<std::string, double (*)(double)> fns = {
+        {"sqrt", [](double x) { return std::sqrt(x); }},   {"exp", [](double x) { return std::exp(x); }},
+        {"log2", [](double x) { return std::log2(x); }},   {"log10", [](double x) { return std::log10(x); }},
+        {"sin", [](double x) { return std::sin(x); }},     {"cos", [](double x) { return std::cos(x); }},
+        {"tan", [](double x) { return std::tan(x); }},     {"atan", [](double x) { return std::atan(x); }},
+        {"tanh", [](double x) { return std::tanh(x); }},   {"erf", [](double x) { return std::erf(x); }},
+        {"fabs", [](double x) { return std::fabs(x); }},   {"exp2", [](double x) { return std::exp2(x); }},
+        {"log1p", [](double x) { return std::log1p(x); }}, {"expm1", [](double x) { return std::expm1(x); }}};
+    return fns;
+  }
+  Val mathMember(const std::string& leaf, Pos p) {
+    if (leaf == "pi") return Val::real(M_PI);
+    if (leaf == "e") return Val::real(M_E);
+    if (leaf == "tau") return Val::real(2 * M_PI);
+    if (leaf == "inf") return Val::real(INFINITY);
+    if (leaf == "nan") return Val::real(NAN);
+    if (mathFunctions().count(leaf) || leaf == "log" || leaf == "pow" || leaf == "floor" || leaf == "ceil")
+      return Val::named(Val::K::Builtin, "math." + leaf);
+    fail(p, "math." + leaf + " is not supported (of Python's math module: pi, e, tau, inf, nan and its functions of numbers)");
+  }
+  Val mathCall(const std::string& fn, const Args& a) {
+    const Pos p = a.at;
+    std::vector<double> x;
+    for (const Val& v : a.pos) {
+      if (!v.isNum()) fail(p, "math." + fn + "() takes numbers known at compile time, got " + describe(v), "use tl." + fn + " on tensors");
+      x.push_back(v.k == Val::K::Float ? v.f : static_cast<double>(v.i));
+    }
+    const size_t want = fn == "pow" ? 2 : 1;
+    if (!a.kw.empty() || x.size() < want || x.size() > (fn == "log" ? 2 : want))
+      fail(p, "math." + fn + "() takes " + std::to_string(want) + (fn == "log" ? " or 2" : "") + " argument(s)");
+    if (fn == "floor" || fn == "ceil") return Val::integer(static_cast<int64_t>(fn == "floor" ? std::floor(x[0]) : std::ceil(x[0])));
+    if (fn == "pow") return Val::real(std::pow(x[0], x[1]));
+    if (fn == "log") return Val::real(x.size() == 2 ? std::log(x[0]) / std::log(x[1]) : std::log(x[0]));
+    return Val::real(mathFunctions().at(fn)(x[0]));
+  }
+
   Val builtinCall(const std::string& n, const Args& a) {
     Pos p = a.at;
+    if (n.rfind("math.", 0) == 0) return mathCall(n.substr(5), a);
     auto one = [&]() -> const Val& {
       if (a.pos.size() != 1 || !a.kw.empty()) fail(p, n + "() takes exactly one argument");
       return a.pos[0];

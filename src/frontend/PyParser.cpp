@@ -1095,6 +1095,18 @@ const FunctionDef& requireFunction(SourceFile& file, const std::string& name) {
                   known.empty() ? "the file has no @triton.jit functions" : "the jit functions here are: " + known);
 }
 
+ExprP parseAssignedValue(const SourceFile& file, size_t at) {
+  try {
+    Parser p(file.tokens, at, file.path);
+    ExprP e = p.exprOnly();
+    const size_t end = p.pos();
+    if (file.tokens[end].kind != Tok::Newline && file.tokens[end].kind != Tok::EndOfFile) return nullptr;
+    return e;
+  } catch (const UserError&) {
+    return nullptr;
+  }
+}
+
 ExprP parseGlobalValue(const SourceFile& file, size_t at) {
   const auto& t = file.tokens;
   size_t i = at + 1;
@@ -1102,16 +1114,7 @@ ExprP parseGlobalValue(const SourceFile& file, size_t at) {
     ++i;
     dottedName(t, i);
   }
-  ++i;  // '='
-  try {
-    Parser p(t, i, file.path);
-    ExprP e = p.exprOnly();
-    size_t end = p.pos();
-    if (t[end].kind != Tok::Newline && t[end].kind != Tok::EndOfFile) return nullptr;
-    return e;
-  } catch (const UserError&) {
-    return nullptr;
-  }
+  return parseAssignedValue(file, i + 1);  // past '='
 }
 
 std::unique_ptr<FunctionDef> parseFunctionText(const std::string& path, const std::string& text) {

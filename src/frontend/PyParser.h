@@ -77,6 +77,9 @@ const FunctionDef& requireFunction(SourceFile& file, const std::string& name);
 // Parses the expression of a module-level constexpr assignment starting at token `at`; null when it
 // is not of a form the subset reads.
 ExprP parseGlobalValue(const SourceFile& file, size_t at);
+// The expression that starts at token `at` and ends its line (a module-level `NAME = <expression>`);
+// null if it is not one.
+ExprP parseAssignedValue(const SourceFile& file, size_t at);
 
 // The value of a module-level condition starting at token `at`, when it is of a form whose value is
 // known at compile time: True/False, `not`, `os.environ.get('X', 'd') == 'v'` (and !=, os.getenv; the
