@@ -1146,6 +1146,44 @@ class Specializer {
     const Block* where = r->definingOp() ? r->definingOp()->parent : r->ownerBlock();
     return where && around.count(where);
   }
+  // A tile.dot without an accumulator whose product the loop adds into a carried tile through
+  // elementwise ops, as block-scaled GEMMs write it (`acc += tl.dot(a, b) * a_s[:, None] *
+  // b_s[None, :]`): the ops from the product to the yield (each the only user of the one before), one
+  // of them reading the carried value (its only use). Sets the carried index `k`, the carried value
+  // `acc` and the ops (scaled_[dot]); what else they read is checked by splitRows.
+  bool scaledDot(Op* dot, Block& body, std::map<const Value*, int>& uses, size_t& k, Value*& acc, std::string& why) {
+    auto fail = [&](const std::string& w) { return why = "the " + at(*dot) + " " + w, false; };
+    if (dot->numOperands() != 2) return fail("has an accumulator that is not carried by the loop");
+    Op* yield = body.terminator();
+    std::vector<Op*>& chain = scaled_[dot];
+    chain.clear();
+    acc = nullptr;
+    for (Value* v = dot->result();;) {
+      if (uses[v] != 1) return fail("has no accumulator the loop carries, and its product has other uses (as attention's QK^T)");
+      Op* user = nullptr;
+      for (auto& op : body.ops())
+        if (std::find(op->operands.begin(), op->operands.end(), v) != op->operands.end()) user = op.get();
+      if (!user) return fail("has no accumulator the loop carries (its product is used in a nested region)");
+      if (user == yield) {
+        k = static_cast<size_t>(std::find(yield->operands.begin(), yield->operands.end(), v) - yield->operands.begin());
+        break;
+      }
+      if (!isElementwise(user->kind()) || user->numResults() != 1 || !user->regions().empty() ||
+          user->result()->type().shape != dot->result()->type().shape)
+        return fail("has no accumulator the loop carries, and " + at(*user) + " is not an elementwise op on its product (as attention's QK^T)");
+      for (Value* o : user->operands)
+        if (o->ownerBlock() == &body && !o->definingOp() && o->index() > 0) {
+          if (acc) return fail("has a product combined with two loop-carried values");
+          acc = o;
+        }
+      chain.push_back(user);
+      v = user->result();
+    }
+    if (!acc || acc != body.arg(k + 1))
+      return fail("has no accumulator the loop carries: its product reaches the loop's yield without the value carried there");
+    return true;
+  }
+
   // Returns the new loop, or null with the reason.
   Op* splitRows(Op* loop, std::string& why) {
     Block& body = *loop->region(0);
@@ -1166,12 +1204,16 @@ class Specializer {
     std::map<const Value*, int> uses;
     countUses(f_.body, uses);
     for (Op* dot : dots) {
-      if (dot->numOperands() != 3)
-        return why = "the tile.dot " + at(*dot) + " has no accumulator the loop carries (as attention's QK^T)", nullptr;
-      Value* acc = dot->operand(2);
-      if (acc->ownerBlock() != &body || acc->index() == 0) return why = "the accumulator is not carried by the loop", nullptr;
-      auto k = static_cast<size_t>(acc->index() - 1);
-      if (yield->operand(k) != dot->result()) return why = "the loop does not carry the tile.dot's result", nullptr;
+      size_t k = 0;
+      Value* acc = nullptr;
+      if (dot->numOperands() == 3) {
+        acc = dot->operand(2);
+        if (acc->ownerBlock() != &body || acc->index() == 0) return why = "the accumulator is not carried by the loop", nullptr;
+        k = static_cast<size_t>(acc->index() - 1);
+        if (yield->operand(k) != dot->result()) return why = "the loop does not carry the tile.dot's result", nullptr;
+      } else if (!scaledDot(dot, body, uses, k, acc, why)) {
+        return nullptr;
+      }
       if (std::find(ks.begin(), ks.end(), k) != ks.end()) return why = "two tile.dots accumulate into one value", nullptr;
       ks.push_back(k);
       Op* la = dot->operand(0)->definingOp();
@@ -1266,6 +1308,53 @@ class Specializer {
       residualOps.push_back(d);
       return true;
     };
+    // What a scaled dot's ops read besides its product and the accumulator: scalars, tile constants
+    // and splats, a row broadcast to every row (`b_s[None, :]`: both halves read the same), and tiles
+    // of the block's rows (`a_s[:, None]`: a 1-D load at A's row offset, through a descriptor made in
+    // the loop or around it, expand_dims and broadcasts of it, elementwise ops; or rowDag's forms
+    // before the loop), which each half makes from its own rows.
+    std::set<const Op*> loopRowOps;
+    std::function<bool(Value*, int)> loopRows = [&](Value* v, int depth) -> bool {
+      if (!v->type().isTile()) return true;
+      Op* d = v->definingOp();
+      if (!d || depth == 0 || d->numResults() != 1 || !d->regions().empty()) return false;
+      if (d->parent != &body) return rowDag(v, depth);
+      const Type& t = v->type();
+      if (t.shape[0] != bm) return false;
+      bool ok = false;
+      if (d->kind() == OpKind::Constant || d->kind() == OpKind::Splat) {
+        ok = true;
+      } else if (d->kind() == OpKind::DescLoad) {
+        const Op* md = d->operand(0)->definingOp();
+        ok = t.rank() == 1 && d->numOperands() == 2 && md && md->kind() == OpKind::MakeDesc &&
+             (md->parent == &body || around.count(md->parent)) && sameValue(d->operand(1), row);
+      } else if (d->kind() == OpKind::ExpandDims) {
+        ok = d->intAttr("axis") == 1 && loopRows(d->operand(0), depth - 1);
+      } else if (d->kind() == OpKind::Broadcast) {
+        ok = d->operand(0)->type().shape[0] == bm && loopRows(d->operand(0), depth - 1);
+      } else if (isElementwise(d->kind()) || d->kind() == OpKind::AddPtr || d->kind() == OpKind::Load) {
+        ok = std::all_of(d->operands.begin(), d->operands.end(),
+                         [&](Value* o) { return !o->type().isTile() || (o->type().shape == t.shape && loopRows(o, depth - 1)); });
+      }
+      if (ok) loopRowOps.insert(d);
+      return ok;
+    };
+    std::set<const Op*> chainOps;
+    for (const auto& [dot, ops] : scaled_) {
+      const Value* prev = dot->result();
+      for (Op* op : ops) {
+        for (Value* o : op->operands) {
+          if (o == prev || (o->ownerBlock() == &body && !o->definingOp()) || !o->type().isTile()) continue;
+          const Op* d = o->definingOp();
+          const bool rowForAll = d->kind() == OpKind::Broadcast && d->operand(0)->type().rank() == 2 && d->operand(0)->type().shape[0] == 1;
+          if (d->kind() != OpKind::Constant && d->kind() != OpKind::Splat && !rowForAll && !loopRows(o, 16))
+            return why = "the product of " + at(*dot) + " is combined by " + at(*op) + " with a tile that is not a constant, a splat, a "
+                         "row broadcast to every row or a tile of the block's rows", nullptr;
+        }
+        chainOps.insert(op);
+        prev = op->result();
+      }
+    }
     std::vector<Op*> epilogue;  // both, in program order
     std::set<const Value*> rowValues(results.begin(), results.end());
     for (auto& op : home.ops()) {
@@ -1386,7 +1475,9 @@ class Specializer {
     map[body.arg(0)] = nb->addArg(body.arg(0)->type(), body.arg(0)->nameHint);
     for (size_t j = 0; j < loop->numResults(); ++j)
       map[body.arg(j + 1)] = nb->addArg(types[j], body.arg(j + 1)->nameHint + (accInits.count(j) ? "_top" : ""));
-    std::vector<Value*> accBots, bots;  // per dot: its bottom accumulator (the block's argument), its bottom result
+    std::vector<Value*> accBots, bots(ks.size());  // per dot: its bottom accumulator (the block's argument), its bottom result
+    std::map<const Value*, Value*> hm[2];  // a scaled dot's values in each half (its product, the accumulator, the ops on them)
+    std::map<const Op*, Value*> loopHalfDescs;  // the half-height descriptor of a 1-D load at A's rows in a scaled dot's ops
     for (size_t d = 0; d < ks.size(); ++d) halfOfCarried_[ks[d]] = 0, halfOfCarried_[loop->numResults() + d] = 1;
     for (size_t d = 0; d < ks.size(); ++d)
       accBots.push_back(nb->addArg(types[loop->numResults() + d], body.arg(ks[d] + 1)->nameHint + "_bot"));
@@ -1419,13 +1510,66 @@ class Specializer {
         lb.setLoc(o->loc());
         const auto& [top, bot] = aRows.at(o->operand(0));
         Value* b2 = mapped(map, o->operand(1));
-        Value* t = lb.op1(OpKind::Dot, {top, b2, map.at(o->operand(2))}, halfOf(o->result()->type()), o->attrs);
-        t->nameHint = o->result()->nameHint + "_top";
-        Value* u = lb.op1(OpKind::Dot, {bot, b2, accBots[d]}, halfOf(o->result()->type()), o->attrs);
-        u->nameHint = o->result()->nameHint + "_bot";
-        map[o->result()] = t;
-        bots.push_back(u);
+        const bool scaled = o->numOperands() == 2;
+        std::vector<Value*> topOps{top, b2}, botOps{bot, b2};
+        if (!scaled) topOps.push_back(map.at(o->operand(2))), botOps.push_back(accBots[d]);
+        Value* t = lb.op1(OpKind::Dot, topOps, halfOf(o->result()->type()), o->attrs);
+        Value* u = lb.op1(OpKind::Dot, botOps, halfOf(o->result()->type()), o->attrs);
+        if (!o->result()->nameHint.empty()) t->nameHint = o->result()->nameHint + "_top", u->nameHint = o->result()->nameHint + "_bot";
+        if (scaled) {
+          hm[0][o->result()] = t, hm[1][o->result()] = u;
+          const Value* acc = body.arg(ks[d] + 1);
+          hm[0][acc] = map.at(acc), hm[1][acc] = accBots[d];
+        } else {
+          map[o->result()] = t;
+          bots[d] = u;
+        }
+      } else if (chainOps.count(op.get())) {
+        // made per half at the yield
       } else if (op.get() == yield) {
+        // Each scaled dot's ops once per half, on half-height tiles: the product and the accumulator
+        // of the half, its rows' scales, the shared row of column scales broadcast to half height.
+        std::function<Value*(Value*, int)> halfIn = [&](Value* v, int h) -> Value* {
+          if (auto it = hm[h].find(v); it != hm[h].end()) return it->second;
+          if (!v->type().isTile()) return mapped(map, v);
+          const Op* d = v->definingOp();
+          Value* c;
+          lb.setLoc(d->loc());
+          if (d->kind() == OpKind::Constant) {
+            c = lb.op1(OpKind::Constant, {}, halfOf(v->type()), d->attrs);
+          } else if (d->kind() == OpKind::Splat || (d->kind() == OpKind::Broadcast && d->operand(0)->type().shape[0] == 1)) {
+            c = lb.op1(d->kind(), {mapped(map, d->operand(0))}, halfOf(v->type()), d->attrs);  // the same row (or scalar) in both halves
+          } else if (d->kind() == OpKind::DescLoad) {  // this half's rows of a 1-D load at A's row offset
+            const Op* md = d->operand(0)->definingOp();
+            Value*& hd = loopHalfDescs[md];
+            if (!hd) {
+              std::vector<Value*> mo;
+              for (Value* x : md->operands) mo.push_back(mapped(map, x));
+              if (md->parent != &body) tb.setInsertionPointBefore(atTop(md) ? first : nl), tb.setLoc(md->loc());
+              hd = (md->parent == &body ? lb : tb).op1(OpKind::MakeDesc, mo, halfOf(md->result()->type()));
+              hd->nameHint = halfName(md, "s_desc");
+            }
+            lb.setLoc(d->loc());
+            c = lb.op1(OpKind::DescLoad, {hd, h ? row2 : row}, halfOf(v->type()), d->attrs);
+          } else if (d->kind() == OpKind::Arange) {  // this half's rows of the block
+            const int64_t start = d->intAttr("start") + h * (bm / 2);
+            c = lb.op1(OpKind::Arange, {}, halfOf(v->type()), {{"start", start}, {"end", start + bm / 2}});
+          } else {  // the same op at half height
+            std::vector<Value*> hs;
+            for (Value* o : d->operands) hs.push_back(halfIn(o, h));
+            lb.setLoc(d->loc());
+            c = lb.op1(d->kind(), hs, halfOf(v->type()), d->attrs);
+          }
+          if (!v->nameHint.empty()) c->nameHint = v->nameHint + (h ? "_bot" : "_top");
+          return hm[h][v] = c;
+        };
+        for (size_t d = 0; d < dots.size(); ++d) {
+          auto sc = scaled_.find(dots[d]);
+          if (sc == scaled_.end()) continue;
+          Value* end = sc->second.back()->result();
+          map[end] = halfIn(end, 0);
+          bots[d] = halfIn(end, 1);
+        }
         std::vector<Value*> ys;
         for (Value* v : yield->operands) ys.push_back(mapped(map, v));
         ys.insert(ys.end(), bots.begin(), bots.end());
@@ -1435,6 +1579,19 @@ class Specializer {
         cloneOp(lb, *op, map);
       }
     }
+    // The full-height copies a scaled dot's halves made unused (its rows' scales), last first.
+    if (!scaled_.empty())
+      for (bool erased = true; erased;) {
+        erased = false;
+        std::map<const Value*, int> now;
+        countUses(*nb, now);
+        std::vector<Op*> dead;
+        for (auto& op : nb->ops())
+          if (op->numResults() == 1 && !now[op->result()] && op->regions().empty() &&
+              (isPure(op->kind()) || op->kind() == OpKind::Load || op->kind() == OpKind::DescLoad))
+            dead.push_back(op.get());
+        for (auto it = dead.rbegin(); it != dead.rend(); ++it) nb->erase(*it), erased = true;
+      }
     // The epilogue, once per half: its ops on half-height tiles, its tile constants and splats made
     // again at half height.
     // (before the last store: every store's column offset is computed by then)
@@ -1767,6 +1924,7 @@ class Specializer {
   std::string followWhy_;  // why a later loop that loads keeps its loads in the consumer
   bool cooperative_ = false;
   std::set<const Op*> halfLoads_[2];  // each row half's residual loads (splitRows), run by that half's consumer
+  std::map<const Op*, std::vector<Op*>> scaled_;  // splitRows: a dot without an accumulator -> the ops that add its product into one
   std::map<size_t, int> halfOfCarried_;  // splitRows' loop: each accumulator's row half (0 top, 1 bottom) by carried index
   int64_t depth_ = 2;                   // the main aref's depth D (chooseDepth)
   std::vector<Op*> nest_;               // the loops and guards around the main loop, outermost first
@@ -1823,6 +1981,23 @@ int consumerGroupsFor(const Func& f, const PassOptions& opt, std::string* why) {
     n.regs += t.shape[0] * t.shape[1] / 128;
     n.rows = std::max(n.rows, t.shape[0]);
     n.shapes += (n.shapes.empty() ? "" : " and ") + std::to_string(t.shape[0]) + "x" + std::to_string(t.shape[1]);
+  });
+  // A loop-carried f32 (s32) tile that no tile.dot accumulates into directly lives beside the dots'
+  // results: a block-scaled GEMM's `acc += tl.dot(a, b) * a_s[:, None] * b_s[None, :]` holds the
+  // product and the sum.
+  walk(f.body, [&](const Op* op) {
+    if (op->kind() != OpKind::For) return;
+    const Block* body = op->region(0);
+    auto it = perBlock.find(body);
+    if (it == perBlock.end()) return;
+    const Op* yield = body->terminator();
+    for (size_t j = 0; j < op->numResults() && yield && j < yield->numOperands(); ++j) {
+      const Type& t = op->result(j)->type();
+      const Op* d = yield->operand(j)->definingOp();
+      if (t.rank() != 2 || (t.scalar != Scalar::F32 && t.scalar != Scalar::I32) || (d && d->kind() == OpKind::Dot)) continue;
+      it->second.regs += t.shape[0] * t.shape[1] / 128;
+      it->second.shapes += " and " + std::to_string(t.shape[0]) + "x" + std::to_string(t.shape[1]) + " (carried)";
+    }
   });
   int64_t rows = 0, regs = 0;
   std::string what;
