@@ -106,6 +106,20 @@ class Specializer {
       walk(*loop->region(0), [&](const Op* o) {
         if (o->kind() == OpKind::Dot && computedTile(o->operand(1))) fixed += bytes(o->operand(1)->type());
       });
+    // A tile the epilogue loads through a descriptor (a residual added to the result) lands in a
+    // buffer of its own (lmdeploy's `_linear_add`: 64 KB at 128x256 f16, which three slots left no
+    // room for); the later loops' loads are in `payload`.
+    walk(f_.body, [&](const Op* o) {
+      if (o->kind() != OpKind::DescLoad || o->result()->type().rank() < 2 ||
+          std::find(preloads.begin(), preloads.end(), o) != preloads.end())
+        return;
+      for (const Block* b = o->parent; b && b->parentOp; b = b->parentOp->parent) {
+        if (b->parentOp == loop) return;
+        for (const Follow& fw : follows_)
+          if (b->parentOp == fw.loop) return;
+      }
+      fixed += bytes(o->result()->type());
+    });
     const int64_t budget = 232448, fits = stage > 0 ? (budget - fixed) / stage : hint;
     const int64_t d = std::max<int64_t>(1, std::min(hint, fits));
     say("@" + f_.name + ": aref depth " + std::to_string(d) +
