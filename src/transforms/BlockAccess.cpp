@@ -595,6 +595,35 @@ class BlockAccess {
     }
     return clampOf(v, d);
   }
+  // `(s + arange(0, B)) % m` with m a constant multiple of B and s a non-negative multiple of B (vLLM's
+  // and lmdeploy's MoE kernels: `(pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N`, N a constexpr): the
+  // block never straddles a multiple of m, so it is `s % m + arange(0, B)`, no lane wrapped. The
+  // scalar `s % m` is made next to the tile's remainder and stands for the block's start.
+  std::optional<IntV> wholeBlocks(Op* d, const IntV& x, const IntV& m, int dim, const Sym& c) {
+    const auto mc = m.s.constValue();
+    const Type& t = d->result()->type();
+    if (!mc || *mc <= 0 || !x.taints.empty() || !m.taints.empty() || dim >= t.rank()) return std::nullopt;
+    const int64_t block = t.shape[static_cast<size_t>(dim)];
+    if (*mc % block != 0 || !nonNegSym(c)) return std::nullopt;
+    for (auto& [mono, k] : c.t)
+      if (k % block != 0) return std::nullopt;
+    // The start as a scalar: the splat in `splat(s) + arange`.
+    const Op* add = d->operand(0)->definingOp();
+    if (!add || add->kind() != OpKind::Add) return std::nullopt;
+    Value* start = nullptr;
+    for (Value* o : add->operands)
+      if (const Op* sp = o->definingOp(); sp && sp->kind() == OpKind::Splat) start = sp->operand(0);
+    if (!start) return std::nullopt;
+    auto sv = evalInt(start);
+    if (!sv || !(sv->s == c)) return std::nullopt;
+    Builder b(d->parent, d->loc());
+    b.setInsertionPointBefore(d);
+    Value* r = b.op1(OpKind::Rem, {start, b.constInt(*mc, start->type())}, start->type());
+    r->nameHint = start->nameHint.empty() ? "" : start->nameHint + "_mod";
+    say("block-access: " + at(*d) + " wraps whole blocks (a constant multiple of the block, a start that is a multiple of it): "
+        "the block starts at the start's remainder, no lane wraps");
+    return IntV{Sym::atom(atomOf(r)) + (x.s - c), {}};
+  }
   // Clamps of an offset `c + i_d`: exact on the lanes with i_d < rel.
   std::optional<IntV> clampOf(Value* v, Op* d) {
     switch (d->kind()) {
@@ -607,6 +636,8 @@ class BlockAccess {
         Sym c;
         if (m->s.hasIndex() || !offsetForm(x->s, dim, c))
           return fail<IntV>(at(*d) + " is not a clamp of an offset `start + arange` by a scalar bound");
+        if (d->kind() == OpKind::Rem)
+          if (auto w = wholeBlocks(d, *x, *m, dim, c)) return w;
         if (d->kind() == OpKind::Rem && !nonNegSym(c) && !assume(c, *d))
           return fail<IntV>(at(*d) + " wraps an offset whose start is not provably non-negative");
         IntV r{x->s, x->taints};
