@@ -69,6 +69,7 @@ struct Stmt {
     Return,     // return [value]
     Pass,
     Assert,     // assert test [, value]
+    Raise,      // raise [value] (an error where it is reached: Triton compiles none)
   };
   Kind kind;
   Pos pos;

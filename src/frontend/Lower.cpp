@@ -195,7 +195,8 @@ void assignedNames(const Body& body, std::vector<std::string>& out) {
       case Stmt::Kind::While:
       case Stmt::Kind::Return:
       case Stmt::Kind::Pass:
-      case Stmt::Kind::Assert: break;
+      case Stmt::Kind::Assert:
+      case Stmt::Kind::Raise: break;
     }
     assignedNames(s->body, out);
     assignedNames(s->orelse, out);
@@ -1393,6 +1394,7 @@ class Lowerer {
   }
 
   Val attribute(const Val& base, const std::string& name, Pos p) {
+    if (name == "value" && base.isConst() && !base.strong) return base;  // a tl.constexpr's value (`dtype.value` of a constexpr argument)
     if (base.strong && base.isNum()) return attribute(materialize(base, p), name, p);  // a scalar tensor's: `zero.to(x.dtype)`
     switch (base.k) {
       case Val::K::Module: return base.src ? memberOf(base.src, name, p) : moduleMember(base.s + "." + name, p);
@@ -1455,6 +1457,8 @@ class Lowerer {
           return Val::integer(ir::bitWidth(base.dt));
         }
         if (name == "name") return Val::str(tritonDtypeName(base.dt));
+        if (name == "int_bitwidth" && !base.dtPtr && ir::isInt(base.dt)) return Val::integer(ir::bitWidth(base.dt));
+        if (name == "int_bitwidth") fail(p, "dtype '" + tritonDtypeName(base.dt) + "' has no int_bitwidth (integer dtypes have)");
         Val m = Val::named(Val::K::Method, name);
         m.elems.push_back(base);
         return m;
@@ -1643,7 +1647,11 @@ class Lowerer {
     frames_.push_back(&fr);
     exec(fn->body, true);
     frames_.pop_back();
-    return fr.returned ? fr.result : Val::none();
+    Val r = fr.returned ? fr.result : Val::none();
+    if (const SourceFile::Jit* j = file_->find(name); j && j->constexprFn && !r.isConst())
+      fail(a.at, "the @tl.constexpr function '" + name + "' returned " + describe(r) + ", not a value known at compile time",
+           "Triton calls it while compiling: give it constexpr arguments (dtypes, numbers)");
+    return r;
   }
 
   // Python's math module, for the compile-time constants a module-level global computes
@@ -1857,6 +1865,19 @@ class Lowerer {
       auto v = bind(a, qual, {"x", "min", "max", "propagate_nan"}, 3, &w);
       const bool prop = propagateNanArg(v[3] ? &*v[3] : nullptr, w[3], qual);
       return minmax(OpKind::Min, minmax(OpKind::Max, *v[0], *v[1], p, prop), *v[2], p, prop);
+    }
+    if (n == "_log2") {  // triton.language.standard._log2: floor(log2(i)) of a constexpr integer
+      auto v = bind(a, qual, {"i"}, 1);
+      int64_t i = constInt(*v[0], p, qual + "'s argument"), r = 0;
+      while (i > 1) i >>= 1, ++r;
+      return Val::integer(r);
+    }
+    if (n == "gdc_wait" || n == "gdc_launch_dependents") {
+      // Programmatic dependent launch (griddepcontrol.wait / .launch_dependents): tawa launches no
+      // kernel with that attribute, and without it the wait returns at once and the release changes
+      // nothing, so both are no-ops on every backend.
+      bind(a, qual, {}, 0);
+      return Val::none();
     }
     if (n == "cdiv") {
       auto v = bind(a, qual, {"x", "div"}, 2);
@@ -2613,27 +2634,32 @@ class Lowerer {
   Val reduce(const std::string& n, const Args& a, bool standard = false) {
     std::string qual = "tl." + n;
     std::vector<Pos> w;
-    std::vector<std::string> params = {"input", "axis", "keep_dims"};
-    if (n == "sum") params.push_back("dtype");
-    else params.push_back("return_indices");
+    // Triton 3.6's signatures: sum(input, axis, keep_dims, dtype); max and min(input, axis,
+    // return_indices, return_indices_tie_break_left, keep_dims).
+    const bool isSum = n == "sum";
+    std::vector<std::string> params = isSum ? std::vector<std::string>{"input", "axis", "keep_dims", "dtype"}
+                                            : std::vector<std::string>{"input", "axis", "return_indices", "return_indices_tie_break_left", "keep_dims"};
     auto v = bind(a, qual, params, 1, &w);
+    const size_t kd = isSum ? 2 : 4;  // keep_dims
     Pos p = a.at;
     if (!v[0]->isIR() || !v[0]->v->type().isTile())
       fail(w[0], qual + " reduces a tensor, got " + describe(*v[0]));
     ir::Value* x = v[0]->v;
     if (x->type().isPtrLike()) fail(w[0], qual + " of pointers is not allowed");
-    if (n != "sum" && v[3] && truthy(*v[3], w[3])) {
-      // (values, indices): the reduction and its arg-reduction (first index of the extreme).
+    if (!isSum && v[2] && truthy(*v[2], w[2])) {
+      // (values, indices): the reduction and its arg-reduction (the first index of the extreme:
+      // tie_break_left's, and one of those tie_break_left=False allows).
       if (!v[1] || v[1]->k == Val::K::None) fail(p, qual + "(..., return_indices=True) needs an axis");
-      bool keepDims = v[2] && truthy(*v[2], w[2]);
-      Args plain = a;
-      plain.kw.erase(std::remove_if(plain.kw.begin(), plain.kw.end(), [](auto& kv) { return kv.first == "return_indices"; }), plain.kw.end());
-      plain.kwAt.resize(plain.kw.size());
-      if (plain.pos.size() > 3) plain.pos.resize(3), plain.posAt.resize(3);
+      bool keepDims = v[kd] && truthy(*v[kd], w[kd]);
+      Args plain;
+      plain.at = a.at;
+      plain.pos = {*v[0], *v[1]};
+      plain.posAt = {w[0], w[1]};
+      if (v[kd]) plain.kw.push_back({"keep_dims", *v[kd]}), plain.kwAt.push_back(w[kd]);
       Val values = reduce(n, plain);
       return Val::tuple({values, argReduce(n == "max", *v[0], w[0], *v[1], w[1], true, keepDims, qual)});
     }
-    bool keep = v[2] && truthy(*v[2], w[2]);
+    bool keep = v[kd] && truthy(*v[kd], w[kd]);
     Scalar e = x->type().scalar;
     if (standard && (n == "max" || n == "min") && e != Scalar::I1 && ir::bitWidth(e) < 32)
       e = ir::isFloat(e) ? Scalar::F32 : Scalar::I32;
@@ -3746,6 +3772,10 @@ class Lowerer {
           fail(s.pos, "assertion failed" + (msg.k == Val::K::Str && !msg.s.empty() ? ": " + msg.s : std::string()));
         return;
       }
+      case Stmt::Kind::Raise:
+        // Triton 3.6 has no form for it ("unsupported AST node type: Raise"); one in a branch a
+        // compile-time condition rules out is never reached.
+        fail(s.pos, "'raise' is reached in a jit function: Triton compiles no raise (one is allowed only in a branch a compile-time condition rules out)");
       case Stmt::Kind::Expr: eval(*s.value); return;
       case Stmt::Kind::Assign: {  // numbers bound here are scalar tensors in Triton (strengthen)
         Val v = strengthen(eval(*s.value));

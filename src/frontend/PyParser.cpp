@@ -288,7 +288,7 @@ class Parser {
         return;
       }
       static const char* unsupported[] = {"def", "class", "with", "try", "async", "lambda", "global", "nonlocal",
-                                          "del", "import", "from", "raise", "yield", "break", "continue",
+                                          "del", "import", "from", "yield", "break", "continue",
                                           "await", "except", "finally"};
       for (const char* u : unsupported)
         if (t.text == u) {
@@ -349,7 +349,16 @@ class Parser {
       if (acceptOp(",")) s->value = test();
       return s;
     }
-    static const char* unsupported[] = {"global", "nonlocal", "del", "import", "from", "raise", "yield",
+    if (t.isName("raise")) {  // read, and refused only where it is reached (a constexpr branch may rule it out)
+      ++i_;
+      auto s = std::make_unique<Stmt>(Stmt::Kind::Raise, posOf(t));
+      if (peek().kind != Tok::Newline && !peek().isOp(";") && peek().kind != Tok::Dedent && peek().kind != Tok::EndOfFile) {
+        s->value = test();
+        if (peek().isName("from")) ++i_, s->test = test();
+      }
+      return s;
+    }
+    static const char* unsupported[] = {"global", "nonlocal", "del", "import", "from", "yield",
                                         "break", "continue", "def", "class", "with", "try"};
     if (t.kind == Tok::Name)
       for (const char* u : unsupported)
@@ -770,6 +779,15 @@ bool isJitDecorator(const std::map<std::string, std::string>& aliases, const std
          r == "triton.runtime.jit.JITFunction";
 }
 
+// `@tl.constexpr` on a plain function (FlagGems' `get_scan_accum_type`): Triton calls it at compile
+// time on constexpr arguments, so it is read as a jit function whose result must be a constant.
+bool isConstexprDecorator(const std::map<std::string, std::string>& aliases, const std::vector<Token>& t, size_t i) {
+  std::string d = dottedName(t, i);
+  if (d.empty() || t[i].isOp("(")) return false;  // (dottedName moved i past the name)
+  std::string r = resolve(aliases, d);
+  return r == "triton.language.constexpr" || r == "triton.language.core.constexpr";
+}
+
 }  // namespace
 
 const SourceFile::Jit* SourceFile::find(const std::string& name) const {
@@ -871,10 +889,14 @@ std::unique_ptr<SourceFile> scanSource(const std::string& path, const std::strin
       continue;
     }
     if (t[i].isName("def") && t[i + 1].kind == Tok::Name) {
-      bool jit = false;
-      for (size_t d : decorators) jit = jit || isJitDecorator(f->aliases, t, d);
-      if (jit) {  // a later definition of the same name replaces the earlier one, as in Python
+      bool jit = false, constexprFn = false;
+      for (size_t d : decorators) {
+        jit = jit || isJitDecorator(f->aliases, t, d);
+        constexprFn = constexprFn || isConstexprDecorator(f->aliases, t, d);
+      }
+      if (jit || constexprFn) {  // a later definition of the same name replaces the earlier one, as in Python
         SourceFile::Jit j;
+        j.constexprFn = constexprFn && !jit;
         j.name = t[i + 1].text;
         j.defToken = i;
         j.pos = Pos{t[i].line, t[i].col};

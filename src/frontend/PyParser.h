@@ -30,6 +30,7 @@ struct SourceFile {
     Pos pos;
     std::vector<size_t> decorators;     // the first token of each decorator (after its '@')
     std::vector<std::pair<int, int>> branches;  // the module-level if/try branches the def lies in (as Binding's)
+    bool constexprFn = false;  // decorated @tl.constexpr: a plain function Triton calls at compile time
     std::unique_ptr<FunctionDef> def;  // parsed on first use
   };
   std::vector<Jit> jit;

@@ -1777,15 +1777,28 @@ class Emitter {
       }
       case OpKind::Load:
         // A scalar read (a problem's size, an address in an array of pointers, an f16 scale): each thread reads it.
-        if (op.numOperands() != 1) unsupported(op, "a masked scalar load is not emitted in warp-specialized kernels");
+        // A masked one reads only where its mask holds (else `other`, zero without one).
         needScalar(op, t, true);
         e = "*" + ex(op.operand(0));
+        if (op.numOperands() > 1)
+          e = "(" + ex(op.operand(1)) + " ? " + e + " : " +
+              (op.numOperands() > 2 ? ex(op.operand(2)) : cScalarType(t.scalar) + "{}") + ")";
         break;
       case OpKind::Bitcast:  // to a pointer: emitOp
         needScalar(op, t);
         needScalar(op, op.operand(0)->type());
         e = "tawa::bitcast<" + cScalarType(t.scalar) + ">(" + ex(op.operand(0)) + ")";
         break;
+      // A scalar's unary functions (`tl.sqrt(8.0 * pid + 1.0)` making a triangular tile index): as a tile
+      // element's, through the same primitives.
+      case OpKind::Neg: case OpKind::Not: case OpKind::Abs: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log:
+      case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Sin: case OpKind::Cos: case OpKind::Math: {
+        needScalar(op, t);
+        std::vector<std::string> a;
+        for (const Value* v : op.operands) needScalar(op, v->type()), a.push_back(ex(v));
+        e = elementwise(op, a);
+        break;
+      }
       default: unsupported(op, "not emitted yet", "the CUDA backend covers the warp-specialized GEMM so far");
     }
     at(op);

@@ -440,8 +440,15 @@ class SimtEmitter {
     const Value* ptr = op.operand(0);
     const Value* r = op.result();
     if (!r->type().isTile()) {
-      if (op.numOperands() > 1) throw UserError(op.loc(), "a scalar load takes no mask");
-      line(constant(r, op) + " = *" + nameFor(ptr) + ";");
+      // A masked one (`tl.load(p + pid - 1, mask=pid > 0, other=0)`) reads only where its mask holds.
+      std::string e = "*" + nameFor(ptr);
+      if (op.numOperands() > 1) {
+        const Scalar s = r->type().scalar;
+        const std::string other = op.numOperands() > 2 ? nameFor(op.operand(2))
+                                  : s == Scalar::I1 ? "false" : narrow(s, ir::isFloat(s) ? "0.0f" : "0");
+        e = "(" + nameFor(op.operand(1)) + " ? " + e + " : " + other + ")";
+      }
+      line(constant(r, op) + " = " + e + ";");
       return;
     }
     std::string cond = guarded(r->type(), op.numOperands() > 1 ? ref(op.operand(1)) : "");

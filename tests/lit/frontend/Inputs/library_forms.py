@@ -1,0 +1,67 @@
+# Forms Triton libraries write that Triton 3.6 compiles (tests/lit/frontend/library_forms.test):
+# `dtype.value` and `dtype.int_bitwidth` in a helper given a dtype, tl.max's return_indices and
+# return_indices_tie_break_left (also positionally, in Triton's order), standard's _log2, a raise in a
+# branch a constexpr condition rules out, a plain function decorated @tl.constexpr, a masked scalar
+# load, programmatic-dependent-launch calls and Python's math module.
+import math
+
+import triton
+import triton.language as tl
+from triton.language.standard import _log2
+
+
+@triton.jit
+def _lowest(dtype):
+    d = dtype.value
+    if d.is_floating():
+        return float("-inf")
+    width: tl.constexpr = d.int_bitwidth
+    return -(2 ** (width - 1))
+
+
+@tl.constexpr
+def _sum_type(dt: tl.dtype) -> tl.dtype:
+    if dt.is_fp16() or dt.is_bf16():
+        return tl.float32
+    return dt
+
+
+@triton.jit
+def row_stats(x_ptr, max_ptr, arg_ptr, arg2_ptr, sum_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + offs, mask=offs < n, other=_lowest(x_ptr.dtype.element_ty))
+    m, i = tl.max(x, 0, return_indices=True, return_indices_tie_break_left=True)
+    _, j = tl.max(x, 0, True)  # positionally: (input, axis, return_indices)
+    tl.store(max_ptr + row, m)
+    tl.store(arg_ptr + row, i)
+    tl.store(arg2_ptr + row, j)
+    acc_t: tl.constexpr = _sum_type(x_ptr.dtype.element_ty)
+    y = tl.load(x_ptr + row * n + offs, mask=offs < n, other=0).to(acc_t)
+    tl.store(sum_ptr + row, tl.sum(y, 0))
+
+
+@triton.jit
+def prev_row(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    # each program adds the previous program's first element (none for the first: `other`)
+    tl.extra.cuda.gdc_wait()
+    pid = tl.program_id(0)
+    p = tl.load(x_ptr + (pid - 1) * BLOCK, mask=pid > 0, other=7.0)
+    offs = tl.arange(0, BLOCK)
+    shift: tl.constexpr = _log2(BLOCK)
+    v = tl.load(x_ptr + pid * BLOCK + offs) + p
+    tl.store(out_ptr + pid * BLOCK + offs, v * tl.log2(math.e) + shift)
+    tl.extra.cuda.gdc_launch_dependents()
+
+
+@triton.jit
+def swap_bits(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs)
+    if tl.constexpr(v.dtype.primitive_bitwidth) == 32:
+        itype = tl.int32
+    elif tl.constexpr(v.dtype.primitive_bitwidth) == 16:
+        itype = tl.int16
+    else:
+        raise ValueError("unsupported dtype")
+    tl.store(out_ptr + offs, (v.to(itype, bitcast=True) ^ 1).to(v.dtype, bitcast=True))
