@@ -821,7 +821,7 @@ class SimtEmitter {
   }
 
   // The identity and the combining expression (of %a and %b) of a reduction or scan kind, computed
-  // on f32, i32 or u32 values; the C type and the scratch (`red`, a 4-byte word per warp) as that
+  // on f32, f64, 32- or 64-bit integer values; the C type and the scratch (`red`, a word or two per warp) as that
   // type; how an element becomes one (`in`) and a result goes back to the element type (`out`).
   // f16/bf16 max and min are computed in f32 (exact); 8- and 16-bit integers in 32 bits, truncated at
   // the end (sums and products wrap modulo 2^bits whatever the order, as the executor's step by step).
@@ -849,31 +849,38 @@ class SimtEmitter {
       s = ir::isUnsigned(elem) ? Scalar::U32 : Scalar::I32;
       in = "static_cast<" + cOf(s, op.loc()) + ">(%a)", out = "static_cast<" + cOf(elem, op.loc()) + ">(%a)";
     }
-    if (s != Scalar::F32 && s != Scalar::I32 && s != Scalar::U32)
-      throw UserError(op.loc(), std::string("the SIMT path ") + what + " f32, i32 and u32 tiles, 8- and 16-bit integer ones, and takes the "
+    if (s != Scalar::F32 && s != Scalar::I32 && s != Scalar::U32 && s != Scalar::F64 && s != Scalar::I64 && s != Scalar::U64)
+      throw UserError(op.loc(), std::string("the SIMT path ") + what + " f32, f64, 32- and 64-bit integer tiles, 8- and 16-bit integer ones, and takes the "
                                     "max or min of f16 and bf16 ones; this one is " + std::string(ir::scalarName(elem)) +
                                     (isHalf(elem) ? " (a " + kind + ": its order of roundings would differ)" : ""),
                       "cast the tile to f32 first");
-    const bool f = s == Scalar::F32, u = s == Scalar::U32, prop = ir::propagatesNan(op);
+    const bool f = s == Scalar::F32 || s == Scalar::F64, u = s == Scalar::U32 || s == Scalar::U64, prop = ir::propagatesNan(op);
+    const bool wide = ir::bitWidth(s) == 64;
     Combiner c;
-    c.type = f ? "float" : u ? "uint32_t" : "int32_t";
-    c.scratch = f ? "red" : "reinterpret_cast<" + c.type + "*>(red)";
+    c.type = cOf(s, op.loc());
+    c.scratch = s == Scalar::F32 ? "red" : "reinterpret_cast<" + c.type + "*>(red)";  // a word per warp (two for 64 bits)
     // Identities: maxNum/minNum ignore a NaN operand, so NaN is theirs (a row of NaNs stays NaN, as the
     // executor's); NaN-propagating ones start from -inf / +inf; integers from their type's extremes.
-    if (kind == "sum") c.id = f ? "0.0f" : u ? "0u" : "0", c.comb = "(%a + %b)";
-    else if (kind == "prod") c.id = f ? "1.0f" : u ? "1u" : "1", c.comb = "(%a * %b)";
+    const std::string zero = wide ? "static_cast<" + c.type + ">(0)" : f ? "0.0f" : u ? "0u" : "0",
+                      one = wide ? "static_cast<" + c.type + ">(1)" : f ? "1.0f" : u ? "1u" : "1";
+    auto real = [&](const std::string& e) { return s == Scalar::F64 ? "static_cast<double>(" + e + ")" : e; };
+    const std::string lowest = u ? zero : wide ? "INT64_MIN" : "(-2147483647 - 1)", highest = u ? (wide ? "UINT64_MAX" : "0xffffffffu") : wide ? "INT64_MAX" : "2147483647";
+    if (kind == "sum") c.id = zero, c.comb = "(%a + %b)";
+    else if (kind == "prod") c.id = one, c.comb = "(%a * %b)";
     else if (kind == "max")
-      c.id = f ? (prop ? "(-inf_f32())" : "nan_f32()") : u ? "0u" : "(-2147483647 - 1)",
+      c.id = f ? real(prop ? "(-inf_f32())" : "nan_f32()") : lowest,
       c.comb = f ? (prop ? "max_nan(%a, %b)" : "max_num(%a, %b)") : "(%a > %b ? %a : %b)";
     else if (kind == "min")
-      c.id = f ? (prop ? "inf_f32()" : "nan_f32()") : u ? "0xffffffffu" : "2147483647",
+      c.id = f ? real(prop ? "inf_f32()" : "nan_f32()") : highest,
       c.comb = f ? (prop ? "min_nan(%a, %b)" : "min_num(%a, %b)") : "(%a < %b ? %a : %b)";
-    else if (!f && kind == "and") c.id = u ? "0xffffffffu" : "(-1)", c.comb = "(%a & %b)";
-    else if (!f && kind == "or") c.id = u ? "0u" : "0", c.comb = "(%a | %b)";
-    else if (!f && kind == "xor") c.id = u ? "0u" : "0", c.comb = "(%a ^ %b)";
+    else if (!f && kind == "and") c.id = wide ? "static_cast<" + c.type + ">(~" + zero + ")" : u ? "0xffffffffu" : "(-1)", c.comb = "(%a & %b)";
+    else if (!f && kind == "or") c.id = zero, c.comb = "(%a | %b)";
+    else if (!f && kind == "xor") c.id = zero, c.comb = "(%a ^ %b)";
     else throw UserError(op.loc(), "unknown reduction '" + kind + "'");
-    if (s == Scalar::I32 && (kind == "sum" || kind == "prod"))  // i32 wraps, as the executor's: unsigned arithmetic (u32's own wraps)
-      c.comb = std::string("static_cast<int32_t>(static_cast<uint32_t>(%a) ") + (kind == "sum" ? "+" : "*") + " static_cast<uint32_t>(%b))";
+    if ((s == Scalar::I32 || s == Scalar::I64) && (kind == "sum" || kind == "prod")) {  // signed sums wrap, as the executor's: unsigned arithmetic
+      const std::string un = wide ? "uint64_t" : "uint32_t";
+      c.comb = "static_cast<" + c.type + ">(static_cast<" + un + ">(%a) " + (kind == "sum" ? "+" : "*") + " static_cast<" + un + ">(%b))";
+    }
     c.in = in, c.out = out;
     return c;
   }
@@ -1036,8 +1043,15 @@ class SimtEmitter {
     if (n == 1) return w + "[" + std::to_string(lo) + "]";
     return c(warpTree(c, w, lo, n / 2), warpTree(c, w, lo + n / 2, n / 2));
   }
-  // Bytes of the cross-warp scratch: one 4-byte word per warp, at least 16.
-  int scratchBytes() const { return std::max(16, 4 * warps_); }
+  // Bytes of the cross-warp scratch: a 4-byte word per warp (two where a 64-bit value is reduced or
+  // scanned), at least 16.
+  int scratchBytes() const {
+    bool wide = false;  // a 64-bit reduction or scan: 8 bytes per warp
+    walk(f_.body, [&](const Op* op) {
+      if ((op->kind() == OpKind::Reduce || op->kind() == OpKind::Scan) && ir::bitWidth(op->operand(0)->type().scalar) == 64) wide = true;
+    });
+    return std::max(16, (wide ? 8 : 4) * warps_);
+  }
 
   const ir::Func& f_;
   EmitOptions opt_;

@@ -647,6 +647,16 @@ TAWA_DEVICE int32_t shfl_down(int32_t v, int delta) { return __shfl_down_sync(0x
 TAWA_DEVICE uint32_t shfl_xor(uint32_t v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
 TAWA_DEVICE uint32_t shfl_up(uint32_t v, int delta) { return __shfl_up_sync(0xffffffffu, v, delta); }
 TAWA_DEVICE uint32_t shfl_down(uint32_t v, int delta) { return __shfl_down_sync(0xffffffffu, v, delta); }
+// 64-bit values (i64, u64 and f64 reductions and scans): the hardware moves them as two words.
+TAWA_DEVICE int64_t shfl_xor(int64_t v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+TAWA_DEVICE int64_t shfl_up(int64_t v, int delta) { return __shfl_up_sync(0xffffffffu, v, delta); }
+TAWA_DEVICE int64_t shfl_down(int64_t v, int delta) { return __shfl_down_sync(0xffffffffu, v, delta); }
+TAWA_DEVICE uint64_t shfl_xor(uint64_t v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+TAWA_DEVICE uint64_t shfl_up(uint64_t v, int delta) { return __shfl_up_sync(0xffffffffu, v, delta); }
+TAWA_DEVICE uint64_t shfl_down(uint64_t v, int delta) { return __shfl_down_sync(0xffffffffu, v, delta); }
+TAWA_DEVICE double shfl_xor(double v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+TAWA_DEVICE double shfl_up(double v, int delta) { return __shfl_up_sync(0xffffffffu, v, delta); }
+TAWA_DEVICE double shfl_down(double v, int delta) { return __shfl_down_sync(0xffffffffu, v, delta); }
 // vote.sync over the full warp: the predicates of all 32 lanes (bit l: lane l), all of them, any.
 TAWA_DEVICE uint32_t ballot(bool p) { return __ballot_sync(0xffffffffu, p); }
 TAWA_DEVICE bool vote_all(bool p) { return __all_sync(0xffffffffu, p) != 0; }

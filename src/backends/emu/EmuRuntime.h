@@ -1881,6 +1881,33 @@ inline uint32_t shfl_up(uint32_t v, int delta, TAWA_EMU_LOC) {
 inline uint32_t shfl_down(uint32_t v, int delta, TAWA_EMU_LOC) {
   return static_cast<uint32_t>(shfl_down(static_cast<int32_t>(v), delta, TAWA_EMU_AT));
 }
+// 64-bit values (i64, u64 and f64 reductions and scans) shuffle as two words, as the device's
+// shfl of a 64-bit type does.
+namespace emu {
+template <class T, class Shfl> T shuffleWide(T v, Shfl shfl) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  const auto lo = static_cast<uint32_t>(shfl(static_cast<uint32_t>(bits)));
+  const auto hi = static_cast<uint32_t>(shfl(static_cast<uint32_t>(bits >> 32)));
+  bits = (static_cast<uint64_t>(hi) << 32) | lo;
+  std::memcpy(&v, &bits, 8);
+  return v;
+}
+}  // namespace emu
+#define TAWA_EMU_SHFL_WIDE(T)                                                                                   \
+  inline T shfl_xor(T v, int mask, TAWA_EMU_LOC) {                                                              \
+    return emu::shuffleWide(v, [&](uint32_t w) { return shfl_xor(w, mask, TAWA_EMU_AT); });                      \
+  }                                                                                                            \
+  inline T shfl_up(T v, int delta, TAWA_EMU_LOC) {                                                              \
+    return emu::shuffleWide(v, [&](uint32_t w) { return shfl_up(w, delta, TAWA_EMU_AT); });                      \
+  }                                                                                                            \
+  inline T shfl_down(T v, int delta, TAWA_EMU_LOC) {                                                            \
+    return emu::shuffleWide(v, [&](uint32_t w) { return shfl_down(w, delta, TAWA_EMU_AT); });                    \
+  }
+TAWA_EMU_SHFL_WIDE(int64_t)
+TAWA_EMU_SHFL_WIDE(uint64_t)
+TAWA_EMU_SHFL_WIDE(double)
+#undef TAWA_EMU_SHFL_WIDE
 inline uint32_t ballot(bool p, TAWA_EMU_LOC) {
   const float* all = emu::warpExchange(p ? 1.0f : 0.0f, TAWA_EMU_AT);
   uint32_t b = 0;
