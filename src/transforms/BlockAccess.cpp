@@ -418,13 +418,14 @@ class BlockAccess {
         auto a = lb(0), b = lb(1);
         return a && b && *a >= 0 && *b >= 0 ? sane(*a * *b) : std::nullopt;
       }
-      case OpKind::Div: case OpKind::FloorDiv: {  // of non-negative values: non-negative
+      case OpKind::Div: case OpKind::FloorDiv: {  // of non-negative values: non-negative; else |a / b| <= |a|
         auto a = lb(0), b = lb(1);
-        return a && b && *a >= 0 && *b >= 0 ? std::optional<int64_t>(0) : std::nullopt;
+        if (a && b && *a >= 0 && *b >= 0) return 0;
+        return magnitude(d->operand(0), depth);
       }
-      case OpKind::Rem: {  // C's remainder has the dividend's sign
+      case OpKind::Rem: {  // C's remainder has the dividend's sign, and |a % b| <= |a|
         auto a = lb(0);
-        return a && *a >= 0 ? std::optional<int64_t>(0) : std::nullopt;
+        return a && *a >= 0 ? std::optional<int64_t>(0) : magnitude(d->operand(0), depth);
       }
       case OpKind::Min: {
         auto a = lb(0), b = lb(1);
@@ -438,6 +439,76 @@ class BlockAccess {
       case OpKind::Select: {
         auto a = lb(1), b = lb(2);
         return a && b ? std::optional<int64_t>(std::min(*a, *b)) : std::nullopt;
+      }
+      case OpKind::Cast:  // an integer widened keeps its value
+        return isWidening(*d) ? lb(0) : std::nullopt;
+      default: return std::nullopt;
+    }
+  }
+  // -max|v| from v's bounds (a lower bound of a quotient or remainder of v), or nullopt.
+  std::optional<int64_t> magnitude(const Value* v, int depth) {
+    auto lo = lowerBound(v, depth + 1);
+    auto hi = lo ? upperBound(v, depth + 1) : std::nullopt;
+    return lo && hi ? std::optional<int64_t>(-std::max(std::abs(*lo), std::abs(*hi))) : std::nullopt;
+  }
+  static bool isWidening(const Op& cast) {
+    const Scalar from = cast.operand(0)->type().scalar, to = cast.result()->type().scalar;
+    return ir::isInt(from) && ir::isInt(to) && !ir::isUnsigned(from) && !ir::isUnsigned(to) && bitWidth(from) <= bitWidth(to) &&
+           from != Scalar::I1;
+  }
+  // An upper bound of a scalar integer's value, or nullopt (the counterpart of lowerBound, for i64
+  // index values FlagGems computes from widened program ids: `pid_n = (pid % width) // group`). A
+  // division's divisor is taken as positive where it is non-negative (dividing by zero is undefined).
+  std::optional<int64_t> upperBound(const Value* v, int depth) {
+    if (depth > 64) return std::nullopt;
+    if (auto c = intConstant(v)) return sane(*c);
+    const Op* d = v->definingOp();
+    constexpr int64_t i32Max = 2147483647;
+    if (!d) {
+      if (v->ownerBlock() == &f_.body && v->type().scalar == Scalar::I32) return i32Max;  // an i32 argument
+      if (Op* loop = loopOfIv(v)) {  // below the loop's bound when its step is positive
+        auto step = lowerBound(loop->operand(2), depth + 1);
+        return step && *step > 0 ? upperBound(loop->operand(1), depth + 1) : std::nullopt;
+      }
+      return std::nullopt;
+    }
+    auto ub = [&](size_t i) { return upperBound(d->operand(i), depth + 1); };
+    auto lb = [&](size_t i) { return lowerBound(d->operand(i), depth + 1); };
+    switch (d->kind()) {
+      case OpKind::ProgramId: case OpKind::NumPrograms: return d->intAttr("axis") == 0 ? i32Max : 65535;  // the grid's limits
+      case OpKind::Cast: return isWidening(*d) ? ub(0) : std::nullopt;
+      case OpKind::Add: {
+        auto a = ub(0), b = ub(1);
+        return a && b ? sane(*a + *b) : std::nullopt;
+      }
+      case OpKind::Sub: {
+        auto a = ub(0), b = lb(1);
+        return a && b ? sane(*a - *b) : std::nullopt;
+      }
+      case OpKind::Mul: {
+        auto a = ub(0), b = ub(1), la = lb(0), lbb = lb(1);
+        return a && b && la && lbb && *la >= 0 && *lbb >= 0 ? sane(*a * *b) : std::nullopt;
+      }
+      case OpKind::Div: case OpKind::FloorDiv: case OpKind::Rem: {  // |a / b| and |a % b| are at most |a| (b != 0)
+        auto a = ub(0), la = lb(0);
+        if (!a || !la) return std::nullopt;
+        int64_t m = std::max(std::abs(*a), std::abs(*la));
+        if (d->kind() == OpKind::Rem && *la >= 0)  // then also below a non-negative divisor
+          if (auto b = ub(1), lbb = lb(1); b && lbb && *lbb >= 0) m = std::min(m, *b - 1);
+        return m;
+      }
+      case OpKind::Min: {
+        auto a = ub(0), b = ub(1);
+        if (a && b) return std::min(*a, *b);
+        return a ? a : b;
+      }
+      case OpKind::Max: {
+        auto a = ub(0), b = ub(1);
+        return a && b ? std::optional<int64_t>(std::max(*a, *b)) : std::nullopt;
+      }
+      case OpKind::Select: {
+        auto a = ub(1), b = ub(2);
+        return a && b ? std::optional<int64_t>(std::max(*a, *b)) : std::nullopt;
       }
       default: return std::nullopt;
     }
@@ -578,7 +649,13 @@ class BlockAccess {
         break;
     }
     if (!ty.isTile()) {
-      if (ty.scalar == Scalar::I64) return fail<IntV>("the i64 index value of " + at(*d) + " is not computed from widened i32 values");
+      // An i64 scalar that is not a polynomial of widened i32 values stands for itself where its
+      // value provably fits in 32 bits (the descriptor's coordinates are 32-bit).
+      if (ty.scalar == Scalar::I64) {
+        const auto lo = lowerBound(v, 0), hi = upperBound(v, 0);
+        if (!lo || !hi || *lo < -2147483647 - 1 || *hi > 2147483647)
+          return fail<IntV>("the i64 index value of " + at(*d) + " is not computed from widened i32 values, nor bounded to 32 bits");
+      }
       return IntV{Sym::atom(atomOf(v)), {}};
     }
     // In gather mode an index tile that is not such a clamp (`tl.where(valid, ids, 0)`) is a gather atom.
