@@ -1198,6 +1198,14 @@ class Specializer {
     return true;
   }
 
+  // A reshape between a BM-row vector and a BM x 1 column (block-access makes gathered rows so): row
+  // i stays row i.
+  static bool rowVector(const Op& reshape) {
+    auto column = [](const Type& t) { return t.rank() == 1 || (t.rank() == 2 && t.shape[1] == 1); };
+    const Type &from = reshape.operand(0)->type(), &to = reshape.result()->type();
+    return from.rank() >= 1 && to.rank() >= 1 && from.shape[0] == to.shape[0] && column(from) && column(to);
+  }
+
   // Returns the new loop, or null with the reason.
   Op* splitRows(Op* loop, std::string& why) {
     Block& body = *loop->region(0);
@@ -1212,7 +1220,8 @@ class Specializer {
     // Per dot: its accumulator's index among the loop's carried values, A's load and its descriptor.
     std::vector<size_t> ks;
     std::vector<Op*> aLoads, aDescs;  // distinct, in program order
-    Value* row = nullptr;
+    Value* row = nullptr;       // A's row offset, or
+    Value* gathered = nullptr;  // the index tile A's rows are gathered through
     bool hoist = false;
     int64_t bm = 0;
     std::map<const Value*, int> uses;
@@ -1234,7 +1243,6 @@ class Specializer {
       if (!la || la->kind() != OpKind::DescLoad || la->parent != &body) return why = "A is not a block load in the loop", nullptr;
       Op* mda = la->operand(0)->definingOp();
       Value* r = la->operand(1);
-      if (r->type().isTile()) return why = "A's rows are gathered through an index tile (not split between two consumers yet)", nullptr;
       // A's descriptor: made at the top, in a loop or guard around the loop (a persistent kernel's
       // tile loop), or in the loop itself (as block-access makes it where its base moves with the
       // tile); its half is made next to it.
@@ -1242,12 +1250,20 @@ class Specializer {
         return why = "A's descriptor is made inside a nested region of the loop", nullptr;
       // A row offset written inside the K loop (Triton's persistent form: `a_desc.load([pid_m * BLOCK_M, k])`)
       // is computed before the loop instead, when it does not depend on the loop.
-      const bool h = r->definingOp() && r->definingOp()->parent == &body;
-      if (h ? !invariantIn(r, body) : r->ownerBlock() == &body || (r->definingOp() && r->definingOp()->parent != &home))
-        return why = "A's row offset depends on the loop", nullptr;
-      if (!row) row = r, hoist = h, bm = la->result()->type().shape[0];
-      else if (r != row || la->result()->type().shape[0] != bm)
-        return why = "the tile.dots' A tiles are loaded at different row offsets or heights", nullptr;
+      // Rows gathered through an index tile (a MoE GEMM's token ids): each half gathers through its
+      // half of the index tile (checked below to be computed from the block's rows).
+      if (r->type().isTile()) {
+        if (gathered && r != gathered) return why = "the tile.dots' A tiles are gathered through different index tiles", nullptr;
+        gathered = r, bm = la->result()->type().shape[0];
+      } else {
+        const bool h = r->definingOp() && r->definingOp()->parent == &body;
+        if (h ? !invariantIn(r, body) : r->ownerBlock() == &body || (r->definingOp() && r->definingOp()->parent != &home))
+          return why = "A's row offset depends on the loop", nullptr;
+        if (!row) row = r, hoist = h, bm = la->result()->type().shape[0];
+        else if (r != row || la->result()->type().shape[0] != bm)
+          return why = "the tile.dots' A tiles are loaded at different row offsets or heights", nullptr;
+      }
+      if (gathered && row) return why = "some tile.dots gather A's rows and others load them at a row offset", nullptr;
       Op* init = loop->operand(3 + k)->definingOp();
       if (!init || init->kind() != OpKind::Constant) return why = "the accumulator does not start from a constant", nullptr;
       if (uses[acc] != 1) return why = "A's tile or the accumulator has other uses in the loop", nullptr;
@@ -1278,12 +1294,14 @@ class Specializer {
     // load: a per-row scale an int8 GEMM's epilogue applies): aranges of BM rows, expand_dims along
     // the rows, broadcasts of those, splats, elementwise ops and pointer loads; each half makes it
     // again from its own rows (the arange's start moved), and the full-height ops go if unused.
-    // A tile.desc_load at A's row offset through a descriptor made in the epilogue's block or around it
-    // (a residual: rank 2, its column given; a 1-D row of scales, bitsandbytes' x_factor: rank 1).
+    // A tile.desc_load of BM rows through a descriptor made in the epilogue's block or around it (a
+    // residual at A's row offset: rank 2, its column given; a 1-D row of scales, bitsandbytes'
+    // x_factor, or the token ids a MoE GEMM gathers and scatters by: rank 1). Its row i is the block's
+    // row i whatever its offset R: half h loads at R + h * BM / 2.
     auto loadAtRows = [&](const Op* d) {
       const Op* md = d->operand(0)->definingOp();
       return d->kind() == OpKind::DescLoad && d->numOperands() == 1 + static_cast<size_t>(d->result()->type().rank()) && md &&
-             md->kind() == OpKind::MakeDesc && around.count(md->parent) && sameValue(d->operand(1), row);
+             md->kind() == OpKind::MakeDesc && around.count(md->parent);
     };
     std::set<Op*> rowOps;
     std::function<bool(Value*, int)> rowDag = [&](Value* v, int depth) -> bool {
@@ -1297,6 +1315,8 @@ class Specializer {
       if (d->kind() == OpKind::Arange) ok = t.rank() == 1 && d->intAttr("start") == 0;
       else if (d->kind() == OpKind::DescLoad) ok = t.rank() == 1 && loadAtRows(d);
       else if (d->kind() == OpKind::ExpandDims) ok = d->intAttr("axis") == 1 && rowDag(d->operand(0), depth - 1);
+      else if (d->kind() == OpKind::Reshape) ok = rowVector(*d) && rowDag(d->operand(0), depth - 1);
+      else if (rowInvariant(*d, around)) return true;  // the same row for every row (`rn[None, :]` of a scattered store's columns)
       else if (d->kind() == OpKind::Broadcast) ok = d->operand(0)->type().shape[0] == bm && rowDag(d->operand(0), depth - 1);
       else if (isElementwise(d->kind()) || d->kind() == OpKind::AddPtr || d->kind() == OpKind::Load)
         ok = std::all_of(d->operands.begin(), d->operands.end(), [&](Value* o) { return !o->type().isTile() || (o->type().shape == t.shape && rowDag(o, depth - 1)); });
@@ -1341,9 +1361,13 @@ class Specializer {
       } else if (d->kind() == OpKind::DescLoad) {
         const Op* md = d->operand(0)->definingOp();
         ok = t.rank() == 1 && d->numOperands() == 2 && md && md->kind() == OpKind::MakeDesc &&
-             (md->parent == &body || around.count(md->parent)) && sameValue(d->operand(1), row);
+             (md->parent == &body || around.count(md->parent));
+      } else if (d->kind() == OpKind::Arange) {
+        ok = t.rank() == 1 && d->intAttr("start") == 0;
       } else if (d->kind() == OpKind::ExpandDims) {
         ok = d->intAttr("axis") == 1 && loopRows(d->operand(0), depth - 1);
+      } else if (d->kind() == OpKind::Reshape) {
+        ok = rowVector(*d) && loopRows(d->operand(0), depth - 1);
       } else if (d->kind() == OpKind::Broadcast) {
         ok = d->operand(0)->type().shape[0] == bm && loopRows(d->operand(0), depth - 1);
       } else if (isElementwise(d->kind()) || d->kind() == OpKind::AddPtr || d->kind() == OpKind::Load) {
@@ -1369,17 +1393,29 @@ class Specializer {
         prev = op->result();
       }
     }
+    if (gathered && !loopRows(gathered, 16))
+      return why = "A's rows are gathered through an index tile that is not computed from the block's rows (a 1-D load of them, "
+                   "aranges, elementwise ops)", nullptr;
     std::vector<Op*> epilogue;  // both, in program order
     std::set<const Value*> rowValues(results.begin(), results.end());
     for (auto& op : home.ops()) {
       bool usesRows = std::any_of(op->operands.begin(), op->operands.end(), [&](Value* v) { return rowValues.count(v) != 0; });
       if (!usesRows) continue;
       if (op->kind() == OpKind::DescStore) {
-        if (!rowValues.count(op->operand(1)) || std::count_if(op->operands.begin(), op->operands.end(),
-                                                               [&](Value* v) { return rowValues.count(v) != 0; }) != 1 ||
-            !sameValue(op->operand(2), row))
+        // (at any row offset R: the block's row i goes to R + i, half h's from R + h * BM / 2)
+        if (!rowValues.count(op->operand(1)) ||
+            std::count_if(op->operands.begin(), op->operands.end(), [&](Value* v) { return rowValues.count(v) != 0; }) != 1)
           return why = "the result is not stored through a descriptor at A's row offset", nullptr;
         stores.push_back(op.get());
+        epilogue.push_back(op.get());
+        continue;
+      }
+      // A store through a tile of pointers computed from the block's rows (a MoE GEMM's scatter to the
+      // rows its token ids name), its mask likewise: each half stores its rows.
+      if (op->kind() == OpKind::Store) {
+        if (!rowValues.count(op->operand(1)) || rowValues.count(op->operand(0)) || !rowDag(op->operand(0), 16) ||
+            (op->numOperands() > 2 && (rowValues.count(op->operand(2)) || !rowDag(op->operand(2), 16))) || op->numOperands() > 3)
+          return why = "the result is stored through pointers not computed from the block's rows", nullptr;
         epilogue.push_back(op.get());
         continue;
       }
@@ -1396,12 +1432,15 @@ class Specializer {
       epilogue.push_back(op.get());
       rowValues.insert(op->result());
     }
-    if (stores.empty()) return why = "the result is not stored through a descriptor at A's row offset", nullptr;
+    if (std::none_of(epilogue.begin(), epilogue.end(), [](const Op* o) { return o->kind() == OpKind::DescStore || o->kind() == OpKind::Store; }))
+      return why = "the result is not stored through a descriptor at A's row offset", nullptr;
     // The result and the epilogue's values are used by the epilogue only.
     auto usesInEpilogue = [&](const Value* v) {
       int n = 0;
-      for (Op* o : epilogue) n += static_cast<int>(std::count(o->operands.begin() + (o->kind() == OpKind::DescStore ? 1 : 0),
-                                                               o->operands.begin() + (o->kind() == OpKind::DescStore ? 2 : o->numOperands()), v));
+      for (Op* o : epilogue) {
+        const bool store = o->kind() == OpKind::DescStore || o->kind() == OpKind::Store;  // counts its stored value
+        n += static_cast<int>(std::count(o->operands.begin() + (store ? 1 : 0), o->operands.begin() + (store ? 2 : o->numOperands()), v));
+      }
       return n;
     };
     for (const Value* res : results)
@@ -1447,6 +1486,10 @@ class Specializer {
       s[0] /= 2;
       return t.isDesc() ? Type::descOf(t.scalar, s) : t.withShape(s);
     };
+    auto halfArange = [&](Builder& at, const Op& d, int h) {  // half h's rows of the block's arange
+      const int64_t start = d.intAttr("start") + h * (bm / 2);
+      return at.op1(OpKind::Arange, {}, halfOf(d.result()->type()), {{"start", start}, {"end", start + bm / 2}});
+    };
     std::map<const Op*, Value*> aHalves;  // each A descriptor's half-height one
     for (Op* mda : aDescs) {
       if (mda->parent == &body) continue;  // made in the loop: its half next to its copy, below
@@ -1465,8 +1508,17 @@ class Specializer {
       cHalves[mdc->result()] = cHalf;
     }
     b.setLoc(aLoads.front()->loc());
-    Value* row2 = b.op1(OpKind::Add, {row, b.constInt(bm / 2, row->type())}, row->type());
-    row2->nameHint = "row_half";
+    Value* row2 = nullptr;
+    if (row) {
+      row2 = b.op1(OpKind::Add, {row, b.constInt(bm / 2, row->type())}, row->type());
+      row2->nameHint = "row_half";
+    }
+    // Half h's offset of a load of the block's rows at `off`: off + h * BM / 2 (A's second half: row2).
+    auto halfOffset = [&](Builder& at, Value* off, int h) -> Value* {
+      if (h == 0) return off;
+      if (row && sameValue(off, row)) return row2;
+      return at.op1(OpKind::Add, {off, at.constInt(bm / 2, off->type())}, off->type());
+    };
     // The new loop carries the top half of each accumulator where the original carried it, and the
     // bottom halves after the original's carried values, in the dots' order.
     std::map<size_t, Value*> accInits;
@@ -1497,6 +1549,46 @@ class Specializer {
       accBots.push_back(nb->addArg(types[loop->numResults() + d], body.arg(ks[d] + 1)->nameHint + "_bot"));
     Builder lb(nb, loop->loc());
     std::map<const Value*, std::pair<Value*, Value*>> aRows;  // each A tile's top and bottom half loads
+    // A value of the block's rows in half h, on half-height tiles made in the loop: a scaled dot's
+    // product, accumulator and the ops on them, its rows' scales, the shared row of column scales
+    // broadcast to half height; the index tile gathered rows are read through.
+    Builder pre(&home, loop->loc());  // a value made before the loop: its halves before the new loop too
+    pre.setInsertionPointBefore(nl);
+    std::function<Value*(Value*, int)> halfIn = [&](Value* v, int h) -> Value* {
+      if (auto it = hm[h].find(v); it != hm[h].end()) return it->second;
+      if (!v->type().isTile()) return mapped(map, v);
+      const Op* d = v->definingOp();
+      Builder& at = d->parent == &body ? lb : pre;
+      Value* c;
+      at.setLoc(d->loc());
+      if (d->kind() == OpKind::Constant) {
+        c = at.op1(OpKind::Constant, {}, halfOf(v->type()), d->attrs);
+      } else if (d->kind() == OpKind::Splat || (d->kind() == OpKind::Broadcast && d->operand(0)->type().shape[0] == 1)) {
+        c = at.op1(d->kind(), {mapped(map, d->operand(0))}, halfOf(v->type()), d->attrs);  // the same row (or scalar) in both halves
+      } else if (d->kind() == OpKind::DescLoad) {  // this half's rows of a 1-D load of the block's rows
+        const Op* md = d->operand(0)->definingOp();
+        Value*& hd = loopHalfDescs[md];
+        if (!hd) {
+          std::vector<Value*> mo;
+          for (Value* x : md->operands) mo.push_back(mapped(map, x));
+          if (md->parent != &body) tb.setInsertionPointBefore(outer_ && atTop(md) ? first : nl), tb.setLoc(md->loc());  // before the new loop
+          hd = (md->parent == &body ? lb : tb).op1(OpKind::MakeDesc, mo, halfOf(md->result()->type()));
+          hd->nameHint = halfName(md, "s_desc");
+        }
+        at.setLoc(d->loc());
+        c = at.op1(OpKind::DescLoad, {hd, halfOffset(at, mapped(map, d->operand(1)), h)}, halfOf(v->type()), d->attrs);
+      } else if (d->kind() == OpKind::Arange) {  // this half's rows of the block
+        c = halfArange(at, *d, h);
+      } else {  // the same op at half height
+        std::vector<Value*> hs;
+        for (Value* o : d->operands) hs.push_back(halfIn(o, h));
+        at.setLoc(d->loc());
+        c = at.op1(d->kind(), hs, halfOf(v->type()), d->attrs);
+      }
+      if (!v->nameHint.empty()) c->nameHint = v->nameHint + (h ? "_bot" : "_top");
+      return hm[h][v] = c;
+    };
+
     for (auto& op : body.ops()) {
       const auto dot = std::find(dots.begin(), dots.end(), op.get());
       if (std::find(aDescs.begin(), aDescs.end(), op.get()) != aDescs.end()) {  // A's descriptor made in the loop: its half next to its copy
@@ -1510,11 +1602,13 @@ class Specializer {
       } else if (std::find(aLoads.begin(), aLoads.end(), op.get()) != aLoads.end()) {
         Op* la = op.get();
         lb.setLoc(la->loc());
-        std::vector<Value*> lo{aHalves.at(la->operand(0)->definingOp()), row};
+        std::vector<Value*> lo{aHalves.at(la->operand(0)->definingOp()), gathered ? halfIn(gathered, 0) : row};
         for (size_t o = 2; o < la->numOperands(); ++o) lo.push_back(mapped(map, la->operand(o)));
+        lb.setLoc(la->loc());
         Value* top = lb.op1(OpKind::DescLoad, lo, halfOf(la->result()->type()));
         top->nameHint = la->result()->nameHint + "_top";
-        lo[1] = row2;
+        lo[1] = gathered ? halfIn(gathered, 1) : row2;
+        lb.setLoc(la->loc());
         Value* bot = lb.op1(OpKind::DescLoad, lo, halfOf(la->result()->type()));
         bot->nameHint = la->result()->nameHint + "_bot";
         aRows[la->result()] = {top, bot};
@@ -1541,42 +1635,7 @@ class Specializer {
       } else if (chainOps.count(op.get())) {
         // made per half at the yield
       } else if (op.get() == yield) {
-        // Each scaled dot's ops once per half, on half-height tiles: the product and the accumulator
-        // of the half, its rows' scales, the shared row of column scales broadcast to half height.
-        std::function<Value*(Value*, int)> halfIn = [&](Value* v, int h) -> Value* {
-          if (auto it = hm[h].find(v); it != hm[h].end()) return it->second;
-          if (!v->type().isTile()) return mapped(map, v);
-          const Op* d = v->definingOp();
-          Value* c;
-          lb.setLoc(d->loc());
-          if (d->kind() == OpKind::Constant) {
-            c = lb.op1(OpKind::Constant, {}, halfOf(v->type()), d->attrs);
-          } else if (d->kind() == OpKind::Splat || (d->kind() == OpKind::Broadcast && d->operand(0)->type().shape[0] == 1)) {
-            c = lb.op1(d->kind(), {mapped(map, d->operand(0))}, halfOf(v->type()), d->attrs);  // the same row (or scalar) in both halves
-          } else if (d->kind() == OpKind::DescLoad) {  // this half's rows of a 1-D load at A's row offset
-            const Op* md = d->operand(0)->definingOp();
-            Value*& hd = loopHalfDescs[md];
-            if (!hd) {
-              std::vector<Value*> mo;
-              for (Value* x : md->operands) mo.push_back(mapped(map, x));
-              if (md->parent != &body) tb.setInsertionPointBefore(atTop(md) ? first : nl), tb.setLoc(md->loc());
-              hd = (md->parent == &body ? lb : tb).op1(OpKind::MakeDesc, mo, halfOf(md->result()->type()));
-              hd->nameHint = halfName(md, "s_desc");
-            }
-            lb.setLoc(d->loc());
-            c = lb.op1(OpKind::DescLoad, {hd, h ? row2 : row}, halfOf(v->type()), d->attrs);
-          } else if (d->kind() == OpKind::Arange) {  // this half's rows of the block
-            const int64_t start = d->intAttr("start") + h * (bm / 2);
-            c = lb.op1(OpKind::Arange, {}, halfOf(v->type()), {{"start", start}, {"end", start + bm / 2}});
-          } else {  // the same op at half height
-            std::vector<Value*> hs;
-            for (Value* o : d->operands) hs.push_back(halfIn(o, h));
-            lb.setLoc(d->loc());
-            c = lb.op1(d->kind(), hs, halfOf(v->type()), d->attrs);
-          }
-          if (!v->nameHint.empty()) c->nameHint = v->nameHint + (h ? "_bot" : "_top");
-          return hm[h][v] = c;
-        };
+        // Each scaled dot's ops once per half (halfIn).
         for (size_t d = 0; d < dots.size(); ++d) {
           auto sc = scaled_.find(dots[d]);
           if (sc == scaled_.end()) continue;
@@ -1593,8 +1652,9 @@ class Specializer {
         cloneOp(lb, *op, map);
       }
     }
-    // The full-height copies a scaled dot's halves made unused (its rows' scales), last first.
-    if (!scaled_.empty())
+    // The full-height copies the halves made unused (a scaled dot's row scales, the index tile of
+    // gathered rows), last first.
+    if (!scaled_.empty() || gathered)
       for (bool erased = true; erased;) {
         erased = false;
         std::map<const Value*, int> now;
@@ -1609,8 +1669,9 @@ class Specializer {
     // The epilogue, once per half: its ops on half-height tiles, its tile constants and splats made
     // again at half height.
     // (before the last store: every store's column offset is computed by then)
-    Builder eb(&home, stores.back()->loc());
-    eb.setInsertionPointBefore(stores.back());
+    Op* lastStore = *std::find_if(epilogue.rbegin(), epilogue.rend(), [](const Op* o) { return o->kind() == OpKind::DescStore || o->kind() == OpKind::Store; });
+    Builder eb(&home, lastStore->loc());
+    eb.setInsertionPointBefore(lastStore);
     std::map<const Value*, Value*> halfDescs;  // a residual's descriptor -> its half (made next to it)
     std::vector<const Op*> halfDescLoads(loadedTiles.begin(), loadedTiles.end());  // and the 1-D ones among rowOps
     for (const Op* o : rowOps)
@@ -1618,6 +1679,10 @@ class Specializer {
     for (const Op* d : halfDescLoads) {
       Op* md = d->operand(0)->definingOp();
       if (halfDescs.count(md->result())) continue;
+      if (auto made = loopHalfDescs.find(md); made != loopHalfDescs.end() && md->parent != &body) {  // made for the loop already
+        halfDescs[md->result()] = made->second;
+        continue;
+      }
       tb.setInsertionPointBefore(atTop(md) ? first : md);
       tb.setLoc(md->loc());
       Value* hd = tb.op1(OpKind::MakeDesc, md->operands, halfOf(md->result()->type()));
@@ -1626,6 +1691,8 @@ class Specializer {
     }
     for (int h = 0; h < 2; ++h) {
       ValueMap em;
+      for (const auto& [v, x] : hm[h])  // halves made before the loop (the gathered rows' ids) serve the epilogue too
+        if (const Op* d = v->definingOp(); d && d->parent != &body && x->definingOp() && x->definingOp()->parent == &home) em[v] = x;
       for (size_t d = 0; d < ks.size(); ++d) em[results[d]] = h ? nl->result(loop->numResults() + d) : nl->result(ks[d]);
       std::function<Value*(Value*)> half = [&](Value* v) -> Value* {
         if (auto it = em.find(v); it != em.end()) return it->second;
@@ -1634,14 +1701,13 @@ class Specializer {
         Value* c;
         if (d->kind() == OpKind::DescLoad) {  // this half's rows, run by this half's consumer (epilogueBelongs)
           eb.setLoc(d->loc());
-          std::vector<Value*> at{halfDescs.at(d->operand(0)), h ? row2 : row};  // a 1-D one (rowDag) has no column
+          std::vector<Value*> at{halfDescs.at(d->operand(0)), halfOffset(eb, d->operand(1), h)};  // a 1-D one (rowDag) has no column
           if (d->numOperands() > 2) at.push_back(d->operand(2));
           c = eb.op1(OpKind::DescLoad, at, halfOf(v->type()), d->attrs);
           halfLoads_[h].insert(c->definingOp());
         } else if (d->kind() == OpKind::Arange) {  // this half's rows of the block (rowDag)
-          const int64_t start = d->intAttr("start") + h * (bm / 2);
           eb.setLoc(d->loc());
-          c = eb.op1(OpKind::Arange, {}, halfOf(v->type()), {{"start", start}, {"end", start + bm / 2}});
+          c = halfArange(eb, *d, h);
         } else if (d->kind() == OpKind::Broadcast && !rowInvariant(*d, around)) {  // an Mx1 tile over the columns
           eb.setLoc(d->loc());
           c = eb.op1(OpKind::Broadcast, {half(d->operand(0))}, halfOf(v->type()), d->attrs);
@@ -1661,7 +1727,13 @@ class Specializer {
       for (Op* op : epilogue) {
         eb.setLoc(op->loc());
         if (op->kind() == OpKind::DescStore) {
-          eb.create(OpKind::DescStore, {cHalves.at(op->operand(0)), em.at(op->operand(1)), h ? row2 : row, op->operand(3)}, {}, op->attrs);
+          eb.create(OpKind::DescStore, {cHalves.at(op->operand(0)), em.at(op->operand(1)), halfOffset(eb, op->operand(2), h), op->operand(3)}, {}, op->attrs);
+          continue;
+        }
+        if (op->kind() == OpKind::Store) {  // through this half's pointers, under this half's mask
+          std::vector<Value*> so{half(op->operand(0)), em.at(op->operand(1))};
+          if (op->numOperands() > 2) so.push_back(half(op->operand(2)));
+          eb.create(OpKind::Store, so, {}, op->attrs);
           continue;
         }
         std::vector<Value*> halfOps;
