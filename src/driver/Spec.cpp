@@ -568,6 +568,8 @@ class SpecParser {
     if (e.block.size() != e.dims.size())
       fail(pos_ - 1, "descriptor '" + e.name + "' has a block of rank " + std::to_string(e.block.size()) + " over a tensor of rank " +
                          std::to_string(e.dims.size()));
+    skipSpace();  // its buffer's random values drawn from a range, as a buffer's: `in LO..HI`
+    if (t_.compare(pos_, 2, "in") == 0 && (pos_ + 2 >= t_.size() || !isIdentChar(t_[pos_ + 2]))) fillRange(e);
   }
 
   void scalar(SpecEntry& e, size_t index) {

@@ -52,7 +52,8 @@ SPEC entries (comma separated):
                       per dimension, '_' for a stride the kernel does not take
   name:tensordesc<dtype[block]>[dims]
                       host tensor descriptor (Triton's TensorDescriptor) with that block over a
-                      fresh row-major buffer, e.g. a_desc:tensordesc<fp16[128,64]>[M,K]
+                      fresh row-major buffer, e.g. a_desc:tensordesc<fp16[128,64]>[M,K] (`in LO..HI`
+                      after it draws the buffer's values from a range, as for a buffer)
   name:dtype=value    runtime scalar (i32, i64, u32, fp32, ...)
   NAME=VALUE          constexpr: integer, float, True/False, 'string', None, or a dtype like tl.float16
   ...=dim(a, i), ...=stride(a, i)

@@ -1,12 +1,12 @@
 # A GEMM over the lower-triangular tiles of C (a SYRK-style launch: program t covers tile (i, j), j <= i,
 # with i = floor((sqrt(8t + 1) - 1) / 2) computed from the program id in scalar f32 arithmetic).
-# cuda/scalar_math.test.
+# Each tile is scaled by the previous program's entry of S (a masked scalar load). cuda/scalar_math.test.
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def lower_gemm(A, B, C, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def lower_gemm(A, B, C, S, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     t = tl.program_id(0)
     i = tl.floor((tl.sqrt(8.0 * t.to(tl.float32) + 1.0) - 1.0) / 2.0).to(tl.int32)
     j = t - i * (i + 1) // 2
@@ -18,4 +18,6 @@ def lower_gemm(A, B, C, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constex
         a = tl.load(A + rm[:, None] * K + (k + rk)[None, :])
         b = tl.load(B + (k + rk)[:, None] * N + rn[None, :])
         acc += tl.dot(a, b)
-    tl.store(C + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+    # the previous program's scale, a masked scalar load (the first program has none: 1.0)
+    s = tl.load(S + t - 1, mask=t > 0, other=1.0)
+    tl.store(C + rm[:, None] * N + rn[None, :], (acc * s).to(tl.float16))
