@@ -118,7 +118,9 @@ class Specializer {
         for (const Follow& fw : follows_)
           if (b->parentOp == fw.loop) return;
       }
-      fixed += bytes(o->result()->type());
+      // Two cooperative consumers each load a tile neither half owns (a peeled K block's B).
+      const bool shared = cooperative_ && !halfLoads_[0].count(o) && !halfLoads_[1].count(o);
+      fixed += bytes(o->result()->type()) * (shared ? 2 : 1);
     });
     const int64_t budget = 232448, fits = stage > 0 ? (budget - fixed) / stage : hint;
     const int64_t d = std::max<int64_t>(1, std::min(hint, fits));
@@ -1419,6 +1421,22 @@ class Specializer {
         epilogue.push_back(op.get());
         continue;
       }
+      // A tl.dot after the loop into the result (a peeled last K block, FlagGems' mm and addmm): its A a
+      // block load of the block's rows (each half loads its own), its B anything else (both halves read
+      // the same tile, each its own load of a buffer the kernel only reads).
+      if (op->kind() == OpKind::Dot && op->numOperands() == 3 && rowValues.count(op->operand(2)) && !rowValues.count(op->operand(0)) &&
+          !rowValues.count(op->operand(1))) {
+        Op* la = op->operand(0)->definingOp();
+        Op* lb2 = op->operand(1)->definingOp();
+        if (!la || !loadAtRows(la) || la->result()->type().rank() != 2 || la->result()->type().shape[0] != bm || uses[la->result()] != 1 ||
+            la->parent != &home || !lb2 || (lb2->parent == &home && !readOnlyTileRead(*lb2) && !isPure(lb2->kind())))
+          return why = "the tile.dot " + at(*op) + " after the loop does not read a block load of the block's rows as A", nullptr;
+        loadedTiles.insert(la);
+        chain.push_back(op.get());
+        epilogue.push_back(op.get());
+        rowValues.insert(op->result());
+        continue;
+      }
       const bool columns = op->kind() == OpKind::Slice && op->intAttr("axis") == 1;
       if ((!isElementwise(op->kind()) && !columns) || op->numResults() != 1 || !op->regions().empty())
         return why = "the result is used by " + at(*op) + " (an epilogue of elementwise ops, column slices and stores is split)", nullptr;
@@ -1728,6 +1746,12 @@ class Specializer {
         eb.setLoc(op->loc());
         if (op->kind() == OpKind::DescStore) {
           eb.create(OpKind::DescStore, {cHalves.at(op->operand(0)), em.at(op->operand(1)), halfOffset(eb, op->operand(2), h), op->operand(3)}, {}, op->attrs);
+          continue;
+        }
+        if (op->kind() == OpKind::Dot) {  // a peeled K block: this half's rows of A, the whole B
+          Value* r = eb.op1(OpKind::Dot, {half(op->operand(0)), op->operand(1), em.at(op->operand(2))}, halfOf(op->result()->type()), op->attrs);
+          if (!op->result()->nameHint.empty()) r->nameHint = op->result()->nameHint + (h ? "_bot" : "_top");
+          em[op->result()] = r;
           continue;
         }
         if (op->kind() == OpKind::Store) {  // through this half's pointers, under this half's mask
