@@ -902,8 +902,12 @@ class Lowerer {
     const Type& t = x->type();
     if (t.isDesc()) fail(p, "a tensor descriptor has no truth value");
     if (t.isI1()) return x;
-    if (t.isPtrLike()) fail(p, "a pointer has no truth value here");
+    if (t.isPtrLike() && t.isTile()) fail(p, "a tile of pointers has no truth value here");
     at(p);
+    if (t.isPtrLike()) {  // `if bias_ptr:` (vLLM's scaled_mm): as Triton, the address is not null
+      ir::Value* addr = b_.op1(OpKind::Bitcast, {x}, Type::scalarOf(Scalar::I64));
+      return b_.op1(OpKind::Cmp, {addr, b_.constInt(0, addr->type())}, Type::scalarOf(Scalar::I1), {{"pred", std::string("ne")}});
+    }
     ir::Value* zero = ir::isFloat(t.scalar) ? b_.constFloat(0.0, t) : b_.constInt(0, t);
     return b_.op1(OpKind::Cmp, {x, zero}, t.withElement(Type::scalarOf(Scalar::I1)), {{"pred", std::string("ne")}});
   }
@@ -1510,6 +1514,7 @@ class Lowerer {
         continue;
       }
       if (ix.kind == Expr::Kind::Slice && !ix.kids[0] && !ix.kids[1] && !ix.kids[2]) {
+        if (!x->type().isTile()) continue;  // Triton passes ':' over a 0-d tensor (`s[None, :]` is s as shape [1])
         if (src >= static_cast<int>(shape.size()))
           fail(ix.pos, "too many indices for a tensor of shape " + shapeStr(shape));
         ++src, ++outRank;
@@ -1518,7 +1523,7 @@ class Lowerer {
       fail(ix.pos, "indexing a tensor with values or partial slices: not supported yet",
            "tensors can be subscripted only with None and ':' (e.g. x[:, None])");
     }
-    if (src != static_cast<int>(shape.size()) && src != 0)
+    if (x->type().isTile() && src != static_cast<int>(shape.size()) && src != 0)
       fail(e.pos, "subscript has " + std::to_string(src) + " ':' but the tensor has rank " + std::to_string(shape.size()));
     at(e.pos);
     if (!x->type().isTile()) {

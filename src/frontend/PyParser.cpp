@@ -89,6 +89,9 @@ void scanImport(const std::vector<Token>& t, size_t i, std::map<std::string, std
         i += 2;
       }
       aliases[local] = mod + (mod.back() == '.' ? "" : ".") + name;
+      // A project module that re-exports Triton (vLLM's `from vllm.triton_utils import tl, triton`):
+      // the names `triton` and `tl` imported from it are Triton's own.
+      if (mod.rfind("triton", 0) != 0 && (name == "triton" || name == "tl")) aliases[local] = name == "tl" ? "triton.language" : "triton";
       all[local].push_back({aliases[local], where});
       if (!t[i].isOp(",")) break;
       ++i;

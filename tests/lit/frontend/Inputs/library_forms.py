@@ -65,3 +65,16 @@ def swap_bits(x_ptr, out_ptr, BLOCK: tl.constexpr):
     else:
         raise ValueError("unsupported dtype")
     tl.store(out_ptr + offs, (v.to(itype, bitcast=True) ^ 1).to(v.dtype, bitcast=True))
+
+
+@triton.jit
+def scalar_forms(x_ptr, s_ptr, bias_ptr, y_ptr, BLOCK: tl.constexpr):
+    # vLLM's fused_moe: a 0-d scale indexed `s[None, :]` (Triton: shape [1]); vLLM's scaled_mm:
+    # `if bias_ptr:` on a pointer argument (Triton: the address is not null)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :])
+    s = tl.load(s_ptr)
+    v = v * s[None, :]
+    if bias_ptr:
+        v += tl.load(bias_ptr + offs)[None, :]
+    tl.store(y_ptr + offs[:, None] * BLOCK + offs[None, :], v)

@@ -1,5 +1,5 @@
 """Checks library_forms.py's outputs (tests/lit/frontend/library_forms.test) against numpy.
-Usage: library_forms_reference.py row_stats DIR N | prev_row DIR BLOCK | swap_bits DIR"""
+Usage: library_forms_reference.py row_stats DIR N | prev_row DIR BLOCK | swap_bits DIR | scalar_forms DIR"""
 import math
 import sys
 
@@ -26,6 +26,11 @@ elif what == "prev_row":
     ref = (x + p[:, None]) * np.log2(math.e) + math.log2(block)
     assert np.abs(load("out_ptr") - ref).max() <= 1e-5 * np.abs(ref).max(), "prev_row"
     print("prev_row: masked scalar load, _log2, log2(math.e) match")
+elif what == "scalar_forms":
+    x, s, b = load("x_ptr").astype(np.float64), load("s_ptr").astype(np.float64), load("bias_ptr").astype(np.float64)
+    ref = x * s[0] + b[None, :]
+    assert np.abs(load("y_ptr") - ref).max() <= 1e-6 * np.abs(ref).max(), "scalar_forms"
+    print("scalar_forms: s[None, :] of a 0-d scale and `if bias_ptr:` match")
 else:
     x = load("x_ptr")
     bits = x.view(np.int16 if x.dtype == np.float16 else np.int32)
