@@ -870,6 +870,18 @@ class BlockAccess {
         a->taints = remapTaints(a->taints, f);
         return a;
       }
+      case OpKind::Cast: {  // `tl.where(c, 1, 0).to(tl.int1)` (vLLM's prefix prefill): the mask c
+        const Op* w = d->operand(0)->definingOp();
+        auto constOf = [](const Value* x) -> std::optional<int64_t> {
+          const Op* s = x->definingOp();
+          return s && s->kind() == OpKind::Splat ? intConstant(s->operand(0)) : intConstant(x);
+        };
+        if (v->type().scalar == Scalar::I1 && w && w->kind() == OpKind::Select) {
+          auto t = constOf(w->operand(1)), f = constOf(w->operand(2));
+          if (t && f && *t != 0 && *f == 0) return evalPred(w->operand(0));
+        }
+        return fail<PredV>("the mask comes from " + at(*d) + " (only comparisons of index tiles combined with tile.and are understood)");
+      }
       default:
         if (auto g = gatherMode_ ? rowPredicate(v) : std::nullopt) return g;
         return fail<PredV>("the mask comes from " + at(*d) + " (only comparisons of index tiles combined with tile.and are understood)");
