@@ -1148,9 +1148,10 @@ class Specializer {
            sameValue(init->operand(0), loop->operand(0), depth - 1);
   }
 
-  // Cooperative form: rewrites a GEMM-like loop (tile.dots accumulating into loop-carried tiles, each
-  // A loaded by rows through a descriptor at one row offset, the results stored through descriptors
-  // at that row offset) into two row halves, each with its own accumulators, loads and stores. The
+  // Cooperative form: rewrites a GEMM-like loop (tile.dots accumulating into loop-carried tiles, or
+  // whose products elementwise ops add into them, each A loaded by rows through a descriptor at one
+  // row offset or gathered through an index tile, the results stored through descriptors or
+  // row-computed pointers) into two row halves, each with its own accumulators, loads and stores. The
   // rewritten tile IR computes the same thing; warp-specialize then gives each half its own consumer.
   // Several dots (a gated MLP's `x @ w1` and `x @ w3`, sharing A's tile or not) split together: each
   // half carries its rows of every accumulator.
@@ -1278,7 +1279,8 @@ class Specializer {
     if (bm % 128 != 0) return why = "the M tile (" + std::to_string(bm) + ") is not a multiple of 128 (two halves of 64-row MMAs)", nullptr;
     // After the loop: elementwise ops and casts on the result (an activation, the output type),
     // whose other operands are scalars, tile constants or splats, and column slices of those (an
-    // epilogue subtile), stored by tile.desc_stores at the same row offset (through one descriptor or several: each output).
+    // epilogue subtile), a tl.dot into it (a peeled K block), stored by tile.desc_stores (through one
+    // descriptor or several: each output) or through row-computed pointers.
     // Each half repeats that epilogue on its rows.
     std::vector<Value*> results;  // each dot's, in the dots' order
     for (size_t k : ks) results.push_back(loop->result(k));

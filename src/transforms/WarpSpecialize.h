@@ -34,10 +34,13 @@
 //     consumers == 0 chooses 1 or 2 by consumerGroupsFor (below); consumers == 2 (not under a guard: one consumer there) first splits a GEMM-like main loop into two row halves (each with its
 //     own A load, accumulator and store; in a persistent kernel, inside the tile loop), one per
 //     consumer. A's row offset may be written inside the loop when it does not depend on it (pure
-//     scalar ops, no division by a non-constant): it is computed once before the loop. The store's
-//     row offset must be the same value, possibly written again (same pure ops on the same values,
-//     or a counter kept one step behind the tile loop and advanced before use, which equals its
-//     induction variable).
+//     scalar ops, no division by a non-constant): it is computed once before the loop; A's rows may
+//     instead be gathered through an index tile computed from the block's rows (MoE token ids: each
+//     half gathers through its half). A dot without an accumulator whose product reaches a carried
+//     tile through elementwise ops (`acc += tl.dot(a, b) * a_s[:, None] * b_s[None, :]`) splits with
+//     those ops. The epilogue's stores (block stores at any row offset, pointer stores of addresses
+//     computed from the block's rows), its row-indexed loads (at any offset: half h at the offset plus
+//     h * BM / 2) and a tl.dot after the loop into the result (a peeled K block) are split per half.
 //     A's and C's descriptors may be made at the top, in a persistent kernel's tile loop, or (A's)
 //     in the loop itself, as block-access makes them for pointer-form kernels; each half descriptor
 //     is made next to its original. Pure epilogue ops that use none of the loop's results are
