@@ -21,3 +21,10 @@ def wide(x_ptr, y_ptr, isum_ptr, umax_ptr, fsum_ptr, fmax_ptr, scan_ptr, rows_pt
     c = tl.arange(0, BLOCK // 8)
     t = tl.load(x_ptr + pid * BLOCK + r[:, None] * (BLOCK // 8) + c[None, :]).to(tl.int64) * 1000003 * 4099
     tl.store(rows_ptr + pid * 8 + r, tl.sum(t, 1))
+
+
+@triton.jit
+def wide_sum(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    # one 1-D i64 sum over many warps and nothing staged: every warp's 8-byte partial in the scratch
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + tl.program_id(0), tl.sum(tl.load(x_ptr + tl.program_id(0) * BLOCK + offs).to(tl.int64) * 4099 * 1000003, 0))
