@@ -1042,11 +1042,14 @@ class Lowerer {
                                                   "triton.language.extra", "triton.language.extra.cuda",
                                                   "triton.language.extra.libdevice",
                                                   "triton.language.extra.cuda.libdevice"};
-    if (modules.count(path) || path == "math") return Val::named(Val::K::Module, path);
+    if (modules.count(path) || path == "math" || path == "torch") return Val::named(Val::K::Module, path);
     auto dot = path.rfind('.');
     std::string parent = dot == std::string::npos ? "" : path.substr(0, dot);
     std::string leaf = path.substr(dot + 1);
     if (parent == "math") return mathMember(leaf, p);
+    // A torch attribute (lmdeploy's `if y.dtype.element_ty == torch.float16`): an opaque constant
+    // that equals nothing of Triton's, as a tl.dtype compared with a torch.dtype is False in Triton.
+    if (parent == "torch") return Val::str("torch." + leaf);
     if (parent.rfind("triton", 0) == 0) {
       if (auto s = dtypeByName(leaf)) return Val::dtype(*s);
       if (leaf == "float8e4b15" || leaf == "float8e4b8" || leaf == "float8e5b16")

@@ -5,6 +5,7 @@
 # load, programmatic-dependent-launch calls and Python's math module.
 import math
 
+import torch  # read by tawa, not imported: lmdeploy compares dtypes with torch's
 import triton
 import triton.language as tl
 from triton.language.standard import _log2
@@ -78,3 +79,16 @@ def scalar_forms(x_ptr, s_ptr, bias_ptr, y_ptr, BLOCK: tl.constexpr):
     if bias_ptr:
         v += tl.load(bias_ptr + offs)[None, :]
     tl.store(y_ptr + offs[:, None] * BLOCK + offs[None, :], v)
+
+
+@triton.jit
+def torch_dtype(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    # lmdeploy's fused LoRA: a tl.dtype compared with a torch dtype, False in Triton (a tl.dtype
+    # equals only tl.dtypes), so the else branch runs
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs)
+    if y_ptr.dtype.element_ty == torch.float16:
+        v = v * 2
+    else:
+        v = v * 3
+    tl.store(y_ptr + offs, v.to(y_ptr.dtype.element_ty))
