@@ -942,18 +942,8 @@ class Lowerer {
       const std::string key = *file_->path + ":" + name;
       auto cached = globalCache_.find(key);
       if (cached != globalCache_.end()) return cached->second;
-      ExprP e = parseGlobalValue(*file_, g->second);
-      if (e) {
-        Frame empty;
-        empty.fn = frame().fn;
-        frames_.push_back(&empty);
-        Val v = eval(*e);
-        frames_.pop_back();
-        if (!v.isConst()) fail(p, "module-level constexpr '" + name + "' is not a compile-time constant");
-        globalCache_[key] = v;
-        globalExprs_.push_back(std::move(e));
-        return v;
-      }
+      if (ExprP e = parseGlobalValue(*file_, g->second))
+        return moduleValue(key, std::move(e), p, "module-level constexpr '" + name + "' is not a compile-time constant");
     }
     if (auto b = file_->bindings.find(name); b != file_->bindings.end() && !b->second.empty()) {
       std::string why;
@@ -1009,7 +999,6 @@ class Lowerer {
     attrs["assume_min"] = lo;
   }
 
-  // A dotted path such as "triton.language.float16" as a value.
   // A module-level `NAME = <expression>` that is not tl.constexpr(...): Triton 3.6 raises NameError
   // where a jit function reads it unless TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1, and then reads its
   // value. The same here: a located error naming the rule, or (with the variable set) the value as a
@@ -1025,17 +1014,24 @@ class Lowerer {
     ExprP e = at == std::string::npos ? nullptr : parseAssignedValue(*file_, at);
     if (!e) fail(p, "global '" + name + "' is bound more than once at module level (or by a statement tawa cannot read): its value is unknown here",
                  "make it `" + name + " = tl.constexpr(<value>)`");
+    return moduleValue(key, std::move(e), p,
+                       "global '" + name + "' (line " + std::to_string(file_->tokens[at].line) + ") is not a compile-time constant tawa can evaluate");
+  }
+  // A module-level expression's value, evaluated outside every jit frame, which must be a constant
+  // (`notConstant` otherwise); cached under `key` (file:name), its expression kept alive beside it.
+  Val moduleValue(const std::string& key, ExprP e, Pos p, const std::string& notConstant) {
     Frame empty;
     empty.fn = frame().fn;
     frames_.push_back(&empty);
     Val v = eval(*e);
     frames_.pop_back();
-    if (!v.isConst()) fail(p, "global '" + name + "' (line " + std::to_string(file_->tokens[at].line) + ") is not a compile-time constant tawa can evaluate");
+    if (!v.isConst()) fail(p, notConstant);
     globalCache_[key] = v;
     globalExprs_.push_back(std::move(e));
     return v;
   }
 
+  // A dotted path such as "triton.language.float16" as a value.
   Val moduleMember(const std::string& path, Pos p) {
     static const std::set<std::string> modules = {"triton", "triton.language", "triton.language.math",
                                                   "triton.language.core", "triton.language.standard",
