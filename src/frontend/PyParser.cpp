@@ -1116,6 +1116,7 @@ const FunctionDef& requireFunction(SourceFile& file, const std::string& name) {
   if (const FunctionDef* f = parseFunction(file, name)) return *f;
   std::string known;
   for (auto& j : file.jit) known += (known.empty() ? "" : ", ") + j.name;
+  std::string hint = known.empty() ? "the file has no @triton.jit functions" : "the jit functions here are: " + known;
   if (known.empty()) {  // decorators that end in `jit` but do not resolve to Triton's, as imported here
     std::string seen;
     const auto& t = file.tokens;
@@ -1126,12 +1127,9 @@ const FunctionDef& requireFunction(SourceFile& file, const std::string& name) {
       if (d.size() >= 3 && d.compare(d.size() - 3, 3, "jit") == 0 && seen.find("'@" + d + "'") == std::string::npos)
         seen += (seen.empty() ? "" : ", ") + ("'@" + d + "' (" + resolve(file.aliases, d) + ")");
     }
-    if (!seen.empty())
-      throw UserError(Location::at(file.path, 1, 1), "no @triton.jit function named '" + name + "' in this file",
-                      "its decorators " + seen + " do not resolve to triton.jit as the file imports them");
+    if (!seen.empty()) hint = "its decorators " + seen + " do not resolve to triton.jit as the file imports them";
   }
-  throw UserError(Location::at(file.path, 1, 1), "no @triton.jit function named '" + name + "' in this file",
-                  known.empty() ? "the file has no @triton.jit functions" : "the jit functions here are: " + known);
+  throw UserError(Location::at(file.path, 1, 1), "no @triton.jit function named '" + name + "' in this file", hint);
 }
 
 ExprP parseAssignedValue(const SourceFile& file, size_t at) {
