@@ -325,10 +325,17 @@ inline void advanceTo(double t) {
   if (clockKeeper()) wgClock() = std::max(wgClock(), t);
 }
 inline const TawaEmuCostModel& model() { return rt().L->model; }
-// The larger / smaller of two non-NaN operands with -0 below +0 (max.NaN and min.NaN, and the
-// executor's tl.maximum / tl.minimum for either NaN rule).
-template <class T> T orderedMax(T a, T b) { return a == b ? (std::signbit(a) ? b : a) : std::max(a, b); }
-template <class T> T orderedMin(T a, T b) { return a == b ? (std::signbit(a) ? a : b) : std::min(a, b); }
+// tl.maximum / tl.minimum of two values, as the executor's floatMax / floatMin: a NaN operand gives
+// NaN with propagateNan (max.NaN, min.NaN) and the other operand without it (max, min: maxNum);
+// -0 is below +0 either way.
+template <class T> T maxOf(T a, T b, bool propagateNan) {
+  if (std::isnan(a) || std::isnan(b)) return propagateNan ? std::numeric_limits<T>::quiet_NaN() : std::isnan(a) ? b : a;
+  return a == b ? (std::signbit(a) ? b : a) : std::max(a, b);
+}
+template <class T> T minOf(T a, T b, bool propagateNan) {
+  if (std::isnan(a) || std::isnan(b)) return propagateNan ? std::numeric_limits<T>::quiet_NaN() : std::isnan(a) ? b : a;
+  return a == b ? (std::signbit(a) ? a : b) : std::min(a, b);
+}
 
 inline bool ready(const Wait& w);
 
@@ -1683,31 +1690,31 @@ inline float max_nan(float a, float b, TAWA_EMU_LOC) {
   emu::checkRead(a, "max.NaN", TAWA_EMU_AT);
   emu::checkRead(b, "max.NaN", TAWA_EMU_AT);
   emu::charge(128 / emu::model().aluPerClk);
-  return std::isnan(a) || std::isnan(b) ? std::nanf("") : emu::orderedMax(a, b);
+  return emu::maxOf(a, b, true);
 }
 inline float min_nan(float a, float b, TAWA_EMU_LOC) {
   emu::checkRead(a, "min.NaN", TAWA_EMU_AT);
   emu::checkRead(b, "min.NaN", TAWA_EMU_AT);
   emu::charge(128 / emu::model().aluPerClk);
-  return std::isnan(a) || std::isnan(b) ? std::nanf("") : emu::orderedMin(a, b);
+  return emu::minOf(a, b, true);
 }
 // max.f32 / min.f32: a NaN operand yields the other (IEEE maxNum).
 inline float max_num(float a, float b, TAWA_EMU_LOC) {
   emu::checkRead(a, "max", TAWA_EMU_AT);
   emu::checkRead(b, "max", TAWA_EMU_AT);
   emu::charge(128 / emu::model().aluPerClk);
-  return std::isnan(a) ? b : std::isnan(b) ? a : emu::orderedMax(a, b);
+  return emu::maxOf(a, b, false);
 }
 inline float min_num(float a, float b, TAWA_EMU_LOC) {
   emu::checkRead(a, "min", TAWA_EMU_AT);
   emu::checkRead(b, "min", TAWA_EMU_AT);
   emu::charge(128 / emu::model().aluPerClk);
-  return std::isnan(a) ? b : std::isnan(b) ? a : emu::orderedMin(a, b);
+  return emu::minOf(a, b, false);
 }
-inline double max_num(double a, double b) { return std::isnan(a) ? b : std::isnan(b) ? a : emu::orderedMax(a, b); }
-inline double min_num(double a, double b) { return std::isnan(a) ? b : std::isnan(b) ? a : emu::orderedMin(a, b); }
-inline double max_nan(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : emu::orderedMax(a, b); }
-inline double min_nan(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : emu::orderedMin(a, b); }
+inline double max_num(double a, double b) { return emu::maxOf(a, b, false); }
+inline double min_num(double a, double b) { return emu::minOf(a, b, false); }
+inline double max_nan(double a, double b) { return emu::maxOf(a, b, true); }
+inline double min_nan(double a, double b) { return emu::minOf(a, b, true); }
 inline float inf_f32() { return HUGE_VALF; }
 inline float nan_f32() { return std::numeric_limits<float>::quiet_NaN(); }
 inline uint32_t pack_pair(f16 lo, f16 hi) { return static_cast<uint32_t>(lo.bits) | (static_cast<uint32_t>(hi.bits) << 16); }
