@@ -458,7 +458,8 @@ class BlockAccess {
   }
   // An upper bound of a scalar integer's value, or nullopt (the counterpart of lowerBound, for i64
   // index values FlagGems computes from widened program ids: `pid_n = (pid % width) // group`). A
-  // division's divisor is taken as positive where it is non-negative (dividing by zero is undefined).
+  // quotient or remainder is at most its dividend in magnitude whatever the divisor's sign (dividing by
+  // zero is undefined).
   std::optional<int64_t> upperBound(const Value* v, int depth) {
     if (depth > 64) return std::nullopt;
     if (auto c = intConstant(v)) return sane(*c);
@@ -490,10 +491,10 @@ class BlockAccess {
         return a && b && la && lbb && *la >= 0 && *lbb >= 0 ? sane(*a * *b) : std::nullopt;
       }
       case OpKind::Div: case OpKind::FloorDiv: case OpKind::Rem: {  // |a / b| and |a % b| are at most |a| (b != 0)
-        auto a = ub(0), la = lb(0);
-        if (!a || !la) return std::nullopt;
-        int64_t m = std::max(std::abs(*a), std::abs(*la));
-        if (d->kind() == OpKind::Rem && *la >= 0)  // then also below a non-negative divisor
+        const auto mag = magnitude(d->operand(0), depth);
+        if (!mag) return std::nullopt;
+        int64_t m = -*mag;
+        if (auto la = lb(0); d->kind() == OpKind::Rem && la && *la >= 0)  // then also below a non-negative divisor
           if (auto b = ub(1), lbb = lb(1); b && lbb && *lbb >= 0) m = std::min(m, *b - 1);
         return m;
       }
