@@ -142,6 +142,7 @@ struct Plan {
   std::optional<AttrValue> other;      // a 1-D load's constant `other` (tile.desc_load {other}): its out-of-bounds value
   Value* gather = nullptr;             // gathered rows: the index tile whose values are the rows (analyzeGather)
   std::vector<Sym> rowConj;            // with `gather`: mask conjuncts on the rows alone (poly < 0), folded into the rows
+  bool transposed = false;             // with `gather`: the columns were gathered; the block is loaded as its transpose, then permuted
 };
 
 std::string at(const Op& op) { return std::string(op.name()) + " at " + op.loc().str(); }
@@ -363,6 +364,45 @@ class BlockAccess {
     auto s = scalarSym(step);
     if (!init || !s) return std::nullopt;
     return *init + Sym::atom(tripOf(const_cast<Op*>(loop))) * *s;
+  }
+
+  // An index tile carried by a tile.for and advanced by the same loop-invariant amount in every lane
+  // (vLLM's scaled_mm: `offsets_k += BLOCK_SIZE_K`, read by the K mask): init + t * step, t the trip
+  // index, as carriedCounter for a scalar.
+  std::optional<IntV> carriedTile(Value* v) {
+    const Block* body = v->ownerBlock();
+    Op* loop = body ? body->parentOp : nullptr;
+    if (!loop || loop->kind() != OpKind::For || v->index() == 0)
+      return fail<IntV>("an index tile carried by a loop other than a tile.for");
+    const auto k = static_cast<size_t>(v->index() - 1);
+    const Op* yield = body->terminator();
+    if (!yield || k >= yield->numOperands()) return fail<IntV>("an index tile carried by a loop");
+    Value* init = loop->operand(3 + k);
+    if (yield->operand(k) == v) return evalInt(init);  // carried unchanged
+    const Op* add = yield->operand(k)->definingOp();
+    Value* step = !add || add->kind() != OpKind::Add || add->parent != body ? nullptr
+                  : add->operand(0) == v                                     ? add->operand(1)
+                  : add->operand(1) == v                                     ? add->operand(0)
+                                                                             : nullptr;
+    if (!step) return fail<IntV>("the index tile carried by " + at(*loop) + " is not advanced as itself + step");
+    auto a = evalInt(init);
+    if (!a) return std::nullopt;
+    auto b = evalInt(step);
+    if (!b) return std::nullopt;
+    if (b->s.hasIndex() || !b->taints.empty())
+      return fail<IntV>("the step of the index tile carried by " + at(*loop) + " differs between lanes");
+    for (auto& [m, c] : b->s.t)
+      for (int id : m) {
+        const AtomInfo& info = atoms_[static_cast<size_t>(id - kIndexVars)];
+        const Value* w = info.v;
+        bool inside = info.loop == loop;
+        for (const Block* blk = !w ? nullptr : w->definingOp() ? w->definingOp()->parent : w->ownerBlock(); blk && !inside;
+             blk = blk->parentOp ? blk->parentOp->parent : nullptr)
+          inside = blk->parentOp == loop;
+        if (inside)
+          return fail<IntV>("the step of the index tile carried by " + at(*loop) + " changes within the loop");
+      }
+    return IntV{a->s + Sym::atom(tripOf(loop)) * b->s, a->taints};
   }
 
   // ---- sign analysis: is a scalar provably >= 0? (i32 kernel arguments are assumed to be.) Through
@@ -606,12 +646,19 @@ class BlockAccess {
           return fail<IntV>(at(*d) + " widens a " + std::string(scalarName(from)) + " value (only i32 index values are widened)");
         return evalInt(d->operand(0));
       }
+      // An i64 kernel argument (`stride: tl.int64`, mamba's chunked kernels) stands for itself: it
+      // may scale the position (a 64-bit stride) or move the base (materialized in 64 bits), never
+      // be a coordinate or a bound unless it is bounded to 32 bits (narrow(), checked on the plan).
+      if (!d && !ty.isTile() && v->ownerBlock() == &f_.body) return IntV{Sym::atom(atomOf(v)), {}};
+      if (Op* loop = loopOfIv(v))  // a trip index is 32-bit
+        return fail<IntV>("the index of " + at(*loop) + " is 64-bit (its bounds are i64 values): its trip count is not bounded to 32 bits");
+      if (!d && ty.isTile()) return carriedTile(v);
       if (!d || (!ty.isTile() && d->kind() != OpKind::Constant && !isElementwise(d->kind())))
         return fail<IntV>("an i64 index value that is not computed from i32 values widened with .to(tl.int64)" +
                           (d ? " (" + at(*d) + ")" : std::string()));
     }
     if (!d) {
-      if (ty.isTile()) return fail<IntV>("an index tile carried by a loop");
+      if (ty.isTile()) return carriedTile(v);
       if (Op* loop = loopOfIv(v))
         if (auto st = intConstant(loop->operand(2)); st && *st != 0) {  // iv = lb + step * t
           auto lb = scalarSym(loop->operand(0));
@@ -1039,15 +1086,35 @@ class BlockAccess {
     return false;
   }
 
+  // Every atom of s holds a 32-bit value: an i32 value, a trip index, or an i64 one bounded to 32 bits
+  // (a coordinate or an extent of a descriptor is 32-bit; an i64 kernel argument is not).
+  bool narrow(const Sym& s) {
+    for (auto& [m, c] : s.t)
+      for (int id : m) {
+        const Value* v = id >= kIndexVars ? atoms_[static_cast<size_t>(id - kIndexVars)].v : nullptr;
+        if (!v || v->type().scalar != Scalar::I64) continue;
+        const auto lo = lowerBound(v, 0), hi = upperBound(v, 0);
+        if (!lo || !hi || *lo < -2147483647 - 1 || *hi > 2147483647) return false;
+      }
+    return true;
+  }
+  std::optional<Plan> narrowCoordinates(std::optional<Plan> p) {
+    for (size_t d = 0; p && d < p->start.size(); ++d)
+      if (!narrow(p->start[d]) || !narrow(p->bound[d]))
+        return fail<Plan>("the start or the bound of dimension " + std::to_string(d) +
+                          " is computed from an i64 value not bounded to 32 bits (a descriptor's coordinates and extents are 32-bit)");
+    return p;
+  }
+
   std::optional<Plan> analyze(Op* op) {
-    if (auto p = analyzeAffine(op)) return p;
+    if (auto p = narrowCoordinates(analyzeAffine(op))) return p;
     // Gathered rows are for the producer to stream: a load in a loop. Elsewhere (an epilogue's
     // residual read by scattered rows) the pointer load stays, for the consumer's threads.
     if (op->kind() != OpKind::Load || op->operand(0)->type().rank() != 2 || !inLoop(op)) return std::nullopt;
     const std::string affine = why_;
     why_.clear();
     gatherSeen_ = false;
-    if (auto p = analyzeGather(op)) return p;
+    if (auto p = narrowCoordinates(analyzeGather(op))) return p;
     why_ = affine + (gatherSeen_ ? "; as gathered rows: " + why_ : "");
     return std::nullopt;
   }
@@ -1083,7 +1150,15 @@ class BlockAccess {
     if (!ptr || g < 0 || !mask) return std::nullopt;  // no index tile: the affine analysis's reason stands
     if (two) return fail<Plan>("the address uses two index tiles");
     const AtomInfo gi = atoms_[static_cast<size_t>(g - kIndexVars)];
-    if (gatherBroken_ || gi.gatherDim != 0) return fail<Plan>("the index tile's values are not laid along the rows (only rows are gathered)");
+    if (gatherBroken_ || gi.gatherDim < 0 || gi.gatherDim > 1) return fail<Plan>("the index tile's values are not laid along the rows or the columns");
+    // Gathered columns (vLLM's MoE with SWAP_AB loads A^T, its tokens along the columns): the block's
+    // transpose has gathered rows. The analysis below reads the transpose: positions swapped.
+    const bool transposed = gi.gatherDim == 1;
+    if (transposed) {
+      auto swap = [](int d) { return 1 - d; };
+      ptr->off = ptr->off.remapped(swap);
+      for (auto& c : mask->conj) c = c.remapped(swap);
+    }
     if (!ptr->taints.empty() || !mask->taints.empty()) return fail<Plan>("the offsets are clamped (% or where)");
     if (op->numOperands() > 2 && !isZero(op->operand(2))) return fail<Plan>("'other' is not zero (gathered rows outside the mask read zeros)");
     Plan p;
@@ -1091,6 +1166,7 @@ class BlockAccess {
     p.base = ptr->base;
     p.wide = computedInI64(op->operand(0));
     p.gather = gi.v;
+    p.transposed = transposed;
     p.start.resize(2);
     p.bound.resize(2);
     p.stride.resize(2);
@@ -1117,8 +1193,8 @@ class BlockAccess {
       bool rows = false, cols = false;
       for (auto& [m, k] : c.t)
         for (int a : m) {
-          if (isGather(a) && atoms_[static_cast<size_t>(a - kIndexVars)].gatherDim != 0)
-            return fail<Plan>("a mask conjunct uses an index tile laid along the columns");
+          if (isGather(a) && atoms_[static_cast<size_t>(a - kIndexVars)].gatherDim != gi.gatherDim)
+            return fail<Plan>("a mask conjunct uses an index tile laid along the other dimension than the gathered one");
           rows = rows || a == 0 || isGather(a);
           cols = cols || a == 1;
         }
@@ -1518,9 +1594,10 @@ class BlockAccess {
     if (!p.rest.t.empty()) base = b.op1(OpKind::AddPtr, {base, e.emit(p.rest, p.wide)}, base->type());
     std::vector<Value*> ops{base};
     for (auto& s : p.bound) ops.push_back(e.emit(s));
-    for (auto& s : p.stride) ops.push_back(e.emit(s));
+    for (auto& s : p.stride) ops.push_back(e.emit(s, !narrow(s)));  // an i64 stride argument stays 64-bit
     const Type& pt = op->operand(0)->type();
-    Value* desc = b.op1(OpKind::MakeDesc, ops, Type::descOf(pt.scalar, pt.shape));
+    const std::vector<int64_t> block = p.transposed ? std::vector<int64_t>{pt.shape[1], pt.shape[0]} : pt.shape;
+    Value* desc = b.op1(OpKind::MakeDesc, ops, Type::descOf(pt.scalar, block));
     desc->nameHint = op->operand(0)->nameHint.empty() ? "" : op->operand(0)->nameHint + "_desc";
     b.setInsertionPointBefore(op);
     std::vector<Value*> offs;
@@ -1531,7 +1608,8 @@ class BlockAccess {
     say("block-access: " + at(*op) + ": rewritten as a block " + (p.reduce ? "reduce-add store" : p.store ? "store" : "load") + " of " +
         desc->type().str() +
         (p.gather ? " with rows gathered through " + (current(p.gather)->definingOp() ? at(*current(p.gather)->definingOp()) : std::string("an argument")) +
-                        (p.rowConj.empty() ? "" : " (rows masked off read row -1: zeros)")
+                        (p.rowConj.empty() ? "" : " (rows masked off read row -1: zeros)") +
+                        (p.transposed ? ", then transposed (the columns were gathered)" : "")
                   : "") +
         " (dimensions: " + dims + "; descriptor " +
         (hoist ? "hoisted before " + at(*top) : std::string("made at the access")) + ")");
@@ -1544,8 +1622,9 @@ class BlockAccess {
     } else {
       std::vector<Value*> lops{desc};
       lops.insert(lops.end(), offs.begin(), offs.end());
-      Value* r = b.op1(OpKind::DescLoad, lops, op->result()->type());
+      Value* r = b.op1(OpKind::DescLoad, lops, op->result()->type().withShape(block));
       if (p.other) r->definingOp()->attrs["other"] = *p.other;
+      if (p.transposed) r = b.op1(OpKind::Permute, {r}, op->result()->type(), {{"order", std::vector<int64_t>{1, 0}}});
       r->nameHint = op->result()->nameHint;
       replaceAllUsesWith(f_.body, op->result(), r);
       replaced_[op->result()] = r;  // an index tile another plan gathers through (current())
@@ -1558,7 +1637,7 @@ class BlockAccess {
   // masked-off id past 2^31 must not pass the mask narrowed), and the rows narrowed after the
   // select: a row past 2^31 is outside what the analysis assumes.
   Value* gatheredRows(Builder& b, Emitter& e, const Plan& p) {
-    const int64_t R = p.op->operand(0)->type().shape[0];
+    const int64_t R = p.op->operand(0)->type().shape[p.transposed ? 1 : 0];
     const Type rt = Type::tileOf({R}, Type::scalarOf(Scalar::I32));
     bool wide = current(p.gather)->type().scalar == Scalar::I64;
     for (const Sym& c : p.rowConj)
@@ -1567,7 +1646,10 @@ class BlockAccess {
     const Type wt = Type::tileOf({R}, Type::scalarOf(wide ? Scalar::I64 : Scalar::I32));
     auto rowsOf = [&](Value* v) {
       v = current(v);
-      if (v->type().rank() != 1) v = b.op1(OpKind::Reshape, {v}, Type::tileOf({R}, Type::scalarOf(v->type().scalar)));
+      if (v->type().rank() != 1) {
+        Value* f = flat(b, v, R);
+        v = f ? f : b.op1(OpKind::Reshape, {v}, Type::tileOf({R}, Type::scalarOf(v->type().scalar)));
+      }
       if (v->type() != wt) v = b.op1(OpKind::Cast, {v}, wt);
       return v;
     };
@@ -1597,6 +1679,32 @@ class BlockAccess {
     Value* r = narrow(b.op1(OpKind::Select, {live, rows, b.constInt(-1, wt)}, wt));
     r->nameHint = "gathered_rows";
     return r;
+  }
+
+  // A 1 x R or R x 1 index tile made 1-D from its roots (`offs_token[None, :] // top_k`: the div of
+  // the 1-D tile), at b; null when an op of its DAG is not an expand_dims of a 1-D tile, a splat, a
+  // constant or elementwise. (The backends lay a reshape to 1-D only from R x 1.)
+  Value* flat(Builder& b, Value* v, int64_t R) {
+    v = current(v);
+    const Type& t = v->type();
+    if (t.rank() == 1) return v;
+    if (t.rank() != 2 || t.numel() != R) return nullptr;
+    Op* d = v->definingOp();
+    if (!d || d->numResults() != 1) return nullptr;
+    const Type flatT = t.withShape({R});
+    switch (d->kind()) {
+      case OpKind::ExpandDims: return d->operand(0)->type().rank() == 1 ? current(d->operand(0)) : nullptr;
+      case OpKind::Splat: case OpKind::Constant: return b.op1(d->kind(), d->operands, flatT, d->attrs);
+      default: break;
+    }
+    if (!isElementwise(d->kind())) return nullptr;
+    std::vector<Value*> args;
+    for (Value* o : d->operands) {
+      Value* f = o->type().isTile() ? flat(b, o, R) : o;
+      if (!f) return nullptr;
+      args.push_back(f);
+    }
+    return b.op1(d->kind(), args, flatT, d->attrs);
   }
 
   // A value an earlier rewrite replaced (a 1-D index load become a tile.desc_load) by what replaced it.

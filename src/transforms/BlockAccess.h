@@ -12,7 +12,12 @@
 //     trip count T is a constant) is `init + T * step`; the induction variable of a loop with a
 //     constant step is `lb + step*t`;
 //     so is a scalar counter the loop advances by a constant or a value from outside it (`init + t *
-//     step`: Triton's persistent tutorial keeps its epilogue's tile index so). Atoms are value-
+//     step`: Triton's persistent tutorial keeps its epilogue's tile index so), and so is an index tile
+//     the loop advances by a loop-invariant step equal in every lane (vLLM's `offsets_k += BK`).
+//     64-bit index arithmetic is analyzed when its leaves are i32 values widened, constants, i64
+//     values bounded to 32 bits, or i64 kernel arguments; a start coordinate or a bound (32-bit in
+//     the descriptor) never rests on an i64 value not bounded to 32 bits, a stride may (it stays
+//     64-bit); a loop whose index is 64-bit is not analyzed. Atoms are value-
 //     numbered: a pure op whose operands have the same symbolic values as an earlier atom's op of
 //     the same kind is that atom, when one of the two values dominates the other (it then stands
 //     for both), so `tile // n` written for the loads and again for the store is one atom.
@@ -23,6 +28,10 @@
 //     moves into the base. The descriptor is (base + rest, shape_d = start_d + R_d for masked
 //     dimensions, 2^31 - 1 otherwise, strides S_d), its block is loaded at (start_d): the same
 //     elements, and zero exactly where the mask was false.
+//   gathered: a 2-D load in a loop whose rows are `G[:, None] * S0 + ...` for an index tile G the
+//     analysis does not expand (MoE tokens) becomes a tile.desc_load whose row operand is G (-1 where
+//     the row conjuncts of the mask fail); with G along the columns (SWAP_AB's A^T), the load's
+//     transpose is loaded so and permuted back.
 //   clamps: `x % M`, `tl.where(x < M, x, _)` and `min(x, M - 1)` on an offset `start + i_d` change
 //     only the lanes with i_d >= R (R = M - start, the wrapped or clamped rows). When the access's
 //     mask already excludes those lanes, the clamp is dropped. Otherwise, for a load, the descriptor
