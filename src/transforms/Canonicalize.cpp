@@ -55,6 +55,14 @@ class Canonicalizer {
     replace(op->result(), c);
     op->parent->erase(op);
   }
+  // Replaces op by an op of another kind on other operands, of the same result type.
+  void respell(Op* op, OpKind kind, std::vector<Value*> operands) {
+    Builder b(op->parent, op->loc());
+    b.setInsertionPointBefore(op);
+    Value* r = b.op1(kind, std::move(operands), op->result()->type());
+    r->nameHint = op->result()->nameHint;
+    forwardTo(op, r);
+  }
   void forwardTo(Op* op, Value* v) {
     replace(op->result(), v);
     op->parent->erase(op);
@@ -63,24 +71,25 @@ class Canonicalizer {
   // Triton's epilogue subtiling: x (M x N) reshaped to M x P x H, permuted to M x H x P, and split
   // (tl.split: element c along the last axis, reshaped to M x H) is columns c*H .. c*H + H - 1 of x:
   // one tile.slice of x, which the CUDA backend takes from the accumulator's registers.
-  void columnSlice(Op* op) {
+  bool columnSlice(Op* op) {
     const Value* r = op->result();
     const Op* sl = op->operand(0)->definingOp();
     if (!sl || sl->kind() != OpKind::Slice || sl->result()->type().rank() != 3 || sl->intAttr("axis") != 2 ||
         sl->result()->type().shape[2] != 1 || r->type().rank() != 2)
-      return;
+      return false;
     const Op* pm = sl->operand(0)->definingOp();
-    if (!pm || pm->kind() != OpKind::Permute || pm->arrayAttr("order") != std::vector<int64_t>{0, 2, 1}) return;
+    if (!pm || pm->kind() != OpKind::Permute || pm->arrayAttr("order") != std::vector<int64_t>{0, 2, 1}) return false;
     const Op* rs = pm->operand(0)->definingOp();
-    if (!rs || rs->kind() != OpKind::Reshape || rs->operand(0)->type().rank() != 2) return;
+    if (!rs || rs->kind() != OpKind::Reshape || rs->operand(0)->type().rank() != 2) return false;
     Value* x = rs->operand(0);
     const auto& mph = rs->result()->type().shape;  // M x P x H
-    if (x->type().shape[0] != mph[0] || r->type().shape != std::vector<int64_t>{mph[0], mph[2]}) return;
+    if (x->type().shape[0] != mph[0] || r->type().shape != std::vector<int64_t>{mph[0], mph[2]}) return false;
     Builder b(op->parent, op->loc());
     b.setInsertionPointBefore(op);
     Value* c = b.op1(OpKind::Slice, {x}, r->type(), {{"axis", int64_t{1}}, {"start", sl->intAttr("start") * mph[2]}});
     c->nameHint = r->nameHint;
     forwardTo(op, c);
+    return true;
   }
 
   void sweep(Block& b) {
@@ -157,7 +166,13 @@ class Canonicalizer {
       case OpKind::Slice:
         // A constant is a splat, so reshaping it gives the same splat of the new shape.
         if (auto c = constOf(op->operand(0))) foldTo(op, *c);
-        else if (op->kind() == OpKind::Reshape) columnSlice(op);
+        else if (const Op* sp = op->operand(0)->definingOp(); sp && sp->kind() == OpKind::Splat && op->kind() != OpKind::Slice)
+          respell(op, OpKind::Splat, {sp->operand(0)});  // a splat reshaped is a splat of the new shape
+        else if (op->kind() == OpKind::Reshape && columnSlice(op)) return;
+        else if (op->kind() == OpKind::Reshape || op->kind() == OpKind::Permute) reorient(op);
+        return;
+      case OpKind::Arange:  // one element: its start
+        if (op->intAttr("end") - op->intAttr("start") == 1) foldTo(op, op->intAttr("start"));
         return;
       case OpKind::Select:
         if (auto c = constOf(op->operand(0))) forwardTo(op, op->operand(std::get<int64_t>(*c) ? 1 : 2));
@@ -182,6 +197,7 @@ class Canonicalizer {
       default:
         break;
     }
+    if (op->kind() == OpKind::Load) return scalarLoad(op);
     if (!isElementwise(op->kind()) || op->numResults() != 1) return;
     if (auto v = foldElementwise(op)) {
       foldTo(op, *v);
@@ -203,6 +219,7 @@ class Canonicalizer {
       case OpKind::Mul:
         if (one(op->operand(1))) forwardTo(op, op->operand(0));
         else if (one(op->operand(0))) forwardTo(op, op->operand(1));
+        else if (zero(op->operand(0)) || zero(op->operand(1))) foldTo(op, int64_t{0});  // integers only (0.0 * inf is NaN)
         return;
       case OpKind::Div:
       case OpKind::FloorDiv:
@@ -211,9 +228,138 @@ class Canonicalizer {
       case OpKind::AddPtr:
         if (isIntConst(op->operand(1), 0)) forwardTo(op, op->operand(0));
         return;
+      case OpKind::And:  // a mask and'ed with true (vLLM's `(tl.arange(0, 1) < 1)[None, :]`)
+        if (op->result()->type().scalar != Scalar::I1) return;
+        if (isIntConst(op->operand(1), 1)) forwardTo(op, op->operand(0));
+        else if (isIntConst(op->operand(0), 1)) forwardTo(op, op->operand(1));
+        return;
       default:
         return;
     }
+  }
+
+  // ---- a tile's DAG made again in another shape, for two forms real kernels write:
+  // - a vector tile turned over: an N x 1 tile reshaped or transposed to 1 x N (vLLM's scaled_mm
+  //   reads its column scales as an N x 1 tile and uses `scale_b.T`). The elements keep their order,
+  //   only the axis they lie along changes; the backends hold a 1 x N tile along the columns of the
+  //   tiles it is broadcast to, which an N x 1 one is not. So it is computed 1 x N from the start.
+  // - a tile of one element loaded (the same kernel's per-tensor scale: a 1 x 1 tile through
+  //   `tl.arange(0, 1)`): a scalar load, splat to the tile. The backends' tiles have at least 16 rows.
+  // Each op of the DAG down to its roots (an expand_dims or reshape of a 1-D tile, a splat, a
+  // constant, a broadcast of a 1-element tile; for a scalar any shape op of a 1-element tile) is made
+  // again right after the op it copies (a tile.load reads what the original reads, at the same point),
+  // through elementwise ops and loads. Left alone when any op of the DAG is something else.
+  static int vectorAxis(const Type& t) {  // the one axis longer than 1 of a 2-D tile, or -1
+    if (!t.isTile() || t.rank() != 2 || (t.shape[0] == 1) == (t.shape[1] == 1)) return -1;
+    return t.shape[0] == 1 ? 1 : 0;
+  }
+  struct Reshaped {
+    std::vector<int64_t> shape;  // of the copies: {} for scalars
+    std::map<const Value*, Value*> made;
+    std::vector<Op*> order;  // the DAG's ops, operands first
+  };
+  void reorient(Op* op) {
+    const Type& from = op->operand(0)->type();
+    const Type& to = op->result()->type();
+    const int fa = vectorAxis(from), ta = vectorAxis(to);
+    if (fa < 0 || ta < 0 || fa == ta) return;
+    Reshaped rs{to.shape, {}, {}};
+    if (!reshapable(op->operand(0), rs)) return;
+    forwardTo(op, remake(rs, op->operand(0), op->result()->nameHint));
+    dropOriginals(rs, nullptr);
+  }
+  void scalarLoad(Op* op) {
+    const Type t = op->result()->type();
+    if (!t.isTile() || t.numel() != 1) return;
+    Reshaped rs;
+    if (!reshapable(op->result(), rs)) return;
+    Value* s = remake(rs, op->result(), op->result()->nameHint);
+    forwardTo(op, after(*s->definingOp()).op1(OpKind::Splat, {s}, t));
+    dropOriginals(rs, op);
+  }
+  // A builder that inserts right after o (each op it makes after the previous one).
+  static Builder after(Op& o) {
+    Block* blk = o.parent;
+    auto& ops = blk->ops();
+    auto it = std::find_if(ops.begin(), ops.end(), [&](auto& p) { return p.get() == &o; });
+    Builder b(blk, o.loc());
+    if (++it == ops.end()) b.setInsertionPointToEnd(blk);
+    else b.setInsertionPointBefore(it->get());
+    return b;
+  }
+  Value* remake(Reshaped& rs, Value* root, const std::string& name) {
+    for (Op* o : rs.order) rs.made[o->result()] = remade(*o, rs);
+    Value* r = rs.made.at(root);
+    if (!name.empty()) r->nameHint = name;
+    changed_ = true;
+    return r;
+  }
+  // The originals nothing else reads go, users first: loads too (their copies read the same
+  // addresses at the same point). All precede the op being visited, so the sweep is past them;
+  // `gone` was erased already.
+  void dropOriginals(const Reshaped& rs, const Op* gone) {
+    for (auto o = rs.order.rbegin(); o != rs.order.rend(); ++o) {
+      if (*o == gone) continue;
+      bool used = false;
+      walk(f_.body, [&](Op* u) { used = used || std::count(u->operands.begin(), u->operands.end(), (*o)->result()); });
+      if (!used) (*o)->parent->erase(*o);
+    }
+  }
+  // Whether v's DAG can be made again in rs.shape; lists its ops in rs.order.
+  bool reshapable(const Value* v, Reshaped& rs) {
+    if (rs.made.count(v)) return true;
+    Op* d = v->definingOp();
+    const bool scalar = rs.shape.empty();
+    if (!d || d->numResults() != 1 || !v->type().isTile() || (scalar ? v->type().numel() != 1 : vectorAxis(v->type()) < 0))
+      return false;
+    const Type* in = d->numOperands() ? &d->operand(0)->type() : nullptr;
+    switch (d->kind()) {
+      case OpKind::ExpandDims: case OpKind::Reshape: case OpKind::Broadcast: case OpKind::Permute:
+        if (scalar ? !reshapable(d->operand(0), rs)
+                   : d->kind() == OpKind::Broadcast ? in->numel() != 1 : d->kind() == OpKind::Permute || in->rank() != 1)
+          return false;
+        break;
+      case OpKind::Splat: case OpKind::Constant:
+        break;
+      case OpKind::Load:
+        for (auto* o : d->operands)
+          if (!reshapable(o, rs)) return false;
+        break;
+      default:
+        if (!isElementwise(d->kind())) return false;
+        for (auto* o : d->operands)
+          if (o->type().isTile() && !reshapable(o, rs)) return false;
+        break;
+    }
+    rs.made[v] = nullptr;
+    rs.order.push_back(d);
+    return true;
+  }
+  Value* remade(Op& o, const Reshaped& rs) {
+    const bool scalar = rs.shape.empty();
+    if (scalar && o.kind() == OpKind::Splat) return o.operand(0);
+    if (scalar && o.numOperands() == 1 && o.operand(0)->type().isTile() &&
+        (o.kind() == OpKind::ExpandDims || o.kind() == OpKind::Reshape || o.kind() == OpKind::Broadcast || o.kind() == OpKind::Permute))
+      return rs.made.at(o.operand(0));
+    Builder b = after(o);
+    const Type t = o.result()->type().withShape(rs.shape);
+    Value* r;
+    switch (o.kind()) {
+      case OpKind::ExpandDims: case OpKind::Reshape:  // of a 1-D tile, into the vector's other axis
+        r = b.op1(OpKind::ExpandDims, {o.operand(0)}, t, {{"axis", int64_t{rs.shape[0] == 1 ? 0 : 1}}});
+        break;
+      case OpKind::Broadcast: case OpKind::Splat: case OpKind::Constant:
+        r = b.op1(o.kind(), o.operands, t, o.attrs);
+        break;
+      default: {
+        std::vector<Value*> args;
+        for (auto* a : o.operands) args.push_back(a->type().isTile() ? rs.made.at(a) : a);
+        r = b.op1(o.kind(), args, t, o.attrs);
+        break;
+      }
+    }
+    r->nameHint = o.result()->nameHint;
+    return r;
   }
 
   // A value a tile.for carries unchanged (its yield passes the block argument back, as the front end

@@ -11,7 +11,12 @@
 //     written as Triton's epilogue subtiling writes it (reshape to M x P x H, permute (0, 2, 1),
 //     tl.split) becomes one tile.slice of the tile along axis 1; `acc + tl.dot(a, b)` becomes
 //     tl.dot(a, b, acc) when the dot has no accumulator of its own and nothing else uses it (Triton
-//     combines them so; the sum is rounded in the MMA's order). Integer division by a constant zero is
+//     combines them so; the sum is rounded in the MMA's order). An N x 1 tile reshaped or transposed
+//     to 1 x N (or back) whose DAG reaches 1-D roots through elementwise ops and loads is computed in
+//     the new shape from those roots (`scale_b.T`), and a tile.load of a 1-element tile becomes a
+//     scalar load, splat (the copies are made right after the ops they copy; originals nothing else
+//     reads go); a one-element arange is its start, a mask and'ed with true is the mask, an integer
+//     x * 0 is 0, and a shape op of a splat is a splat. Integer division by a constant zero is
 //     left alone (the executor reports it where it happens). The result verifies.
 //   runs: first, and after any pass that exposes constants.
 #pragma once
