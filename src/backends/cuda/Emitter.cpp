@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "ir/Elementwise.h"
+#include "ir/Numerics.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "profile/Events.h"
@@ -267,6 +268,8 @@ class Emitter {
   std::string literal(const Op& c) { return literal(c, c.result()->type(), c.attrs.at("value")); }
   // The C++ literal of value `a` of t's element type (`c`: where an error is located).
   std::string literal(const Op& c, const Type& t, const AttrValue& a) {
+    if (isFp8(t.scalar))  // held as its bits (regType)
+      return "static_cast<uint8_t>(" + std::to_string(encodeFloat(t.scalar, std::get<double>(a))) + ")";
     if (t.elemIsFloat()) {
       double d = std::get<double>(a);
       if (std::isnan(d) || std::isinf(d)) {  // NaN (a quiet one) and infinities, in f32 and narrowed (exactly)
@@ -330,7 +333,7 @@ class Emitter {
   Frag declareFrag(const Op& op, const Type& t, const std::string& name) {
     Frag fr = fragShape(op, t);
     fr.name = name;
-    std::string ty = cScalarType(fr.elem);
+    std::string ty = regType(fr.elem);
     if (ty.empty()) unsupported(op, "element type " + std::string(scalarName(fr.elem)) + " has no register form yet");
     line(ty + " " + fr.name + "[" + std::to_string(fr.mBlocks) + "][" + std::to_string(fr.perThread) + "];");
     if (fr.elem == Scalar::F32 || fr.elem == Scalar::I32) accumulators_.back().push_back(fr);
@@ -390,6 +393,9 @@ class Emitter {
         unsupported(*op, "a tile of pointers is emitted from a pointer argument (or an address read in the kernel) moved by scalar offsets");
       if (op->kind() == OpKind::Load && op->numResults() == 1 && op->result()->type().isScalar() && !passPointer(op->operand(0)))
         unsupported(*op, "a scalar load's pointer must be a kernel argument, or an address read in the kernel, moved by scalar offsets");
+      // A pointer's bits (`if bias_ptr:` compares them with 0, vLLM's optional bias)
+      if (op->kind() == OpKind::Bitcast && op->operand(0)->type().isPtr() && !passPointer(op->operand(0)))
+        unsupported(*op, "a pointer read as an integer must be a kernel argument, or an address read in the kernel, moved by scalar offsets");
     });
     for (const auto& up : f_.body.ops()) {
       const Op& op = *up;
@@ -549,23 +555,26 @@ class Emitter {
           setBox(*op, op->operand(0), ring.boxRows ? ring.boxRows : ring.layout.rows, ring.layout.chunkCols,
                  static_cast<int>(ring.layout.swizzle), ring.kMajor);
           if (tf32Rings_.count(op->operand(1))) tf32Maps_.insert(descs_.at(op->operand(0)));
-          if (op->operand(4)->type().isTile()) {  // gathered rows (block-access): copied by threads, row by row
-            if (ring.kMajor || ring.boxRows)
-              unsupported(*op, "gathered rows are copied into a row-major slot of whole 64-row blocks (not an 8-bit or tf32 B, nor a " +
-                                   std::to_string(ring.tile.shape[0]) + "-row tile)");
+          // Gathered rows (block-access): copied by threads, row by row; into a 16- or 32-row A slot's
+          // first rows as TMA would copy its box (the rest is padding wgmma reads and no row keeps).
+          if (op->operand(4)->type().isTile()) {
+            if (ring.kMajor)
+              unsupported(*op, "gathered rows are copied into a row-major slot (not an 8-bit or tf32 B, which is held K-major)");
             gatherMaps_.insert(descs_.at(op->operand(0)));
           }
         } else if (op->kind() == OpKind::Dot && regionIndex(op) > 0 && ir::computedTile(op->operand(1))) {
           // B computed in registers (a dequantized weight tile): the consumer writes it into a buffer
           // of its own, laid out as TMA lays out a swizzled KxN box, which its wgmma then reads.
-          // An 8-bit B (s8) is held K-major, as wgmma reads 8-bit operands: laid out as its NxK transpose.
+          // An 8-bit B (s8, fp8: vLLM's MoE with SWAP_AB computes fp8 activations in registers) is held
+          // K-major, as wgmma reads 8-bit operands: laid out as its NxK transpose.
           const Type& t = op->operand(1)->type();
-          const bool kMajor = t.scalar == Scalar::I8 && t.rank() == 2;
+          const bool eightBit = t.scalar == Scalar::I8 || t.scalar == Scalar::F8E4M3 || t.scalar == Scalar::F8E5M2;
+          const bool kMajor = eightBit && t.rank() == 2;
           auto l = swizzledLayout(kMajor ? t.withShape({t.shape[1], t.shape[0]}) : t);
           if (!l || (t.scalar != Scalar::F16 && t.scalar != Scalar::BF16 && !kMajor))
-            unsupported(*op, "a B operand computed in registers is staged in shared memory for wgmma as an f16, bf16 or s8 tile with "
-                             "rows (of K for s8) of 32, 64 or a multiple of 128 bytes, got " + t.str());
-          if (kMajor) integerMma_ = true;
+            unsupported(*op, "a B operand computed in registers is staged in shared memory for wgmma as an f16, bf16, s8 or fp8 tile with "
+                             "rows (of K for 8-bit types) of 32, 64 or a multiple of 128 bytes, got " + t.str());
+          if (kMajor && t.scalar == Scalar::I8) integerMma_ = true;
           Staging st;
           st.kMajor = kMajor;
           st.name = fresh((op->operand(1)->nameHint.empty() ? std::string("b") : op->operand(1)->nameHint) + "_operand");
@@ -792,6 +801,9 @@ class Emitter {
   }
   // The C type a pointer to `s` points at (fp8 as its bytes).
   static std::string ptrType(Scalar s) { return isFp8(s) ? "uint8_t" : cScalarType(s); }
+  // A register tile's element: an fp8 one holds its bits (loaded, selected, staged for wgmma as
+  // they are; no arithmetic: elementwise() refuses it).
+  static std::string regType(Scalar s) { return ptrType(s); }
   // The map of descriptor `desc` when its tiles are moved by threads, else null.
   const TensorMapSpec* tileMap(const Value* desc) const {
     auto it = descs_.find(desc);
@@ -1786,6 +1798,10 @@ class Emitter {
         break;
       case OpKind::Bitcast:  // to a pointer: emitOp
         needScalar(op, t);
+        if (op.operand(0)->type().isPtr()) {  // an address's bits (the verifier allows 64-bit integers only)
+          e = "static_cast<" + cScalarType(t.scalar) + ">(reinterpret_cast<unsigned long long>(" + ex(op.operand(0)) + "))";
+          break;
+        }
         needScalar(op, op.operand(0)->type());
         e = "tawa::bitcast<" + cScalarType(t.scalar) + ">(" + ex(op.operand(0)) + ")";
         break;
@@ -2428,7 +2444,7 @@ class Emitter {
       if (paddedRows(t.shape[0])) fr.rows = t.shape[0];
       fr.perThread = 2;
       fr.row = true;
-      std::string ty = cScalarType(fr.elem);
+      std::string ty = regType(fr.elem);
       if (ty.empty()) unsupported(op, "element type " + std::string(scalarName(fr.elem)) + " has no register form yet");
       line(ty + " " + fr.name + "[" + std::to_string(fr.mBlocks) + "][2];");
       return fr;
@@ -2762,7 +2778,7 @@ class Emitter {
   bool lazyOrScalar(const Value* v) const { return v->type().isScalar() || lazies_.count(v); }
   // A zero of an element type, as C++ (what a masked-off load reads without an `other`).
   static std::string zeroOf(Scalar s) {
-    return s == Scalar::F16 ? "tawa::to_f16(0.0f)" : s == Scalar::BF16 ? "tawa::to_bf16(0.0f)" : cScalarType(s) + "(0)";
+    return s == Scalar::F16 ? "tawa::to_f16(0.0f)" : s == Scalar::BF16 ? "tawa::to_bf16(0.0f)" : regType(s) + "(0)";
   }
   // A stored tile that is a constant or an index expression (a MoE kernel's zeros for an empty
   // expert, a guard's else branch storing zeros): written into registers first, where it is stored.
@@ -2781,14 +2797,14 @@ class Emitter {
       unsupported(op, "a load through a tile of pointers is emitted in consumer warp groups only, its addresses computed from a "
                       "pointer and index tiles");
     const Type& t = op.result()->type();
-    if (t.rank() > 2 || cScalarType(t.scalar).empty()) unsupported(op, "a load through pointers of " + t.str() + " is not emitted");
+    if (t.rank() > 2 || regType(t.scalar).empty()) unsupported(op, "a load through pointers of " + t.str() + " is not emitted");
     // One row (a quantized GEMM's scales or zeros for the block's columns, broadcast over K), or a
     // 1-D tile laid only along the columns of tiles (`scale[None, :]`: a block-quantized GEMM's column
     // scales, loaded in the K loop at `rn // G`): no register form in the accumulator layout (its row
     // vectors run along the rows), so a lazy tile, each element read where it is used, from buffers
     // the kernel never writes (so that reading later than the load reads the same).
     const bool oneRow = t.rank() == 2 && t.shape[0] == 1 && t.shape[1] > 1;
-    if (oneRow || (t.rank() == 1 && onlyAlongColumns(op.result()) && readsOnlyUnwritten(op))) {
+    if (oneRow || (t.rank() == 1 && alongColumns(op.result()) && readsOnlyUnwritten(op))) {
       if (!readsOnlyUnwritten(op))
         unsupported(op, "a 1xN load through pointers is read where its elements are used, which needs a buffer the kernel never writes");
       const Op* load = &op;
@@ -2817,15 +2833,25 @@ class Emitter {
       return name + c.slot;
     };
   }
-  // Whether every use of the 1-D tile `v` lays it along the columns of a 2-D tile (expand_dims on
-  // axis 0).
-  bool onlyAlongColumns(const Value* v) const {
-    bool any = false, other = false;
-    walk(const_cast<Block&>(f_.body), [&](Op* o) {
-      for (const Value* x : o->operands)
-        if (x == v) (o->kind() == OpKind::ExpandDims && o->intAttr("axis") == 0 ? any : other) = true;
-    });
-    return any && !other;
+  // Whether a use of the 1-D tile `v` lays it along the columns of a 2-D tile (expand_dims on axis
+  // 0). (Its uses along the rows then read it lazily too: vLLM's paged prefix-prefill reads a block
+  // table entry along the columns of K^T and along the rows of V.)
+  // Through 1-D elementwise ops (`.to(tl.int64)` of the entry).
+  bool alongColumns(const Value* v) const {
+    std::set<const Value*> reach{v};
+    bool any = false, grew = true;
+    while (grew && !any) {
+      grew = false;
+      walk(const_cast<Block&>(f_.body), [&](Op* o) {
+        for (const Value* x : o->operands) {
+          if (!reach.count(x)) continue;
+          any = any || (o->kind() == OpKind::ExpandDims && o->intAttr("axis") == 0);
+          if (isElementwise(o->kind()) && o->numResults() == 1 && o->result()->type().rank() == 1)
+            grew = reach.insert(o->result()).second || grew;
+        }
+      });
+    }
+    return any;
   }
   // The element a tile.load through pointers reads in context c: the address's element where the
   // mask holds, else `other` (zero without one).
@@ -3132,14 +3158,16 @@ class Emitter {
     if (!a && !af) unsupported(op, "the A operand of tile.dot must be a tile in shared memory or a register tile");
     if (a && a->transposed) unsupported(op, "a transposed A operand is not emitted (A is read K-major)");
     Scalar in = b.tile.scalar;
-    // s8 operands (k32 steps, i32 sums): A a shared-memory tile (K-major as loaded), B staged K-major.
+    // 8-bit operands (k32 steps; s8 sums in i32, fp8 in f32): A a shared-memory tile (K-major as
+    // loaded), B staged K-major.
     const bool ints = in == Scalar::I8 && staged && a;
-    if ((in != Scalar::F16 && in != Scalar::BF16 && !ints) || (a ? a->tile.scalar : af->elem) != in)
-      unsupported(op, "tile.dot on a consumer is emitted for f16 and bf16 operands (both the same), and s8 ones with B computed "
-                      "in registers, so far");
+    const bool fp8 = isFp8(in) && staged && a && !a->transposed;
+    if ((in != Scalar::F16 && in != Scalar::BF16 && !ints && !fp8) || (a ? a->tile.scalar : af->elem) != in)
+      unsupported(op, "tile.dot on a consumer is emitted for f16 and bf16 operands (both the same), and s8 and fp8 ones with B "
+                      "computed in registers, so far");
     if (af && af->row) unsupported(op, "the A operand is a row vector");
     const Type& at = va->type();
-    const int64_t kStep = ints ? 32 : 16;
+    const int64_t kStep = ints || fp8 ? 32 : 16;
     int64_t m = at.shape[0], k = at.shape[1], n = op.result()->type().shape[1];
     static const std::set<int64_t> ns = {16, 32, 64, 128, 256};
     if (m % 64 != 0 || k % kStep != 0 || !ns.count(n))
@@ -3168,7 +3196,7 @@ class Emitter {
     }
     frags_[op.result()] = acc;
     names_[op.result()] = acc.name;
-    std::string ty = in == Scalar::F16 ? "f16" : in == Scalar::BF16 ? "bf16" : "s8";
+    std::string ty = in == Scalar::F16 ? "f16" : in == Scalar::BF16 ? "bf16" : in == Scalar::F8E4M3 ? "e4m3" : in == Scalar::F8E5M2 ? "e5m2" : "s8";
     // B: a stored KxN tile is N-major (transpose flag 1); the transpose of a stored NxK tile is K-major (0).
     bool bKMajor = b.transposed;
     const TileLayout& lb = b.layout;
@@ -3205,10 +3233,10 @@ class Emitter {
       std::string db = smemDesc(bs, lb, bKMajor, kk * kStep, 0);
       for (int64_t mb = 0; mb < acc.mBlocks; ++mb) {
         std::string call;
-        if (ints) {  // the s8 form has no transpose flags: both operands K-major
+        if (ints || fp8) {  // the 8-bit forms have no transpose flags: both operands K-major
           std::string da = smemDesc(as, a->layout, true, kk * kStep, mb * 64);
-          call = "tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k32_s32_s8(" + acc.name + "[" + std::to_string(mb) + "], " + da +
-                 ", " + db + ", 1);";
+          call = "tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k32_" + (ints ? "s32_" : "f32_") + ty + "(" + acc.name + "[" +
+                 std::to_string(mb) + "], " + da + ", " + db + ", 1);";
         } else if (a) {
           std::string da = smemDesc(as, a->layout, true, kk * 16, mb * 64);
           call = "tawa::wgmma_mma_async_m64n" + std::to_string(n) + "k16_f32_" + ty + "<" + (bKMajor ? "0" : "1") + ">(" + acc.name +

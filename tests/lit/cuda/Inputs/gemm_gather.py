@@ -127,3 +127,20 @@ def rows_flagged(x_base, ids, flags, w_base, out, K, N: tl.constexpr, PAD: tl.co
         w = tl.load(w_base + (k0 + ks)[:, None] * N + cols[None, :], mask=(k0 + ks)[:, None] < K, other=0.0)
         total = tl.dot(x, w, total)
     tl.store(out + r[:, None] * N + cols[None, :], total.to(tl.float16))
+
+
+@triton.jit
+def rows_swapped(x_base, rows_of, w_base, out_base, R, K, N, BR: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # gemm_rows computed transposed (vLLM's MoE with SWAP_AB): out[r]^T = w^T @ x[rows_of[r]]^T, the
+    # gathered rows of x laid along the columns of the B operand, the BN x BR result stored transposed.
+    r = tl.program_id(0) * BR + tl.arange(0, BR)
+    live = r < R
+    src = tl.load(rows_of + r, mask=live, other=0)
+    cols = tl.program_id(1) * BN + tl.arange(0, BN)
+    ks = tl.arange(0, BK)
+    total = tl.zeros((BN, BR), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        xt = tl.load(x_base + src[None, :] * K + (k0 + ks)[:, None], mask=live[None, :] & ((k0 + ks)[:, None] < K), other=0.0)
+        wt = tl.load(w_base + (k0 + ks)[None, :] * N + cols[:, None], mask=((k0 + ks)[None, :] < K) & (cols[:, None] < N), other=0.0)
+        total = tl.dot(wt, xt, total)
+    tl.store(out_base + r[None, :] * N + cols[:, None], total.to(tl.float16), mask=live[None, :] & (cols[:, None] < N))
