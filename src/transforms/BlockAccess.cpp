@@ -138,6 +138,7 @@ struct Plan {
   Sym rest;                            // moved into the base
   bool wide = false;                   // the address is computed in 64 bits: so is `rest`
   std::vector<Sym> start, bound, stride;
+  std::vector<std::vector<Sym>> alsoBound;  // per dimension, further bounds: the extent is the least (`(h < a) & (h < b)`)
   std::vector<bool> masked;
   std::optional<AttrValue> other;      // a 1-D load's constant `other` (tile.desc_load {other}): its out-of-bounds value
   Value* gather = nullptr;             // gathered rows: the index tile whose values are the rows (analyzeGather)
@@ -1100,7 +1101,8 @@ class BlockAccess {
   }
   std::optional<Plan> narrowCoordinates(std::optional<Plan> p) {
     for (size_t d = 0; p && d < p->start.size(); ++d)
-      if (!narrow(p->start[d]) || !narrow(p->bound[d]))
+      if (!narrow(p->start[d]) || !narrow(p->bound[d]) ||
+          (d < p->alsoBound.size() && !std::all_of(p->alsoBound[d].begin(), p->alsoBound[d].end(), [&](const Sym& x) { return narrow(x); })))
         return fail<Plan>("the start or the bound of dimension " + std::to_string(d) +
                           " is computed from an i64 value not bounded to 32 bits (a descriptor's coordinates and extents are 32-bit)");
     return p;
@@ -1260,6 +1262,7 @@ class BlockAccess {
     p.wide = computedInI64(op->operand(0));
     p.start.resize(static_cast<size_t>(rank));
     p.bound.resize(static_cast<size_t>(rank));
+    p.alsoBound.resize(static_cast<size_t>(rank));
     p.stride.resize(static_cast<size_t>(rank));
     p.masked.assign(static_cast<size_t>(rank), false);
     // Split the address into C + sum_d i_d * S_d.
@@ -1278,8 +1281,9 @@ class BlockAccess {
     for (int d = 0; d < rank; ++d)
       if (p.stride[static_cast<size_t>(d)].t.empty())
         return fail<Plan>("the address does not move along dimension " + std::to_string(d) + " (no stride)");
-    // The bounds from the mask: i_d < R_d.
+    // The bounds from the mask: i_d < R_d (and < R'_d ..., for a dimension bounded more than once).
     std::vector<std::optional<Sym>> rel(static_cast<size_t>(rank));
+    std::vector<std::vector<Sym>> moreRel(static_cast<size_t>(rank));
     std::vector<std::pair<int, Sym>> lower;  // `start + i_d >= 0` conjuncts: i_d > c, checked below
     for (auto& c : mask.conj) {
       int dim;
@@ -1292,14 +1296,17 @@ class BlockAccess {
         return fail<Plan>("a mask conjunct is not of the form `offset < bound` on one dimension (offset = start + arange)");
       }
       auto& slot = rel[static_cast<size_t>(dim)];
-      if (slot && !(*slot == r)) return fail<Plan>("dimension " + std::to_string(dim) + " is bounded twice by different bounds");
-      slot = r;
+      auto& more = moreRel[static_cast<size_t>(dim)];
+      if (slot && !(*slot == r) && std::find(more.begin(), more.end(), r) == more.end()) more.push_back(r);
+      if (!slot) slot = r;
     }
     // Clamps: dropped when the mask already excludes their lanes; for a load, a clamp on an
     // unmasked dimension becomes that dimension's bound (checked against the stores below).
     Taints leftover;
     for (auto& t : ptr->taints) {
       auto& slot = rel[static_cast<size_t>(t.dim)];
+      if (!moreRel[static_cast<size_t>(t.dim)].empty())
+        return fail<Plan>("dimension " + std::to_string(t.dim) + " is clamped and bounded twice by different bounds");
       if (slot) {
         if (!atMost(*slot, t.rel))
           return fail<Plan>("dimension " + std::to_string(t.dim) + " is clamped and masked with different bounds");
@@ -1327,6 +1334,7 @@ class BlockAccess {
       p.masked[static_cast<size_t>(d)] = r.has_value();
       p.bound[static_cast<size_t>(d)] =
           r ? p.start[static_cast<size_t>(d)] + *r : Sym::constant(std::numeric_limits<int32_t>::max());
+      for (auto& m : moreRel[static_cast<size_t>(d)]) p.alsoBound[static_cast<size_t>(d)].push_back(p.start[static_cast<size_t>(d)] + m);
     }
     return p;
   }
@@ -1585,15 +1593,22 @@ class BlockAccess {
     Op* top = op;
     while (top->parent != &f_.body) top = top->parent->parentOp;
     bool hoist = top != op && visibleBefore(p.base, top) && visibleBefore(p.rest, top);
-    for (size_t d = 0; hoist && d < p.bound.size(); ++d)
+    for (size_t d = 0; hoist && d < p.bound.size(); ++d) {
       hoist = visibleBefore(p.bound[d], top) && visibleBefore(p.stride[d], top);
+      for (size_t k = 0; hoist && d < p.alsoBound.size() && k < p.alsoBound[d].size(); ++k) hoist = visibleBefore(p.alsoBound[d][k], top);
+    }
     Builder b(op->parent, op->loc());
     b.setInsertionPointBefore(hoist ? top : op);
     Emitter e(*this, b);
     Value* base = p.base;
     if (!p.rest.t.empty()) base = b.op1(OpKind::AddPtr, {base, e.emit(p.rest, p.wide)}, base->type());
     std::vector<Value*> ops{base};
-    for (auto& s : p.bound) ops.push_back(e.emit(s));
+    for (size_t d = 0; d < p.bound.size(); ++d) {
+      Value* extent = e.emit(p.bound[d]);
+      for (size_t k = 0; d < p.alsoBound.size() && k < p.alsoBound[d].size(); ++k)
+        extent = b.op1(OpKind::Min, {extent, e.emit(p.alsoBound[d][k])}, extent->type());
+      ops.push_back(extent);
+    }
     for (auto& s : p.stride) ops.push_back(e.emit(s, !narrow(s)));  // an i64 stride argument stays 64-bit
     const Type& pt = op->operand(0)->type();
     const std::vector<int64_t> block = p.transposed ? std::vector<int64_t>{pt.shape[1], pt.shape[0]} : pt.shape;

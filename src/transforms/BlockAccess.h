@@ -26,7 +26,8 @@
 //     comparisons of index tiles, combined with `&`); `other` is absent or zero; the start coordinate
 //     start_d collects the terms of C that are a provably non-negative multiple of S_d, the rest of C
 //     moves into the base. The descriptor is (base + rest, shape_d = start_d + R_d for masked
-//     dimensions, 2^31 - 1 otherwise, strides S_d), its block is loaded at (start_d): the same
+//     dimensions (the least of them, tile.min, for a dimension bounded more than once), 2^31 - 1
+//     otherwise, strides S_d), its block is loaded at (start_d): the same
 //     elements, and zero exactly where the mask was false.
 //   gathered: a 2-D load in a loop whose rows are `G[:, None] * S0 + ...` for an index tile G the
 //     analysis does not expand (MoE tokens) becomes a tile.desc_load whose row operand is G (-1 where
