@@ -1,6 +1,7 @@
 #include "transforms/Canonicalize.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "ir/Builder.h"
@@ -32,6 +33,13 @@ class Canonicalizer {
     const Op* d = v->definingOp();
     if (!d || d->kind() != OpKind::Constant) return std::nullopt;
     return d->attrs.at("value");
+  }
+  // Two constants of one value (floats bit for bit: -0.0 is not 0.0).
+  static bool sameConstant(const Value* a, const Value* b) {
+    auto x = constOf(a), y = constOf(b);
+    if (!x || !y || a->type() != b->type() || !(*x == *y)) return false;
+    auto* f = std::get_if<double>(&*x);
+    return !f || std::signbit(*f) == std::signbit(std::get<double>(*y));
   }
   static bool isIntConst(const Value* v, int64_t want) {
     auto c = constOf(v);
@@ -176,13 +184,15 @@ class Canonicalizer {
         return;
       case OpKind::Select:
         if (auto c = constOf(op->operand(0))) forwardTo(op, op->operand(std::get<int64_t>(*c) ? 1 : 2));
-        else if (op->operand(1) == op->operand(2)) forwardTo(op, op->operand(1));
+        else if (op->operand(1) == op->operand(2) || sameConstant(op->operand(1), op->operand(2))) forwardTo(op, op->operand(1));
         return;
       case OpKind::If:
         if (auto c = constOf(op->operand(0))) inlineRegion(op, op->region(std::get<int64_t>(*c) ? 0 : 1));
         else if (op->numResults() == 0 && op->regions().size() == 2 &&
                  ((op->region(0)->ops().size() == 1 && op->region(1)->ops().size() > 1) || (hasLoop(*op->region(1)) && !hasLoop(*op->region(0)))))
           flipEarlyReturn(op);
+        else
+          mergeLoads(op);
         return;
       case OpKind::For: {
         auto lb = constOf(op->operand(0)), ub = constOf(op->operand(1));
@@ -425,6 +435,70 @@ class Canonicalizer {
       d->parent->erase(d);
       return;
     }
+  }
+
+  // `if c: x = tl.load(p, m, o) else: x = tl.load(p)` (vLLM's prefix-prefill reads its K and V
+  // blocks so: masked only where the block may run past the context) is one load at p with mask
+  // `c ? m : true` (each region's mask, true without one) and `other` `c ? o : 0`: it reads what the
+  // taken branch reads. Each region must hold only pure ops that cannot trap (no division or
+  // remainder) and that one load, and yield it; the pointers must be computed alike. The pure ops
+  // move before the tile.if.
+  void mergeLoads(Op* ifOp) {
+    if (ifOp->numResults() != 1 || ifOp->regions().size() != 2 || !ifOp->result()->type().isTile()) return;
+    Op* loads[2] = {nullptr, nullptr};
+    for (int r = 0; r < 2; ++r) {
+      Block& b = *ifOp->region(r);
+      for (auto& o : b.ops()) {
+        const OpKind k = o->kind();
+        if (k == OpKind::Yield) continue;
+        if (k == OpKind::Load && !loads[r]) loads[r] = o.get();
+        else if (!isPure(k) || !o->regions().empty() || k == OpKind::Div || k == OpKind::FloorDiv || k == OpKind::Rem) return;
+      }
+      if (!loads[r] || b.terminator()->operand(0) != loads[r]->result()) return;
+    }
+    if (!alike(loads[0]->operand(0), loads[1]->operand(0))) return;
+    // Hoist both regions' pure ops before the tile.if (their operands are defined outside or earlier).
+    for (int r = 0; r < 2; ++r) {
+      Block& b = *ifOp->region(r);
+      std::vector<Op*> pure;
+      for (auto& o : b.ops())
+        if (o->kind() != OpKind::Yield && o->kind() != OpKind::Load) pure.push_back(o.get());
+      for (Op* o : pure) {
+        auto& ops = b.ops();
+        auto it = std::find_if(ops.begin(), ops.end(), [&](auto& q) { return q.get() == o; });
+        auto& outer = ifOp->parent->ops();
+        auto at = std::find_if(outer.begin(), outer.end(), [&](auto& q) { return q.get() == ifOp; });
+        o->parent = ifOp->parent;
+        outer.splice(at, ops, it);
+      }
+    }
+    Builder b(ifOp->parent, ifOp->loc());
+    b.setInsertionPointBefore(ifOp);
+    const Type t = ifOp->result()->type();
+    const Type maskT = t.withElement(Type::scalarOf(Scalar::I1));
+    Value* c = b.op1(OpKind::Splat, {ifOp->operand(0)}, maskT);
+    auto part = [&](int r, size_t k, const Type& ty, AttrValue none) {
+      return loads[r]->numOperands() > k ? loads[r]->operand(k) : b.op1(OpKind::Constant, {}, ty, {{"value", none}});
+    };
+    Value* mask = b.op1(OpKind::Select, {c, part(0, 1, maskT, int64_t{1}), part(1, 1, maskT, int64_t{1})}, maskT);
+    const AttrValue zero = t.elemIsFloat() ? AttrValue{0.0} : AttrValue{int64_t{0}};
+    Value* other = b.op1(OpKind::Select, {c, part(0, 2, t, zero), part(1, 2, t, zero)}, t);
+    b.setLoc(loads[0]->loc());
+    Value* r = b.op1(OpKind::Load, {loads[0]->operand(0), mask, other}, t, loads[0]->attrs);
+    r->nameHint = ifOp->result()->nameHint;
+    forwardTo(ifOp, r);
+  }
+  // Two values computed alike: the same value, or ops of one kind with the same attributes and
+  // result type whose operands are computed alike (pure ops only).
+  static bool alike(const Value* a, const Value* b, int depth = 0) {
+    if (a == b) return true;
+    const Op *x = a->definingOp(), *y = b->definingOp();
+    if (!x || !y || depth > 16 || x->kind() != y->kind() || !isPure(x->kind()) || x->attrs != y->attrs || a->type() != b->type() ||
+        x->numOperands() != y->numOperands() || x->numResults() != 1)
+      return false;
+    for (size_t k = 0; k < x->numOperands(); ++k)
+      if (!alike(x->operand(k), y->operand(k), depth + 1)) return false;
+    return true;
   }
 
   // Replaces a tile.if by the ops of one of its regions.

@@ -16,7 +16,10 @@
 //     the new shape from those roots (`scale_b.T`), and a tile.load of a 1-element tile becomes a
 //     scalar load, splat (the copies are made right after the ops they copy; originals nothing else
 //     reads go); a one-element arange is its start, a mask and'ed with true is the mask, an integer
-//     x * 0 is 0, and a shape op of a splat is a splat. Integer division by a constant zero is
+//     x * 0 is 0, a shape op of a splat is a splat, and a select of two equal constants (floats bit
+//     for bit) is the constant. A tile.if whose regions each hold pure, non-trapping ops and one
+//     tile.load of an address computed alike, and yield it, is one load (mask `c ? m1 : m2`, `other`
+//     `c ? o1 : o2`, true and zero where absent) after the regions' ops. Integer division by a constant zero is
 //     left alone (the executor reports it where it happens). The result verifies.
 //   runs: first, and after any pass that exposes constants.
 #pragma once
