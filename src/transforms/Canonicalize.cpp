@@ -177,6 +177,7 @@ class Canonicalizer {
         else if (const Op* sp = op->operand(0)->definingOp(); sp && sp->kind() == OpKind::Splat && op->kind() != OpKind::Slice)
           respell(op, OpKind::Splat, {sp->operand(0)});  // a splat reshaped is a splat of the new shape
         else if (op->kind() == OpKind::Reshape && columnSlice(op)) return;
+        else if (op->kind() == OpKind::Permute && transposeUp(op)) return;
         else if (op->kind() == OpKind::Reshape || op->kind() == OpKind::Permute) reorient(op);
         return;
       case OpKind::Arange:  // one element: its start
@@ -435,6 +436,105 @@ class Canonicalizer {
       d->parent->erase(d);
       return;
     }
+  }
+
+  // ---- a 2-D transpose moved toward its sources (vLLM's MoE with SWAP_AB accumulates C^T =
+  // B^T A^T in the K loop and transposes the accumulator after it; fla's and FlagGems' kernels store
+  // tl.trans of a result): T(T(x)) = x; T(f(x, y)) = f(T x, T y) for an elementwise f; T(x @ y + acc)
+  // = T(y) @ T(x) + T(acc); T(broadcast x) = broadcast(T x); and T of a value a tile.for carries, used
+  // only so after the loop, is carried transposed (T of the block argument inside, T of the yielded
+  // value at the yield, which these rules move up the accumulation until it meets the first). The
+  // accumulator then never needs transposing in registers: the transposes reach loaded operands (a
+  // transposed shared-memory tile for wgmma) and vectors (turned over from their 1-D roots). An op
+  // with other uses is not moved through (it would be computed twice).
+  static bool isTranspose(const Op* o) {
+    return o && o->kind() == OpKind::Permute && o->arrayAttr("order") == std::vector<int64_t>{1, 0};
+  }
+  bool transposeUp(Op* op) {
+    if (!isTranspose(op)) return false;
+    Value* x = op->operand(0);
+    Op* d = x->definingOp();
+    const Type t = op->result()->type();
+    if (isTranspose(d)) {
+      forwardTo(op, d->operand(0));
+      return true;
+    }
+    if (!d) return false;
+    if (d->kind() == OpKind::For) return transposeCarried(op);
+    if (uses_[x] != 1 || d->numResults() != 1) return false;
+    auto T = [&](Builder& b, Value* v) {
+      return b.op1(OpKind::Permute, {v}, v->type().withShape({v->type().shape[1], v->type().shape[0]}), {{"order", std::vector<int64_t>{1, 0}}});
+    };
+    Builder b(op->parent, op->loc());
+    b.setInsertionPointBefore(op);
+    if (d->kind() == OpKind::Dot && d->operand(0)->type().rank() == 2) {
+      std::vector<Value*> ops{T(b, d->operand(1)), T(b, d->operand(0))};
+      if (d->numOperands() > 2) ops.push_back(T(b, d->operand(2)));
+      Value* r = b.op1(OpKind::Dot, ops, t, d->attrs);
+      r->nameHint = x->nameHint;
+      forwardTo(op, r);
+      return true;
+    }
+    if (d->kind() == OpKind::Broadcast && d->operand(0)->type().rank() == 2) {
+      Value* r = b.op1(OpKind::Broadcast, {T(b, d->operand(0))}, t);
+      r->nameHint = x->nameHint;
+      forwardTo(op, r);
+      return true;
+    }
+    if (!isElementwise(d->kind()) || d->kind() == OpKind::Load) return false;
+    std::vector<Value*> ops;
+    for (Value* o : d->operands) ops.push_back(o->type().isTile() ? T(b, o) : o);
+    Value* r = b.op1(d->kind(), ops, t, d->attrs);
+    r->nameHint = x->nameHint;
+    forwardTo(op, r);
+    return true;
+  }
+  // T of result k of a tile.for that nothing else uses: the loop carries T(value) instead.
+  bool transposeCarried(Op* op) {
+    Value* x = op->operand(0);
+    Op* loop = x->definingOp();
+    size_t k = 0;
+    while (loop->result(k) != x) ++k;
+    if (uses_[x] != 1) return false;
+    Block& body = *loop->region(0);
+    Op* y = body.terminator();
+    if (!y || y->kind() != OpKind::Yield) return false;
+    const Type t = op->result()->type();
+    auto T = [&](Builder& b, Value* v, const Type& to) { return b.op1(OpKind::Permute, {v}, to, {{"order", std::vector<int64_t>{1, 0}}}); };
+    Builder b(loop->parent, loop->loc());
+    b.setInsertionPointBefore(loop);
+    std::vector<Value*> ops = loop->operands;
+    ops[3 + k] = T(b, ops[3 + k], t);
+    std::vector<Type> types;
+    for (size_t i = 0; i < loop->numResults(); ++i) types.push_back(i == k ? t : loop->result(i)->type());
+    Op* nl = b.create(OpKind::For, ops, types, loop->attrs);
+    Block* nb = nl->addRegion();
+    ValueMap map;
+    for (size_t i = 0; i < body.args().size(); ++i) {
+      Value* a = nb->addArg(i == k + 1 ? t : body.arg(i)->type(), body.arg(i)->nameHint);
+      map[body.arg(i)] = a;
+    }
+    Builder lb(nb, loop->loc());
+    map[body.arg(k + 1)] = T(lb, nb->arg(k + 1), body.arg(k + 1)->type());
+    for (auto& o : body.ops()) {
+      if (o.get() != y) {
+        cloneOp(lb, *o, map);
+        continue;
+      }
+      std::vector<Value*> ys;
+      for (size_t i = 0; i < y->numOperands(); ++i) ys.push_back(mapped(map, y->operand(i)));
+      lb.setLoc(y->loc());
+      ys[k] = T(lb, ys[k], t);
+      lb.create(OpKind::Yield, ys, {});
+    }
+    for (size_t i = 0; i < loop->numResults(); ++i) {
+      nl->result(i)->nameHint = loop->result(i)->nameHint;
+      if (i != k) replace(loop->result(i), nl->result(i));
+    }
+    nl->result(k)->nameHint = op->result()->nameHint.empty() ? x->nameHint : op->result()->nameHint;
+    forwardTo(op, nl->result(k));
+    loop->parent->erase(loop);
+    return true;
   }
 
   // `if c: x = tl.load(p, m, o) else: x = tl.load(p)` (vLLM's prefix-prefill reads its K and V

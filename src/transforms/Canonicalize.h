@@ -19,7 +19,10 @@
 //     x * 0 is 0, a shape op of a splat is a splat, and a select of two equal constants (floats bit
 //     for bit) is the constant. A tile.if whose regions each hold pure, non-trapping ops and one
 //     tile.load of an address computed alike, and yield it, is one load (mask `c ? m1 : m2`, `other`
-//     `c ? o1 : o2`, true and zero where absent) after the regions' ops. Integer division by a constant zero is
+//     `c ? o1 : o2`, true and zero where absent) after the regions' ops. A 2-D transpose moves toward
+//     its sources: T(T(x)) = x, through elementwise ops, broadcasts and tile.dot ((x y + a)^T =
+//     y^T x^T + a^T) whose results nothing else uses, and into a tile.for whose result it transposes
+//     (the loop carries the transpose). Integer division by a constant zero is
 //     left alone (the executor reports it where it happens). The result verifies.
 //   runs: first, and after any pass that exposes constants.
 #pragma once

@@ -3161,10 +3161,10 @@ class Emitter {
     // 8-bit operands (k32 steps; s8 sums in i32, fp8 in f32): A a shared-memory tile (K-major as
     // loaded), B staged K-major.
     const bool ints = in == Scalar::I8 && staged && a;
-    const bool fp8 = isFp8(in) && staged && a && !a->transposed;
+    const bool fp8 = isFp8(in) && a && !a->transposed && b.transposed;  // both K-major (a staged B is held so)
     if ((in != Scalar::F16 && in != Scalar::BF16 && !ints && !fp8) || (a ? a->tile.scalar : af->elem) != in)
-      unsupported(op, "tile.dot on a consumer is emitted for f16 and bf16 operands (both the same), and s8 and fp8 ones with B "
-                      "computed in registers, so far");
+      unsupported(op, "tile.dot on a consumer is emitted for f16 and bf16 operands (both the same), s8 ones with B computed in "
+                      "registers, and fp8 ones both K-major, so far");
     if (af && af->row) unsupported(op, "the A operand is a row vector");
     const Type& at = va->type();
     const int64_t kStep = ints || fp8 ? 32 : 16;
