@@ -851,9 +851,12 @@ class Specializer {
     // them), and the epilogue's uses of those belong to the first group (`owned`).
     std::vector<std::set<size_t>> groups, owned;
     if (cooperative_) {
+      // So do tiles of pointers the loop advances (torchao's block-scaled GEMM reads its column
+      // scales through `b_s_ptrs += 1`): each group computes the same addresses; before 2026-12-07
+      // such a tile got a group of its own, whose loop left the scale load's pointer undefined.
       std::set<size_t> scalars;
       for (size_t k : main_.consumerCarried)
-        if (!loop->result(k)->type().isTile()) scalars.insert(k);
+        if (!loop->result(k)->type().isTile() || loop->result(k)->type().isPtrLike()) scalars.insert(k);
       // One group per row half (splitRows says which half each accumulator is), else per tile.
       std::map<int, size_t> groupOfHalf;
       for (size_t k : main_.consumerCarried) {
