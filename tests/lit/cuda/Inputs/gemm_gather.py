@@ -130,9 +130,9 @@ def rows_flagged(x_base, ids, flags, w_base, out, K, N: tl.constexpr, PAD: tl.co
 
 
 @triton.jit
-def rows_swapped(x_base, rows_of, w_base, out_base, R, K, N, BR: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    # gemm_rows computed transposed (vLLM's MoE with SWAP_AB): out[r]^T = w^T @ x[rows_of[r]]^T, the
-    # gathered rows of x laid along the columns of the B operand, the BN x BR result stored transposed.
+def rows_swapped(x_base, rows_of, w_base, out_base, R, K, N, BR: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, BACK: tl.constexpr = False):
+    # gemm_rows as SWAP_AB computes it: out[r]^T = w^T @ x[rows_of[r]]^T (x's gathered rows along B's columns),
+    # stored transposed; with BACK transposed back after the loop (`tl.trans(accumulator)`), stored row-major.
     r = tl.program_id(0) * BR + tl.arange(0, BR)
     live = r < R
     src = tl.load(rows_of + r, mask=live, other=0)
@@ -143,22 +143,9 @@ def rows_swapped(x_base, rows_of, w_base, out_base, R, K, N, BR: tl.constexpr, B
         xt = tl.load(x_base + src[None, :] * K + (k0 + ks)[:, None], mask=live[None, :] & ((k0 + ks)[:, None] < K), other=0.0)
         wt = tl.load(w_base + (k0 + ks)[None, :] * N + cols[:, None], mask=((k0 + ks)[None, :] < K) & (cols[:, None] < N), other=0.0)
         total = tl.dot(wt, xt, total)
-    tl.store(out_base + r[None, :] * N + cols[:, None], total.to(tl.float16), mask=live[None, :] & (cols[:, None] < N))
+    if BACK:
+        out = tl.trans(total)
+        tl.store(out_base + r[:, None] * N + cols[None, :], out.to(out_base.dtype.element_ty), mask=live[:, None] & (cols[None, :] < N))
+    else:
+        tl.store(out_base + r[None, :] * N + cols[:, None], total.to(tl.float16), mask=live[None, :] & (cols[:, None] < N))
 
-
-@triton.jit
-def rows_swapped_t(x_base, rows_of, w_base, out_base, R, K, N, BR: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    # rows_swapped with the accumulator transposed back after the loop (vLLM's MoE with SWAP_AB:
-    # `accumulator = tl.trans(accumulator)`), stored row-major.
-    r = tl.program_id(0) * BR + tl.arange(0, BR)
-    live = r < R
-    src = tl.load(rows_of + r, mask=live, other=0)
-    cols = tl.program_id(1) * BN + tl.arange(0, BN)
-    ks = tl.arange(0, BK)
-    total = tl.zeros((BN, BR), dtype=tl.float32)
-    for k0 in range(0, K, BK):
-        xt = tl.load(x_base + src[None, :] * K + (k0 + ks)[:, None], mask=live[None, :] & ((k0 + ks)[:, None] < K), other=0.0)
-        wt = tl.load(w_base + (k0 + ks)[None, :] * N + cols[:, None], mask=((k0 + ks)[None, :] < K) & (cols[:, None] < N), other=0.0)
-        total = tl.dot(wt, xt, total)
-    out = tl.trans(total)
-    tl.store(out_base + r[:, None] * N + cols[None, :], out.to(out_base.dtype.element_ty), mask=live[:, None] & (cols[None, :] < N))
