@@ -423,6 +423,20 @@ void replaceAllUsesWith(Block& scope, Value* from, Value* to) {
   });
 }
 
+bool sameValue(const Value* a, const Value* b, int depth, const std::function<bool(const Value*, const Value*, int)>& alsoSame) {
+  if (a == b) return true;
+  if (depth > 0 && alsoSame && alsoSame(a, b, depth)) return true;
+  const Op* x = a->definingOp();
+  const Op* y = b->definingOp();
+  if (!x || !y || depth == 0 || x->kind() != y->kind() || !isPure(x->kind()) || !x->regions().empty() ||
+      !y->regions().empty() || x->numResults() != 1 || y->numResults() != 1 || !(a->type() == b->type()) ||
+      x->attrs != y->attrs || x->numOperands() != y->numOperands())
+    return false;
+  for (size_t i = 0; i < x->numOperands(); ++i)
+    if (!sameValue(x->operand(i), y->operand(i), depth - 1, alsoSame)) return false;
+  return true;
+}
+
 bool computedTile(const Value* v) {
   const Op* d = v->definingOp();
   if (d && d->kind() == OpKind::Permute) return computedTile(d->operand(0));

@@ -172,6 +172,11 @@ bool writtenArgs(const Block& body, std::set<const Value*>& args);
 // Whether the address `addr` (a pointer, a tile of pointers or a descriptor) reads only buffers of
 // pointer arguments that `written` does not hold: at least one such argument is behind it.
 bool readsOnlyUnwritten(Value* addr, const Block& body, const std::set<const Value*>& written);
+// Whether a and b hold the same value: the same SSA value, `alsoSame` (a pass's own equalities), or
+// the results of the same pure op (kind, attributes, result type; no regions) on operands that hold
+// the same values in this sense, to `depth` ops deep (`pid_m * BLOCK_M` written twice).
+bool sameValue(const Value* a, const Value* b, int depth = 16,
+               const std::function<bool(const Value*, const Value*, int)>& alsoSame = {});
 // Counts the uses of each value inside `scope`.
 void countUses(const Block& scope, std::map<const Value*, int>& uses);
 // The integer a tile.constant holds (a scalar, or every element of a tile), or nullopt for anything

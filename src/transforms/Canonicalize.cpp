@@ -462,32 +462,30 @@ class Canonicalizer {
     if (!d) return false;
     if (d->kind() == OpKind::For) return transposeCarried(op);
     if (uses_[x] != 1 || d->numResults() != 1) return false;
-    auto T = [&](Builder& b, Value* v) {
-      return b.op1(OpKind::Permute, {v}, v->type().withShape({v->type().shape[1], v->type().shape[0]}), {{"order", std::vector<int64_t>{1, 0}}});
-    };
     Builder b(op->parent, op->loc());
     b.setInsertionPointBefore(op);
+    Value* r;
     if (d->kind() == OpKind::Dot && d->operand(0)->type().rank() == 2) {
-      std::vector<Value*> ops{T(b, d->operand(1)), T(b, d->operand(0))};
-      if (d->numOperands() > 2) ops.push_back(T(b, d->operand(2)));
-      Value* r = b.op1(OpKind::Dot, ops, t, d->attrs);
-      r->nameHint = x->nameHint;
-      forwardTo(op, r);
-      return true;
+      std::vector<Value*> ops{transpose(b, d->operand(1)), transpose(b, d->operand(0))};
+      if (d->numOperands() > 2) ops.push_back(transpose(b, d->operand(2)));
+      r = b.op1(OpKind::Dot, ops, t, d->attrs);
+    } else if (d->kind() == OpKind::Broadcast && d->operand(0)->type().rank() == 2) {
+      r = b.op1(OpKind::Broadcast, {transpose(b, d->operand(0))}, t);
+    } else if (isElementwise(d->kind()) && d->kind() != OpKind::Load) {
+      std::vector<Value*> ops;
+      for (Value* o : d->operands) ops.push_back(o->type().isTile() ? transpose(b, o) : o);
+      r = b.op1(d->kind(), ops, t, d->attrs);
+    } else {
+      return false;
     }
-    if (d->kind() == OpKind::Broadcast && d->operand(0)->type().rank() == 2) {
-      Value* r = b.op1(OpKind::Broadcast, {T(b, d->operand(0))}, t);
-      r->nameHint = x->nameHint;
-      forwardTo(op, r);
-      return true;
-    }
-    if (!isElementwise(d->kind()) || d->kind() == OpKind::Load) return false;
-    std::vector<Value*> ops;
-    for (Value* o : d->operands) ops.push_back(o->type().isTile() ? T(b, o) : o);
-    Value* r = b.op1(d->kind(), ops, t, d->attrs);
     r->nameHint = x->nameHint;
     forwardTo(op, r);
     return true;
+  }
+  // The 2-D transpose of v, made at b.
+  static Value* transpose(Builder& b, Value* v) {
+    const auto& s = v->type().shape;
+    return b.op1(OpKind::Permute, {v}, v->type().withShape({s[1], s[0]}), {{"order", std::vector<int64_t>{1, 0}}});
   }
   // T of result k of a tile.for that nothing else uses: the loop carries T(value) instead.
   bool transposeCarried(Op* op) {
@@ -500,11 +498,10 @@ class Canonicalizer {
     Op* y = body.terminator();
     if (!y || y->kind() != OpKind::Yield) return false;
     const Type t = op->result()->type();
-    auto T = [&](Builder& b, Value* v, const Type& to) { return b.op1(OpKind::Permute, {v}, to, {{"order", std::vector<int64_t>{1, 0}}}); };
     Builder b(loop->parent, loop->loc());
     b.setInsertionPointBefore(loop);
     std::vector<Value*> ops = loop->operands;
-    ops[3 + k] = T(b, ops[3 + k], t);
+    ops[3 + k] = transpose(b, ops[3 + k]);
     std::vector<Type> types;
     for (size_t i = 0; i < loop->numResults(); ++i) types.push_back(i == k ? t : loop->result(i)->type());
     Op* nl = b.create(OpKind::For, ops, types, loop->attrs);
@@ -515,7 +512,7 @@ class Canonicalizer {
       map[body.arg(i)] = a;
     }
     Builder lb(nb, loop->loc());
-    map[body.arg(k + 1)] = T(lb, nb->arg(k + 1), body.arg(k + 1)->type());
+    map[body.arg(k + 1)] = transpose(lb, nb->arg(k + 1));
     for (auto& o : body.ops()) {
       if (o.get() != y) {
         cloneOp(lb, *o, map);
@@ -524,7 +521,7 @@ class Canonicalizer {
       std::vector<Value*> ys;
       for (size_t i = 0; i < y->numOperands(); ++i) ys.push_back(mapped(map, y->operand(i)));
       lb.setLoc(y->loc());
-      ys[k] = T(lb, ys[k], t);
+      ys[k] = transpose(lb, ys[k]);
       lb.create(OpKind::Yield, ys, {});
     }
     for (size_t i = 0; i < loop->numResults(); ++i) {
@@ -552,11 +549,13 @@ class Canonicalizer {
         const OpKind k = o->kind();
         if (k == OpKind::Yield) continue;
         if (k == OpKind::Load && !loads[r]) loads[r] = o.get();
-        else if (!isPure(k) || !o->regions().empty() || k == OpKind::Div || k == OpKind::FloorDiv || k == OpKind::Rem) return;
+        else if (!isPure(k) || !o->regions().empty() || k == OpKind::Div || k == OpKind::FloorDiv || k == OpKind::Rem ||
+                 (loads[r] && std::count(o->operands.begin(), o->operands.end(), loads[r]->result())))  // moved out, it would lose the load
+          return;
       }
       if (!loads[r] || b.terminator()->operand(0) != loads[r]->result()) return;
     }
-    if (!alike(loads[0]->operand(0), loads[1]->operand(0))) return;
+    if (!sameValue(loads[0]->operand(0), loads[1]->operand(0))) return;
     // Hoist both regions' pure ops before the tile.if (their operands are defined outside or earlier).
     for (int r = 0; r < 2; ++r) {
       Block& b = *ifOp->region(r);
@@ -588,19 +587,6 @@ class Canonicalizer {
     r->nameHint = ifOp->result()->nameHint;
     forwardTo(ifOp, r);
   }
-  // Two values computed alike: the same value, or ops of one kind with the same attributes and
-  // result type whose operands are computed alike (pure ops only).
-  static bool alike(const Value* a, const Value* b, int depth = 0) {
-    if (a == b) return true;
-    const Op *x = a->definingOp(), *y = b->definingOp();
-    if (!x || !y || depth > 16 || x->kind() != y->kind() || !isPure(x->kind()) || x->attrs != y->attrs || a->type() != b->type() ||
-        x->numOperands() != y->numOperands() || x->numResults() != 1)
-      return false;
-    for (size_t k = 0; k < x->numOperands(); ++k)
-      if (!alike(x->operand(k), y->operand(k), depth + 1)) return false;
-    return true;
-  }
-
   // Replaces a tile.if by the ops of one of its regions.
   // `if c: return` before the rest of a kernel (the front end's `if c {} else {rest}`) becomes
   // `if !c {rest} else {}`: a guard around the rest, which warp-specialize takes like `if t < tiles:`.

@@ -1111,21 +1111,10 @@ class Specializer {
     Op* c = cloneOp(b, *d, copies);
     return copies[v] = c->result();
   }
-  // Whether a and b hold the same value: the same SSA value, or the results of the same pure op
-  // (kind, attributes, result type; no regions) on operands that are the same in this sense, such as
-  // `pid_m * BLOCK_M` written once in the loop and again in the epilogue.
+  // Whether a and b hold the same value (ir::sameValue: `pid_m * BLOCK_M` written once in the loop and
+  // again in the epilogue), a counter that always equals its loop's induction variable counting as it.
   static bool sameValue(const Value* a, const Value* b, int depth = 16) {
-    if (a == b) return true;
-    if (depth > 0 && (derivedIv(a, b, depth) || derivedIv(b, a, depth))) return true;
-    const Op* x = a->definingOp();
-    const Op* y = b->definingOp();
-    if (!x || !y || depth == 0 || x->kind() != y->kind() || !isPure(x->kind()) || !x->regions().empty() ||
-        !y->regions().empty() || x->numResults() != 1 || y->numResults() != 1 || !(a->type() == b->type()) ||
-        x->attrs != y->attrs || x->numOperands() != y->numOperands())
-      return false;
-    for (size_t i = 0; i < x->numOperands(); ++i)
-      if (!sameValue(x->operand(i), y->operand(i), depth - 1)) return false;
-    return true;
+    return ir::sameValue(a, b, depth, [](const Value* x, const Value* y, int d) { return derivedIv(x, y, d) || derivedIv(y, x, d); });
   }
 
   // Whether `v` is a counter that always equals the induction variable `iv` of its loop: v = c + s,
