@@ -700,11 +700,8 @@ class BlockAccess {
     if (!ty.isTile()) {
       // An i64 scalar that is not a polynomial of widened i32 values stands for itself where its
       // value provably fits in 32 bits (the descriptor's coordinates are 32-bit).
-      if (ty.scalar == Scalar::I64) {
-        const auto lo = lowerBound(v, 0), hi = upperBound(v, 0);
-        if (!lo || !hi || *lo < -2147483647 - 1 || *hi > 2147483647)
-          return fail<IntV>("the i64 index value of " + at(*d) + " is not computed from widened i32 values, nor bounded to 32 bits");
-      }
+      if (ty.scalar == Scalar::I64 && !fits32(v))
+        return fail<IntV>("the i64 index value of " + at(*d) + " is not computed from widened i32 values, nor bounded to 32 bits");
       return IntV{Sym::atom(atomOf(v)), {}};
     }
     // In gather mode an index tile that is not such a clamp (`tl.where(valid, ids, 0)`) is a gather atom.
@@ -1093,11 +1090,14 @@ class BlockAccess {
     for (auto& [m, c] : s.t)
       for (int id : m) {
         const Value* v = id >= kIndexVars ? atoms_[static_cast<size_t>(id - kIndexVars)].v : nullptr;
-        if (!v || v->type().scalar != Scalar::I64) continue;
-        const auto lo = lowerBound(v, 0), hi = upperBound(v, 0);
-        if (!lo || !hi || *lo < -2147483647 - 1 || *hi > 2147483647) return false;
+        if (v && v->type().scalar == Scalar::I64 && !fits32(v)) return false;
       }
     return true;
+  }
+  // Whether the bounds analysis shows v within int32's range.
+  bool fits32(const Value* v) {
+    const auto lo = lowerBound(v, 0), hi = upperBound(v, 0);
+    return lo && hi && *lo >= std::numeric_limits<int32_t>::min() && *hi <= std::numeric_limits<int32_t>::max();
   }
   std::optional<Plan> narrowCoordinates(std::optional<Plan> p) {
     for (size_t d = 0; p && d < p->start.size(); ++d)
