@@ -34,8 +34,8 @@ LoadedKernel specialize(LoadedKernel lk, const transforms::PassOptions& opt, con
   pm.options = opt;
   std::ostringstream said;  // the passes' explanations, kept for the error's reason (and passed on)
   pm.options.explain = &said;
-  pm.addPipeline(stage == "nv" ? "canonicalize,block-access,one-shot-loop,program-order,warp-specialize,pipeline,split-consumers,lower-aref"
-                               : "canonicalize,block-access,one-shot-loop,program-order,warp-specialize,pipeline,split-consumers");
+  pm.addPipeline(stage == "nv" ? "canonicalize,block-access,derive-pointers,one-shot-loop,program-order,warp-specialize,pipeline,split-consumers,lower-aref"
+                               : "canonicalize,block-access,derive-pointers,one-shot-loop,program-order,warp-specialize,pipeline,split-consumers");
   try {
     pm.run(*lk.module);
   } catch (...) {

@@ -1785,8 +1785,8 @@ class BlockAccess {
       countUses(f_.body, uses);
       Block& body = *loop->region(0);
       Op* yield = body.terminator();
-      std::set<size_t> dead;
-      std::set<Op*> deadOps;
+      std::map<size_t, Value*> dead;  // nothing reads their arguments
+      std::set<const Op*> deadOps;
       for (size_t k = 0; k < loop->numResults(); ++k) {
         Value* arg = body.arg(k + 1);
         if (!arg->type().isPtrLike() || uses.count(loop->result(k))) continue;
@@ -1796,33 +1796,13 @@ class BlockAccess {
         bool step = d && d->parent == &body && isPure(d->kind()) && uses[next] == 1 && uses[arg] == 1 &&
                     std::count(d->operands.begin(), d->operands.end(), arg) == 1;
         if (!self && !step) continue;
-        dead.insert(k);
+        dead[k] = nullptr;
         if (step) deadOps.insert(d);
       }
       if (dead.empty()) continue;
-      Builder b(loop->parent, loop->loc());
-      b.setInsertionPointBefore(loop);
-      std::vector<Value*> ops{loop->operand(0), loop->operand(1), loop->operand(2)};
-      std::vector<Type> types;
-      std::vector<size_t> kept;
-      for (size_t k = 0; k < loop->numResults(); ++k)
-        if (!dead.count(k)) kept.push_back(k), ops.push_back(loop->operand(3 + k)), types.push_back(loop->result(k)->type());
-      Op* nl = b.create(OpKind::For, ops, types, loop->attrs);
-      Block* nb = nl->addRegion();
-      ValueMap map;
-      map[body.arg(0)] = nb->addArg(body.arg(0)->type(), body.arg(0)->nameHint);
-      for (size_t k : kept) map[body.arg(k + 1)] = nb->addArg(body.arg(k + 1)->type(), body.arg(k + 1)->nameHint);
-      Builder inner(nb, loop->loc());
-      for (auto& o : body.ops())
-        if (o.get() != yield && !deadOps.count(o.get())) cloneOp(inner, *o, map);
-      std::vector<Value*> ys;
-      for (size_t k : kept) ys.push_back(mapped(map, yield->operand(k)));
-      inner.setLoc(yield->loc());
-      inner.create(OpKind::Yield, ys, {});
-      for (size_t n = 0; n < kept.size(); ++n) {
-        nl->result(n)->nameHint = loop->result(kept[n])->nameHint;
-        replaceAllUsesWith(f_.body, loop->result(kept[n]), nl->result(n));
-      }
+      Op* nl = rebuildForWithout(loop, dead, deadOps);
+      for (size_t k = 0, n = 0; k < loop->numResults(); ++k)
+        if (!dead.count(k)) replaceAllUsesWith(f_.body, loop->result(k), nl->result(n++));
       loop->parent->erase(loop);
       removeDeadCode();
     }

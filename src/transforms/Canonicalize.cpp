@@ -380,41 +380,13 @@ class Canonicalizer {
     Block& body = *loop->region(0);
     Op* y = body.terminator();
     if (!y || y->kind() != OpKind::Yield || y->numOperands() != loop->numResults()) return;
-    std::vector<size_t> keep;
+    std::map<size_t, Value*> drop;  // inside, the argument is the initial value
     for (size_t k = 0; k < loop->numResults(); ++k)
-      if (y->operand(k) != body.arg(k + 1)) keep.push_back(k);
-    if (keep.size() == loop->numResults()) return;
-    Builder b(loop->parent, loop->loc());
-    b.setInsertionPointBefore(loop);
-    std::vector<Value*> ops{loop->operand(0), loop->operand(1), loop->operand(2)};
-    std::vector<Type> types;
-    for (size_t k : keep) ops.push_back(loop->operand(3 + k)), types.push_back(loop->result(k)->type());
-    Op* nl = b.create(OpKind::For, ops, types, loop->attrs);
-    Block* nb = nl->addRegion();
-    ValueMap map;
-    map[body.arg(0)] = nb->addArg(body.arg(0)->type(), body.arg(0)->nameHint);
-    for (size_t k = 0, kept = 0; k < loop->numResults(); ++k) {
-      const bool kept_k = kept < keep.size() && keep[kept] == k;
-      map[body.arg(k + 1)] = kept_k ? nb->addArg(body.arg(k + 1)->type(), body.arg(k + 1)->nameHint) : loop->operand(3 + k);
-      kept += kept_k;
-    }
-    Builder lb(nb, loop->loc());
-    for (auto& op : body.ops()) {
-      if (op.get() != y) {
-        cloneOp(lb, *op, map);
-        continue;
-      }
-      std::vector<Value*> ys;
-      for (size_t k : keep) ys.push_back(mapped(map, y->operand(k)));
-      lb.setLoc(y->loc());
-      lb.create(OpKind::Yield, ys, {});
-    }
-    for (size_t k = 0, kept = 0; k < loop->numResults(); ++k) {
-      const bool kept_k = kept < keep.size() && keep[kept] == k;
-      if (kept_k) nl->result(kept)->nameHint = loop->result(k)->nameHint;
-      replace(loop->result(k), kept_k ? nl->result(kept) : loop->operand(3 + k));
-      kept += kept_k;
-    }
+      if (y->operand(k) == body.arg(k + 1)) drop[k] = loop->operand(3 + k);
+    if (drop.empty()) return;
+    Op* nl = rebuildForWithout(loop, drop);
+    for (size_t k = 0, n = 0; k < loop->numResults(); ++k)
+      replace(loop->result(k), drop.count(k) ? loop->operand(3 + k) : nl->result(n++));
     loop->parent->erase(loop);
   }
 

@@ -6,6 +6,7 @@
 #include "ir/Verifier.h"
 #include "transforms/BlockAccess.h"
 #include "transforms/Canonicalize.h"
+#include "transforms/DerivePointers.h"
 #include "transforms/LowerAref.h"
 #include "transforms/OneShotLoop.h"
 #include "transforms/ProgramOrder.h"
@@ -21,6 +22,8 @@ const std::vector<PassInfo>& registeredPasses() {
        [](ir::Module& m, const PassOptions&) { canonicalize(m); }},
       {"block-access", "rewrite pointer-arithmetic block loads and stores (and split-K atomic adds) into tensor-descriptor accesses",
        [](ir::Module& m, const PassOptions& o) { blockAccess(m, o); }},
+      {"derive-pointers", "compute a tile of pointers a loop advances by a fixed step from the trip number instead of carrying it",
+       [](ir::Module& m, const PassOptions& o) { derivePointers(m, o); }},
       {"one-shot-loop", "wrap a tl.dot of block loads made once per program in a loop of one trip, for warp-specialize",
        [](ir::Module& m, const PassOptions& o) { oneShotLoop(m, o); }},
       {"program-order", "launch programs whose loop grows with program_id(0) longest first (causal attention)",
