@@ -84,8 +84,8 @@ class Specializer {
   // per slot), the tiles loaded once (`preloads`), the epilogue's stored tiles (staged for TMA:
   // every tile.desc_store outside the main loop `loop`, after it or, in a persistent kernel, in the
   // tile loop around it; stores at one row offset take turns in one buffer per size, as the
-  // emitter lays them out) and the B of each tile.dot in `loop` computed in registers (the consumers
-  // stage it for wgmma in one buffer), with 2 KB for barriers and alignment.
+  // emitter lays them out) and the B of each tile.dot computed in registers, in `loop` or not (the
+  // consumers stage it for wgmma in a buffer of its own), with 2 KB for barriers and alignment.
   int64_t chooseDepth(const std::vector<Type>& payload, const std::vector<Op*>& preloads, const Op* loop) {
     if (opt_.depth > 0) return opt_.depth;
     auto bytes = [](const Type& t) { return t.isTile() ? t.numel() * byteWidth(t.scalar) : int64_t{0}; };
@@ -102,10 +102,11 @@ class Specializer {
         if (b->parentOp == loop) return;
       if (staged.emplace(o->operand(2), bytes(o->operand(1)->type())).second) fixed += bytes(o->operand(1)->type());
     });
-    if (loop)
-      walk(*loop->region(0), [&](const Op* o) {
-        if (o->kind() == OpKind::Dot && computedTile(o->operand(1))) fixed += bytes(o->operand(1)->type());
-      });
+    // Before the loop too: FlagAttention's piecewise attention turns Q into the MMA layout with
+    // `tl.dot(q, I)`, an identity computed in registers (two of them: 64 KB at D = 128).
+    walk(f_.body, [&](const Op* o) {
+      if (o->kind() == OpKind::Dot && computedTile(o->operand(1))) fixed += bytes(o->operand(1)->type());
+    });
     // A tile the epilogue loads through a descriptor (a residual added to the result) lands in a
     // buffer of its own (lmdeploy's `_linear_add`: 64 KB at 128x256 f16, which three slots left no
     // room for); the later loops' loads are in `payload`.

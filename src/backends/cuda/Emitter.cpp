@@ -2948,7 +2948,11 @@ class Emitter {
     if (op.intAttr("axis") != 1 || src->type().rank() != 2 || it == frags_.end() || it->second.row)
       unsupported(op, "only reductions along axis 1 of a register tile (an MMA result or arithmetic on one) are emitted");
     const Frag& in = it->second;
-    if (in.elem != Scalar::F32) unsupported(op, "reductions are emitted for f32 tiles only");
+    // f16 and bf16 tiles are combined in f32 and rounded once at the end (the executor rounds its
+    // exact combination once; Triton adds in the element type).
+    const bool half = in.elem == Scalar::F16 || in.elem == Scalar::BF16;
+    if (in.elem != Scalar::F32 && !half) unsupported(op, "reductions are emitted for f32, f16 and bf16 tiles only");
+    auto rd = [&](const std::string& e) { return half ? "tawa::to_f32(" + e + ")" : e; };
     std::string kind = op.strAttr("kind");
     auto fold = [&](const std::string& a, const std::string& b) {
       if (kind == "sum") return a + " + " + b;
@@ -2964,13 +2968,13 @@ class Emitter {
     line("for (int mi = 0; mi < " + std::to_string(out.mBlocks) + "; ++mi) {");
     line("TAWA_UNROLL");
     line("  for (int h = 0; h < 2; ++h) {  // this thread's rows 8h + lane/4 of each 16-row warp slice");
-    line("    float x = " + in.name + "[mi][2 * h];");
-    line("    x = " + fold("x", in.name + "[mi][2 * h + 1]") + ";");
+    line("    float x = " + rd(in.name + "[mi][2 * h]") + ";");
+    line("    x = " + fold("x", rd(in.name + "[mi][2 * h + 1]")) + ";");
     if (in.perThread > 4) {
       line("TAWA_UNROLL");
       line("    for (int j = 1; j < " + std::to_string(in.perThread / 4) + "; ++j) {");
-      line("      x = " + fold("x", in.name + "[mi][4 * j + 2 * h]") + ";");
-      line("      x = " + fold("x", in.name + "[mi][4 * j + 2 * h + 1]") + ";");
+      line("      x = " + fold("x", rd(in.name + "[mi][4 * j + 2 * h]")) + ";");
+      line("      x = " + fold("x", rd(in.name + "[mi][4 * j + 2 * h + 1]")) + ";");
       line("    }");
     }
     if (deferredSums_.count(&op)) {
@@ -2979,7 +2983,7 @@ class Emitter {
       line("    x = " + fold("x", "tawa::shfl_xor(x, 1)") + ";");
       line("    x = " + fold("x", "tawa::shfl_xor(x, 2)") + ";");
     }
-    line("    " + out.name + "[mi][h] = x;");
+    line("    " + out.name + "[mi][h] = " + (!half ? "x" : in.elem == Scalar::F16 ? "tawa::to_f16(x)" : "tawa::to_bf16(x)") + ";");
     line("  }");
     line("}");
     frags_[op.result()] = out;
@@ -2992,7 +2996,7 @@ class Emitter {
   // partial sums, which emitVecStore adds atomically (a warp group's four warps: four adds a column).
   void emitColumnSums(const Op& op, const Frag& in) {
     if (op.strAttr("kind") != "sum") unsupported(op, "a reduction along axis 0 of a register tile is emitted for sums only");
-    if (in.elem != Scalar::F32) unsupported(op, "reductions are emitted for f32 tiles only");
+    if (in.elem != Scalar::F32) unsupported(op, "column sums are emitted for f32 tiles only");
     const int64_t groups = in.perThread / 4;  // groups of 8 columns; each thread holds 2 of each
     profTile(op);
     at(op);
@@ -3264,22 +3268,28 @@ class Emitter {
 
   // Two cooperative consumers compute the same B (they split the M tile; B is KxN): the k-th staged
   // B of consumer 1 shares the k-th of consumer 0's buffer, each consumer computing and writing half
-  // of its columns (half the work, half the shared memory). Not beside ping-pong loops, whose
-  // consumers run half an iteration apart.
+  // of its columns (half the work, half the shared memory). Not inside ping-pong loops, whose
+  // consumers run half an iteration apart; before or after one both run the same code (FlagAttention's
+  // piecewise attention's `tl.dot(q, I)` before its loop), and share.
   void shareOperandStagings() {
     if (regions_.size() != 3) return;
     std::vector<const Op*> byRegion[3];
     for (const Op* op : operandStagingOrder_) byRegion[regionIndex(op)].push_back(op);
-    bool pingPongLoops = false;
-    for (size_t w = 1; w < 3; ++w)
-      walk(*regions_[w]->region(0), [&](const Op* o) { pingPongLoops = pingPongLoops || (o->kind() == OpKind::For && o->hasAttr("pv_overlap")); });
-    if (pingPongLoops || byRegion[1].size() != byRegion[2].size()) return;
+    auto inPingPong = [](const Op* op) {
+      for (const Block* b = op->parent; b && b->parentOp; b = b->parentOp->parent)
+        if (b->parentOp->kind() == OpKind::For && b->parentOp->hasAttr("pv_overlap")) return true;
+      return false;
+    };
+    if (byRegion[1].size() != byRegion[2].size()) return;
     for (size_t k = 0; k < byRegion[1].size(); ++k) {
       Staging& a = operandStagings_.at(byRegion[1][k]);
       Staging& b = operandStagings_.at(byRegion[2][k]);
-      if (byRegion[1][k]->operand(1)->type() != byRegion[2][k]->operand(1)->type() || a.kMajor != b.kMajor) return;
+      if (byRegion[1][k]->operand(1)->type() != byRegion[2][k]->operand(1)->type() || a.kMajor != b.kMajor ||
+          inPingPong(byRegion[1][k]) != inPingPong(byRegion[2][k]))
+        return;
     }
     for (size_t k = 0; k < byRegion[1].size(); ++k) {
+      if (inPingPong(byRegion[1][k])) continue;
       Staging& a = operandStagings_.at(byRegion[1][k]);
       Staging& b = operandStagings_.at(byRegion[2][k]);
       a.shared = b.shared = true;

@@ -823,8 +823,10 @@ class SimtEmitter {
   // The identity and the combining expression (of %a and %b) of a reduction or scan kind, computed
   // on f32, f64, 32- or 64-bit integer values; the C type and the scratch (`red`, a word or two per warp) as that
   // type; how an element becomes one (`in`) and a result goes back to the element type (`out`).
-  // f16/bf16 max and min are computed in f32 (exact); 8- and 16-bit integers in 32 bits, truncated at
-  // the end (sums and products wrap modulo 2^bits whatever the order, as the executor's step by step).
+  // f16/bf16 max and min are computed in f32 (exact), and so are their sums and products, rounded
+  // once at the end as the executor rounds its exact combination (scans round every prefix there, in
+  // the element type: not emitted); 8- and 16-bit integers in 32 bits, truncated at the end (sums and
+  // products wrap modulo 2^bits whatever the order, as the executor's step by step).
   struct Combiner {
     std::string type, id, comb, scratch, in = "%a", out = "%a";
     std::string operator()(const std::string& x, const std::string& y) const { return fill(comb, x, y); }
@@ -843,16 +845,17 @@ class SimtEmitter {
   Combiner combiner(const Op& op, Scalar elem, const std::string& kind, const char* what) {
     Scalar s = elem;
     std::string in = "%a", out = "%a";
-    if (isHalf(elem) && (kind == "max" || kind == "min")) {
+    const bool scan = std::string(what) == "scans";
+    if (isHalf(elem) && (kind == "max" || kind == "min" || (!scan && (kind == "sum" || kind == "prod")))) {
       s = Scalar::F32, in = "to_f32(%a)", out = narrow(elem, "%a");
     } else if (elem == Scalar::I8 || elem == Scalar::I16 || elem == Scalar::U8 || elem == Scalar::U16) {
       s = ir::isUnsigned(elem) ? Scalar::U32 : Scalar::I32;
       in = "static_cast<" + cOf(s, op.loc()) + ">(%a)", out = "static_cast<" + cOf(elem, op.loc()) + ">(%a)";
     }
     if (s != Scalar::F32 && s != Scalar::I32 && s != Scalar::U32 && s != Scalar::F64 && s != Scalar::I64 && s != Scalar::U64)
-      throw UserError(op.loc(), std::string("the SIMT path ") + what + " f32, f64, 32- and 64-bit integer tiles, 8- and 16-bit integer ones, and takes the "
-                                    "max or min of f16 and bf16 ones; this one is " + std::string(ir::scalarName(elem)) +
-                                    (isHalf(elem) ? " (a " + kind + ": its order of roundings would differ)" : ""),
+      throw UserError(op.loc(), std::string("the SIMT path ") + what + " f32, f64, 32- and 64-bit integer tiles, 8- and 16-bit integer ones, and " +
+                                    (scan ? "takes the running max or min of" : "reduces") + " f16 and bf16 ones; this one is " +
+                                    std::string(ir::scalarName(elem)) + (isHalf(elem) ? " (a " + kind + ": its order of roundings would differ)" : ""),
                       "cast the tile to f32 first");
     const bool f = s == Scalar::F32 || s == Scalar::F64, u = s == Scalar::U32 || s == Scalar::U64, prop = ir::propagatesNan(op);
     const bool wide = ir::bitWidth(s) == 64;
