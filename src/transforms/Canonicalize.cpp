@@ -23,6 +23,7 @@ class Canonicalizer {
     do {
       changed_ = false;
       uses_.clear();
+      flipped_.clear();  // (its values are dead by the next sweep, which removes them)
       countUses(f_.body, uses_);
       sweep(f_.body);
     } while (changed_);
@@ -194,6 +195,9 @@ class Canonicalizer {
           flipEarlyReturn(op);
         else
           mergeLoads(op);
+        return;
+      case OpKind::Dot:
+        halfDot(op);
         return;
       case OpKind::For: {
         auto lb = constOf(op->operand(0)), ub = constOf(op->operand(1));
@@ -410,6 +414,23 @@ class Canonicalizer {
     }
   }
 
+  // A tile.dot with an f16 or bf16 result (`tl.dot(q, k, out_dtype=tl.float16)`: DeepSpeed's packed
+  // flash attention) is an f32 dot rounded once: its accumulator widened exactly, the products summed
+  // in f32, the sum rounded to the result type, as the executor computes it (Triton's MMA rounds its
+  // f16 accumulator as it goes). The backends then need no 16-bit accumulators.
+  void halfDot(Op* op) {
+    const Type& t = op->result()->type();
+    if (t.scalar != Scalar::F16 && t.scalar != Scalar::BF16) return;
+    const Type wide = t.withElement(Type::scalarOf(Scalar::F32));
+    Builder b(op->parent, op->loc());
+    b.setInsertionPointBefore(op);
+    std::vector<Value*> ops{op->operand(0), op->operand(1)};
+    if (op->numOperands() == 3) ops.push_back(b.op1(OpKind::Cast, {op->operand(2)}, wide));
+    Value* r = b.op1(OpKind::Cast, {b.op1(OpKind::Dot, ops, wide, op->attrs)}, t);
+    r->nameHint = op->result()->nameHint;
+    forwardTo(op, r);
+  }
+
   // ---- a 2-D transpose moved toward its sources (vLLM's MoE with SWAP_AB accumulates C^T =
   // B^T A^T in the K loop and transposes the accumulator after it; fla's and FlagGems' kernels store
   // tl.trans of a result): T(T(x)) = x; T(f(x, y)) = f(T x, T y) for an elementwise f; T(x @ y + acc)
@@ -418,7 +439,8 @@ class Canonicalizer {
   // value at the yield, which these rules move up the accumulation until it meets the first). The
   // accumulator then never needs transposing in registers: the transposes reach loaded operands (a
   // transposed shared-memory tile for wgmma) and vectors (turned over from their 1-D roots). An op
-  // with other uses is not moved through (it would be computed twice).
+  // with other uses is moved through only when all of them end transposed (else it would be
+  // computed twice, or transposed in registers).
   static bool isTranspose(const Op* o) {
     return o && o->kind() == OpKind::Permute && o->arrayAttr("order") == std::vector<int64_t>{1, 0};
   }
@@ -426,16 +448,26 @@ class Canonicalizer {
     if (!isTranspose(op)) return false;
     Value* x = op->operand(0);
     Op* d = x->definingOp();
-    const Type t = op->result()->type();
     if (isTranspose(d)) {
       forwardTo(op, d->operand(0));
       return true;
     }
     if (!d) return false;
     if (d->kind() == OpKind::For) return transposeCarried(op);
-    if (uses_[x] != 1 || d->numResults() != 1) return false;
+    if (d->numResults() != 1) return false;
+    if (uses_[x] != 1) return transposeShared(x);
     Builder b(op->parent, op->loc());
     b.setInsertionPointBefore(op);
+    Value* r = transposedOf(b, d);
+    if (!r) return false;
+    forwardTo(op, r);
+    return true;
+  }
+  // The transpose of d's result computed from d's operands transposed (the dot's swapped), made at
+  // b; null for an op no rule moves a transpose through.
+  static Value* transposedOf(Builder& b, Op* d) {
+    const Type& xt = d->result()->type();
+    const Type t = xt.withShape({xt.shape[1], xt.shape[0]});
     Value* r;
     if (d->kind() == OpKind::Dot && d->operand(0)->type().rank() == 2) {
       std::vector<Value*> ops{transpose(b, d->operand(1)), transpose(b, d->operand(0))};
@@ -448,10 +480,64 @@ class Canonicalizer {
       for (Value* o : d->operands) ops.push_back(o->type().isTile() ? transpose(b, o) : o);
       r = b.op1(d->kind(), ops, t, d->attrs);
     } else {
-      return false;
+      return nullptr;
     }
-    r->nameHint = x->nameHint;
-    forwardTo(op, r);
+    r->nameHint = d->result()->nameHint;
+    return r;
+  }
+  // x read elsewhere too (FlagAttention's backward reads P as `tl.trans(p)` for dV and in
+  // dS = P * (dP - delta), read as `tl.trans(ds)` for dK): when every read of x ends transposed,
+  // directly or through elementwise ops of its shape (`endsTransposed`), x and those ops are made
+  // again transposed (each right before the op it copies), and each of the transposes reads the copy
+  // of its operand instead. The originals, unread, go as dead code.
+  bool transposeShared(Value* x) {
+    std::vector<Op*> ops, transposes;
+    if (flipped_.count(x) || !endsTransposed(x, 4, ops, transposes)) return false;
+    Op* d = x->definingOp();
+    Builder b(d->parent, d->loc());
+    b.setInsertionPointBefore(d);
+    Value* r = transposedOf(b, d);
+    if (!r) return false;
+    std::map<const Value*, Value*> flip{{x, r}};
+    std::vector<Op*> order;  // the elementwise ops in program order (each after its operands)
+    walk(f_.body, [&](Op* o) {
+      if (std::find(ops.begin(), ops.end(), o) != ops.end()) order.push_back(o);
+    });
+    for (Op* u : order) {
+      Builder ub(u->parent, u->loc());
+      ub.setInsertionPointBefore(u);
+      std::vector<Value*> operands;
+      for (Value* o : u->operands) operands.push_back(flip.count(o) ? flip.at(o) : o->type().isTile() ? transpose(ub, o) : o);
+      const Type& ut = u->result()->type();
+      Value* ur = ub.op1(u->kind(), operands, ut.withShape({ut.shape[1], ut.shape[0]}), u->attrs);
+      ur->nameHint = u->result()->nameHint;
+      flip[u->result()] = ur;
+    }
+    for (Op* t : transposes) replace(t->result(), flip.at(t->operand(0)));
+    for (auto& [v, copy] : flip) flipped_.insert(v);
+    return true;
+  }
+  // Whether every read of 2-D tile x is a 2-D transpose (added to `transposes`), or an elementwise
+  // op of x's shape, not a load (added to `ops`), whose result's reads all are so, `depth` ops deep.
+  bool endsTransposed(const Value* x, int depth, std::vector<Op*>& ops, std::vector<Op*>& transposes) {
+    if (depth == 0 || x->type().rank() != 2) return false;
+    std::vector<Op*> users;
+    walk(f_.body, [&](Op* u) {
+      if (std::find(u->operands.begin(), u->operands.end(), x) != u->operands.end()) users.push_back(u);
+    });
+    for (Op* u : users) {
+      if (std::find(ops.begin(), ops.end(), u) != ops.end() || std::find(transposes.begin(), transposes.end(), u) != transposes.end())
+        continue;
+      if (isTranspose(u)) {
+        transposes.push_back(u);
+        continue;
+      }
+      if (!isElementwise(u->kind()) || u->kind() == OpKind::Load || u->numResults() != 1 ||
+          u->result()->type().shape != x->type().shape)
+        return false;
+      ops.push_back(u);
+      if (!endsTransposed(u->result(), depth - 1, ops, transposes)) return false;
+    }
     return true;
   }
   // The 2-D transpose of v, made at b.
@@ -595,6 +681,7 @@ class Canonicalizer {
   Func& f_;
   bool changed_ = false;
   std::map<const Value*, int> uses_;
+  std::set<const Value*> flipped_;  // values transposeShared made again transposed in this sweep
 };
 
 }  // namespace

@@ -22,7 +22,8 @@
 //     `c ? o1 : o2`, true and zero where absent) after the regions' ops. A 2-D transpose moves toward
 //     its sources: T(T(x)) = x, through elementwise ops, broadcasts and tile.dot ((x y + a)^T =
 //     y^T x^T + a^T) whose results nothing else uses, and into a tile.for whose result it transposes
-//     (the loop carries the transpose). Integer division by a constant zero is
+//     (the loop carries the transpose). A tile.dot with an f16 or bf16 result is an f32 one (its
+//     accumulator cast to f32) cast to that type. Integer division by a constant zero is
 //     left alone (the executor reports it where it happens). The result verifies.
 //   runs: first, and after any pass that exposes constants.
 #pragma once
