@@ -1455,8 +1455,9 @@ class BlockAccess {
             push(u->result(k - 3), ts);
             continue;
           }
-          case OpKind::Store: {
-            if (k != 1) break;
+          case OpKind::Store:
+          case OpKind::Atomic: {  // an atomic add of split-K partial sums (DeepSpeed's `_fp_matmul`), masked as a store
+            if (k != 1 || (u->kind() == OpKind::Atomic && u->strAttr("kind") == "cas")) break;
             // In gather mode: a store whose rows are scattered through an index tile (a MoE kernel's
             // C) may still mask the clamped columns; gather atoms never bound a dimension here.
             std::string saved = why_;

@@ -152,12 +152,16 @@ bool exactBound(const HostValue& h, const std::vector<int64_t>& intArgs, const s
 std::string windowObstacle(const ColumnWindow& w, int64_t rowStride, const std::vector<int64_t>& intArgs, const std::string& param) {
   const std::string unbounded =
       "its columns are unmasked and the kernel's loop bounds could not be evaluated here, so its reads may run past the end of a row";
-  if (!exactBound(w.lb, intArgs, param) || !exactBound(w.ub, intArgs, param) || !exactBound(w.step, intArgs, param)) return unbounded;
-  const int64_t lb = w.lb.eval(intArgs), ub = w.ub.eval(intArgs), step = w.step.eval(intArgs);
-  if (step <= 0) return unbounded;
-  if (ub <= lb) return "";  // the loop runs no iteration: nothing is read
-  const int64_t last = lb + (ub - lb - 1) / step * step;
-  const int64_t first = w.scale * lb + w.offset, end = w.scale * last + w.offset + w.width;
+  if (!exactBound(w.lb, intArgs, param) || !exactBound(w.ub, intArgs, param) || !exactBound(w.step, intArgs, param) ||
+      !exactBound(w.base, intArgs, param))
+    return unbounded;
+  const int64_t lb = w.lb.eval(intArgs), ub = w.ub.eval(intArgs), step = w.step.eval(intArgs), base = w.base.eval(intArgs);
+  if (step == 0) return unbounded;
+  if (step > 0 ? ub <= lb : ub >= lb) return "";  // the loop runs no iteration: nothing is read
+  // The first and last index (a negative step counts down), and the columns at either end.
+  const int64_t last = step > 0 ? lb + (ub - lb - 1) / step * step : lb - (lb - ub - 1) / -step * -step;
+  const int64_t atFirst = w.scale * lb + w.offset + base, atLast = w.scale * last + w.offset + base;
+  const int64_t first = std::min(atFirst, atLast), end = std::max(atFirst, atLast) + w.width;
   if (first < 0 || end > rowStride)
     return "its columns are unmasked and the kernel accesses columns " + std::to_string(first) + " to " + std::to_string(end - 1) +
            " of rows " + std::to_string(rowStride) + " elements apart, across the end of a row (a K that is not a multiple of "

@@ -1269,15 +1269,32 @@ class Emitter {
       w.scale = 1, w.offset = 0;
       return true;
     }
-    if (d->kind() != OpKind::Add && d->kind() != OpKind::Mul) return false;
+    if (d->kind() != OpKind::Add && d->kind() != OpKind::Sub && d->kind() != OpKind::Mul) return false;
+    auto combine = [](char op, HostValue a, HostValue b) {
+      HostValue h;
+      h.op = op;
+      h.parts = {std::move(a), std::move(b)};
+      return h;
+    };
     for (int x = 0; x < 2; ++x) {
-      auto c = intConstant(d->operand(static_cast<size_t>(1 - x)));
-      if (!c || !affineColumn(d->operand(static_cast<size_t>(x)), w)) continue;
-      if (d->kind() == OpKind::Add) {
-        w.offset += *c;
+      const Value* other = d->operand(static_cast<size_t>(1 - x));
+      if (d->kind() == OpKind::Mul) {
+        auto c = intConstant(other);
+        if (!c || !affineColumn(d->operand(static_cast<size_t>(x)), w)) continue;
+        HostValue hc;
+        hc.constant = *c;
+        w.scale *= *c, w.offset *= *c, w.base = combine('*', w.base, hc);
+        return true;
+      }
+      // a + b, a - b: one side affine in i, the other a constant or a value the host computes
+      // (a loop counting down from K reads column K - i).
+      auto h = hostExpr(other, false);
+      if (!h || !affineColumn(d->operand(static_cast<size_t>(x)), w)) continue;
+      if (d->kind() == OpKind::Sub && x == 1) {  // h - (affine): the affine part negated
+        w.scale = -w.scale, w.offset = -w.offset;
+        w.base = combine('-', *h, w.base);
       } else {
-        if (*c < 0) return false;
-        w.scale *= *c, w.offset *= *c;
+        w.base = combine(d->kind() == OpKind::Add ? '+' : '-', w.base, *h);
       }
       return true;
     }

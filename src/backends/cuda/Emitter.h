@@ -119,10 +119,12 @@ struct SliceDim {
 };
 
 // The columns one access through a map reads or writes, for a map whose columns the kernel does not
-// mask: `width` columns from scale * i + offset, for i in range(lb, ub, step) (a tile.for's
-// induction variable, its bounds values the host computes; scale 0 for a constant column).
+// mask: `width` columns from scale * i + offset + base, for i in range(lb, ub, step) (a tile.for's
+// induction variable, its bounds values the host computes, a negative step counting down; scale 0
+// for a constant column; base a value the host computes, such as the K of a loop counting down
+// that reads column K - i).
 struct ColumnWindow {
-  HostValue lb, ub, step;
+  HostValue lb, ub, step, base;
   int64_t scale = 0, offset = 0, width = 0;
 };
 
