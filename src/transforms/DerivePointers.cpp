@@ -144,7 +144,7 @@ class DerivePointers {
     if (intConstant(loop->operand(0)) != 0) t = b.op1(OpKind::Sub, {t, loop->operand(0)}, it);
     if (intConstant(loop->operand(2)) != 1) t = b.op1(OpKind::Div, {t, loop->operand(2)}, it);
     if (it.scalar != Scalar::I64) t = b.op1(OpKind::Cast, {t}, Type::scalarOf(Scalar::I64));
-    t->nameHint = "trip";
+    if (t != iv) t->nameHint = "trip";  // (an i64 index from 0 by 1 is the trip number itself, its name kept)
     return t;
   }
 
