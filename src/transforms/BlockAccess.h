@@ -38,7 +38,8 @@
 //     mask already excludes those lanes, the clamp is dropped. Otherwise, for a load, the descriptor
 //     bound of that dimension becomes the clamp's bound (those lanes read zero instead of wrapped
 //     data), and the rewrite is done only when a forward walk proves that these lanes only reach
-//     stores whose mask excludes the same lanes: through elementwise ops, casts, tile.dot (rows of
+//     stores (or atomics other than cas, such as split-K adds) whose mask excludes the same lanes:
+//     through elementwise ops, casts, tile.dot (rows of
 //     A and columns of B; never the contracted dimension), reductions along other dimensions,
 //     shape ops, and loop-carried values (with a loop-invariant bound), into inner loops too.
 //   assumptions (stated, not checked): index arithmetic does not overflow i32; i32 kernel arguments
