@@ -471,5 +471,32 @@ void countUses(const Block& scope, std::map<const Value*, int>& uses) {
   });
 }
 
+void eraseUnused(Block& block, const std::function<bool(const Op&)>& removable) {
+  for (bool erased = true; erased;) {
+    erased = false;
+    std::map<const Value*, int> uses;
+    countUses(block, uses);
+    std::vector<Op*> dead;
+    for (auto& op : block.ops()) {
+      bool read = op->numResults() == 0;
+      for (auto& r : op->results()) read = read || uses.count(r.get());
+      if (!read && op->regions().empty() && removable(*op)) dead.push_back(op.get());
+    }
+    for (auto it = dead.rbegin(); it != dead.rend(); ++it) block.erase(*it), erased = true;
+  }
+}
+
+bool inside(const Op* op, const Op* loop) {
+  for (const Op* p = op; p; p = p->parent ? p->parent->parentOp : nullptr)
+    if (p == loop) return true;
+  return false;
+}
+
+bool definedInside(const Value* v, const Op* loop) {
+  if (const Op* d = v->definingOp()) return inside(d, loop);
+  const Block* b = v->ownerBlock();
+  return b && b->parentOp && inside(b->parentOp, loop);
+}
+
 }  // namespace ir
 }  // namespace tawa

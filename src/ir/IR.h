@@ -179,6 +179,15 @@ bool sameValue(const Value* a, const Value* b, int depth = 16,
                const std::function<bool(const Value*, const Value*, int)>& alsoSame = {});
 // Counts the uses of each value inside `scope`.
 void countUses(const Block& scope, std::map<const Value*, int>& uses);
+// Erases the ops of `block` (not of its nested regions) that have results, no regions, no result
+// read anywhere in the block, and that `removable` accepts; again until none is left (their
+// operands' ops may follow).
+void eraseUnused(Block& block, const std::function<bool(const Op&)>& removable);
+// Whether op is `loop` or lies inside one of its regions, at any depth.
+bool inside(const Op* op, const Op* loop);
+// Whether v is defined inside `loop` (an op in its regions at any depth, or one of their block
+// arguments).
+bool definedInside(const Value* v, const Op* loop);
 // The integer a tile.constant holds (a scalar, or every element of a tile), or nullopt for anything
 // else (another op, a float constant, a block argument).
 std::optional<int64_t> intConstant(const Value* v);

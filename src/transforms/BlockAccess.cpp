@@ -992,16 +992,6 @@ class BlockAccess {
       }
     return true;
   }
-  static bool inside(const Op* op, const Op* loop) {
-    for (const Op* p = op; p; p = p->parent ? p->parent->parentOp : nullptr)
-      if (p == loop) return true;
-    return false;
-  }
-  static bool definedInside(const Value* v, const Op* loop) {
-    if (const Op* d = v->definingOp()) return inside(d, loop);
-    const Block* b = v->ownerBlock();
-    return b && b->parentOp && inside(b->parentOp, loop);
-  }
 
   // The pointer argument a pointer (scalar or tile) is computed from: through addptr, splat and the
   // shape ops, and a tile.for's carried value to its initial one; null when it comes from anything

@@ -15,16 +15,6 @@ namespace {
 
 std::string at(const Op& op) { return std::string(op.name()) + " at " + op.loc().str(); }
 
-// Whether v is defined inside `loop` (in its body or a region nested there).
-bool definedInside(const Value* v, const Op* loop) {
-  const Block* b = v->definingOp() ? v->definingOp()->parent : v->ownerBlock();
-  while (b) {
-    if (b->parentOp == loop) return true;
-    b = b->parentOp ? b->parentOp->parent : nullptr;
-  }
-  return false;
-}
-
 class DerivePointers {
  public:
   DerivePointers(Func& f, const PassOptions& opt) : f_(f), opt_(opt) {}
@@ -91,26 +81,8 @@ class DerivePointers {
     for (size_t k = 0, n = 0; k < loop->numResults(); ++k)
       if (!drop.count(k)) replaceAllUsesWith(f_.body, loop->result(k), nl->result(n++));
     loop->parent->erase(loop);
-    removeUnused(*nl->region(0));  // what computed the dropped advances' steps (moved before the loop)
-  }
-
-  // Pure ops of `body` whose results nothing reads, removed (repeatedly: their operands may follow).
-  static void removeUnused(Block& body) {
-    for (bool changed = true; changed;) {
-      changed = false;
-      std::map<const Value*, int> uses;
-      countUses(body, uses);
-      for (auto it = body.ops().rbegin(); it != body.ops().rend(); ++it) {
-        Op* op = it->get();
-        if (!isPure(op->kind()) || !op->regions().empty() || op->numResults() == 0) continue;
-        bool used = false;
-        for (auto& r : op->results()) used = used || uses.count(r.get());
-        if (used) continue;
-        body.erase(op);
-        changed = true;
-        break;
-      }
-    }
+    // What computed the dropped advances' steps (moved before the loop).
+    eraseUnused(*nl->region(0), [](const Op& op) { return isPure(op.kind()); });
   }
 
   // Whether v has the same value in every trip of `loop`: defined before it, or computed inside by

@@ -1668,17 +1668,9 @@ class Specializer {
     // The full-height copies the halves made unused (a scaled dot's row scales, the index tile of
     // gathered rows), last first.
     if (!scaled_.empty() || gathered)
-      for (bool erased = true; erased;) {
-        erased = false;
-        std::map<const Value*, int> now;
-        countUses(*nb, now);
-        std::vector<Op*> dead;
-        for (auto& op : nb->ops())
-          if (op->numResults() == 1 && !now[op->result()] && op->regions().empty() &&
-              (isPure(op->kind()) || op->kind() == OpKind::Load || op->kind() == OpKind::DescLoad))
-            dead.push_back(op.get());
-        for (auto it = dead.rbegin(); it != dead.rend(); ++it) nb->erase(*it), erased = true;
-      }
+      eraseUnused(*nb, [](const Op& op) {
+        return op.numResults() == 1 && (isPure(op.kind()) || op.kind() == OpKind::Load || op.kind() == OpKind::DescLoad);
+      });
     // The epilogue, once per half: its ops on half-height tiles, its tile constants and splats made
     // again at half height.
     // (before the last store: every store's column offset is computed by then)
