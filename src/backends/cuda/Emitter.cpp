@@ -532,8 +532,12 @@ class Emitter {
     // An A slot of 16 or 32 rows takes wgmma's 64 rows in shared memory (see Ring::boxRows).
     for (const Op* r : regions_)
       walk(*r->region(0), [&](const Op* op) {
-        if (op->kind() != OpKind::Wgmma || !rings_.count(op->operand(0)) || transA(*op)) return;
-        Ring& ring = rings_.at(op->operand(0));
+        const Value* slot = nullptr;
+        if (op->kind() == OpKind::Wgmma && !transA(*op)) slot = op->operand(0);
+        if (const Op* d = op->kind() == OpKind::Dot ? op->operand(0)->definingOp() : nullptr; d && d->kind() == OpKind::SmemLoad)
+          slot = d->operand(0);  // a slot tile.dot reads as its A (FlagAttention's `tl.dot(q, I)` at 32 rows)
+        if (!slot || !rings_.count(slot)) return;
+        Ring& ring = rings_.at(slot);
         if (ring.boxRows || ring.kMajor || !paddedRows(ring.layout.rows)) return;
         auto l = swizzledLayout(ring.tile.withShape({64, ring.tile.shape[1]}));
         if (!l) return;
@@ -3191,9 +3195,12 @@ class Emitter {
     const int64_t kStep = ints || fp8 ? 32 : 16;
     int64_t m = at.shape[0], k = at.shape[1], n = op.result()->type().shape[1];
     static const std::set<int64_t> ns = {16, 32, 64, 128, 256};
-    if (m % 64 != 0 || k % kStep != 0 || !ns.count(n))
-      unsupported(op, "needs M a multiple of 64, K of " + std::to_string(kStep) + " and N in {16, 32, 64, 128, 256}, got " +
-                          std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+    // A of 16 or 32 rows: one m64 wgmma over a padded A (a register tile's padded block, or a slot
+    // laid out with 64 rows); the result's rows past m are padding too, never stored.
+    const bool paddedA = paddedRows(m) && (af ? af->rows == m : a->layout.rows == 64);
+    if ((m % 64 != 0 && !paddedA) || k % kStep != 0 || !ns.count(n))
+      unsupported(op, "needs M a multiple of 64 (or 16 or 32 rows of a padded A), K of " + std::to_string(kStep) +
+                          " and N in {16, 32, 64, 128, 256}, got " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
     if (op.result()->type().scalar != (ints ? Scalar::I32 : Scalar::F32))
       unsupported(op, ints ? "an s8 tile.dot accumulates in i32" : "accumulates in f32 only so far");
     const std::string zeroSum = ints ? "0" : "0.0f";
@@ -3224,7 +3231,7 @@ class Emitter {
     if ((bKMajor ? lb.rows : lb.cols) != n || (bKMajor ? lb.cols : lb.rows) != k)
       unsupported(op, "operand shapes do not match the shared-memory tile");
     line("{  // " + std::to_string(m) + "x" + std::to_string(n) + " " + (accIn ? "+" : "") + "= " + std::to_string(m) + "x" +
-         std::to_string(k) + " * " + std::to_string(k) + "x" + std::to_string(n) + ": " + std::to_string(k / kStep * (m / 64)) +
+         std::to_string(k) + " * " + std::to_string(k) + "x" + std::to_string(n) + ": " + std::to_string(k / kStep * acc.mBlocks) +
          " x wgmma m64n" + std::to_string(n) + "k" + std::to_string(kStep) + " (A " + (a ? "K-major in shared memory" : "in registers") + ", B " +
          (bKMajor ? "K-major" : "N-major") + ")");
     ++indent_;
