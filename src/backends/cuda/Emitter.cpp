@@ -592,7 +592,10 @@ class Emitter {
           const Type& t = op->result()->type();
           int w = regionIndex(op);
           if (w == 0) unsupported(*op, "a tile.desc_load left in the producer is not emitted (the producer fills aref slots)");
-          auto l = swizzledLayout(t);
+          // A tile of 16 or 32 rows read only as tile.dot's A (FlagAttention's paged attention: a
+          // query group's Q) takes wgmma's 64 rows, as an A slot does: the box fills the first rows.
+          const bool padded = t.rank() == 2 && paddedRows(t.shape[0]) && onlyDotA(op->result());
+          auto l = swizzledLayout(padded ? t.withShape({64, t.shape[1]}) : t);
           if (!l)
             unsupported(*op, "tile " + t.str() +
                                  " has no TMA/wgmma layout: rows must be a multiple of 8 (at most 256) and a row 32, 64 or a "
@@ -605,7 +608,7 @@ class Emitter {
           pv.layout = *l;
           pv.tile = t;
           pv.region = w;
-          setBox(*op, op->operand(0), l->rows, l->chunkCols, static_cast<int>(l->swizzle));
+          setBox(*op, op->operand(0), t.shape[0], l->chunkCols, static_cast<int>(l->swizzle));
           privates_[op] = pv;
           privateOrder_.push_back(op);
         } else if ((op->kind() == OpKind::Store || op->kind() == OpKind::Atomic) && op->operand(0)->type().isPtr()) {
@@ -3067,7 +3070,7 @@ class Emitter {
       line("if (tawa::warpgroup_thread_idx() == 0) tawa::mbarrier_arrive(" + pv.bar + ");");
     } else {
     line("if (tawa::warpgroup_thread_idx() == 0) {  // " + pv.tile.str() + " -> " + pv.name);
-    line("  tawa::mbarrier_arrive_expect_tx(" + pv.bar + ", " + std::to_string(l.rows * l.cols * l.elemBytes) + ");");
+    line("  tawa::mbarrier_arrive_expect_tx(" + pv.bar + ", " + std::to_string(pv.tile.shape[0] * l.cols * l.elemBytes) + ");");
     for (int64_t j = 0; j < l.chunks; ++j)
       line("  tawa::cp_async_bulk_tensor_" + std::to_string(map.rank()) + "d_global_to_shared(" + pv.name +
            (j ? " + " + std::to_string(j * l.chunkBytes) : "") + ", &" + map.param + ", " + col +
@@ -3157,6 +3160,15 @@ class Emitter {
     return regs;
   }
   // Whether `v` has a use other than as an operand of tile.dot (which reads shared memory in place).
+  // Every use of v is as the A operand of a tile.dot.
+  bool onlyDotA(const Value* v) const {
+    bool other = false, any = false;
+    walk(const_cast<Block&>(f_.body), [&](Op* o) {
+      for (size_t k = 0; k < o->numOperands(); ++k)
+        if (o->operand(k) == v) (o->kind() == OpKind::Dot && k == 0 ? any : other) = true;
+    });
+    return any && !other;
+  }
   bool usedOutsideDots(const Value* v) const {
     bool other = false;
     walk(const_cast<Block&>(f_.body), [&](Op* o) {
