@@ -200,8 +200,11 @@ class Canonicalizer {
         halfDot(op);
         return;
       case OpKind::For: {
-        auto lb = constOf(op->operand(0)), ub = constOf(op->operand(1));
-        if (lb && ub && std::get<int64_t>(*lb) >= std::get<int64_t>(*ub)) {
+        // A loop that runs no iteration (lb >= ub counting up, lb <= ub counting down: Python's
+        // `range(3, -1, -1)` runs 3, 2, 1, 0) is its initial values.
+        auto lb = constOf(op->operand(0)), ub = constOf(op->operand(1)), step = constOf(op->operand(2));
+        if (lb && ub && step && (std::get<int64_t>(*step) > 0 ? std::get<int64_t>(*lb) >= std::get<int64_t>(*ub)
+                                                               : std::get<int64_t>(*lb) <= std::get<int64_t>(*ub))) {
           for (size_t k = 0; k < op->numResults(); ++k) replace(op->result(k), op->operand(3 + k));
           op->parent->erase(op);
           return;
