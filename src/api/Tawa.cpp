@@ -226,18 +226,20 @@ struct Kernel::Impl {
 
   // The kernel loaded on GPU 0 for a launch with `args`, whose IR argument k is at device address
   // baseOf(k): the tensor maps TMA cannot take at those addresses and strides are tile maps.
-  cuda::GpuKernel& gpuKernel(const std::vector<exec::Arg>& args, const std::function<uint64_t(int)>& baseOf, bool profiled = false) const {
+  cuda::GpuKernel& gpuKernel(const std::vector<exec::Arg>& args, const std::function<uint64_t(int)>& baseOf, const std::array<int64_t, 3>& grid,
+                             bool profiled = false) const {
     const cuda::EmitResult& er = emit(profiled);
     const std::vector<int64_t> ints = cuda::integerArgs(args);
-    std::string tileMaps;  // the maps TMA cannot take at these addresses
+    std::string tileMaps;  // the maps TMA cannot take at these addresses and this grid
     for (const auto& s : er.tensorMaps)
-      if (s.generic.empty() && !cuda::tmaObstacle(s, ints, static_cast<cuda::CUdeviceptr>(baseOf(s.baseArg))).empty()) tileMaps += s.param + " ";
+      if (s.generic.empty() && !cuda::tmaObstacle(s, ints, static_cast<cuda::CUdeviceptr>(baseOf(s.baseArg)), &grid).empty())
+        tileMaps += s.param + " ";
     const std::string key = (profiled ? "profiled: " : "") + tileMaps;
     std::lock_guard<std::mutex> lock(mu);
     auto it = gpu.find(key);
     if (it == gpu.end()) {
       // GpuKernel checks the device (sm_90) and the shared memory before compiling.
-      it = gpu.emplace(key, std::make_unique<cuda::GpuKernel>(cuda::Driver::get(), tileMaps.empty() ? er : cuda::withTileMaps(er, ints, baseOf, opt.explain),
+      it = gpu.emplace(key, std::make_unique<cuda::GpuKernel>(cuda::Driver::get(), tileMaps.empty() ? er : cuda::withTileMaps(er, ints, baseOf, opt.explain, &grid),
                                                                tile.kernel->loc))
                .first;
     }
@@ -696,7 +698,7 @@ RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<i
     if (backend == Backend::Cuda) {
       const DeviceBound db = bindDevice(f, args, grid);
       const bool profiled = impl_->opt.profile;
-      cuda::GpuKernel& gk = impl_->gpuKernel(db.args, db.baseOf(), profiled);
+      cuda::GpuKernel& gk = impl_->gpuKernel(db.args, db.baseOf(), grid, profiled);
       const cuda::EmitResult& er = gk.emitted();
       st.launched = cuda::launchGrid(er, grid);
       const auto stream = static_cast<cuda::CUstream>(opt.stream);
@@ -747,6 +749,7 @@ RunStats Kernel::run(Backend backend, const std::vector<Arg>& args, std::array<i
       if (opt.check) want = b.buffers;  // the inputs, before the launch writes them
       emu::Options eo;
       eo.seed = opt.seed;
+      eo.notes = impl_->opt.explain;  // the maps this launch moves by threads (as a GPU launch says them)
       const cuda::EmitResult& er = impl_->emit();
       auto ls = emu::launch(er, b.args, b.buffers, grid, eo);
       st.seconds = ls.seconds;
@@ -855,7 +858,7 @@ ProfileReport Kernel::profile(Backend backend, const std::vector<Arg>& args, std
       // allocated, zeroed, read back and freed here, and the launch waited for: a profile is one
       // synchronous launch.
       const DeviceBound db = bindDevice(f, args, grid);
-      cuda::GpuKernel& gk = impl_->gpuKernel(db.args, db.baseOf(), true);
+      cuda::GpuKernel& gk = impl_->gpuKernel(db.args, db.baseOf(), grid, true);
       const cuda::EmitResult& er = gk.emitted();
       const std::vector<uint8_t> host = launchRecorded(gk, db, grid, static_cast<cuda::CUstream>(opt.stream));
       double moved = 0;  // every array once (bindDevice checked their dtypes)
@@ -882,7 +885,7 @@ std::vector<double> Kernel::bench(const std::vector<Arg>& args, std::array<int64
                                            ", warmup " + std::to_string(warmup) + ")");
     const ir::Func& f = *impl_->tile.kernel;
     const DeviceBound db = bindDevice(f, args, grid);
-    cuda::GpuKernel& gk = impl_->gpuKernel(db.args, db.baseOf(), impl_->opt.profile);
+    cuda::GpuKernel& gk = impl_->gpuKernel(db.args, db.baseOf(), grid, impl_->opt.profile);
     const cuda::EmitResult& er = gk.emitted();
     cuda::Driver& d = cuda::Driver::get();
     std::optional<DeviceArray> events;  // a profiled kernel's records, never read

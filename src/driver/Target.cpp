@@ -52,7 +52,10 @@ std::map<std::string, std::string> obstaclesInSpec(const EmitResult& er, const s
     bool all = known(m.rowStride, has) && known(m.colStride, has);
     for (const SliceDim& d : m.slices) all = all && known(d.stride, has);
     if (!all || !m.generic.empty()) continue;
-    if (std::string why = tmaObstacle(m, ints, 0); !why.empty()) out.emplace(m.param, why);
+    // Column windows that move with a program id: the launch's grid bounds them (the launch decides).
+    TensorMapSpec unmoved = m;
+    std::erase_if(unmoved.columns, [](const ColumnWindow& w) { return !w.programs.empty(); });
+    if (std::string why = tmaObstacle(unmoved, ints, 0, nullptr); !why.empty()) out.emplace(m.param, why);
   }
   return out;
 }
@@ -71,7 +74,7 @@ EmitResult withSpecTileMaps(const EmitResult& r, const ir::Func& kernel, const d
     auto g = generic.find(m.param);
     if (g == generic.end()) continue;
     // (Extents the spec does not give: the launch decides.)
-    if (known(m.rows, has) && known(m.cols, has) && loadTransposed(m, ints, 0, g->second)) {
+    if (known(m.rows, has) && known(m.cols, has) && loadTransposed(m, ints, 0, g->second, nullptr)) {
       std::cerr << transposedNote(m, g->second);
       transposed.insert(m.param);
       generic.erase(g);

@@ -149,9 +149,19 @@ bool exactBound(const HostValue& h, const std::vector<int64_t>& intArgs, const s
 
 // Why the columns of window `w` (ColumnWindow) may leave a row of `rowStride` elements at this
 // launch, or "" when every one lies within it.
-std::string windowObstacle(const ColumnWindow& w, int64_t rowStride, const std::vector<int64_t>& intArgs, const std::string& param) {
+std::string windowObstacle(const ColumnWindow& w, int64_t rowStride, const std::vector<int64_t>& intArgs, const std::string& param,
+                           const std::array<int64_t, 3>* grid) {
   const std::string unbounded =
       "its columns are unmasked and the kernel's loop bounds could not be evaluated here, so its reads may run past the end of a row";
+  // The program ids' part: from `low` to `high` over the grid's ids (each from 0 to its extent - 1).
+  int64_t low = 0, high = 0;
+  for (const auto& [axis, scale] : w.programs) {
+    if (!grid || axis < 0 || axis > 2 || (*grid)[static_cast<size_t>(axis)] < 1)
+      return "its columns are unmasked and move with the program id along axis " + std::to_string(axis) +
+             ", whose range (the launch grid) is not known here, so its reads may run past the end of a row";
+    const int64_t far = scale * ((*grid)[static_cast<size_t>(axis)] - 1);
+    low += std::min<int64_t>(0, far), high += std::max<int64_t>(0, far);
+  }
   if (!exactBound(w.lb, intArgs, param) || !exactBound(w.ub, intArgs, param) || !exactBound(w.step, intArgs, param) ||
       !exactBound(w.base, intArgs, param))
     return unbounded;
@@ -161,15 +171,16 @@ std::string windowObstacle(const ColumnWindow& w, int64_t rowStride, const std::
   // The first and last index (a negative step counts down), and the columns at either end.
   const int64_t last = step > 0 ? lb + (ub - lb - 1) / step * step : lb - (lb - ub - 1) / -step * -step;
   const int64_t atFirst = w.scale * lb + w.offset + base, atLast = w.scale * last + w.offset + base;
-  const int64_t first = std::min(atFirst, atLast), end = std::max(atFirst, atLast) + w.width;
+  const int64_t first = std::min(atFirst, atLast) + low, end = std::max(atFirst, atLast) + high + w.width;
   if (first < 0 || end > rowStride)
     return "its columns are unmasked and the kernel accesses columns " + std::to_string(first) + " to " + std::to_string(end - 1) +
-           " of rows " + std::to_string(rowStride) + " elements apart, across the end of a row (a K that is not a multiple of "
-           "the block, or rows closer than a block is wide), which a TMA map of whole rows cannot address";
+           (w.programs.empty() ? "" : " (over the program ids of this launch's grid)") + " of rows " + std::to_string(rowStride) +
+           " elements apart, across the end of a row (a K that is not a multiple of the block, or rows closer than a block is "
+           "wide" + (w.programs.empty() ? "" : ", or a grid larger than the columns") + "), which a TMA map of whole rows cannot address";
   return "";
 }
 
-std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
+std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base, const std::array<int64_t, 3>* grid) {
   const std::string& p = s.param;
   const int64_t elemBytes = ir::byteWidth(s.elem);
   const int64_t colStride = valueOf(s.colStride, intArgs, p, "column stride");
@@ -182,7 +193,7 @@ std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intA
     return "it is empty (" + std::to_string(rows) + "x" + std::to_string(cols) + "), and a TMA map needs positive extents";
   if (s.rowCols)
     for (const ColumnWindow& w : s.columns)
-      if (std::string why = windowObstacle(w, rowStride, intArgs, p); !why.empty()) return why;
+      if (std::string why = windowObstacle(w, rowStride, intArgs, p, grid); !why.empty()) return why;
   if (cols == std::numeric_limits<int32_t>::max())
     return "its columns are unmasked, so the kernel may read past the end of a row (a K that is not a multiple of the block, "
            "a base moved by a column offset, rows closer than their length), which a TMA map of whole rows cannot address";
@@ -218,16 +229,18 @@ std::string tileMapNote(const TensorMapSpec& s, const std::string& why) {
 }
 
 // Why TMA cannot take the transposed map of a transposable one ("" when it can).
-static std::string transposedObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base) {
+static std::string transposedObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base,
+                                      const std::array<int64_t, 3>* grid) {
   TensorMapSpec t = s;
   std::swap(t.rows, t.cols);
   std::swap(t.rowStride, t.colStride);
-  return tmaObstacle(t, intArgs, base);
+  return tmaObstacle(t, intArgs, base, grid);
 }
 
-bool loadTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base, std::string& why) {
+bool loadTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base, std::string& why,
+                    const std::array<int64_t, 3>* grid) {
   if (!s.transposable || valueOf(s.colStride, intArgs, s.param, "column stride") == 1) return false;
-  const std::string t = transposedObstacle(s, intArgs, base);
+  const std::string t = transposedObstacle(s, intArgs, base, grid);
   if (t.empty()) return true;
   why += "; nor its transpose: " + t;
   return false;
@@ -239,15 +252,15 @@ std::string transposedNote(const TensorMapSpec& s, const std::string& why) {
 }
 
 EmitResult withTileMaps(const EmitResult& er, const std::vector<int64_t>& intArgs, const std::function<uint64_t(int)>& baseOf,
-                        std::ostream* note) {
+                        std::ostream* note, const std::array<int64_t, 3>* grid) {
   std::map<std::string, std::string> generic;
   std::set<std::string> transposed;
   for (const TensorMapSpec& s : er.tensorMaps) {
     if (!s.generic.empty()) continue;
     const auto base = static_cast<CUdeviceptr>(baseOf(s.baseArg));
-    std::string why = tmaObstacle(s, intArgs, base);
+    std::string why = tmaObstacle(s, intArgs, base, grid);
     if (why.empty()) continue;
-    if (loadTransposed(s, intArgs, base, why)) {
+    if (loadTransposed(s, intArgs, base, why, grid)) {
       if (note) *note << transposedNote(s, why);
       transposed.insert(s.param);
       continue;

@@ -92,20 +92,25 @@ TensorMapArgs tensorMapArgs(const TensorMapSpec& s, const std::vector<int64_t>& 
 // rows that overlap (a base moved by a column offset past the row), a row or slice stride that is not
 // a multiple of 16 bytes (or not below 2^40), a base not 16-byte aligned. A copy by threads (a tile
 // map) takes any of these: it addresses base + row * row_stride + col * col_stride as the kernel does.
-std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base);
+// `grid`: the launch's logical grid, which bounds column windows that move with a program id
+// (ColumnWindow::programs); without it such a window is an obstacle.
+std::string tmaObstacle(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base,
+                        const std::array<int64_t, 3>* grid);
 // The note a tile map gets: "FILE:LINE:COL: note: tensor map P: WHY: its tiles are moved by threads ...\n".
 std::string tileMapNote(const TensorMapSpec& s, const std::string& why);
 // For a map TMA cannot take (`why`): whether it is loaded through its transposed map instead (a
 // TensorMapSpec::transposable one whose columns are strided: rows and columns, and their strides,
 // swapped; wgmma reads the slot in the other major order), else `why` extended with the transposed
 // map's obstacle where that was tried. The note that says it is loaded so.
-bool loadTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base, std::string& why);
+bool loadTransposed(const TensorMapSpec& s, const std::vector<int64_t>& intArgs, CUdeviceptr base, std::string& why,
+                    const std::array<int64_t, 3>* grid);
 std::string transposedNote(const TensorMapSpec& s, const std::string& why);
 // `er` as a launch with these arguments needs it: emitted again (EmitResult::reemit) with the tensor
 // maps TMA cannot take as tile maps, each said on `note` (when given) as a located note; `er` itself
-// when TMA takes every map. `baseOf(arg)`: the address of IR buffer argument `arg` (0: not known).
+// when TMA takes every map. `baseOf(arg)`: the address of IR buffer argument `arg` (0: not known);
+// `grid`: the launch's logical grid (tmaObstacle).
 EmitResult withTileMaps(const EmitResult& er, const std::vector<int64_t>& intArgs, const std::function<uint64_t(int)>& baseOf,
-                        std::ostream* note);
+                        std::ostream* note, const std::array<int64_t, 3>* grid);
 
 // What the process can see of the GPU side, found without throwing.
 struct GpuAvailability {

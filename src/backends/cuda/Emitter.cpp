@@ -1260,9 +1260,18 @@ class Emitter {
   // `v` as scale * i + offset (constants) over the induction variable i of a tile.for whose bounds
   // the host computes (hostExpr, with cdiv's quotient), or as a constant (scale 0, one iteration).
   bool affineColumn(const Value* v, ColumnWindow& w) const {
+    // (Each leaf starts the window afresh: an operand tried before may have left a part.)
     if (auto c = intConstant(v)) {
+      w = ColumnWindow{};
       w.lb.constant = 0, w.ub.constant = 1, w.step.constant = 1;
       w.scale = 0, w.offset = *c;
+      return true;
+    }
+    if (auto axis = programAxis(v)) {  // a column block taken straight from a program id
+      w = ColumnWindow{};
+      w.lb.constant = 0, w.ub.constant = 1, w.step.constant = 1;
+      w.scale = 0, w.offset = 0;
+      w.programs = {{*axis, 1}};
       return true;
     }
     const Op* d = v->definingOp();
@@ -1272,6 +1281,7 @@ class Emitter {
       if (!loop || loop->kind() != OpKind::For || v->index() != 0) return false;
       auto lb = hostExpr(loop->operand(0), true), ub = hostExpr(loop->operand(1), true), step = hostExpr(loop->operand(2), true);
       if (!lb || !ub || !step) return false;
+      w = ColumnWindow{};
       w.lb = *lb, w.ub = *ub, w.step = *step;
       w.scale = 1, w.offset = 0;
       return true;
@@ -1291,21 +1301,68 @@ class Emitter {
         HostValue hc;
         hc.constant = *c;
         w.scale *= *c, w.offset *= *c, w.base = combine('*', w.base, hc);
+        for (auto& pr : w.programs) pr.second *= *c;
         return true;
       }
-      // a + b, a - b: one side affine in i, the other a constant or a value the host computes
-      // (a loop counting down from K reads column K - i).
-      auto h = hostExpr(other, false);
-      if (!h || !affineColumn(d->operand(static_cast<size_t>(x)), w)) continue;
+      // a + b, a - b: one side affine in i, the other a constant, a value the host computes (a loop
+      // counting down from K reads column K - i) or program ids' multiples (split-K's `pid_z * BK`),
+      // or a sum of those.
+      HostValue h;
+      std::vector<std::pair<int, int64_t>> programs;
+      if (!offsetExpr(other, h, programs) || !affineColumn(d->operand(static_cast<size_t>(x)), w)) continue;
       if (d->kind() == OpKind::Sub && x == 1) {  // h - (affine): the affine part negated
         w.scale = -w.scale, w.offset = -w.offset;
-        w.base = combine('-', *h, w.base);
+        for (auto& pr : w.programs) pr.second = -pr.second;
+        w.base = combine('-', h, w.base);
       } else {
-        w.base = combine(d->kind() == OpKind::Add ? '+' : '-', w.base, *h);
+        if (d->kind() == OpKind::Sub)
+          for (auto& pr : programs) pr.second = -pr.second;
+        w.base = combine(d->kind() == OpKind::Add ? '+' : '-', w.base, h);
       }
+      w.programs.insert(w.programs.end(), programs.begin(), programs.end());
       return true;
     }
     return false;
+  }
+  // `v` as h + sum of scale * program_id(axis): a value the host computes, a program id's multiple,
+  // or sums and differences of those.
+  bool offsetExpr(const Value* v, HostValue& h, std::vector<std::pair<int, int64_t>>& programs) const {
+    if (auto e = hostExpr(v, false)) {
+      h = *e;
+      return true;
+    }
+    if (auto pr = programMultiple(v)) {
+      h = HostValue{};
+      programs.push_back(*pr);
+      return true;
+    }
+    const Op* d = v->definingOp();
+    if (!d || (d->kind() != OpKind::Add && d->kind() != OpKind::Sub) || !v->type().isScalar()) return false;
+    HostValue a, b;
+    std::vector<std::pair<int, int64_t>> pb;
+    if (!offsetExpr(d->operand(0), a, programs) || !offsetExpr(d->operand(1), b, pb)) return false;
+    for (auto& pr : pb) programs.emplace_back(pr.first, d->kind() == OpKind::Sub ? -pr.second : pr.second);
+    h = HostValue{};
+    h.op = d->kind() == OpKind::Add ? '+' : '-';
+    h.parts = {a, b};
+    return true;
+  }
+
+  // The axis of `v` when it is a program id (the kernel's, at its top level).
+  std::optional<int> programAxis(const Value* v) const {
+    const Op* d = v->definingOp();
+    if (!d || d->kind() != OpKind::ProgramId || d->parent != &f_.body) return std::nullopt;
+    return static_cast<int>(d->intAttr("axis"));
+  }
+  // `v` as scale * program_id(axis) (a program id, or its product with an integer constant).
+  std::optional<std::pair<int, int64_t>> programMultiple(const Value* v) const {
+    if (auto a = programAxis(v)) return std::make_pair(*a, int64_t{1});
+    const Op* d = v->definingOp();
+    if (!d || d->kind() != OpKind::Mul) return std::nullopt;
+    for (int x = 0; x < 2; ++x)
+      if (auto a = programAxis(d->operand(static_cast<size_t>(x))))
+        if (auto c = intConstant(d->operand(static_cast<size_t>(1 - x)))) return std::make_pair(*a, *c);
+    return std::nullopt;
   }
 
   // A 1-D descriptor (block-access makes one for a per-row statistic such as attention's logsumexp,

@@ -122,10 +122,13 @@ struct SliceDim {
 // mask: `width` columns from scale * i + offset + base, for i in range(lb, ub, step) (a tile.for's
 // induction variable, its bounds values the host computes, a negative step counting down; scale 0
 // for a constant column; base a value the host computes, such as the K of a loop counting down
-// that reads column K - i).
+// that reads column K - i). `programs` adds scale * program_id(axis) for each (axis, scale): a
+// split-K's `pid_z * BK + k`, or a column block `pid_n * BN` taken straight from a program id, over
+// the ids of the launch grid (a launch that does not say its grid takes a tile map).
 struct ColumnWindow {
   HostValue lb, ub, step, base;
   int64_t scale = 0, offset = 0, width = 0;
+  std::vector<std::pair<int, int64_t>> programs;
 };
 
 // How to build one CUtensorMap parameter with cuTensorMapEncodeTiled (row-major, inner stride 1):

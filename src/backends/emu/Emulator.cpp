@@ -260,7 +260,7 @@ LaunchStats launch(const cuda::EmitResult& emitted, const std::vector<exec::Arg>
   const cuda::EmitResult er = cuda::withTileMaps(emitted, intArgs, [&](int a) -> uint64_t {
     if (a < 0 || static_cast<size_t>(a) >= args.size() || args[static_cast<size_t>(a)].kind != exec::Arg::Kind::Buffer) return 0;
     return reinterpret_cast<uintptr_t>(guarded.data(static_cast<size_t>(args[static_cast<size_t>(a)].buffer)));
-  }, nullptr);
+  }, opt.notes, &grid);
   CompiledKernel ck = compile(er, opt);
   st.cacheHit = ck.cacheHit;
   st.compileSeconds = ck.compileSeconds;

@@ -36,6 +36,7 @@ struct Options {
   bool useCache = true;
   uint64_t seed = 0;       // 0: round-robin scheduling of the threads; else a seeded shuffle per sweep
   profile::CostModel model = profile::CostModel::h200();  // the modelled clock of --profile kernels
+  std::ostream* notes = nullptr;  // where the launch says which tensor maps its threads move instead of TMA
 };
 
 struct CompiledKernel {
