@@ -3525,9 +3525,13 @@ class Lowerer {
     if (tx.scalar != ty.scalar)
       fail(p, "tl.dot operands must have the same dtype, got " + tritonDtypeName(tx.scalar) + " and " + tritonDtypeName(ty.scalar),
            "convert one operand with .to(...)");
-    if (tx.shape[0] < 16 || tx.shape[1] < 16 || ty.shape[1] < 16)
-      fail(p, "tl.dot needs every dimension >= 16, got " + shapeStr(tx.shape) + " x " + shapeStr(ty.shape),
-           "use block sizes of at least 16");
+    // Triton's bounds on NVIDIA targets: M and N any, K at least 16 (32 for 8-bit operands: a
+    // k-step of the tensor cores); smaller M or N are padded there.
+    const int64_t minK = ir::bitWidth(tx.scalar) == 8 ? 32 : 16;
+    if (tx.shape[1] < minK)
+      fail(p, "tl.dot needs K >= " + std::to_string(minK) + (minK == 32 ? " for 8-bit operands" : "") + ", got " + shapeStr(tx.shape) +
+                  " x " + shapeStr(ty.shape),
+           "use a K block of at least " + std::to_string(minK));
     Scalar out = ints ? Scalar::I32 : Scalar::F32;
     if (v[6] && v[6]->k != Val::K::None) {
       if (ints) {

@@ -474,7 +474,7 @@ class Verifier {
         need((a.elemIsFloat() && b.elemIsFloat()) || ints, op, "operands must be f16, bf16, fp8, f32 or i8 tiles");
         need(a.scalar == b.scalar, op, "operands must have the same element type, got " + a.str() + " and " + b.str());
         need(a.shape[1] == b.shape[0], op, "inner dimensions differ: " + a.str() + " times " + b.str());
-        need(a.shape[0] >= 16 && a.shape[1] >= 16 && b.shape[1] >= 16, op, "needs every dimension >= 16 (the MMA minimum)");
+        need(a.shape[1] >= 16, op, "needs K >= 16 (a k-step of the MMA; M and N may be smaller, padded by the backends)");
         need(r.isTile() && r.shape == std::vector<int64_t>{a.shape[0], b.shape[1]} && (ints ? r.scalar == Scalar::I32 : r.elemIsFloat()), op,
              std::string("result must be ") + (ints ? "an i32" : "a float") + " tile of shape [" + std::to_string(a.shape[0]) + ", " +
                  std::to_string(b.shape[1]) + "]");

@@ -45,7 +45,10 @@ const ErrorCase kCases[] = {
      "p:*fp32[4]", "tl.dot of mismatched shapes [16, 32] and [16, 32]", "tl.dot"},
     {"DotTooSmall",
      "@triton.jit\ndef k(p):\n    a = tl.zeros([8, 8], dtype=tl.float16)\n    c = tl.dot(a, a)\n", "p:*fp32[4]",
-     "tl.dot needs every dimension >= 16", "tl.dot"},
+     "tl.dot needs K >= 16, got [8, 8] x [8, 8]", "tl.dot"},
+    {"DotInt8K",
+     "@triton.jit\ndef k(p):\n    a = tl.zeros([16, 16], dtype=tl.int8)\n    c = tl.dot(a, a)\n", "p:*fp32[4]",
+     "tl.dot needs K >= 32 for 8-bit operands", "tl.dot"},
     {"DotDtypes",
      "@triton.jit\ndef k(p):\n    a = tl.zeros([16, 16], dtype=tl.float16)\n    b = tl.zeros([16, 16], dtype=tl.float32)\n"
      "    c = tl.dot(a, b)\n",
