@@ -2277,6 +2277,22 @@ class Lowerer {
       auto v = bind(a, qual, {"value"}, 1);
       return *v[0];
     }
+    if (n == "get_int_dtype") {  // triton.language.core's helper (Transformer Engine's permutation kernels call it)
+      std::vector<Pos> w;
+      auto v = bind(a, qual, {"bitwidth", "signed"}, 2, &w);
+      const int64_t bits = constInt(*v[0], w[0], qual + "'s bitwidth");
+      if (v[1]->isIR()) fail(w[1], qual + "'s signed must be a compile-time constant");
+      const bool sign = truthy(*v[1], w[1]);
+      switch (bits) {
+        case 1: return Val::dtype(Scalar::I1);
+        case 8: return Val::dtype(sign ? Scalar::I8 : Scalar::U8);
+        case 16: return Val::dtype(sign ? Scalar::I16 : Scalar::U16);
+        case 32: return Val::dtype(sign ? Scalar::I32 : Scalar::U32);
+        case 64: return Val::dtype(sign ? Scalar::I64 : Scalar::U64);
+        default: fail(w[0], "Unsupported bitwidth " + std::to_string(bits) + " and signedness " + (sign ? "True" : "False"),
+                      "Triton's integer types are 1, 8, 16, 32 and 64 bits wide");
+      }
+    }
     if (n.rfind("atomic_", 0) == 0) return atomic(n.substr(7), qual, a);
     fail(p, qual + ": not supported yet");
   }

@@ -92,3 +92,15 @@ def torch_dtype(x_ptr, y_ptr, BLOCK: tl.constexpr):
     else:
         v = v * 3
     tl.store(y_ptr + offs, v.to(y_ptr.dtype.element_ty))
+
+
+# The bits of a float tile as the integer type of its width, signed and unsigned (triton.language.core's
+# get_int_dtype, which Transformer Engine's permutation kernels call).
+@triton.jit
+def int_view(x_ptr, s_ptr, u_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    signed = tl.core.get_int_dtype(bitwidth=x.dtype.primitive_bitwidth, signed=True)
+    unsigned = tl.core.get_int_dtype(x.dtype.primitive_bitwidth, False)
+    tl.store(s_ptr + offs, x.to(signed, bitcast=True))
+    tl.store(u_ptr + offs, x.to(unsigned, bitcast=True).to(tl.int64))
