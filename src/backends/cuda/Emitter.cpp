@@ -138,7 +138,21 @@ struct Frag {
 // thread's entry of a row vector ("[mi][h]").
 struct Ctx {
   std::string row, col, slot;
+  std::string z;  // a 3-D index expression's third coordinate (tl.interleave's join, reshaped back to 2-D)
 };
+// The coordinates of an element of a tile of `rank` dimensions, in order, and back.
+std::vector<std::string> coordsOf(const Ctx& c, size_t rank) {
+  std::vector<std::string> v = {c.row, c.col, c.z};
+  v.resize(rank);
+  return v;
+}
+Ctx ctxOf(const std::vector<std::string>& v) {
+  Ctx c;
+  if (v.size() > 0) c.row = v[0];
+  if (v.size() > 1) c.col = v[1];
+  if (v.size() > 2) c.z = v[2];
+  return c;
+}
 // A tile that is never materialized: a function of the element's coordinates (constants, splats,
 // aranges, broadcasts of row vectors, and elementwise ops on those).
 using Lazy = std::function<std::string(const Ctx&)>;
@@ -2705,7 +2719,19 @@ class Emitter {
       }
       case OpKind::ExpandDims: {
         const Value* src = op.operand(0);
-        if (src->type().rank() != 1) unsupported(op, "only tile<N> -> tile<Nx1> or tile<1xN> is emitted");
+        if (src->type().rank() == 2 && lazies_.count(src)) {
+          // A 2-D index expression made 3-D (tl.interleave joins two tiles along a new last axis):
+          // the element at the result's coordinates less the new one.
+          Lazy f = lazies_.at(src);
+          const size_t axis = static_cast<size_t>(op.intAttr("axis"));
+          lazies_[res] = [f, axis](const Ctx& c) {
+            std::vector<std::string> v = coordsOf(c, 3);
+            v.erase(v.begin() + static_cast<std::ptrdiff_t>(axis));
+            return f(ctxOf(v));
+          };
+          return;
+        }
+        if (src->type().rank() != 1) unsupported(op, "only tile<N> -> tile<Nx1> or tile<1xN> is emitted, and 2-D index expressions made 3-D");
         if (op.intAttr("axis") == 1) {  // indexed by the row
           if (auto it = lazies_.find(src); it != lazies_.end()) {
             lazies_[res] = it->second;
@@ -2723,13 +2749,42 @@ class Emitter {
         }
         return;
       }
-      case OpKind::Reshape: {  // tile<N> <-> tile<Nx1>: the same element at each row
+      case OpKind::Reshape: {
+        // An index expression (aranges, constants, splats and their arithmetic) made in another shape:
+        // element (row, col) is the source's at the same row-major position (AWQ's unpacking order,
+        // a 4x2 index tile reshaped to 8). tile<N> <-> tile<Nx1> is the same element at each row.
         const Value* src = op.operand(0);
         const Type& st = src->type();
         auto it = lazies_.find(src);
-        const bool rows = st.isTile() && st.shape[0] == t.shape[0] && st.numel() == t.numel() && st.rank() + t.rank() == 3;
-        if (!rows || it == lazies_.end()) unsupported(op, "only a reshape between tile<N> and tile<Nx1> of an index expression is emitted");
-        lazies_[res] = it->second;
+        if (it == lazies_.end() || !st.isTile() || st.rank() > 3 || t.rank() > 3)
+          unsupported(op, "only a reshape of an index expression of at most 3 dimensions (aranges, constants, splats, a slot's tile "
+                          "and their arithmetic) is emitted");
+        if (st.shape[0] == t.shape[0] && st.numel() == t.numel() && st.rank() + t.rank() == 3) {
+          lazies_[res] = it->second;
+          return;
+        }
+        Lazy f = it->second;
+        const std::vector<int64_t> from = st.shape, to = t.shape;
+        lazies_[res] = [f, from, to](const Ctx& c) {
+          // The row-major position; a dimension of extent 1 contributes 0 (its coordinate is any).
+          const std::vector<std::string> at = coordsOf(c, to.size());
+          std::string pos;
+          int64_t stride = 1;
+          for (size_t d = to.size(); d-- > 0; stride *= to[d]) {
+            if (to[d] == 1) continue;
+            const std::string term = stride == 1 ? "(" + at[d] + ")" : "(" + at[d] + ") * " + std::to_string(stride);
+            pos = pos.empty() ? term : term + " + " + pos;
+          }
+          if (pos.empty()) pos = "0";
+          pos = "(" + pos + ")";
+          std::vector<std::string> src(from.size());
+          stride = 1;
+          for (size_t d = from.size(); d-- > 0; stride *= from[d]) {
+            std::string x = stride == 1 ? pos : "(" + pos + " / " + std::to_string(stride) + ")";
+            src[d] = d == 0 ? x : "(" + x + " % " + std::to_string(from[d]) + ")";
+          }
+          return f(ctxOf(src));
+        };
         return;
       }
       case OpKind::Broadcast: {
@@ -3198,7 +3253,9 @@ class Emitter {
         if (o->kind() == OpKind::Dot && o->operand(1) == x && o->operand(0) != x && operandStagings_.count(o)) return void(staged = true);
         // Through elementwise ops, transposes, and a table lookup: addresses computed from it
         // (`lut + nibble`) and the load through them (a 4-bit code's value, nf4).
+        // Shape ops too (AWQ's tl.interleave of the packed words: expand_dims, broadcast, select, reshape).
         const bool through = isElementwise(o->kind()) || o->kind() == OpKind::Permute || o->kind() == OpKind::AddPtr ||
+                             o->kind() == OpKind::ExpandDims || o->kind() == OpKind::Broadcast || o->kind() == OpKind::Reshape ||
                              (o->kind() == OpKind::Load && o->operand(0) == x);
         if (through && o->numResults() == 1 && o->result()->type().isTile()) return work.push_back(o->result());
         ok = false;
