@@ -301,7 +301,9 @@ class Specializer {
         }
         Op* d = v->definingOp();
         if (!d || d->parent != &body) continue;
-        if (d->kind() == OpKind::DescLoad) {
+        // (A gathered block's index tile read in the loop from a buffer the kernel only reads, a
+        // token's slot in a paged KV cache: findSharedReads lets the producer read it too.)
+        if (d->kind() == OpKind::DescLoad && !sharedReads_.count(d)) {
           why = "the address of " + at(*op) + " depends on loaded data (" + at(*d) + ")";
           return false;
         }

@@ -1386,12 +1386,14 @@ class Emitter {
   void collectVecDesc(const Op& op) {
     VecDesc v;
     const Value* base = op.operand(0);
-    if (const Op* ap = base->definingOp(); ap && ap->kind() == OpKind::AddPtr && ap->result()->type().isPtr()) {
-      v.offset = ap->operand(1);
+    // A base moved by scalar offsets, one or more (`Req_to_tokens + stride * req + start`).
+    while (const Op* ap = base->definingOp()) {
+      if (ap->kind() != OpKind::AddPtr || !ap->result()->type().isPtr()) break;
+      v.offset.push_back(ap->operand(1));
       base = ap->operand(0);
     }
     if (!kernelArg(base) || !base->type().isPtr())
-      unsupported(op, "the base of a 1-D descriptor must be a pointer argument of the kernel, or one moved by a scalar offset");
+      unsupported(op, "the base of a 1-D descriptor must be a pointer argument of the kernel, or one moved by scalar offsets");
     v.arg = base->index();
     v.extent = op.operand(1);
     v.stride = op.operand(2);
@@ -3762,7 +3764,7 @@ class Emitter {
   // address it.
   std::string vecStoreElement(const Value* desc) {
     const auto& d = vecDescs_.at(desc);
-    const std::string off = d.offset ? "static_cast<int64_t>(" + ex(d.offset) + ")" : "0";
+    const std::string off = vecOffset(d, "0");
     return nameFor(f_.arg(static_cast<size_t>(d.arg))) + "[" + off + " + i * static_cast<int64_t>(" + ex(d.stride) + ")]";
   }
 
@@ -3806,7 +3808,7 @@ class Emitter {
     const Type& t = op.result()->type();
     if (t.rank() != 1) unsupported(op, "a 1-D descriptor loads 1-D tiles");
     const std::string ptr = nameFor(f_.arg(static_cast<size_t>(d.arg)));
-    const std::string off = d.offset ? "static_cast<int64_t>(" + ex(d.offset) + ")" : "int64_t{0}";
+    const std::string off = vecOffset(d, "int64_t{0}");
     const std::string start = "static_cast<int64_t>(" + ex(op.operand(1)) + ")", extent = "static_cast<int64_t>(" + ex(d.extent) + ")",
                       stride = "static_cast<int64_t>(" + ex(d.stride) + ")";
     std::string zero = zeroOf(t.scalar);
@@ -3904,10 +3906,17 @@ class Emitter {
   std::map<const Value*, int> descs_;  // make_desc -> index into allMaps_
   struct VecDesc {
     int arg = -1;                      // the pointer argument
-    const Value* offset = nullptr;     // elements the base is moved by (null: none)
+    std::vector<const Value*> offset;  // elements the base is moved by (a sum; empty: none)
     const Value* extent = nullptr;     // elements
     const Value* stride = nullptr;     // elements between consecutive entries
   };
+  // The elements a 1-D descriptor's base is moved by, in 64 bits (`none` when it is not moved).
+  std::string vecOffset(const VecDesc& d, const std::string& none) {
+    if (d.offset.empty()) return none;
+    std::string sum;
+    for (const Value* o : d.offset) sum += (sum.empty() ? "" : " + ") + std::string("static_cast<int64_t>(") + ex(o) + ")";
+    return d.offset.size() == 1 ? sum : "(" + sum + ")";
+  }
   std::map<const Value*, VecDesc> vecDescs_;  // 1-D make_desc -> its parts
   std::set<const Value*> scalarPtrs_;          // pointer arguments and scalar addptrs that scalar stores and atomics write through
   std::vector<TensorMapSpec> allMaps_;
