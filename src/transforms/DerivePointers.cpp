@@ -49,7 +49,8 @@ class DerivePointers {
       const std::string slot = "the tile of pointers " + (arg->nameHint.empty() ? "#" + std::to_string(k) : "'" + arg->nameHint + "'") +
                                " carried by " + at(*loop);
       Op* adv = yield->operand(k)->definingOp();
-      if (!adv || adv->kind() != OpKind::AddPtr || adv->operand(0) != arg || !invariant(adv->operand(1), loop)) {
+      bool divides = false;  // the step divides (AutoGPTQ's `(BK // (32 // bits)) * stride_bk`)
+      if (!adv || adv->kind() != OpKind::AddPtr || adv->operand(0) != arg || !invariant(adv->operand(1), loop, divides)) {
         if (yield->operand(k) != arg)
           say(slot + ": left carried: not advanced as addptr(itself, a step the loop does not change)");
         continue;
@@ -62,11 +63,15 @@ class DerivePointers {
       const Type offs = t.withElement(i64);
       Builder before(loop->parent, adv->loc());
       before.setInsertionPointBefore(loop);
-      Value* step = hoist(before, adv->operand(1), loop);
-      if (step->type().scalar != Scalar::I64) step = before.op1(OpKind::Cast, {step}, step->type().withElement(i64));
-      if (!step->type().isTile()) step = before.op1(OpKind::Splat, {step}, offs);
       Builder top(&body, adv->loc());
       top.setInsertionPointBefore(first);
+      // A step computed with a division is made at the top of the body, where the loop made it
+      // each trip (before the loop it would also run when the loop makes no trip: a division by
+      // zero where the kernel made none); any other step before the loop.
+      Builder& at = divides ? top : before;
+      Value* step = hoist(at, adv->operand(1), loop);
+      if (step->type().scalar != Scalar::I64) step = at.op1(OpKind::Cast, {step}, step->type().withElement(i64));
+      if (!step->type().isTile()) step = at.op1(OpKind::Splat, {step}, offs);
       if (!trip) trip = tripNumber(top, loop);
       Value* off = top.op1(OpKind::Mul, {top.op1(OpKind::Splat, {trip}, offs), step}, offs);
       Value* now = top.op1(OpKind::AddPtr, {loop->operand(3 + k), off}, t);
@@ -86,16 +91,15 @@ class DerivePointers {
   }
 
   // Whether v has the same value in every trip of `loop`: defined before it, or computed inside by
-  // pure ops that cannot trap (no division, remainder or load: they move before the loop, where they
-  // also run when it makes no trip) from such values (the step's constant, made in the body).
-  static bool invariant(const Value* v, const Op* loop, int depth = 8) {
+  // pure ops from such values (the step's constant, made in the body). `divides`: a division or a
+  // remainder is among those ops (which could trap: the caller keeps them in the body).
+  static bool invariant(const Value* v, const Op* loop, bool& divides, int depth = 8) {
     if (!definedInside(v, loop)) return true;
     const Op* d = v->definingOp();
-    if (!d || depth == 0 || !isPure(d->kind()) || !d->regions().empty() || d->numResults() != 1 ||
-        d->kind() == OpKind::Div || d->kind() == OpKind::FloorDiv || d->kind() == OpKind::Rem)
-      return false;
+    if (!d || depth == 0 || !isPure(d->kind()) || !d->regions().empty() || d->numResults() != 1) return false;
+    if (d->kind() == OpKind::Div || d->kind() == OpKind::FloorDiv || d->kind() == OpKind::Rem) divides = true;
     for (const Value* o : d->operands)
-      if (!invariant(o, loop, depth - 1)) return false;
+      if (!invariant(o, loop, divides, depth - 1)) return false;
     return true;
   }
   // An invariant v made before the loop: itself, or a copy of the ops computing it inside.
