@@ -74,6 +74,26 @@ std::optional<TileLayout> swizzledLayout(const Type& tile) {
   return l;
 }
 
+// A tile of 16-byte rows (AWQ's packed words at 32-column blocks: 4 x i32), for a slot only threads
+// read: TMA copies it unswizzled (`swizzle` 16: rows 16 bytes apart, the XOR pattern the identity);
+// no wgmma reads such a layout.
+std::optional<TileLayout> narrowLayout(const Type& tile) {
+  if (tile.rank() != 2 || tile.shape[1] * byteWidth(tile.scalar) != 16 || tile.shape[0] % 8 != 0 || tile.shape[0] > 256)
+    return std::nullopt;
+  TileLayout l;
+  l.rows = tile.shape[0];
+  l.cols = tile.shape[1];
+  l.elemBytes = byteWidth(tile.scalar);
+  l.swizzle = 16;
+  l.chunkCols = l.cols;
+  l.chunks = 1;
+  l.chunkBytes = l.rows * 16;
+  l.slotBytes = alignUp(l.chunkBytes, kAlign);
+  return l;
+}
+// The swizzle a tensor map copies layout `l` with (0: none).
+int mapSwizzle(const TileLayout& l) { return l.swizzle == 16 ? 0 : static_cast<int>(l.swizzle); }
+
 // Bits 62-63 of a wgmma matrix descriptor.
 int swizzleMode(int64_t bytes) { return bytes == 128 ? 1 : bytes == 64 ? 2 : bytes == 32 ? 3 : 0; }
 
@@ -421,6 +441,7 @@ class Emitter {
           r.depth = op.result()->type().shape[0];
           r.tile = op.result()->type().slotType();
           auto l = swizzledLayout(r.tile);
+          if (!l && onlyThreadsRead(op.result())) l = narrowLayout(r.tile);
           if (!l)
             unsupported(op, "slot " + r.tile.str() +
                                 " has no TMA/wgmma layout: rows must be a multiple of 8 (at most 256) and a row 32, 64 or a "
@@ -570,8 +591,8 @@ class Emitter {
           collectDesc(*op);
         } else if (op->kind() == OpKind::TmaLoad) {
           const Ring& ring = rings_.at(op->operand(1));
-          setBox(*op, op->operand(0), ring.boxRows ? ring.boxRows : ring.layout.rows, ring.layout.chunkCols,
-                 static_cast<int>(ring.layout.swizzle), ring.kMajor);
+          setBox(*op, op->operand(0), ring.boxRows ? ring.boxRows : ring.layout.rows, ring.layout.chunkCols, mapSwizzle(ring.layout),
+                 ring.kMajor);
           if (tf32Rings_.count(op->operand(1))) tf32Maps_.insert(descs_.at(op->operand(0)));
           // Gathered rows (block-access): copied by threads, row by row; into a 16- or 32-row A slot's
           // first rows as TMA would copy its box (the rest is padding wgmma reads and no row keeps).
@@ -1562,7 +1583,8 @@ class Emitter {
       const auto& l = r.layout;
       line("uint8_t* " + r.name + " = smem + " + std::to_string(r.offset) + ";  // " + std::to_string(r.depth) + " x " +
            r.tile.str() + ", " + std::to_string(l.slotBytes) + " B per slot: " + std::to_string(l.chunks) + " chunk(s) of " +
-           std::to_string(l.rows) + "x" + std::to_string(l.chunkCols) + ", " + std::to_string(l.swizzle) + "B swizzle");
+           std::to_string(l.rows) + "x" + std::to_string(l.chunkCols) + ", " +
+           (l.swizzle == 16 ? std::string("16-byte rows, unswizzled") : std::to_string(l.swizzle) + "B swizzle"));
     }
     for (const Op* op : privateOrder_) {
       const Private& pv = privates_.at(op);
@@ -3276,6 +3298,21 @@ class Emitter {
     return regs;
   }
   // Whether `v` has a use other than as an operand of tile.dot (which reads shared memory in place).
+  // Whether only threads read ring `ring`'s slots: no wgmma reads a slot, and no tile.dot reads a
+  // slot's tile in place (its tiles are read into registers, or into a staged B).
+  bool onlyThreadsRead(const Value* ring) const {
+    bool mma = false;
+    walk(const_cast<Block&>(f_.body), [&](Op* o) {
+      if (o->kind() == OpKind::Wgmma && (o->operand(0) == ring || o->operand(1) == ring)) mma = true;
+      if (o->kind() == OpKind::Dot)
+        for (size_t k = 0; k < 2; ++k) {
+          const Op* d = o->operand(k)->definingOp();
+          while (d && d->kind() == OpKind::Permute) d = d->operand(0)->definingOp();
+          if (d && d->kind() == OpKind::SmemLoad && d->operand(0) == ring) mma = true;
+        }
+    });
+    return !mma;
+  }
   // Every use of v is as the A operand of a tile.dot.
   bool onlyDotA(const Value* v) const {
     bool other = false, any = false;
