@@ -45,9 +45,10 @@ class DerivePointers {
     for (size_t k = 0; k < loop->numResults(); ++k) {
       Value* arg = body.arg(k + 1);
       const Type& t = arg->type();
-      if (!t.isTile() || !t.elemIsPtr) continue;
-      const std::string slot = "the tile of pointers " + (arg->nameHint.empty() ? "#" + std::to_string(k) : "'" + arg->nameHint + "'") +
-                               " carried by " + at(*loop);
+      // A tile of pointers, or one pointer (SageAttention's `K_scale_ptr += 1`: a scalar load).
+      if (!(t.isTile() ? t.elemIsPtr : t.isPtr())) continue;
+      const std::string slot = std::string(t.isTile() ? "the tile of pointers " : "the pointer ") +
+                               (arg->nameHint.empty() ? "#" + std::to_string(k) : "'" + arg->nameHint + "'") + " carried by " + at(*loop);
       Op* adv = yield->operand(k)->definingOp();
       bool divides = false;  // the step divides (AutoGPTQ's `(BK // (32 // bits)) * stride_bk`)
       if (!adv || adv->kind() != OpKind::AddPtr || adv->operand(0) != arg || !invariant(adv->operand(1), loop, divides)) {
@@ -71,9 +72,9 @@ class DerivePointers {
       Builder& at = divides ? top : before;
       Value* step = hoist(at, adv->operand(1), loop);
       if (step->type().scalar != Scalar::I64) step = at.op1(OpKind::Cast, {step}, step->type().withElement(i64));
-      if (!step->type().isTile()) step = at.op1(OpKind::Splat, {step}, offs);
+      if (!step->type().isTile() && t.isTile()) step = at.op1(OpKind::Splat, {step}, offs);
       if (!trip) trip = tripNumber(top, loop);
-      Value* off = top.op1(OpKind::Mul, {top.op1(OpKind::Splat, {trip}, offs), step}, offs);
+      Value* off = top.op1(OpKind::Mul, {t.isTile() ? top.op1(OpKind::Splat, {trip}, offs) : trip, step}, offs);
       Value* now = top.op1(OpKind::AddPtr, {loop->operand(3 + k), off}, t);
       now->nameHint = arg->nameHint;
       replaceAllUsesWith(body, arg, now);
