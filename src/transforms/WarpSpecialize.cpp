@@ -95,12 +95,16 @@ class Specializer {
     int64_t stage = 0, fixed = 2048;
     for (const Type& t : payload) stage += bytes(t);
     for (const Op* op : preloads) fixed += bytes(op->result()->type());
-    std::set<std::pair<const Value*, int64_t>> staged;  // stores at one row offset share a staging buffer per size
+    // The emitter gives the stores of one warp group one staging buffer per size (they take turns).
+    // One consumer: every store of a size shares one (attention backward's dK, dV and dQ; counted
+    // once a row offset before 2026-12-08: 32 KB too many, depth 4 where 5 fit). Two cooperative
+    // consumers: still one per row offset, the halves' stores not told apart here.
+    std::set<std::pair<const Value*, int64_t>> staged;
     walk(f_.body, [&](const Op* o) {
       if (o->kind() != OpKind::DescStore) return;
       for (const Block* b = o->parent; b && b->parentOp; b = b->parentOp->parent)
         if (b->parentOp == loop) return;
-      if (staged.emplace(o->operand(2), bytes(o->operand(1)->type())).second) fixed += bytes(o->operand(1)->type());
+      if (staged.emplace(cooperative_ ? o->operand(2) : nullptr, bytes(o->operand(1)->type())).second) fixed += bytes(o->operand(1)->type());
     });
     // Before the loop too: FlagAttention's piecewise attention turns Q into the MMA layout with
     // `tl.dot(q, I)`, an identity computed in registers (two of them: 64 KB at D = 128).
