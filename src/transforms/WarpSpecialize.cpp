@@ -127,7 +127,10 @@ class Specializer {
       const bool shared = cooperative_ && !halfLoads_[0].count(o) && !halfLoads_[1].count(o);
       fixed += bytes(o->result()->type()) * (shared ? 2 : 1);
     });
-    const int64_t budget = 232448, fits = stage > 0 ? (budget - fixed) / stage : hint;
+    // Each slot also has its full and empty mbarriers (8 bytes each, at most one pair a slot's tile):
+    // counted in the fit, not in the bytes said (the 2 KB besides covers the rest).
+    const int64_t budget = 232448, perSlot = stage + 16 * static_cast<int64_t>(payload.size());
+    const int64_t fits = stage > 0 ? (budget - fixed) / perSlot : hint;
     const int64_t d = std::max<int64_t>(1, std::min(hint, fits));
     say("@" + f_.name + ": aref depth " + std::to_string(d) +
         (hinted ? " (num_stages = " + std::to_string(hint) + " in the spec"
