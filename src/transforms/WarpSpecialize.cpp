@@ -83,9 +83,10 @@ class Specializer {
   // D as asked, else the num_stages hint (2 without one) lowered until the shared memory holds the rings (`payload`
   // per slot), the tiles loaded once (`preloads`), the epilogue's stored tiles (staged for TMA:
   // every tile.desc_store outside the main loop `loop`, after it or, in a persistent kernel, in the
-  // tile loop around it; stores at one row offset take turns in one buffer per size, as the
-  // emitter lays them out) and the B of each tile.dot computed in registers, in `loop` or not (the
-  // consumers stage it for wgmma in a buffer of its own), with 2 KB for barriers and alignment.
+  // tile loop around it; one consumer's stores take turns in one buffer per size, as the emitter
+  // lays them out) and the B of each tile.dot computed in registers, in `loop` or not (the
+  // consumers stage it for wgmma in a buffer of its own), with each slot's mbarriers and 2 KB for
+  // the other barriers and alignment.
   int64_t chooseDepth(const std::vector<Type>& payload, const std::vector<Op*>& preloads, const Op* loop) {
     if (opt_.depth > 0) return opt_.depth;
     auto bytes = [](const Type& t) { return t.isTile() ? t.numel() * byteWidth(t.scalar) : int64_t{0}; };
