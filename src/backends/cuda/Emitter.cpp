@@ -158,7 +158,7 @@ struct Frag {
 // thread's entry of a row vector ("[mi][h]").
 struct Ctx {
   std::string row, col, slot;
-  std::string z;  // a 3-D index expression's third coordinate (tl.interleave's join, reshaped back to 2-D)
+  std::string z = "";  // a 3-D index expression's third coordinate (tl.interleave's join, reshaped back to 2-D)
 };
 // The coordinates of an element of a tile of `rank` dimensions, in order, and back.
 std::vector<std::string> coordsOf(const Ctx& c, size_t rank) {
@@ -1074,10 +1074,10 @@ class Emitter {
     }
     index = simplify(index);
     if (index.size() != 1 || index[0].constant != 1 || index[0].factors.size() != 1) return;
-    const Op* pid = index[0].factors[0]->definingOp();
-    if (!pid || pid->kind() != OpKind::ProgramId || pid->parent != &f_.body) return;
+    const std::optional<int> axis = programAxis(index[0].factors[0]);
+    if (!axis) return;
     SliceDim sd;
-    sd.gridAxis = static_cast<int>(pid->intAttr("axis"));
+    sd.gridAxis = *axis;
     sd.stride.op = '*';
     sd.stride.parts = {hostValue(op, op.operand(1)), hostValue(op, op.operand(3))};
     s.slices.push_back(sd);
@@ -2801,13 +2801,13 @@ class Emitter {
           }
           if (pos.empty()) pos = "0";
           pos = "(" + pos + ")";
-          std::vector<std::string> src(from.size());
+          std::vector<std::string> source(from.size());
           stride = 1;
           for (size_t d = from.size(); d-- > 0; stride *= from[d]) {
             std::string x = stride == 1 ? pos : "(" + pos + " / " + std::to_string(stride) + ")";
-            src[d] = d == 0 ? x : "(" + x + " % " + std::to_string(from[d]) + ")";
+            source[d] = d == 0 ? x : "(" + x + " % " + std::to_string(from[d]) + ")";
           }
-          return f(ctxOf(src));
+          return f(ctxOf(source));
         };
         return;
       }
